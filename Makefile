@@ -1,0 +1,29 @@
+# The README's two commands (`make run`, `make test`) and the benchmarks.
+# Each target creates .venv and installs kubemu into it when needed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: run test test-unit bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/kubemu run scenarios/quickstart.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit
+
+bench: $(STAMP)
+	$(BIN)/kubemu bench schedule --nodes 1000 --pods 10000
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

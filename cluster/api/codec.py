@@ -1,0 +1,24 @@
+"""The wire codec: API objects to msgpack bytes and back.
+
+The apiserver encodes each stored object once and shares the bytes with every watcher and
+with the write-ahead log; clients decode on arrival. Objects are plain JSON-shaped dicts, so
+the codec is msgpack with string keys and nothing else.
+"""
+from __future__ import annotations
+
+import msgpack
+
+_packer_opts = {"use_bin_type": True}
+
+
+def encode(obj) -> bytes:
+    return msgpack.packb(obj, **_packer_opts)
+
+
+def decode(data: bytes):
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+def decode_many(items: list[bytes]) -> list:
+    unpack = msgpack.unpackb
+    return [unpack(b, raw=False, strict_map_key=False) for b in items]

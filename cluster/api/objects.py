@@ -1,0 +1,100 @@
+"""Kinds, keys and small accessors for API objects.
+
+API objects are plain dicts in Kubernetes JSON shape (camelCase, unknown fields kept), so a
+user's manifests load unchanged and the codec is trivial. This module owns the list of kinds
+kubemu serves, which of them are namespaced, and the key every component uses to name an
+object: ``(kind, namespace, name)`` with ``""`` as the namespace of cluster-scoped kinds.
+"""
+from __future__ import annotations
+
+# kind -> (apiVersion, namespaced)
+KINDS: dict[str, tuple[str, bool]] = {
+    "Pod": ("v1", True),
+    "Node": ("v1", False),
+    "Namespace": ("v1", False),
+    "Event": ("v1", True),
+    "PriorityClass": ("scheduling.k8s.io/v1", False),
+    "PodDisruptionBudget": ("policy/v1", True),
+    "ReplicaSet": ("apps/v1", True),
+    "DaemonSet": ("apps/v1", True),
+    "Lease": ("coordination.k8s.io/v1", True),
+}
+
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+DEFAULT_NAMESPACE = "default"
+DEFAULT_SCHEDULER = "default-scheduler"
+
+Key = tuple[str, str, str]
+
+
+def namespaced(kind: str) -> bool:
+    return KINDS[kind][1]
+
+
+def meta(obj: dict) -> dict:
+    return obj.setdefault("metadata", {})
+
+
+def name_of(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("name", "")
+
+
+def namespace_of(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("namespace", "")
+
+
+def uid_of(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("uid", "")
+
+
+def key_of(obj: dict) -> Key:
+    kind = obj.get("kind", "")
+    ns = namespace_of(obj) if kind in KINDS and namespaced(kind) else ""
+    return (kind, ns, name_of(obj))
+
+
+def labels_of(obj: dict) -> dict:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def node_name_of(pod: dict) -> str:
+    return (pod.get("spec") or {}).get("nodeName") or ""
+
+
+def phase_of(pod: dict) -> str:
+    return (pod.get("status") or {}).get("phase") or ""
+
+
+def is_terminal(pod: dict) -> bool:
+    return phase_of(pod) in ("Succeeded", "Failed")
+
+
+def is_terminating(obj: dict) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def priority_of(pod: dict) -> int:
+    return (pod.get("spec") or {}).get("priority") or 0
+
+
+def ref(obj: dict) -> str:
+    """``Kind/namespace/name`` (or ``Kind/name`` for cluster-scoped kinds), as reports print."""
+    kind, ns, name = key_of(obj)
+    return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+
+
+def condition(obj: dict, ctype: str) -> dict | None:
+    for c in (obj.get("status") or {}).get("conditions") or ():
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def set_condition(status: dict, cond: dict) -> None:
+    """Replace the condition of the same type in ``status`` (or append it)."""
+    conds = status.setdefault("conditions", [])
+    for i, c in enumerate(conds):
+        if c.get("type") == cond["type"]:
+            conds[i] = cond
+            return
+    conds.append(cond)

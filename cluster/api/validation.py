@@ -1,0 +1,541 @@
+"""Create-time validation of API objects, reporting the first bad field by its path.
+
+Owns the rules an object must pass before the apiserver stores it or a scenario loader
+accepts it: metadata names, labels and annotations, the ``kubemu.io/`` annotations, and
+the per-kind rules for the kinds in ``objects.KINDS``. Called by the apiserver on create
+and by the scenario loader (with a path prefix such as ``spec.objects[3]``). Only fields
+kubemu models are checked; unknown fields are kept and ignored, never rejected.
+
+Error lines have one of two shapes (DESIGN §2.7):
+``<path>: <json value> <detail>`` when a bad value is shown, else ``<path>: <detail>``.
+
+Usage annotations (``kubemu.io/memory-usage``, ``kubemu.io/cpu-usage``) are accepted here
+as a quantity or as a string starting ``ramp(`` or ``spike(``; the kubelet module owns
+the profile grammar and parses the profiles themselves.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from . import annotations as ann
+from .objects import KINDS
+from .quantity import QuantityError, parse as parse_quantity
+from .resources import is_extended
+from .selectors import (
+    ENDS_RULE,
+    KEY_RULE as _KEY_RULE,
+    VALUE_RULE as _VALUE_RULE,
+    LabelSelector,
+    SelectorError,
+    is_dns_label,
+    is_dns_subdomain,
+    is_label_value,
+    is_qualified_name,
+)
+
+__all__ = [
+    "ValidationError", "NO_VALUE", "validate", "validate_pod_spec", "API_VERSIONS",
+    "HIGHEST_USER_PRIORITY", "SYSTEM_PRIORITY_CLASSES",
+    "is_dns_label", "is_dns_subdomain", "is_qualified_name", "is_label_value",  # re-exported
+]
+
+HIGHEST_USER_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2 * HIGHEST_USER_PRIORITY,
+    "system-node-critical": 2 * HIGHEST_USER_PRIORITY + 1000,
+}
+SYSTEM_PREFIX = "system-"
+
+
+class _NoValue:
+    """The sentinel for "this error shows no value"; pickles back to the same object."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_VALUE"
+
+    def __reduce__(self):
+        return "NO_VALUE"
+
+
+NO_VALUE = _NoValue()
+
+
+class ValidationError(ValueError):
+    """The first invalid field of an object. ``str()`` is one line naming path and value."""
+
+    retryable = False
+
+    def __init__(self, path: str, value=NO_VALUE, detail: str = ""):
+        self.path, self.value, self.detail = path, value, detail
+        body = detail
+        if value is not NO_VALUE:
+            shown = json.dumps(value, default=str, ensure_ascii=False)
+            body = f"{shown} {detail}" if detail else shown
+        super().__init__(f"{path}: {body}" if path else body)
+
+    def __reduce__(self):
+        # Errors cross actor boundaries; rebuild from the fields, not from the message.
+        return (ValidationError, (self.path, self.value, self.detail))
+
+
+# ---- paths and small typed getters ---------------------------------------------------
+
+_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _at(path: str, field: str) -> str:
+    if not path:
+        return field
+    return path + field if field.startswith("[") else f"{path}.{field}"
+
+
+def _key(path: str, name: str) -> str:
+    """``path.name`` for plain names, ``path[name]`` for names with '/' or '.'."""
+    return f"{path}.{name}" if _SIMPLE_KEY.fullmatch(str(name)) else f"{path}[{name}]"
+
+
+def _required(path: str, why: str = ""):
+    raise ValidationError(path, NO_VALUE, f"Required value: {why}" if why else "Required value")
+
+
+def _map(d: dict, field: str, path: str) -> dict:
+    v = d.get(field)
+    if v is not None and not isinstance(v, dict):
+        raise ValidationError(_at(path, field), v, "must be a map")
+    return v or {}
+
+
+def _list(d: dict, field: str, path: str) -> list:
+    v = d.get(field)
+    if v is not None and not isinstance(v, list):
+        raise ValidationError(_at(path, field), v, "must be a list")
+    return v or []
+
+
+def _item_map(item, path: str) -> dict:
+    if not isinstance(item, dict):
+        raise ValidationError(path, item, "must be a map")
+    return item
+
+
+def _items(d: dict, field: str, path: str):
+    """``(item path, item)`` for each entry of a list-of-maps field."""
+    for i, item in enumerate(_list(d, field, path)):
+        p = _at(path, f"{field}[{i}]")
+        yield p, _item_map(item, p)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _int(d: dict, field: str, path: str, lo=None, hi=None, required=False):
+    """Check an optional integer field against an inclusive range; returns it (or None)."""
+    if d.get(field) is None:
+        if required:
+            _required(_at(path, field))
+        return None
+    v, p = d[field], _at(path, field)
+    if not _is_int(v):
+        raise ValidationError(p, v, "must be an integer")
+    if hi is not None and lo is not None and not lo <= v <= hi:
+        raise ValidationError(p, v, f"must be between {lo} and {hi}, inclusive")
+    if lo is not None and v < lo:
+        raise ValidationError(p, v, f"must be greater than or equal to {lo}")
+    return v
+
+
+def _enum(d: dict, field: str, path: str, allowed: tuple) -> None:
+    v = d.get(field)
+    if v is not None and v not in allowed:
+        shown = ", ".join(json.dumps(a) for a in allowed if a)
+        raise ValidationError(_at(path, field), v, f"is not supported (supported values: {shown})")
+
+
+def _str(d: dict, field: str, path: str) -> None:
+    v = d.get(field)
+    if v is not None and not isinstance(v, str):
+        raise ValidationError(_at(path, field), v, "must be a string")
+
+
+# ---- names, labels, annotations --------------------------------------------------------
+
+_SUBDOMAIN_RULE = f"must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-', '.'; {ENDS_RULE})"
+_LABEL_RULE = f"must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; {ENDS_RULE})"
+
+
+def _check_name(value, path: str, label: bool) -> None:
+    if not isinstance(value, str):
+        raise ValidationError(path, value, "must be a string")
+    if label and not is_dns_label(value):
+        raise ValidationError(path, value, _LABEL_RULE)
+    if not label and not is_dns_subdomain(value):
+        raise ValidationError(path, value, _SUBDOMAIN_RULE)
+
+
+def _check_labels(labels: dict, path: str, annotations: bool = False) -> None:
+    """Keys are qualified names and values strings; label values are also length-limited."""
+    for k, v in labels.items():
+        p = _key(path, k)
+        if not is_qualified_name(k):
+            raise ValidationError(p, k, _KEY_RULE)
+        if not isinstance(v, str):
+            raise ValidationError(p, v, "must be a string")
+        if not annotations and not is_label_value(v):
+            raise ValidationError(p, v, _VALUE_RULE)
+
+
+def _check_metadata(obj: dict, path: str, kind: str, name_required: bool = True) -> None:
+    mpath = _at(path, "metadata")
+    meta = _map(obj, "metadata", path)
+    name = meta.get("name")
+    if name in (None, ""):
+        if name_required and not meta.get("generateName"):
+            _required(_at(mpath, "name"), "name or generateName is required")
+        _str(meta, "generateName", mpath)
+    else:
+        _check_name(name, _at(mpath, "name"), label=(kind == "Namespace"))
+    ns = meta.get("namespace")
+    if ns not in (None, ""):
+        _check_name(ns, _at(mpath, "namespace"), label=True)
+    _check_labels(_map(meta, "labels", mpath), _at(mpath, "labels"))
+    _check_labels(_map(meta, "annotations", mpath), _at(mpath, "annotations"), annotations=True)
+
+
+# ---- kubemu.io annotations -------------------------------------------------------------
+
+_USAGE_KEYS = (ann.MEMORY_USAGE, ann.CPU_USAGE)
+_PROFILE_PREFIXES = ("ramp(", "spike(")
+
+
+def _annotation_base(key: str) -> tuple[str | None, str]:
+    """``(known key, container suffix)`` for a kubemu.io key, or ``(None, "")`` if unknown."""
+    if key in ann.KNOWN:
+        return key, ""
+    for known in ann.KNOWN:
+        if key.startswith(known + ".") and len(key) > len(known) + 1:
+            return known, key[len(known) + 1:]
+    return None, ""
+
+
+def _check_usage(value: str, path: str) -> None:
+    if value.lstrip().startswith(_PROFILE_PREFIXES):
+        return
+    try:
+        amount = parse_quantity(value)
+    except QuantityError:
+        raise ValidationError(path, value, "is not a quantity or a usage profile (ramp(...), spike(...))") from None
+    if amount < 0:
+        raise ValidationError(path, value, "must be greater than or equal to 0")
+
+
+def _check_kubemu_annotations(obj: dict, path: str, container_names: set) -> None:
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    apath = _at(path, "metadata.annotations")
+    for key, value in annotations.items():
+        if not key.startswith(ann.PREFIX):
+            continue
+        base, container = _annotation_base(key)
+        p = _key(apath, key)
+        if base is None:
+            raise ValidationError(p, key, f"is not a kubemu.io annotation (known: {', '.join(ann.KNOWN)})")
+        if container and container not in container_names:
+            names = ", ".join(sorted(container_names))
+            raise ValidationError(p, key, f"names no container of this pod (containers: {names})")
+        if base in _USAGE_KEYS:
+            _check_usage(value, p)
+        elif container:
+            # Per-container overrides follow the same rule as the pod-wide key.
+            _check_emulation({"metadata": {"annotations": {base: value}}}, apath, key)
+    _check_emulation(obj, apath, None)
+
+
+def _check_emulation(pod: dict, apath: str, shown_key: str | None) -> None:
+    try:
+        ann.emulation(pod)
+    except ann.AnnotationError as e:
+        raise ValidationError(_key(apath, shown_key or e.key), e.value, e.message) from None
+
+
+# ---- pods ------------------------------------------------------------------------------
+
+_PROTOCOLS = ("TCP", "UDP", "SCTP")
+_RESTART_POLICIES = ("Always", "OnFailure", "Never")
+_PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_TOLERATION_OPERATORS = ("", "Exists", "Equal")
+
+
+def _quantities(res: dict, field: str, path: str) -> dict:
+    """``{name: (raw, exact value)}`` for a requests/limits/capacity map, checked."""
+    out = {}
+    for name, raw in _map(res, field, path).items():
+        p = _key(_at(path, field), name)
+        try:
+            amount = parse_quantity(raw)
+        except QuantityError:
+            raise ValidationError(p, raw, "is not a quantity") from None
+        if amount < 0:
+            raise ValidationError(p, raw, "must be greater than or equal to 0")
+        out[name] = (raw, amount)
+    return out
+
+
+def _check_resources(container: dict, cpath: str) -> None:
+    path = _at(cpath, "resources")
+    res = _map(container, "resources", cpath)
+    requests = _quantities(res, "requests", path)
+    limits = _quantities(res, "limits", path)
+    for name, (raw, amount) in requests.items():
+        p = _key(_at(path, "requests"), name)
+        limit = limits.get(name)
+        if is_extended(name):
+            if limit is None:
+                raise ValidationError(p, raw, f"needs an equal {name} limit: extended resources cannot be overcommitted")
+            if amount != limit[1]:
+                raise ValidationError(p, raw, f"must be equal to {name} limit of {limit[0]}")
+        elif limit is not None and amount > limit[1]:
+            raise ValidationError(p, raw, f"must be less than or equal to {name} limit of {limit[0]}")
+
+
+def _check_ports(container: dict, cpath: str) -> None:
+    for p, port in _items(container, "ports", cpath):
+        _int(port, "containerPort", p, 1, 65535, required=True)
+        _int(port, "hostPort", p, 0, 65535)
+        _enum(port, "protocol", p, _PROTOCOLS)
+
+
+def _check_containers(spec: dict, path: str) -> set:
+    """Check every container and init container; returns the set of their names."""
+    seen: dict[str, str] = {}
+    for field in ("initContainers", "containers"):
+        for cpath, c in _items(spec, field, path):
+            name, npath = c.get("name"), _at(cpath, "name")
+            if name in (None, ""):
+                _required(npath)
+            _check_name(name, npath, label=True)
+            if name in seen:
+                raise ValidationError(npath, name, f"duplicates {seen[name]}")
+            seen[name] = npath
+            if field == "initContainers":
+                _enum(c, "restartPolicy", cpath, ("Always",))
+            _check_resources(c, cpath)
+            _check_ports(c, cpath)
+    return set(seen)
+
+
+def _check_toleration(t: dict, path: str) -> None:
+    _enum(t, "operator", path, _TOLERATION_OPERATORS)
+    _enum(t, "effect", path, ("",) + _TAINT_EFFECTS)
+    _str(t, "key", path)
+    _str(t, "value", path)
+    op = t.get("operator") or "Equal"
+    if not t.get("key") and op != "Exists":
+        shown = t.get("operator") or NO_VALUE
+        raise ValidationError(_at(path, "operator"), shown, "must be Exists when key is empty (which matches all keys)")
+    if op == "Exists" and t.get("value"):
+        raise ValidationError(_at(path, "value"), t["value"], "must be empty when operator is Exists")
+    if _int(t, "tolerationSeconds", path) is not None and t.get("effect") != "NoExecute":
+        raise ValidationError(_at(path, "effect"), t.get("effect", ""), "must be NoExecute when tolerationSeconds is set")
+
+
+def validate_pod_spec(spec: dict, path: str = "spec") -> set:
+    """Check a PodSpec found at ``path``; returns the pod's container names."""
+    if not spec.get("containers"):
+        _list(spec, "containers", path)  # a wrong type gets its own message first
+        _required(_at(path, "containers"), "a pod needs at least one container")
+    names = _check_containers(spec, path)
+    _enum(spec, "restartPolicy", path, _RESTART_POLICIES)
+    _int(spec, "terminationGracePeriodSeconds", path, lo=0)
+    _int(spec, "priority", path)
+    _enum(spec, "preemptionPolicy", path, _PREEMPTION_POLICIES)
+    for p, t in _items(spec, "tolerations", path):
+        _check_toleration(t, p)
+    _check_labels(_map(spec, "nodeSelector", path), _at(path, "nodeSelector"))
+    _quantities(spec, "overhead", path)
+    return names
+
+
+def _check_pod(obj: dict, path: str) -> None:
+    """A Pod, or a pod template at ``path`` (its metadata is checked by the caller)."""
+    spec_path = _at(path, "spec")
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        if spec is None:
+            _required(_at(spec_path, "containers"), "a pod needs at least one container")
+        raise ValidationError(spec_path, spec, "must be a map")
+    names = validate_pod_spec(spec, spec_path)
+    _check_kubemu_annotations(obj, path, names)
+
+
+# ---- other kinds -----------------------------------------------------------------------
+
+
+def _spec(obj: dict, path: str) -> tuple[dict, str]:
+    return _map(obj, "spec", path), _at(path, "spec")
+
+
+def _check_node(obj: dict, path: str) -> None:
+    spec, spath = _spec(obj, path)
+    for p, taint in _items(spec, "taints", spath):
+        if not taint.get("key"):
+            _required(_at(p, "key"))
+        if not is_qualified_name(taint["key"]):
+            raise ValidationError(_at(p, "key"), taint["key"], _KEY_RULE)
+        if not taint.get("effect"):
+            _required(_at(p, "effect"))
+        _enum(taint, "effect", p, _TAINT_EFFECTS)
+        _str(taint, "value", p)
+    status = _map(obj, "status", path)
+    for field in ("capacity", "allocatable"):
+        _quantities(status, field, _at(path, "status"))
+
+
+_SYSTEM_NAME_FORBIDDEN = (
+    "Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: "
+)
+_USER_VALUE_FORBIDDEN = f"Forbidden: maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}"
+
+
+def _system_class_problem(name: str, pc: dict) -> str | None:
+    want = SYSTEM_PRIORITY_CLASSES.get(name)
+    if want is None:
+        return f"{name} is not a known system priority class"
+    if pc.get("value") != want:
+        return f"value of {name} PriorityClass must be {want}"
+    if pc.get("globalDefault"):
+        return f"globalDefault of {name} PriorityClass must be false"
+    return None
+
+
+def _check_priority_class(obj: dict, path: str) -> None:
+    value = _int(obj, "value", path, -(2**31), 2**31 - 1, required=True)
+    if obj.get("globalDefault") is not None and not isinstance(obj["globalDefault"], bool):
+        raise ValidationError(_at(path, "globalDefault"), obj["globalDefault"], "must be a boolean")
+    name = (obj.get("metadata") or {}).get("name") or ""
+    if name.startswith(SYSTEM_PREFIX):
+        problem = _system_class_problem(name, obj)
+        if problem:
+            raise ValidationError(_at(path, "metadata.name"), NO_VALUE, _SYSTEM_NAME_FORBIDDEN + problem)
+    elif value > HIGHEST_USER_PRIORITY:
+        raise ValidationError(_at(path, "value"), NO_VALUE, _USER_VALUE_FORBIDDEN)
+    _enum(obj, "preemptionPolicy", path, _PREEMPTION_POLICIES)
+
+
+def _check_selector(spec: dict, spath: str, required: bool) -> LabelSelector | None:
+    path = _at(spath, "selector")
+    raw = spec.get("selector")
+    if raw is None:
+        if required:
+            _required(path)
+        return None
+    if isinstance(raw, dict) and isinstance(raw.get("matchLabels"), dict):
+        _check_labels(raw["matchLabels"], _at(path, "matchLabels"))
+    try:
+        selector = LabelSelector.from_dict(raw)
+    except SelectorError as e:
+        shown = e.value if e.has_value else NO_VALUE
+        raise ValidationError(_at(path, e.field) if e.field else path, shown, e.detail) from None
+    return selector
+
+
+_PERCENT = re.compile(r"([0-9]+)%")
+
+
+def _check_int_or_percent(spec: dict, field: str, path: str) -> None:
+    v, p = spec[field], _at(path, field)
+    if _is_int(v):
+        _int(spec, field, path, lo=0)
+        return
+    m = _PERCENT.fullmatch(v) if isinstance(v, str) else None
+    if not m:
+        raise ValidationError(p, v, 'must be an integer or a percentage (e.g. "50%")')
+    if int(m.group(1)) > 100:
+        raise ValidationError(p, v, "must be a percentage between 0% and 100%")
+
+
+def _check_pdb(obj: dict, path: str) -> None:
+    spec, spath = _spec(obj, path)
+    given = [f for f in ("minAvailable", "maxUnavailable") if spec.get(f) is not None]
+    if not given:
+        _required(spath, "one of minAvailable or maxUnavailable")
+    if len(given) == 2:
+        raise ValidationError(spath, NO_VALUE, "minAvailable and maxUnavailable cannot both be set")
+    _check_int_or_percent(spec, given[0], spath)
+    _check_selector(spec, spath, required=False)
+
+
+def _check_workload(obj: dict, path: str) -> None:
+    """ReplicaSet and DaemonSet: a non-empty selector that the pod template matches."""
+    spec, spath = _spec(obj, path)
+    if obj.get("kind") == "ReplicaSet":
+        _int(spec, "replicas", spath, lo=0)
+    selector = _check_selector(spec, spath, required=True)
+    if selector.empty:
+        _required(_at(spath, "selector"), "a non-empty selector is required")
+    tpath = _at(spath, "template")
+    template = spec.get("template")
+    if template is None:
+        _required(tpath)
+    _check_metadata(_item_map(template, tpath), tpath, "Pod", name_required=False)
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not selector.matches(labels):
+        raise ValidationError(_at(tpath, "metadata.labels"), labels, f"does not match the selector {selector}")
+    _check_pod(template, tpath)
+    _enum(template.get("spec") or {}, "restartPolicy", _at(tpath, "spec"), ("Always",))
+
+
+def _check_lease(obj: dict, path: str) -> None:
+    spec, spath = _spec(obj, path)
+    _str(spec, "holderIdentity", spath)
+    _int(spec, "leaseDurationSeconds", spath, lo=0)
+    _int(spec, "leaseTransitions", spath, lo=0)
+
+
+def _check_event(obj: dict, path: str) -> None:
+    if obj.get("involvedObject") is None:
+        _required(_at(path, "involvedObject"))
+    _map(obj, "involvedObject", path)
+    _str(obj, "reason", path)
+    _str(obj, "message", path)
+
+
+_CHECKS = {
+    "Pod": _check_pod,
+    "Node": _check_node,
+    "Namespace": lambda obj, path: None,  # its name is all there is to check
+    "Event": _check_event,
+    "PriorityClass": _check_priority_class,
+    "PodDisruptionBudget": _check_pdb,
+    "ReplicaSet": _check_workload,
+    "DaemonSet": _check_workload,
+    "Lease": _check_lease,
+}
+
+# Older API versions whose shape is the same for the fields kubemu reads.
+_EXTRA_VERSIONS = {
+    "PriorityClass": ("scheduling.k8s.io/v1beta1",),
+    "PodDisruptionBudget": ("policy/v1beta1",),
+}
+API_VERSIONS = {kind: (version,) + _EXTRA_VERSIONS.get(kind, ()) for kind, (version, _) in KINDS.items()}
+
+
+def validate(obj: dict, path: str = "") -> None:
+    """Raise a ValidationError for the first invalid field of ``obj``; paths start at ``path``."""
+    if not isinstance(obj, dict):
+        raise ValidationError(path, obj, "must be a map (a Kubernetes object)")
+    kind = obj.get("kind")
+    if not kind:
+        _required(_at(path, "kind"))
+    if not isinstance(kind, str) or kind not in KINDS:
+        known = ", ".join(sorted(KINDS))
+        raise ValidationError(_at(path, "kind"), kind, f"is not a kind kubemu serves (known: {known})")
+    versions = API_VERSIONS[kind]
+    if obj.get("apiVersion") not in versions:
+        shown = " or ".join(json.dumps(v) for v in versions)
+        raise ValidationError(_at(path, "apiVersion"), obj.get("apiVersion"), f"is not served for {kind} (use {shown})")
+    _check_metadata(obj, path, kind)
+    _CHECKS[kind](obj, path)

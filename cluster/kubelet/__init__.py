@@ -1,0 +1,14 @@
+"""Kubelet emulation: one ``Kubelet`` per emulated node, many per ``NodeHost``.
+
+Modules: ``node`` (NodeConfig, allocatable, the Node object), ``admission`` (the admit
+checks and rejection reasons), ``qos`` and ``cgroups`` (upstream's QoS class and cgroup
+values), ``pods`` (per-pod state and its API status), ``kubelet`` (the lifecycle),
+``outbox`` (batched outputs), ``host`` (routing inside one node-host actor). The node-host
+actor shell in ``actors/`` imports ``NodeHost`` and ``NodeConfig`` from here.
+"""
+from .host import NodeHost
+from .kubelet import Kubelet
+from .node import NodeConfig
+from .outbox import Outbox
+
+__all__ = ["Kubelet", "NodeConfig", "NodeHost", "Outbox"]

@@ -1,0 +1,73 @@
+"""A node host: many kubelets sharing one pod watch, one timer queue and one outbox.
+
+Owns the routing inside one node-host Ray actor (DESIGN §3): pod watch events go to the
+kubelet named by ``spec.nodeName``, due timer tokens to the kubelet named by the token's
+first element, and every kubelet writes into the one ``Outbox`` the shell drains and sends
+in batches. The actor shell calls ``register_all`` once, then ``on_pod_events`` per watch
+batch and ``tick`` whenever ``next_timer`` comes due, and ``drain`` after each of those.
+"""
+from __future__ import annotations
+
+from ..api.objects import node_name_of
+from ..sim import TimerQueue
+from .kubelet import Kubelet
+from .node import NodeConfig
+from .outbox import Outbox
+
+
+class NodeHost:
+    def __init__(self, configs: list[NodeConfig], first_index: int = 0):
+        self.outbox = Outbox()
+        self.timers = TimerQueue()
+        self._kubelets: dict[str, Kubelet] = {}
+        for i, config in enumerate(configs):
+            if config.name in self._kubelets:
+                raise ValueError(f"node {config.name!r} appears twice in one host")
+            self._kubelets[config.name] = Kubelet(config, self.outbox, self.timers, first_index + i)
+
+    def node_names(self) -> set[str]:
+        """The live nodes: what the host's shared pod watch should select."""
+        return {name for name, k in self._kubelets.items() if not k.stopped}
+
+    def kubelet(self, name: str) -> Kubelet:
+        return self._kubelets[name]
+
+    def register_all(self, now: float) -> None:
+        for k in self._kubelets.values():
+            k.register(now)
+
+    def on_pod_events(self, events: list[tuple[str, dict]], now: float) -> None:
+        """Apply one watch batch of ("ADDED" | "MODIFIED" | "DELETED", pod) pairs."""
+        # Timers due by now happened before these events did.
+        self.tick(now)
+        kubelets = self._kubelets
+        for etype, pod in events:
+            k = kubelets.get(node_name_of(pod))
+            if k is None:
+                continue  # not bound here (or BOOKMARK-like noise the shell passed on)
+            if etype == "DELETED":
+                k.on_pod_deleted(pod, now)
+            elif etype in ("ADDED", "MODIFIED"):
+                k.on_pod(pod, now)
+
+    def tick(self, now: float) -> None:
+        """Run every timer due at or before ``now``, including ones those timers schedule."""
+        kubelets = self._kubelets
+        while True:
+            due = self.timers.pop_due(now)
+            if not due:
+                return
+            for token in due:
+                k = kubelets.get(token[0])
+                if k is not None:
+                    k.on_timer(token, now)
+
+    def next_timer(self) -> float | None:
+        return self.timers.next_time()
+
+    def drain(self) -> Outbox:
+        return self.outbox.drain()
+
+    def kill_node(self, name: str) -> None:
+        """Chaos: this node's kubelet stops; no heartbeats, no status, pods frozen."""
+        self._kubelets[name].stop()

@@ -1,0 +1,329 @@
+"""One emulated kubelet: node registration, lease heartbeats, admission and the pod lifecycle.
+
+Owns the state of one node's pods. A ``NodeHost`` holds many kubelets and calls them with
+the pod watch events of their node and with their due timers; every output goes into the
+host's shared ``Outbox`` and every delay into its shared ``TimerQueue`` as a token
+``(node name, kind, uid, generation)``. Time is always passed in.
+
+Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transition):
+
+| state             | input                                   | next              | outputs |
+|-------------------|-----------------------------------------|-------------------|---------|
+| (new)             | on_pod, already terminating             | DELETED           | confirm delete |
+| (new)             | on_pod, phase already Succeeded/Failed  | SUCCEEDED/FAILED  | none (finished before this kubelet knew it) |
+| (new)             | on_pod, admission refuses               | REJECTED          | status Failed + reason/message; Warning event <reason> |
+| (new)             | on_pod, admitted                        | PENDING           | status Pending (ContainerCreating); timer start @ t+start-seconds |
+| PENDING, BACKOFF  | timer start                             | RUNNING           | status Running; timer exit @ t+run-seconds (if set) |
+| RUNNING           | timer exit; Never, or OnFailure and 0   | SUCCEEDED/FAILED  | status (terminated, exit code); resources released |
+| RUNNING           | timer exit; Always, or OnFailure and ≠0 | BACKOFF           | restartCount+1; status CrashLoopBackOff; Warning BackOff; timer start @ t+backoff |
+| RUNNING           | deletionTimestamp                       | STOPPING          | Killing event per container; timer stopped @ t+min(stop-seconds, grace) |
+| STOPPING          | deletionTimestamp with a shorter grace  | STOPPING          | timer stopped moved earlier (measured from the stop's start) |
+| STOPPING          | timer stopped                           | DELETED           | confirm delete; resources released |
+| PENDING, BACKOFF, REJECTED, SUCCEEDED, FAILED | deletionTimestamp | DELETED | confirm delete at once; resources released |
+| DELETED           | on_pod                                  | DELETED           | none: the confirm is sent once |
+| any               | on_pod_deleted                          | (forgotten)       | timer cancelled; resources released; queued status dropped |
+
+A delay of 0 runs its transition inline, so a pod without annotations is admitted and
+Running within one ``on_pod`` call (the outbox coalesces both statuses into one write).
+Other MODIFIED events are ignored: the spec of a bound pod cannot change in ways the
+kubelet acts on, and the kubelet's own status writes come back through the watch.
+
+Backoff (upstream's kubelet uses 10 s doubling to 300 s): kubemu waits 10 s before the
+first restart too (upstream's first restart is immediate), doubles per restart up to
+300 s, and resets to 10 s when more than 600 s (twice the cap, as upstream) passed since
+the previous crash.
+"""
+from __future__ import annotations
+
+from ..api.annotations import AnnotationError, Emulation, emulation
+from ..api.events import make_event
+from ..api.objects import is_terminating, phase_of, uid_of
+from ..api.resources import PODS, pod_requests
+from ..sim import TimerQueue
+from . import admission
+from .cgroups import pod_cgroup
+from .node import NodeConfig, internal_ip, node_labels, node_object, node_status, pod_ip
+from .outbox import Outbox
+from .pods import (BACKOFF, DELETED, FAILED, PENDING, REJECTED, RUNNING, STOPPING,
+                   SUCCEEDED, PodRecord, pod_status)
+from .qos import pod_qos_class
+
+LEASE_SECONDS = 10.0
+BACKOFF_INITIAL = 10
+BACKOFF_MAX = 300
+BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff starts afresh
+DEFAULT_GRACE = 30
+COMPONENT = "kubelet"
+
+START, EXIT, STOPPED, LEASE = "start", "exit", "stopped", "lease"
+
+
+class Kubelet:
+    __slots__ = ("config", "name", "index", "host_ip", "allocatable", "_outbox", "_timers",
+                 "_pods", "_used", "_active", "_ip_serial", "_lease", "_lease_due", "_stopped")
+
+    def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
+        self.config = config
+        self.name = config.name
+        self.index = index
+        self.host_ip = internal_ip(index)
+        self.allocatable = config.allocatable()
+        self._outbox = outbox
+        self._timers = timers
+        self._pods: dict[str, PodRecord] = {}
+        self._used: dict[str, int] = {}  # summed requests of the pods holding resources
+        self._active = 0  # how many pods hold resources
+        self._ip_serial = 0
+        self._lease = None
+        self._lease_due = 0.0
+        self._stopped = False
+
+    # ---- node ---------------------------------------------------------------------
+
+    def register(self, now: float) -> None:
+        """Create the Node, renew the lease, and keep renewing it every 10 s."""
+        if self._stopped:
+            return
+        self._outbox.node_creates.append(node_object(self.config, self.index, now, self.allocatable))
+        self._renew(now, now)
+
+    def post_node_status(self, now: float) -> None:
+        if not self._stopped:
+            self._outbox.node_status[self.name] = node_status(self.config, self.index, now, self.allocatable)
+
+    def _renew(self, due: float, now: float) -> None:
+        self._outbox.leases[self.name] = now
+        # Keep the 10 s cadence anchored to the schedule, unless the host fell a full period behind.
+        nxt = due + LEASE_SECONDS if due + LEASE_SECONDS > now else now + LEASE_SECONDS
+        self._lease_due = nxt
+        self._lease = self._timers.schedule(nxt, (self.name, LEASE, "", 0))
+
+    def stop(self) -> None:
+        """The node died: cancel every timer; from now on it produces nothing."""
+        self._stopped = True
+        self._timers.cancel(self._lease)
+        for rec in self._pods.values():
+            self._timers.cancel(rec.timer)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    # ---- inputs -------------------------------------------------------------------
+
+    def on_pod(self, pod: dict, now: float) -> None:
+        """An ADDED or MODIFIED pod bound to this node."""
+        if self._stopped:
+            return
+        rec = self._pods.get(uid_of(pod))
+        if rec is None:
+            self._new_pod(pod, now)
+        elif is_terminating(pod):
+            self._on_deletion(rec, pod, now)
+
+    def on_pod_deleted(self, pod: dict, now: float) -> None:
+        """The pod object is gone from the apiserver."""
+        if self._stopped:
+            return
+        uid = uid_of(pod)
+        rec = self._pods.pop(uid, None)
+        if rec is None:
+            return
+        self._timers.cancel(rec.timer)
+        self._release(rec)
+        self._outbox.pod_status.pop(uid, None)  # a write to a deleted object would only fail
+
+    def on_timer(self, token: tuple, now: float) -> None:
+        if self._stopped:
+            return
+        _, kind, uid, gen = token
+        if kind == LEASE:
+            self._renew(self._lease_due, now)
+            return
+        rec = self._pods.get(uid)
+        if rec is None or rec.gen != gen:
+            return  # superseded or forgotten
+        rec.timer = None
+        # Transitions happen at the scheduled time, so a late tick does not shift the trace.
+        {START: self._start, EXIT: self._exit, STOPPED: self._confirm}[kind](rec, rec.due)
+
+    # ---- queries ------------------------------------------------------------------
+
+    def state_of(self, uid: str) -> str | None:
+        rec = self._pods.get(uid)
+        return rec.state if rec else None
+
+    def pods(self) -> dict[str, str]:
+        """uid -> lifecycle state of every pod this kubelet knows."""
+        return {uid: rec.state for uid, rec in self._pods.items()}
+
+    def cgroup_of(self, uid: str) -> dict | None:
+        rec = self._pods.get(uid)
+        return rec.cgroup if rec else None
+
+    def requested(self) -> dict[str, int]:
+        """Summed requests of the pods holding resources, with their count under ``pods``."""
+        return {**self._used, PODS: self._active}
+
+    # ---- admission ----------------------------------------------------------------
+
+    def _new_pod(self, pod: dict, now: float) -> None:
+        try:
+            emu = emulation(pod)
+        except AnnotationError:
+            # Validation refuses these at create; one that slips through must not break a host.
+            emu = Emulation()
+        rec = PodRecord(pod, emu, now)
+        rec.qos = pod_qos_class(pod)
+        self._pods[rec.uid] = rec
+        if is_terminating(pod):
+            self._confirm(rec, now)
+            return
+        phase = phase_of(pod)
+        if phase in (SUCCEEDED, FAILED):
+            rec.state = phase
+            return
+        requests = admission.effective_requests(pod_requests(pod), self.allocatable)
+        rejection = admission.admit(pod, requests, self._view())
+        if rejection is not None:
+            self._reject(rec, rejection, now)
+            return
+        self._hold(rec, requests)
+        rec.cgroup = pod_cgroup(pod, rec.uid, rec.qos)
+        rec.pod_ip = self.host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._next_ip()
+        self._write(rec)
+        self._after(rec, emu.start_seconds, START, now)
+
+    def _view(self) -> admission.NodeView:
+        return admission.NodeView(self.name, self.allocatable, self._used, self._active,
+                                  node_labels(self.config), tuple(self.config.taints or ()))
+
+    def _reject(self, rec: PodRecord, rejection: admission.Rejection, now: float) -> None:
+        rec.state = REJECTED
+        rec.reason, rec.message = rejection.reason, rejection.message
+        self._event(rec, rejection.reason, rejection.message, now, "Warning")
+        self._write(rec)
+
+    def _next_ip(self) -> str:
+        self._ip_serial += 1
+        return pod_ip(self.index, self._ip_serial - 1)
+
+    def _hold(self, rec: PodRecord, requests: dict[str, int]) -> None:
+        rec.requests = requests
+        self._active += 1
+        used = self._used
+        for name, amount in requests.items():
+            used[name] = used.get(name, 0) + amount
+
+    def _release(self, rec: PodRecord) -> None:
+        if rec.requests is None:
+            return
+        self._active -= 1
+        used = self._used
+        for name, amount in rec.requests.items():
+            left = used.get(name, 0) - amount
+            if left:
+                used[name] = left
+            else:
+                used.pop(name, None)
+        rec.requests = None
+
+    # ---- lifecycle ----------------------------------------------------------------
+
+    def _after(self, rec: PodRecord, delay: float, kind: str, t: float) -> None:
+        """Run transition ``kind`` ``delay`` seconds after ``t`` (inline when 0)."""
+        self._timers.cancel(rec.timer)
+        rec.timer = None
+        rec.gen += 1
+        if delay <= 0:
+            {START: self._start, EXIT: self._exit, STOPPED: self._confirm}[kind](rec, t)
+            return
+        rec.due = t + delay
+        rec.timer = self._timers.schedule(rec.due, (self.name, kind, rec.uid, rec.gen))
+
+    def _start(self, rec: PodRecord, t: float) -> None:
+        rec.state = RUNNING
+        rec.started_at = rec.ready_at = t
+        self._write(rec)
+        run = rec.emu.run_seconds
+        rec.exit_at = None if run is None else t + run
+        if run is not None:
+            self._after(rec, run, EXIT, t)
+
+    def _exit(self, rec: PodRecord, t: float) -> None:
+        code = rec.emu.exit_code
+        since_crash = t - rec.last_exit[2] if rec.last_exit else None
+        rec.last_exit = (code, rec.started_at, t)
+        rec.ready_at, rec.exit_at = t, None
+        if rec.policy == "Never" or (rec.policy == "OnFailure" and code == 0):
+            rec.state = SUCCEEDED if code == 0 else FAILED
+            self._release(rec)
+            self._write(rec)
+            return
+        rec.restarts += 1
+        rec.backoff = _next_backoff(rec.backoff, since_crash)
+        rec.state = BACKOFF
+        self._write(rec)
+        for name in rec.app_names():
+            self._event(rec, "BackOff", f"Back-off restarting failed container {name} in pod {rec.format_pod()}",
+                        t, "Warning")
+        self._after(rec, rec.backoff, START, t)
+
+    # ---- graceful deletion ----------------------------------------------------------
+
+    def _on_deletion(self, rec: PodRecord, pod: dict, now: float) -> None:
+        if rec.state == DELETED:
+            return
+        grace = _grace_of(pod)
+        if rec.state == RUNNING:
+            rec.state, rec.stop_begin = STOPPING, now
+            for name in rec.app_names():
+                self._event(rec, "Killing", f"Stopping container {name}", now)
+            self._stop_at(rec, self._stop_end(rec, grace, now), now)
+        elif rec.state == STOPPING:
+            end = self._stop_end(rec, grace, now)
+            if end < rec.stop_end:  # only a shorter grace changes anything
+                self._stop_at(rec, end, now)
+        else:
+            self._confirm(rec, now)
+
+    def _stop_end(self, rec: PodRecord, grace: float, now: float) -> float:
+        end = rec.stop_begin + min(rec.emu.stop_seconds, grace)
+        if rec.exit_at is not None:
+            end = min(end, rec.exit_at)  # the container may exit on its own before SIGKILL
+        return max(end, now)
+
+    def _stop_at(self, rec: PodRecord, end: float, now: float) -> None:
+        rec.stop_end = end
+        self._after(rec, end - now, STOPPED, now)
+
+    def _confirm(self, rec: PodRecord, t: float) -> None:
+        """Containers are gone: release the resources and ask for the grace-0 delete."""
+        self._timers.cancel(rec.timer)
+        rec.timer = None
+        rec.state = DELETED
+        self._release(rec)
+        self._outbox.pod_deletes[rec.uid] = rec.key()
+
+    # ---- outputs --------------------------------------------------------------------
+
+    def _write(self, rec: PodRecord) -> None:
+        self._outbox.pod_status[rec.uid] = (*rec.key(), pod_status(rec, self.host_ip))
+
+    def _event(self, rec: PodRecord, reason: str, message: str, t: float, type: str = "Normal") -> None:
+        self._outbox.events.append(make_event(rec.ref(), reason, message, t, type=type,
+                                              component=COMPONENT, host=self.name))
+
+
+def _next_backoff(previous: int, since_crash: float | None) -> int:
+    if previous == 0 or since_crash is None or since_crash > BACKOFF_RESET_AFTER:
+        return BACKOFF_INITIAL
+    return min(previous * 2, BACKOFF_MAX)
+
+
+def _grace_of(pod: dict) -> float:
+    meta = pod.get("metadata") or {}
+    grace = meta.get("deletionGracePeriodSeconds")
+    if grace is None:
+        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", DEFAULT_GRACE)
+    return max(0.0, float(grace))

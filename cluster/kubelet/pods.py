@@ -1,0 +1,179 @@
+"""Per-pod state a kubelet keeps, and the full API status that state implies.
+
+Owns ``PodRecord`` (one small slotted object per pod on the node), the state names of
+the lifecycle that ``Kubelet`` drives (see the table in ``kubelet.py``), and the
+rendering of a record into a complete ``status`` dict: phase, conditions, qosClass, IPs,
+startTime and container statuses. The apiserver replaces a pod's status wholesale with
+it, so every field the kubelet owns is always present. Called only by ``Kubelet``.
+"""
+from __future__ import annotations
+
+from ..api.annotations import Emulation
+from ..clock import rfc3339
+
+PENDING = "Pending"  # admitted; containers being created (start-seconds)
+RUNNING = "Running"
+BACKOFF = "CrashLoopBackOff"  # exited, waiting to be restarted
+STOPPING = "Stopping"  # deletionTimestamp seen while running; containers got SIGTERM
+SUCCEEDED = "Succeeded"
+FAILED = "Failed"
+REJECTED = "Rejected"  # refused by admission: phase Failed, never ran
+DELETED = "Deleted"  # the grace-0 confirm was emitted; waiting for the DELETED event
+
+TERMINAL = frozenset((SUCCEEDED, FAILED, REJECTED, DELETED))
+_PHASE = {PENDING: "Pending", RUNNING: "Running", BACKOFF: "Running", STOPPING: "Running",
+          SUCCEEDED: "Succeeded", FAILED: "Failed", REJECTED: "Failed", DELETED: "Failed"}
+REJECTED_PREFIX = "Pod was rejected: "
+
+
+class PodRecord:
+    __slots__ = (
+        "uid", "namespace", "name", "state", "emu", "policy", "containers", "init",
+        "requests", "qos", "cgroup", "admitted_at", "scheduled_ts", "pod_ip",
+        "started_at", "ready_at", "restarts", "backoff", "last_exit",
+        "timer", "gen", "due", "exit_at", "stop_begin", "stop_end", "reason", "message",
+    )
+
+    def __init__(self, pod: dict, emu: Emulation, now: float):
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        self.uid, self.namespace, self.name = meta.get("uid", ""), meta.get("namespace", ""), meta.get("name", "")
+        self.state = PENDING
+        self.emu = emu
+        self.policy = spec.get("restartPolicy") or "Always"
+        self.containers = tuple((c.get("name", ""), c.get("image", "")) for c in spec.get("containers") or ())
+        self.init = tuple((c.get("name", ""), c.get("image", ""), c.get("restartPolicy") == "Always")
+                          for c in spec.get("initContainers") or ())
+        self.requests: dict[str, int] | None = None  # set while the pod holds node resources
+        self.qos = ""
+        self.cgroup: dict | None = None
+        self.admitted_at = now
+        self.scheduled_ts = _scheduled_ts(pod, now)
+        self.pod_ip = ""
+        self.started_at: float | None = None  # when the current container run began
+        self.ready_at = now  # last readiness transition
+        self.restarts = 0
+        self.backoff = 0  # the last CrashLoopBackOff delay, seconds; 0 = none yet
+        self.last_exit: tuple[int, float, float] | None = None  # (exit code, started, finished)
+        self.timer = None  # TimerQueue handle of the one pending lifecycle timer
+        self.gen = 0  # bumped per timer so a stale token is recognised
+        self.due = now  # when the pending timer fires
+        self.exit_at: float | None = None  # when a running container exits by itself
+        self.stop_begin: float | None = None
+        self.stop_end: float | None = None
+        self.reason = self.message = ""
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.namespace, self.name, self.uid)
+
+    def ref(self) -> dict:
+        """Enough of the Pod for an Event's involvedObject."""
+        return {"kind": "Pod", "metadata": {"namespace": self.namespace, "name": self.name, "uid": self.uid}}
+
+    def app_names(self) -> list[str]:
+        """Containers that run for the pod's lifetime: sidecars then regular containers."""
+        return [n for n, _, side in self.init if side] + [n for n, _ in self.containers]
+
+    def format_pod(self) -> str:
+        return f"{self.name}_{self.namespace}({self.uid})"
+
+
+def _scheduled_ts(pod: dict, now: float) -> str:
+    # Keep the scheduler's PodScheduled time: status is replaced wholesale.
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("lastTransitionTime"):
+            return c["lastTransitionTime"]
+    return rfc3339(now)
+
+
+def go_duration(seconds: float) -> str:
+    """Go's time.Duration text for whole seconds: 10s, 1m20s, 5m0s."""
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m}m{s}s"
+    h, m = divmod(m, 60)
+    return f"{h}h{m}m{s}s"
+
+
+def _cond(ctype: str, status: str, ts: str, reason: str = "", message: str = "") -> dict:
+    c = {"type": ctype, "status": status, "lastProbeTime": None, "lastTransitionTime": ts}
+    if reason:
+        c["reason"] = reason
+    if message:
+        c["message"] = message
+    return c
+
+
+def _conditions(rec: PodRecord) -> list[dict]:
+    ready_ts = rfc3339(rec.ready_at)
+    if rec.state in (RUNNING, STOPPING):
+        ready = [_cond("Ready", "True", ready_ts), _cond("ContainersReady", "True", ready_ts)]
+    elif rec.state in TERMINAL:
+        ready = [_cond(t, "False", ready_ts, "PodCompleted") for t in ("Ready", "ContainersReady")]
+    else:
+        msg = f"containers with unready status: [{' '.join(rec.app_names())}]"
+        ready = [_cond(t, "False", ready_ts, "ContainersNotReady", msg) for t in ("Ready", "ContainersReady")]
+    return [_cond("Initialized", "True", rfc3339(rec.admitted_at)), *ready,
+            _cond("PodScheduled", "True", rec.scheduled_ts)]
+
+
+def _terminated(exit_info: tuple[int, float, float]) -> dict:
+    code, started, finished = exit_info
+    return {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                           "startedAt": rfc3339(started), "finishedAt": rfc3339(finished)}}
+
+
+def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
+    """(state, lastState, running) of a long-running container in the record's state."""
+    if rec.state in (RUNNING, STOPPING):
+        return {"running": {"startedAt": rfc3339(rec.started_at)}}, {}, True
+    if rec.state == BACKOFF:
+        msg = f"back-off {go_duration(rec.backoff)} restarting failed container={name} pod={rec.format_pod()}"
+        last = _terminated(rec.last_exit) if rec.last_exit else {}
+        return {"waiting": {"reason": "CrashLoopBackOff", "message": msg}}, last, False
+    if rec.state in (SUCCEEDED, FAILED) and rec.last_exit:
+        return _terminated(rec.last_exit), {}, False
+    return {"waiting": {"reason": "ContainerCreating"}}, {}, False
+
+
+def _container_status(name: str, image: str, state: dict, last: dict, running: bool, restarts: int) -> dict:
+    return {"name": name, "image": image, "imageID": "", "state": state, "lastState": last,
+            "ready": running, "started": running, "restartCount": restarts}
+
+
+def _init_statuses(rec: PodRecord) -> list[dict]:
+    # Regular init containers are emulated as completing instantly at admission.
+    done = _terminated((0, rec.admitted_at, rec.admitted_at))
+    out = []
+    for name, image, sidecar in rec.init:
+        if sidecar:
+            state, last, running = _app_state(rec, name)
+            out.append(_container_status(name, image, state, last, running, rec.restarts))
+        else:
+            out.append(_container_status(name, image, done, {}, False, 0))
+    return out
+
+
+def _ips(rec: PodRecord, host_ip: str) -> dict:
+    return {"hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+            "podIP": rec.pod_ip, "podIPs": [{"ip": rec.pod_ip}]}
+
+
+def pod_status(rec: PodRecord, host_ip: str) -> dict:
+    """The complete status the kubelet writes for the record's current state."""
+    if rec.state == REJECTED:
+        return {"phase": "Failed", "reason": rec.reason, "message": REJECTED_PREFIX + rec.message,
+                "qosClass": rec.qos, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+                "conditions": [_cond("PodScheduled", "True", rec.scheduled_ts)]}
+    statuses = []
+    for name, image in rec.containers:
+        state, last, running = _app_state(rec, name)
+        statuses.append(_container_status(name, image, state, last, running, rec.restarts))
+    status = {"phase": _PHASE[rec.state], "conditions": _conditions(rec), "qosClass": rec.qos,
+              **_ips(rec, host_ip), "startTime": rfc3339(rec.admitted_at), "containerStatuses": statuses}
+    if rec.init:
+        status["initContainerStatuses"] = _init_statuses(rec)
+    return status

@@ -1,0 +1,200 @@
+"""Scenario expectations: what each kind of expectation checks against the mirror.
+
+Owns the meaning of every expectation field of DESIGN §5 (pod, node, event, count,
+invariant) and of the three timings: ``within`` holds at some observation up to its
+deadline, ``always`` holds at every observation, ``at: end`` holds when the run ends.
+``Tracker`` keeps one verdict per expectation; the runner feeds it observations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..api.objects import condition, is_terminating, labels_of, node_name_of, phase_of, ref
+from ..api.selectors import LabelSelector
+from .mirror import Mirror
+from .schema import Expectation
+
+
+def check(e: Expectation, m: Mirror) -> tuple[bool, str]:
+    """Whether ``e`` holds now, and a one-line description of what was seen."""
+    if e.pod is not None:
+        return _pod(e, m)
+    if e.node is not None:
+        return _node(e, m)
+    if e.event is not None:
+        n = sum(1 for ev in m.events if _event_matches(e.event, ev))
+        return _compare(e, n, "matching events")
+    if e.count is not None:
+        return _compare(e, _count(e, m), f"{e.count.kind}s")
+    violations = m.violations[e.invariant]
+    return (not violations, violations[0] if violations else f"{e.invariant} holds")
+
+
+def _compare(e: Expectation, n: int, what: str) -> tuple[bool, str]:
+    ok = (e.equals is None or n == e.equals) and (e.atLeast is None or n >= e.atLeast) and (
+        e.atMost is None or n <= e.atMost
+    )
+    want = " and ".join(
+        f"{label} {v}" for label, v in (("=", e.equals), (">=", e.atLeast), ("<=", e.atMost)) if v is not None
+    )
+    return ok, f"{n} {what} (want {want})"
+
+
+def _pod(e: Expectation, m: Mirror) -> tuple[bool, str]:
+    p = e.pod
+    if p.name is not None:
+        pod = m.pods.get((p.namespace, p.name))
+        pods = [pod] if pod else []
+        what = f"pod {p.namespace}/{p.name}"
+    else:
+        sel = LabelSelector.parse(p.labelSelector)
+        pods = [x for (ns, _), x in m.pods.items() if ns == p.namespace and sel.matches(labels_of(x))]
+        what = f"pods {p.labelSelector!r} in {p.namespace}"
+    if e.absent:
+        return (not pods, f"{what}: {'absent' if not pods else f'{len(pods)} present'}")
+    if not pods:
+        return False, f"{what}: absent"
+    for pod in pods:
+        ok, detail = _pod_fields(e, pod)
+        if not ok:
+            return False, f"{ref(pod)}: {detail}"
+    return True, f"{what}: {_pod_fields(e, pods[0])[1]}"
+
+
+def _pod_fields(e: Expectation, pod: dict) -> tuple[bool, str]:
+    status = pod.get("status") or {}
+    seen = {
+        "phase": phase_of(pod),
+        "nodeName": node_name_of(pod),
+        "nominatedNodeName": status.get("nominatedNodeName") or "",
+        "reason": status.get("reason") or "",
+        "qosClass": status.get("qosClass") or "",
+        "terminating": is_terminating(pod),
+    }
+    wanted = {k: getattr(e, k) for k in seen if getattr(e, k) is not None}
+    bad = [k for k, v in wanted.items() if seen[k] != v]
+    shown = ", ".join(f"{k}={seen[k]}" for k in (wanted or {"phase": 0}))
+    return (not bad, shown)
+
+
+def _node(e: Expectation, m: Mirror) -> tuple[bool, str]:
+    node = m.nodes.get(e.node)
+    if e.absent:
+        return node is None, f"node {e.node}: {'absent' if node is None else 'present'}"
+    if node is None:
+        return False, f"node {e.node}: absent"
+    ready_c = condition(node, "Ready") or {}
+    ready = ready_c.get("status") == "True"
+    parts, ok = [f"ready={ready}"], True
+    if e.ready is not None and ready != e.ready:
+        ok = False
+    if e.condition is not None:
+        c = condition(node, e.condition.get("type", "")) or {}
+        parts.append(f"{e.condition.get('type')}={c.get('status', 'absent')}")
+        ok &= c.get("status") == e.condition.get("status", "True")
+    if e.taint is not None:
+        taints = (node.get("spec") or {}).get("taints") or []
+        has = any(all(t.get(k) == v for k, v in e.taint.items()) for t in taints)
+        parts.append(f"taint {e.taint} {'present' if has else 'absent'}")
+        ok &= has
+    return ok, f"node {e.node}: {', '.join(parts)}"
+
+
+def _event_matches(want: dict, ev: dict) -> bool:
+    if "reason" in want and ev.get("reason") != want["reason"]:
+        return False
+    if "type" in want and ev.get("type") != want["type"]:
+        return False
+    if "message" in want and want["message"] not in (ev.get("message") or ""):
+        return False
+    if "object" in want:
+        io = ev.get("involvedObject") or {}
+        obj = f"{io.get('kind')}/{io.get('namespace')}/{io.get('name')}" if io.get("namespace") else f"{io.get('kind')}/{io.get('name')}"
+        if obj != want["object"]:
+            return False
+    return True
+
+
+def _count(e: Expectation, m: Mirror) -> int:
+    c = e.count
+    sel = LabelSelector.parse(c.labelSelector) if c.labelSelector else None
+    if c.kind == "Node":
+        return sum(1 for n in m.nodes.values() if sel is None or sel.matches(labels_of(n)))
+    if c.kind == "Event":
+        return sum(1 for ev in m.events if sel is None or sel.matches(labels_of(ev)))
+    n = 0
+    for (ns, _), pod in m.pods.items():
+        if c.namespace is not None and ns != c.namespace:
+            continue
+        if c.phase is not None and phase_of(pod) != c.phase:
+            continue
+        if c.nodeName is not None and node_name_of(pod) != c.nodeName:
+            continue
+        if sel is not None and not sel.matches(labels_of(pod)):
+            continue
+        n += 1
+    return n
+
+
+@dataclass
+class Verdict:
+    ok: bool | None = None  # None: not decided yet
+    detail: str = ""
+    decided_at: float | None = None
+
+
+class Tracker:
+    """One verdict per expectation, updated at each observation."""
+
+    def __init__(self, expectations: list[Expectation]):
+        self.expectations = expectations
+        self.verdicts = [Verdict() for _ in expectations]
+
+    def observe(self, m: Mirror, now: float) -> None:
+        for e, v in zip(self.expectations, self.verdicts):
+            if v.ok is not None:
+                continue
+            mode = e.mode()
+            if mode == "within":
+                ok, detail = check(e, m)
+                if ok:
+                    self._decide(v, True, detail, now)
+                elif now > e.within:
+                    self._decide(v, False, f"not within {e.within:g}s: {detail}", now)
+                else:
+                    v.detail = detail
+            elif mode == "always":
+                ok, detail = check(e, m)
+                if not ok:
+                    self._decide(v, False, detail, now)
+                else:
+                    v.detail = detail
+
+    def settled(self, m: Mirror) -> bool:
+        """Every ``within`` is decided and every ``at: end`` holds now: nothing left to wait for."""
+        for e, v in zip(self.expectations, self.verdicts):
+            mode = e.mode()
+            if mode == "within" and v.ok is None:
+                return False
+            if mode == "end" and not check(e, m)[0]:
+                return False
+        return True
+
+    def finish(self, m: Mirror, now: float) -> None:
+        for e, v in zip(self.expectations, self.verdicts):
+            if v.ok is not None:
+                continue
+            mode = e.mode()
+            if mode == "within":
+                self._decide(v, False, f"not within {e.within:g}s (run ended at {now:.1f}s): {v.detail}", now)
+            else:
+                ok, detail = check(e, m)
+                self._decide(v, ok, detail, now)
+
+    @staticmethod
+    def _decide(v: Verdict, ok: bool, detail: str, now: float) -> None:
+        v.ok, v.detail, v.decided_at = ok, detail, round(now, 3)
+
+    @property
+    def passed(self) -> bool:
+        return all(v.ok for v in self.verdicts)

@@ -1,0 +1,112 @@
+"""The scenario runner's view of the cluster, built only from watch events.
+
+Owns the copies of Pods, Nodes and Events the runner observes, the times it first saw
+each pod created, bound and Running (for the report's metrics), and the incremental
+invariant checks (``noOvercommit``, ``noDoubleBinding``). It sees what a user with
+``kubectl get -w`` would see, never any component's private state. Called by the driver
+after every watch batch; read by expectations and the report.
+"""
+from __future__ import annotations
+
+from ..api.objects import node_name_of, phase_of
+from ..api.resources import node_allocatable, pod_requests
+
+
+class Mirror:
+    def __init__(self):
+        self.pods: dict[tuple[str, str], dict] = {}
+        self.nodes: dict[str, dict] = {}
+        self.events: list[dict] = []
+        self.created_at: dict[str, float] = {}  # uid -> emulated time first seen
+        self.bound_at: dict[str, float] = {}  # uid -> real seconds when first seen bound
+        self.running_at: dict[str, float] = {}  # uid -> emulated time first seen Running
+        self.violations: dict[str, list[str]] = {"noOvercommit": [], "noDoubleBinding": []}
+        self._bound_node: dict[str, str] = {}
+        self._running: dict[str, tuple[str, dict]] = {}  # uid -> (node, requests)
+        self._node_sum: dict[str, dict[str, int]] = {}
+        self._dirty: set[str] = set()
+        self._alloc: dict[str, dict[str, int]] = {}
+        self._over: set[str] = set()
+
+    # -- applying watch events -------------------------------------------------------------
+    def apply(self, kind: str, etype: str, obj: dict, now: float, real_now: float) -> None:
+        if kind == "Pod":
+            self._pod(etype, obj, now, real_now)
+        elif kind == "Node":
+            name = obj["metadata"]["name"]
+            if etype == "DELETED":
+                self.nodes.pop(name, None)
+                self._alloc.pop(name, None)
+            else:
+                self.nodes[name] = obj
+                self._alloc[name] = node_allocatable(obj)
+                self._dirty.add(name)
+        elif kind == "Event" and etype == "ADDED":
+            self.events.append(obj)
+
+    def _pod(self, etype: str, pod: dict, now: float, real_now: float) -> None:
+        m = pod["metadata"]
+        key, uid = (m.get("namespace", ""), m["name"]), m.get("uid", "")
+        if etype == "DELETED":
+            self.pods.pop(key, None)
+            self._set_running(uid, None, pod)
+            return
+        self.pods[key] = pod
+        self.created_at.setdefault(uid, now)
+        node = node_name_of(pod)
+        if node:
+            first = self._bound_node.setdefault(uid, node)
+            if first != node:
+                self.violations["noDoubleBinding"].append(
+                    f"pod {key[0]}/{key[1]} ({uid}) bound to {first} and then to {node}"
+                )
+            self.bound_at.setdefault(uid, real_now)
+        running = phase_of(pod) == "Running"
+        if running:
+            self.running_at.setdefault(uid, now)
+        self._set_running(uid, node if running else None, pod)
+
+    def _set_running(self, uid: str, node: str | None, pod: dict) -> None:
+        prev = self._running.get(uid)
+        if prev and prev[0] == node:
+            return
+        if prev:
+            _sub(self._node_sum.setdefault(prev[0], {}), prev[1])
+            self._dirty.add(prev[0])
+            del self._running[uid]
+        if node:
+            req = pod_requests(pod)
+            req["pods"] = 1  # the pod count is a resource like any other for overcommit
+            self._running[uid] = (node, req)
+            _add(self._node_sum.setdefault(node, {}), req)
+            self._dirty.add(node)
+
+    # -- invariants ------------------------------------------------------------------------
+    def check_invariants(self, now: float) -> None:
+        """Re-check the nodes whose running pods changed since the last call."""
+        for node in self._dirty:
+            alloc = self._alloc.get(node)
+            used = self._node_sum.get(node, {})
+            over = [r for r, v in used.items() if alloc is not None and v > alloc.get(r, 0) and v > 0]
+            if over and node not in self._over:
+                self._over.add(node)
+                self.violations["noOvercommit"].append(
+                    f"at {now:.1f}s node {node}: running pods request {', '.join(f'{r}={used[r]}' for r in over)} "
+                    f"above allocatable {', '.join(f'{r}={alloc.get(r, 0)}' for r in over)}"
+                )
+            elif not over:
+                self._over.discard(node)
+        self._dirty.clear()
+
+    def requested_on(self, node: str) -> dict[str, int]:
+        return dict(self._node_sum.get(node, {}))
+
+
+def _add(into: dict, other: dict) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _sub(into: dict, other: dict) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) - v

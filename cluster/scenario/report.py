@@ -1,0 +1,144 @@
+"""The JSON report of a run (DESIGN §5) and the terminal summary printed after it.
+
+Owns the report's shape: ``scenario``, ``passed``, ``expectations``, ``pods``, ``nodes``,
+``events`` and ``metrics``. Built from the mirror (what was observed), the tracker's
+verdicts and the counters the driver collected from the components.
+"""
+from __future__ import annotations
+
+from ..api.events import event_time
+from ..api.objects import condition, labels_of, node_name_of, phase_of, priority_of
+from ..api.quantity import format_resource
+from ..api.resources import node_allocatable
+from ..kubelet.cgroups import pod_cgroup
+from .mirror import Mirror
+from .runner import ScenarioRun
+
+
+def percentile(values: list[float], p: float) -> float | None:
+    """Nearest-rank percentile (p in 0..100) of a list, None when empty."""
+    if not values:
+        return None
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))
+    return s[k]
+
+
+def metrics(mirror: Mirror, counters: dict) -> dict:
+    latencies = [
+        mirror.running_at[uid] - created
+        for uid, created in mirror.created_at.items()
+        if uid in mirror.running_at
+    ]
+    bound = sorted(mirror.bound_at.values())
+    span = bound[-1] - bound[0] if len(bound) > 1 else 0.0
+    reasons = [ev.get("reason") for ev in mirror.events]
+    return {
+        "podsScheduled": counters.get("scheduled", len(bound)),
+        "schedulingThroughput": round(len(bound) / span, 1) if span > 0 else None,
+        "podStartupLatency": {
+            "p50": _round(percentile(latencies, 50)),
+            "p90": _round(percentile(latencies, 90)),
+            "p99": _round(percentile(latencies, 99)),
+            "unit": "emulated seconds",
+        },
+        "preemptions": reasons.count("Preempted"),
+        "evictions": reasons.count("Evicted"),
+        "bindConflicts": counters.get("bindConflicts", 0),
+    }
+
+
+def _round(v):
+    return None if v is None else round(v, 3)
+
+
+def build(run: ScenarioRun, mirror: Mirror, counters: dict, wall_seconds: float) -> dict:
+    s = run.scenario
+    return {
+        "scenario": s.metadata.name,
+        "description": s.metadata.description,
+        "passed": run.passed,
+        "endedAt": run.ended_at,
+        "wallSeconds": round(wall_seconds, 2),
+        "expectations": [
+            {"index": i, "spec": e.model_dump(exclude_none=True), "ok": v.ok, "detail": v.detail, "decidedAt": v.decided_at}
+            for i, (e, v) in enumerate(zip(run.tracker.expectations, run.tracker.verdicts))
+        ],
+        "pods": [_pod(p) for _, p in sorted(mirror.pods.items())],
+        "nodes": [_node(n, mirror) for _, n in sorted(mirror.nodes.items())],
+        "events": [_event(ev) for ev in sorted(mirror.events, key=event_time)],
+        "metrics": metrics(mirror, counters),
+    }
+
+
+def _pod(p: dict) -> dict:
+    m, st = p["metadata"], p.get("status") or {}
+    running = phase_of(p) == "Running"
+    return {
+        "namespace": m.get("namespace"),
+        "name": m["name"],
+        "uid": m.get("uid"),
+        "labels": labels_of(p),
+        "phase": phase_of(p),
+        "reason": st.get("reason"),
+        "message": st.get("message"),
+        "nodeName": node_name_of(p) or None,
+        "nominatedNodeName": st.get("nominatedNodeName"),
+        "qosClass": st.get("qosClass"),
+        "priority": priority_of(p),
+        "deletionTimestamp": m.get("deletionTimestamp"),
+        "startTime": st.get("startTime"),
+        "restartCount": sum(c.get("restartCount", 0) for c in st.get("containerStatuses") or ()),
+        # The pod cgroup the kubelet writes for a running pod (reference §2.4).
+        "cgroup": pod_cgroup(p, m.get("uid", "")) if running else None,
+        "cpuset": None,
+        "devices": {},
+    }
+
+
+def _node(n: dict, mirror: Mirror) -> dict:
+    name = n["metadata"]["name"]
+    ready = (condition(n, "Ready") or {}).get("status") == "True"
+    return {
+        "name": name,
+        "ready": ready,
+        "conditions": {c["type"]: c.get("status") for c in (n.get("status") or {}).get("conditions") or ()},
+        "taints": (n.get("spec") or {}).get("taints") or [],
+        "allocatable": {r: format_resource(r, v) for r, v in node_allocatable(n).items()},
+        "requested": {r: format_resource(r, v) for r, v in mirror.requested_on(name).items() if v},
+    }
+
+
+def _event(ev: dict) -> dict:
+    io = ev.get("involvedObject") or {}
+    obj = f"{io.get('kind')}/{io.get('namespace')}/{io.get('name')}" if io.get("namespace") else f"{io.get('kind')}/{io.get('name')}"
+    return {
+        "time": event_time(ev),
+        "type": ev.get("type"),
+        "reason": ev.get("reason"),
+        "object": obj,
+        "message": ev.get("message"),
+    }
+
+
+def summary(report: dict) -> str:
+    """The readable terminal summary of a report."""
+    lines = [f"scenario {report['scenario']}: {'PASSED' if report['passed'] else 'FAILED'} "
+             f"(ended at {report['endedAt']:.1f}s emulated, {report['wallSeconds']:.1f}s wall)"]
+    for e in report["expectations"]:
+        mark = "ok  " if e["ok"] else "FAIL"
+        lines.append(f"  {mark} [{e['index']}] {e['detail']}")
+    phases: dict[str, int] = {}
+    for p in report["pods"]:
+        phases[p["phase"] or "?"] = phases.get(p["phase"] or "?", 0) + 1
+    ready = sum(1 for n in report["nodes"] if n["ready"])
+    lines.append(f"  nodes: {ready}/{len(report['nodes'])} Ready; pods: "
+                 + (", ".join(f"{v} {k}" for k, v in sorted(phases.items())) or "none"))
+    m = report["metrics"]
+    lat = m["podStartupLatency"]
+    lines.append(
+        f"  scheduled {m['podsScheduled']} pods"
+        + (f" at {m['schedulingThroughput']} pods/s" if m["schedulingThroughput"] else "")
+        + f"; startup latency p50 {lat['p50']}s p90 {lat['p90']}s p99 {lat['p99']}s (emulated)"
+    )
+    return "\n".join(lines)

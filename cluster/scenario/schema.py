@@ -1,0 +1,329 @@
+"""The scenario file format (DESIGN §5): its schema, defaults and whole-file validation.
+
+Owns turning a YAML document (plus ``--set`` overrides) into a checked ``Scenario``, or
+one ``ScenarioError`` line naming the field path and the bad value. Everything is checked
+before anything runs, so a bad scenario creates nothing. Called by the CLI and by tests.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, field_validator
+
+from ..api.quantity import QuantityError, parse
+from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..store.admission import BUILTIN_NAMESPACES
+from .durations import parse_duration
+
+INVARIANTS = ("noOvercommit", "noDoubleBinding")
+CHAOS_ACTIONS = ("killNode",)
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot run; the message is one line naming the field and value."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Duration(float):
+    pass
+
+
+def _duration(v: Any) -> float:
+    return parse_duration(v)
+
+
+class NodePool(_Strict):
+    namePrefix: str = "node"
+    count: int = Field(1, ge=0)
+    capacity: dict[str, Any] = Field(default_factory=dict)
+    reserved: dict[str, Any] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[dict[str, Any]] = Field(default_factory=list)
+    kubelet: dict[str, Any] = Field(default_factory=dict)
+
+
+class ClusterSpec(_Strict):
+    nodesPerHost: int = Field(0, ge=0)
+    nodes: list[NodePool] = Field(default_factory=list)
+
+
+class DeleteSpec(_Strict):
+    kind: str = "Pod"
+    namespace: str = "default"
+    name: str
+    gracePeriodSeconds: int | None = None
+
+
+class ChaosSpec(_Strict):
+    action: str
+    node: str | None = None
+
+    @field_validator("action")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in CHAOS_ACTIONS:
+            raise ValueError(f"is not a chaos action this version runs (supported: {', '.join(CHAOS_ACTIONS)})")
+        return v
+
+
+class Step(_Strict):
+    at: float
+    create: list[dict[str, Any]] = Field(default_factory=list)
+    delete: DeleteSpec | list[DeleteSpec] | None = None
+    chaos: ChaosSpec | None = None
+
+    _at = field_validator("at", mode="before")(lambda cls, v: _duration(v))
+
+    def deletes(self) -> list[DeleteSpec]:
+        if self.delete is None:
+            return []
+        return self.delete if isinstance(self.delete, list) else [self.delete]
+
+
+class PodRef(_Strict):
+    namespace: str = "default"
+    name: str | None = None
+    labelSelector: str | None = None
+
+
+class CountSpec(_Strict):
+    kind: Literal["Pod", "Node", "Event"] = "Pod"
+    phase: str | None = None
+    labelSelector: str | None = None
+    nodeName: str | None = None
+    namespace: str | None = None
+
+
+class Expectation(_Strict):
+    within: float | None = None
+    always: bool | None = None
+    at: Literal["end"] | None = None
+    # what is observed
+    pod: PodRef | None = None
+    node: str | None = None
+    event: dict[str, str] | None = None
+    count: CountSpec | None = None
+    invariant: str | None = None
+    # pod fields
+    phase: str | None = None
+    nodeName: str | None = None
+    nominatedNodeName: str | None = None
+    reason: str | None = None
+    qosClass: str | None = None
+    terminating: bool | None = None
+    absent: bool | None = None
+    # node fields
+    ready: bool | None = None
+    condition: dict[str, str] | None = None
+    taint: dict[str, str] | None = None
+    # comparators for count and event
+    equals: int | None = None
+    atLeast: int | None = None
+    atMost: int | None = None
+
+    _within = field_validator("within", mode="before")(lambda cls, v: None if v is None else _duration(v))
+
+    @field_validator("invariant")
+    @classmethod
+    def _inv(cls, v):
+        if v is not None and v not in INVARIANTS:
+            raise ValueError(f"is not an invariant (known: {', '.join(INVARIANTS)})")
+        return v
+
+    def mode(self) -> str:
+        return "within" if self.within is not None else "always" if self.always else "end"
+
+
+class ScenarioSpec(_Strict):
+    seed: int = 1
+    timeScale: float = Field(1.0, gt=0)
+    duration: float = 300.0
+    cluster: ClusterSpec = Field(default_factory=ClusterSpec)
+    objects: list[dict[str, Any]] = Field(default_factory=list)
+    timeline: list[Step] = Field(default_factory=list)
+    expect: list[Expectation] = Field(default_factory=list)
+
+    _duration_v = field_validator("duration", mode="before")(lambda cls, v: _duration(v))
+
+
+class Metadata(_Strict):
+    name: str
+    description: str = ""
+
+
+class Scenario(_Strict):
+    apiVersion: Literal["kubemu.io/v1alpha1"]
+    kind: Literal["Scenario"]
+    metadata: Metadata
+    spec: ScenarioSpec
+
+
+def load_file(path: str, overrides: list[str] = ()) -> Scenario:
+    try:
+        with open(path) as f:
+            raw = yaml.safe_load(f)
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read scenario: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ScenarioError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    return load(raw, overrides)
+
+
+def load(raw: Any, overrides: list[str] = ()) -> Scenario:
+    """Check a scenario document completely; raises ScenarioError with one line."""
+    if not isinstance(raw, dict):
+        raise ScenarioError("scenario: the document must be a mapping with apiVersion, kind, metadata and spec")
+    for item in overrides:
+        apply_override(raw, item)
+    try:
+        scenario = Scenario.model_validate(raw)
+    except PydanticError as e:
+        raise ScenarioError(_pydantic_line(e)) from None
+    _check_semantics(scenario)
+    return scenario
+
+
+def apply_override(raw: dict, item: str) -> None:
+    """``--set spec.timeScale=50``: set a dotted path (list indexes allowed) to a YAML value."""
+    if "=" not in item:
+        raise ScenarioError(f"--set: {json.dumps(item)} is not of the form key=value")
+    path, value = item.split("=", 1)
+    parts = path.split(".")
+    node: Any = raw
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        key: Any = int(part) if isinstance(node, list) and part.isdigit() else part
+        if isinstance(node, list) and (not isinstance(key, int) or key >= len(node)):
+            raise ScenarioError(f"--set: {json.dumps(path)} has no element {part}")
+        if last:
+            node[key] = yaml.safe_load(value)
+        else:
+            if isinstance(node, dict) and key not in node:
+                node[key] = {}
+            node = node[key]
+            if not isinstance(node, (dict, list)):
+                raise ScenarioError(f"--set: {json.dumps(path)} goes through a value that is not a mapping")
+
+
+def _pydantic_line(e: PydanticError) -> str:
+    err = e.errors()[0]
+    path = ""
+    for part in err["loc"]:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in ("function-after[_known(), str]",) or "[" in str(part) and "(" in str(part):
+            continue
+        else:
+            path += ("." if path else "") + str(part)
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "missing":
+        return f"{path}: Required value"
+    if err["type"] == "extra_forbidden":
+        return f"{path}: unknown field"
+    return f"{path}: {json.dumps(err.get('input'), default=str)} {msg}"
+
+
+def expand_repeats(items: list[dict], path: str) -> tuple[list[dict], list[tuple[str, dict]]]:
+    """Expand ``{repeat: N, template: MANIFEST}`` into N copies named ``<name>-0`` ... ``<name>-(N-1)``.
+
+    Returns the expanded list and (path, manifest) pairs to validate: each template once.
+    """
+    out, to_check = [], []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or "repeat" not in item:
+            out.append(item)
+            to_check.append((f"{path}[{i}]", item))
+            continue
+        extra = set(item) - {"repeat", "template"}
+        if extra:
+            raise ScenarioError(f"{path}[{i}].{sorted(extra)[0]}: unknown field (a repeat has repeat and template)")
+        n, template = item.get("repeat"), item.get("template")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ScenarioError(f"{path}[{i}].repeat: {json.dumps(n)} must be an integer >= 1")
+        if not isinstance(template, dict):
+            raise ScenarioError(f"{path}[{i}].template: Required value: the manifest to repeat")
+        to_check.append((f"{path}[{i}].template", template))
+        base = (template.get("metadata") or {}).get("name", "")
+        for k in range(n):
+            copy_ = json.loads(json.dumps(template))
+            copy_.setdefault("metadata", {})["name"] = f"{base}-{k}"
+            out.append(copy_)
+    return out, to_check
+
+
+def _check_semantics(s: Scenario) -> None:
+    spec = s.spec
+    for i, pool in enumerate(spec.cluster.nodes):
+        _check_pool(pool, f"spec.cluster.nodes[{i}]")
+    spec.objects, manifests = expand_repeats(spec.objects, "spec.objects")
+    for j, step in enumerate(spec.timeline):
+        step.create, checks = expand_repeats(step.create, f"spec.timeline[{j}].create")
+        manifests += checks
+    classes = set(SYSTEM_PRIORITY_CLASSES)
+    namespaces = set(BUILTIN_NAMESPACES)
+    for path, obj in manifests:
+        try:
+            validate(obj, path)
+        except ValidationError as e:
+            raise ScenarioError(str(e)) from None
+        if obj.get("kind") == "PriorityClass":
+            classes.add(obj["metadata"]["name"])
+        if obj.get("kind") == "Namespace":
+            namespaces.add(obj["metadata"]["name"])
+    for path, obj in manifests:
+        _check_references(path, obj, classes, namespaces)
+    for i, exp in enumerate(spec.expect):
+        _check_expectation(exp, f"spec.expect[{i}]")
+
+
+def _check_pool(pool: NodePool, path: str) -> None:
+    for field in ("capacity", "reserved"):
+        for name, q in getattr(pool, field).items():
+            try:
+                value = parse(q)
+            except QuantityError:
+                raise ScenarioError(f"{path}.{field}.{name}: {json.dumps(q)} is not a quantity") from None
+            if value < 0:
+                raise ScenarioError(f"{path}.{field}.{name}: {json.dumps(q)} must be greater than or equal to 0")
+    for name in ("cpu", "memory"):
+        if name not in pool.capacity:
+            raise ScenarioError(f"{path}.capacity.{name}: Required value: a node pool needs cpu and memory capacity")
+
+
+def _check_references(path: str, obj: dict, classes: set[str], namespaces: set[str]) -> None:
+    kind = obj.get("kind")
+    ns = (obj.get("metadata") or {}).get("namespace")
+    if ns and kind not in ("Node", "Namespace", "PriorityClass") and ns not in namespaces:
+        raise ScenarioError(f'{path}.metadata.namespace: namespaces "{ns}" not found')
+    specs = []
+    if kind == "Pod":
+        specs.append((f"{path}.spec", obj.get("spec") or {}))
+    elif kind in ("ReplicaSet", "DaemonSet"):
+        specs.append((f"{path}.spec.template.spec", ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}))
+    for spath, pspec in specs:
+        name = pspec.get("priorityClassName")
+        if name and name not in classes:
+            raise ScenarioError(f"{spath}.priorityClassName: no PriorityClass with name {name} was found")
+
+
+def _check_expectation(e: Expectation, path: str) -> None:
+    modes = [m for m in ("within", "always", "at") if getattr(e, m) not in (None, False)]
+    if len(modes) != 1:
+        raise ScenarioError(f"{path}: needs exactly one of within, always, at: end (got {modes or 'none'})")
+    subjects = [f for f in ("pod", "node", "event", "count", "invariant") if getattr(e, f) is not None]
+    if len(subjects) != 1:
+        raise ScenarioError(f"{path}: needs exactly one of pod, node, event, count, invariant (got {subjects or 'none'})")
+    if e.pod is not None and (e.pod.name is None) == (e.pod.labelSelector is None):
+        raise ScenarioError(f"{path}.pod: needs exactly one of name, labelSelector")
+    if e.count is not None or e.event is not None:
+        if sum(x is not None for x in (e.equals, e.atLeast, e.atMost)) == 0:
+            raise ScenarioError(f"{path}: a count or event expectation needs equals, atLeast or atMost")
+    if e.event is not None:
+        unknown = set(e.event) - {"reason", "object", "type", "message"}
+        if unknown:
+            raise ScenarioError(f"{path}.event.{sorted(unknown)[0]}: unknown field")

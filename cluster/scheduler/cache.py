@@ -1,0 +1,403 @@
+"""The scheduler's cache: every node with the pods placed on it, as numpy arrays.
+
+Owns what the scheduler believes is on each node: pods seen bound by the watch, and pods
+it has assumed onto a node but whose bind is not yet confirmed. Requests are summed
+incrementally into per-node arrays so that filters and scores are vector operations over
+all nodes at once. Called by ``Scheduler`` (node and pod events, assume/forget, expiry)
+and read by plugins through ``Snapshot``.
+
+Layout:
+- rows are nodes; row indices are dense ``0..N-1``. Removing a node moves the last row
+  into the freed slot (swap-remove), so the node that was last changes index. Indices are
+  therefore valid only between two node removals; nothing outside a scheduling cycle holds
+  one (assumed pods and ghosts refer to nodes by name), and the scheduler is
+  single-threaded, so no cycle ever sees a removal.
+- columns are resources: cpu (millicores), memory, ephemeral-storage, then every other
+  resource (extended, hugepages) in order of first sight, on a node or in a pod's
+  requests. Columns are never removed, so a pod's parsed column list stays valid.
+- arrays are column-major: a filter reads one resource over all nodes, which is then a
+  contiguous slice.
+
+Pods bound to a node the cache does not know (the node is not yet seen, or already
+deleted) are kept as "ghosts" under the node name and counted when the node appears.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..api.objects import name_of, namespace_of, node_name_of, priority_of, uid_of
+from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, node_allocatable, pod_nonzero_requests, pod_requests
+
+BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL)
+CPU_COL, MEMORY_COL, EPHEMERAL_COL = 0, 1, 2  # fixed positions of BASE_COLUMNS
+DEFAULT_ASSUME_TTL = 30.0  # emulated seconds an assumed pod waits for the watch to confirm its bind
+_INITIAL_ROWS = 64
+
+
+def _resources_signature(pod: dict) -> tuple:
+    """What a pod's requests depend on, compared cheaply to skip re-parsing on updates."""
+    spec = pod.get("spec") or {}
+    return (
+        tuple(c.get("resources") for c in spec.get("containers") or ()),
+        tuple((c.get("resources"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()),
+        spec.get("overhead"),
+    )
+
+
+class PodInfo:
+    """A pod with its requests parsed once; shared by the queue, the cycle and the cache."""
+
+    __slots__ = ("uid", "namespace", "name", "pod", "priority", "requests", "req_cols",
+                 "nonzero_cpu", "nonzero_mem", "_sig")
+
+    def __init__(self, pod: dict, columns: "ResourceColumns"):
+        self.uid = uid_of(pod)
+        self.namespace = namespace_of(pod)
+        self.name = name_of(pod)
+        self._sig = None
+        self.refresh(pod, columns)
+
+    def refresh(self, pod: dict, columns: "ResourceColumns") -> bool:
+        """Take the newer object; re-parse requests only if they changed. True if they did."""
+        self.pod = pod
+        self.priority = priority_of(pod)
+        sig = _resources_signature(pod)
+        if sig == self._sig:
+            return False
+        self._sig = sig
+        self.requests = {k: v for k, v in pod_requests(pod).items() if k != PODS}
+        nz = pod_nonzero_requests(pod)
+        self.nonzero_cpu = nz.get(CPU, 0)
+        self.nonzero_mem = nz.get(MEMORY, 0)
+        # Only positive requests: a zero request can never fail a fit check.
+        self.req_cols = tuple((columns.index(k), v) for k, v in self.requests.items() if v > 0)
+        return True
+
+    @property
+    def nominated_node_name(self) -> str:
+        return (self.pod.get("status") or {}).get("nominatedNodeName") or ""
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.namespace}/{self.name})"
+
+
+class ResourceColumns:
+    """Resource name -> column index; grows on first sight and tells the cache to widen."""
+
+    def __init__(self, on_new):
+        self.names: list[str] = []
+        self._index: dict[str, int] = {}
+        self._on_new = on_new
+        for name in BASE_COLUMNS:
+            self.index(name)
+
+    def index(self, name: str) -> int:
+        col = self._index.get(name)
+        if col is None:
+            col = self._index[name] = len(self.names)
+            self.names.append(name)
+            self._on_new()
+        return col
+
+    def get(self, name: str) -> int | None:
+        return self._index.get(name)
+
+
+class NodeInfo:
+    __slots__ = ("name", "index", "node", "allocatable", "pods")
+
+    def __init__(self, node: dict, index: int):
+        self.name = name_of(node)
+        self.index = index
+        self.node = node
+        self.allocatable: dict[str, int] = {}
+        self.pods: dict[str, PodInfo] = {}
+
+    @property
+    def labels(self) -> dict:
+        return (self.node.get("metadata") or {}).get("labels") or {}
+
+    @property
+    def taints(self) -> list:
+        return (self.node.get("spec") or {}).get("taints") or []
+
+
+class Snapshot:
+    """One cycle's view of the cache.
+
+    The scheduler is single-threaded and the cache only changes between cycles, so the
+    cache's arrays are the snapshot (no copy); this object just fixes ``N`` and hands out
+    ``[:N]`` views. It is rebuilt whenever the cache changes shape (node added/removed,
+    a new resource column, growth), see ``Cache.snapshot``.
+    """
+
+    __slots__ = ("num_nodes", "allocatable", "requested", "nonzero_requested", "pod_count",
+                 "allowed_pods", "node_infos", "column_names", "_columns", "_by_name")
+
+    def __init__(self, cache: "Cache"):
+        n = cache._n
+        self.num_nodes = n
+        self.allocatable = cache._alloc[:n]
+        self.requested = cache._req[:n]
+        self.nonzero_requested = cache._nonzero[:n]  # columns: cpu, memory
+        self.pod_count = cache._pod_count[:n]
+        self.allowed_pods = cache._allowed[:n]
+        self.node_infos = cache._infos
+        self.column_names = cache.columns.names
+        self._columns = cache.columns
+        self._by_name = cache._nodes
+
+    def column(self, name: str) -> int | None:
+        return self._columns.get(name)
+
+    def index_of(self, node_name: str) -> int | None:
+        ni = self._by_name.get(node_name)
+        return None if ni is None else ni.index
+
+    def node_info(self, index: int) -> NodeInfo:
+        return self.node_infos[index]
+
+    def node_name(self, index: int) -> str:
+        return self.node_infos[index].name
+
+
+class Cache:
+    def __init__(self, assume_ttl: float = DEFAULT_ASSUME_TTL):
+        self.assume_ttl = assume_ttl
+        self._n = 0
+        self._rows = _INITIAL_ROWS
+        self._alloc = np.zeros((self._rows, 0), dtype=np.int64, order="F")
+        self._req = np.zeros((self._rows, 0), dtype=np.int64, order="F")
+        self._nonzero = np.zeros((self._rows, 2), dtype=np.int64, order="F")
+        self._pod_count = np.zeros(self._rows, dtype=np.int64)
+        self._allowed = np.zeros(self._rows, dtype=np.int64)
+        self._infos: list[NodeInfo] = []
+        self._nodes: dict[str, NodeInfo] = {}
+        self._snapshot: Snapshot | None = None
+        self.columns = ResourceColumns(self._add_column)
+        # uid -> (PodInfo, node name) for every pod counted or ghosted; assumed ones also in _assumed.
+        self._placed: dict[str, tuple[PodInfo, str]] = {}
+        self._assumed: dict[str, float] = {}  # uid -> expiry, in assume order (= expiry order)
+        self._ghosts: dict[str, dict[str, PodInfo]] = {}
+
+    # ---- shape -------------------------------------------------------------------------
+
+    def _add_column(self) -> None:
+        pad = np.zeros((self._rows, 1), dtype=np.int64)
+        self._alloc = np.asfortranarray(np.hstack((self._alloc, pad)))
+        self._req = np.asfortranarray(np.hstack((self._req, pad)))
+        self._snapshot = None
+
+    def _grow_rows(self) -> None:
+        rows = self._rows * 2
+
+        def grow(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((rows,) + a.shape[1:], dtype=a.dtype, order="F")
+            out[: self._rows] = a
+            return out
+
+        self._alloc, self._req, self._nonzero = grow(self._alloc), grow(self._req), grow(self._nonzero)
+        self._pod_count, self._allowed = grow(self._pod_count), grow(self._allowed)
+        self._rows = rows
+        self._snapshot = None
+
+    def snapshot(self) -> Snapshot:
+        if self._snapshot is None:
+            self._snapshot = Snapshot(self)
+        return self._snapshot
+
+    @property
+    def num_nodes(self) -> int:
+        return self._n
+
+    # ---- nodes -------------------------------------------------------------------------
+
+    def node_info(self, name: str) -> NodeInfo | None:
+        return self._nodes.get(name)
+
+    def add_node(self, node: dict) -> set[str]:
+        """Add (or, for a known name, update) a node. Returns the changed aspects."""
+        name = name_of(node)
+        if name in self._nodes:
+            return self.update_node(node)
+        if self._n == self._rows:
+            self._grow_rows()
+        ni = NodeInfo(node, self._n)
+        self._n += 1
+        self._infos.append(ni)
+        self._nodes[name] = ni
+        self._set_allocatable(ni, node_allocatable(node))
+        for pinfo in self._ghosts.pop(name, {}).values():
+            self._attach(ni, pinfo)
+        self._snapshot = None
+        return {"added"}
+
+    def update_node(self, node: dict) -> set[str]:
+        """Replace a node's object; report which scheduling-relevant aspects changed.
+
+        Aspects: ``allocatable``, ``labels``, ``taints``, ``unschedulable``. A status-only
+        heartbeat changes none, so it must not wake unschedulable pods.
+        """
+        ni = self._nodes.get(name_of(node))
+        if ni is None:
+            return self.add_node(node)
+        old = ni.node
+        changed: set[str] = set()
+        alloc = node_allocatable(node)
+        if alloc != ni.allocatable:
+            changed.add("allocatable")
+            self._set_allocatable(ni, alloc)
+        if (old.get("metadata") or {}).get("labels") != (node.get("metadata") or {}).get("labels"):
+            changed.add("labels")
+        old_spec, new_spec = old.get("spec") or {}, node.get("spec") or {}
+        if (old_spec.get("taints") or []) != (new_spec.get("taints") or []):
+            changed.add("taints")
+        if bool(old_spec.get("unschedulable")) != bool(new_spec.get("unschedulable")):
+            changed.add("unschedulable")
+        ni.node = node
+        return changed
+
+    def _set_allocatable(self, ni: NodeInfo, alloc: dict[str, int]) -> None:
+        ni.allocatable = alloc
+        i = ni.index
+        cols = [(self.columns.index(k), v) for k, v in alloc.items() if k != PODS]
+        self._alloc[i, :] = 0  # after index(): a new column may have widened the array
+        for col, v in cols:
+            self._alloc[i, col] = v
+        # Upstream: a node without allocatable pods admits none.
+        self._allowed[i] = alloc.get(PODS, 0)
+
+    def remove_node(self, name: str) -> bool:
+        ni = self._nodes.pop(name, None)
+        if ni is None:
+            return False
+        if ni.pods:
+            self._ghosts[name] = dict(ni.pods)
+        i, last = ni.index, self._n - 1
+        if i != last:  # swap-remove: keep rows dense; the last node takes the freed index
+            moved = self._infos[last]
+            for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed):
+                a[i] = a[last]
+            moved.index = i
+            self._infos[i] = moved
+        for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed):
+            a[last] = 0
+        self._infos.pop()
+        self._n -= 1
+        self._snapshot = None
+        return True
+
+    # ---- pods --------------------------------------------------------------------------
+
+    def new_pod_info(self, pod: dict) -> PodInfo:
+        return PodInfo(pod, self.columns)
+
+    def pod_info(self, uid: str) -> PodInfo | None:
+        entry = self._placed.get(uid)
+        return None if entry is None else entry[0]
+
+    def pod_node(self, uid: str) -> str | None:
+        entry = self._placed.get(uid)
+        return None if entry is None else entry[1]
+
+    def is_assumed(self, uid: str) -> bool:
+        return uid in self._assumed
+
+    def _account(self, i: int, pinfo: PodInfo, sign: int) -> None:
+        for col, amount in pinfo.req_cols:
+            self._req[i, col] += sign * amount
+        self._nonzero[i, 0] += sign * pinfo.nonzero_cpu
+        self._nonzero[i, 1] += sign * pinfo.nonzero_mem
+        self._pod_count[i] += sign
+
+    def _attach(self, ni: NodeInfo, pinfo: PodInfo) -> None:
+        ni.pods[pinfo.uid] = pinfo
+        self._account(ni.index, pinfo, 1)
+
+    def _place(self, pinfo: PodInfo, node_name: str) -> None:
+        self._placed[pinfo.uid] = (pinfo, node_name)
+        ni = self._nodes.get(node_name)
+        if ni is None:
+            self._ghosts.setdefault(node_name, {})[pinfo.uid] = pinfo
+        else:
+            self._attach(ni, pinfo)
+
+    def _unplace(self, uid: str) -> PodInfo | None:
+        entry = self._placed.pop(uid, None)
+        if entry is None:
+            return None
+        pinfo, node_name = entry
+        ni = self._nodes.get(node_name)
+        if ni is not None and ni.pods.pop(uid, None) is not None:
+            self._account(ni.index, pinfo, -1)
+        else:
+            ghosts = self._ghosts.get(node_name)
+            if ghosts is not None:
+                ghosts.pop(uid, None)
+                if not ghosts:
+                    del self._ghosts[node_name]
+        return pinfo
+
+    def assume_pod(self, pinfo: PodInfo, node_name: str, now: float) -> None:
+        """Count ``pinfo`` on ``node_name`` before the bind is confirmed by the watch."""
+        if pinfo.uid in self._placed:
+            raise ValueError(f"pod {pinfo.namespace}/{pinfo.name} is already in the cache")
+        self._place(pinfo, node_name)
+        self._assumed[pinfo.uid] = now + self.assume_ttl
+
+    def forget_pod(self, uid: str) -> PodInfo | None:
+        """Undo an assumption (bind failed). Confirmed pods are left alone."""
+        if self._assumed.pop(uid, None) is None:
+            return None
+        return self._unplace(uid)
+
+    def add_pod(self, pod: dict) -> PodInfo:
+        """A pod seen bound by the watch: confirm an assumption, move it, or count it anew."""
+        uid, node_name = uid_of(pod), node_name_of(pod)
+        self._assumed.pop(uid, None)
+        entry = self._placed.get(uid)
+        if entry is None:
+            pinfo = self.new_pod_info(pod)
+            self._place(pinfo, node_name)
+            return pinfo
+        pinfo, old_node = entry
+        if old_node != node_name:  # assumed on one node, bound to another
+            self._unplace(uid)
+            pinfo.refresh(pod, self.columns)
+            self._place(pinfo, node_name)
+            return pinfo
+        ni = self._nodes.get(node_name)
+        old = (pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem)
+        if pinfo.refresh(pod, self.columns) and ni is not None:  # requests resized in place
+            new = (pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem)
+            pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem = old
+            self._account(ni.index, pinfo, -1)
+            pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem = new
+            self._account(ni.index, pinfo, 1)
+        return pinfo
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        """A pod deleted or terminal: release what it held. Returns it if it was counted."""
+        self._assumed.pop(uid, None)
+        return self._unplace(uid)
+
+    def cleanup(self, now: float) -> list[PodInfo]:
+        """Forget assumed pods whose bind was never confirmed within ``assume_ttl``.
+
+        Expiries are in insertion order, so the scan stops at the first live one.
+        Relies on ``now`` never going backwards, which emulated time guarantees.
+        """
+        expired = []
+        for uid, deadline in self._assumed.items():
+            if deadline > now:
+                break
+            expired.append(uid)
+        out = []
+        for uid in expired:
+            pinfo = self.forget_pod(uid)
+            if pinfo is not None:
+                out.append(pinfo)
+        return out
+
+    def assumed_count(self) -> int:
+        return len(self._assumed)

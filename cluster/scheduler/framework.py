@@ -1,0 +1,424 @@
+"""The scheduling framework: extension-point interfaces, the plugin registry, profiles.
+
+Owns the contract between the scheduler and its plugins, and the code that runs one
+profile's configured plugins at each extension point (``Framework.run_*``). The
+``Scheduler`` builds one ``Framework`` per profile and drives the cycle; plugins live in
+``plugins/`` and are found by name through a ``Registry``.
+
+Vectorised contract: Filter and Score plugins see every node at once. ``filter`` returns a
+boolean mask of feasible nodes plus, per failure reason, the mask of nodes failing for
+it; ``score`` returns an int64 array of scores for an array of candidate node indices.
+Per-node ``Status`` objects exist only when a message is asked for (``Diagnosis``).
+
+A plugin signals an internal failure by raising ``PluginError``; the framework turns it
+into an ``Error`` status carrying the plugin's name. Any other exception is a bug and
+propagates.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..api.objects import DEFAULT_SCHEDULER
+from .cache import PodInfo, Snapshot
+from .status import SKIP, SUCCESS, Code, Diagnosis, Rejection, Status
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class ClusterEvent:
+    """Names of the cluster changes that may make an unschedulable pod schedulable."""
+
+    NODE_ADD = "Node/Add"
+    NODE_ALLOCATABLE = "Node/UpdateNodeAllocatable"
+    NODE_LABEL = "Node/UpdateNodeLabel"
+    NODE_TAINT = "Node/UpdateNodeTaint"
+    ASSIGNED_POD_DELETE = "Pod/Delete"
+    UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+    WILDCARD = "*"
+
+
+class PluginError(Exception):
+    """Raised by a plugin for an internal failure; the cycle ends with an Error status."""
+
+
+class CycleState:
+    """Scratch data plugins share within one scheduling cycle, keyed by plugin-chosen keys."""
+
+    __slots__ = ("_data", "skip_filter", "skip_score")
+
+    def __init__(self):
+        self._data: dict = {}
+        self.skip_filter: set[str] = set()  # plugins whose PreFilter returned Skip
+        self.skip_score: set[str] = set()  # plugins whose PreScore returned Skip
+
+    def read(self, key):
+        return self._data.get(key)
+
+    def write(self, key, value) -> None:
+        self._data[key] = value
+
+    def clone(self) -> "CycleState":
+        out = CycleState()
+        out._data = dict(self._data)
+        out.skip_filter = set(self.skip_filter)
+        out.skip_score = set(self.skip_score)
+        return out
+
+
+# ---- extension points ------------------------------------------------------------------
+
+
+class Plugin(ABC):
+    NAME: str = ""
+    # Cluster events after which a pod this plugin rejected is worth retrying.
+    EVENTS: frozenset[str] = frozenset()
+
+
+class QueueSortPlugin(Plugin):
+    @abstractmethod
+    def sort_key(self, qpinfo) -> tuple:
+        """A key whose ascending order is the queue order (upstream's ``Less`` as a key)."""
+
+    def less(self, a, b) -> bool:
+        return self.sort_key(a) < self.sort_key(b)
+
+
+@dataclass(frozen=True)
+class PreFilterResult:
+    node_names: frozenset[str] | None = None  # None: all nodes
+
+
+class PreFilterPlugin(Plugin):
+    @abstractmethod
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
+        """Skip (no Filter needed), reject every node, or narrow the node set."""
+
+
+@dataclass
+class FilterResult:
+    feasible: np.ndarray  # bool per snapshot node
+    # (code, reason, mask of nodes failing for this reason); a node may be in several.
+    failures: list[tuple[Code, str, np.ndarray]] = field(default_factory=list)
+
+
+class FilterPlugin(Plugin):
+    @abstractmethod
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
+        """Judge every node of the snapshot at once."""
+
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    nominated_node_name: str = ""
+
+
+class PostFilterPlugin(Plugin):
+    """Runs after no node fitted (DefaultPreemption, next issue)."""
+
+    @abstractmethod
+    def post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
+                    diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+        ...
+
+
+class PreScorePlugin(Plugin):
+    @abstractmethod
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
+        """Prepare for scoring ``candidates`` (node indices); Skip disables this plugin's Score."""
+
+
+class ScorePlugin(Plugin):
+    @abstractmethod
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> np.ndarray:
+        """int64 scores aligned with ``candidates``; in [0, 100] after ``normalize``."""
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> None:
+        """Optional NormalizeScore: rescale ``scores`` in place. Overridden only when needed."""
+
+
+class ReservePlugin(Plugin):
+    @abstractmethod
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+    @abstractmethod
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+class PermitPlugin(Plugin):
+    """Approve or reject a placement. Waiting (upstream's ``Wait``) is not modelled yet."""
+
+    @abstractmethod
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+class BindPlugin(Plugin):
+    """Bind a pod. Skip passes to the next binder; when every binder skips (or none is
+    configured) the scheduler's batched API bind (``ScheduleOutput.binds``) is used."""
+
+    @abstractmethod
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+# ---- registry and profiles -------------------------------------------------------------
+
+PluginFactory = Callable[[dict, "Framework"], Plugin]
+
+
+class Registry:
+    """Plugin name -> factory(args, handle). Registering a name twice is an error."""
+
+    def __init__(self, factories: dict[str, PluginFactory] | None = None):
+        self._factories: dict[str, PluginFactory] = {}
+        for name, factory in (factories or {}).items():
+            self.register(name, factory)
+
+    def register(self, name: str, factory: PluginFactory) -> None:
+        if name in self._factories:
+            raise ValueError(f"a plugin named {name!r} is already registered")
+        self._factories[name] = factory
+
+    def merge(self, other: "Registry") -> None:
+        for name, factory in other._factories.items():
+            self.register(name, factory)
+
+    def get(self, name: str) -> PluginFactory:
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise ValueError(f"plugin {name!r} is not registered") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._factories
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plugin enabled at every extension point it implements (upstream's MultiPoint)."""
+
+    name: str
+    weight: int = 1  # Score weight; 0 is defaulted to 1 as upstream does
+    args: dict | None = None
+
+
+@dataclass(frozen=True)
+class ProfileConfig:
+    scheduler_name: str = DEFAULT_SCHEDULER
+    plugins: tuple[PluginSpec, ...] | None = None  # None: the default plugin set
+    percentage_of_nodes_to_score: int | None = None  # None: the scheduler-wide value
+
+
+# ---- running a profile -----------------------------------------------------------------
+
+
+class FilterOutcome:
+    """Feasible nodes after all Filter plugins, with rejections kept unmerged until needed.
+
+    ``pending`` holds, per plugin, its failure masks and the nodes it was the first to
+    reject; turning them into per-reason masks costs a few vector ops, which a cycle that
+    found a node never pays.
+    """
+
+    __slots__ = ("feasible", "status", "_pending")
+
+    def __init__(self, feasible: np.ndarray | None, status: Status, pending: list):
+        self.feasible = feasible
+        self.status = status
+        self._pending = pending
+
+    def rejections(self) -> list[Rejection]:
+        out = []
+        for plugin, failures, first_rejected in self._pending:
+            for code, reason, mask in failures:
+                m = mask & first_rejected
+                if m.any():
+                    out.append(Rejection(plugin, code, reason, m))
+        return out
+
+
+class Framework:
+    """One profile: its plugins instantiated and sorted by extension point."""
+
+    def __init__(self, profile: ProfileConfig, specs: tuple[PluginSpec, ...], registry: Registry):
+        self.profile_name = profile.scheduler_name
+        self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
+        self.plugins: dict[str, Plugin] = {}
+        self.queue_sort: QueueSortPlugin | None = None
+        self.pre_filter_plugins: list[PreFilterPlugin] = []
+        self.filter_plugins: list[FilterPlugin] = []
+        self.post_filter_plugins: list[PostFilterPlugin] = []
+        self.pre_score_plugins: list[PreScorePlugin] = []
+        self.score_plugins: list[tuple[ScorePlugin, int, bool]] = []  # (plugin, weight, normalizes)
+        self.reserve_plugins: list[ReservePlugin] = []
+        self.permit_plugins: list[PermitPlugin] = []
+        self.bind_plugins: list[BindPlugin] = []
+        for spec in specs:
+            self._add(spec, registry)
+        if self.queue_sort is None:
+            raise ValueError(f"profile {self.profile_name!r}: no QueueSort plugin is enabled")
+
+    def _add(self, spec: PluginSpec, registry: Registry) -> None:
+        if spec.name in self.plugins:
+            raise ValueError(f"profile {self.profile_name!r}: plugin {spec.name!r} is enabled twice")
+        plugin = registry.get(spec.name)(dict(spec.args or {}), self)
+        if plugin.NAME != spec.name:
+            raise ValueError(f"factory for {spec.name!r} built a plugin named {plugin.NAME!r}")
+        self.plugins[spec.name] = plugin
+        if isinstance(plugin, QueueSortPlugin):
+            if self.queue_sort is not None:
+                raise ValueError(f"profile {self.profile_name!r}: only one QueueSort plugin may be enabled")
+            self.queue_sort = plugin
+        for cls, bucket in ((PreFilterPlugin, self.pre_filter_plugins), (FilterPlugin, self.filter_plugins),
+                            (PostFilterPlugin, self.post_filter_plugins), (PreScorePlugin, self.pre_score_plugins),
+                            (ReservePlugin, self.reserve_plugins), (PermitPlugin, self.permit_plugins),
+                            (BindPlugin, self.bind_plugins)):
+            if isinstance(plugin, cls):
+                bucket.append(plugin)
+        if isinstance(plugin, ScorePlugin):
+            normalizes = type(plugin).normalize is not ScorePlugin.normalize
+            self.score_plugins.append((plugin, spec.weight or 1, normalizes))
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def cluster_events(self) -> dict[str, set[str]]:
+        """Event -> names of the plugins that registered interest (EnqueueExtensions)."""
+        out: dict[str, set[str]] = {}
+        for name, plugin in self.plugins.items():
+            for ev in plugin.EVENTS:
+                out.setdefault(ev, set()).add(name)
+        return out
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, np.ndarray | None]:
+        """Returns the first non-success status, or success with the allowed-node mask (None = all)."""
+        names: frozenset[str] | None = None
+        narrowing: list[str] = []
+        for p in self.pre_filter_plugins:
+            try:
+                status, result = p.pre_filter(state, pod, snap)
+            except PluginError as exc:
+                return Status.error(f'running PreFilter plugin "{p.NAME}": {exc}', p.NAME), None
+            if status.is_skip():
+                state.skip_filter.add(p.NAME)
+                continue
+            if not status.is_success():
+                return status.with_plugin(p.NAME), None
+            if result is None or result.node_names is None:
+                continue
+            narrowing.append(p.NAME)
+            names = result.node_names if names is None else names & result.node_names
+            if not names:
+                msg = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1
+                       else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously")
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.NAME), None
+        if names is None:
+            return SUCCESS, None
+        mask = np.zeros(snap.num_nodes, dtype=bool)
+        for name in names:
+            i = snap.index_of(name)
+            if i is not None:  # a PreFilterResult may name nodes that do not exist
+                mask[i] = True
+        return SUCCESS, mask
+
+    def run_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
+                   allowed: np.ndarray | None = None) -> FilterOutcome:
+        feasible = allowed
+        pending = []
+        for p in self.filter_plugins:
+            if p.NAME in state.skip_filter:
+                continue
+            try:
+                res = p.filter(state, pod, snap)
+            except PluginError as exc:
+                return FilterOutcome(None, Status.error(f'running "{p.NAME}" filter plugin: {exc}', p.NAME), pending)
+            if feasible is None:
+                first_rejected, feasible = ~res.feasible, res.feasible
+            else:
+                first_rejected, feasible = feasible & ~res.feasible, feasible & res.feasible
+            if res.failures:
+                pending.append((p.NAME, res.failures, first_rejected))
+        if feasible is None:
+            feasible = np.ones(snap.num_nodes, dtype=bool)
+        return FilterOutcome(feasible, SUCCESS, pending)
+
+    def run_post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
+                        diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+        reasons: list[str] = []
+        for p in self.post_filter_plugins:
+            try:
+                result, status = p.post_filter(state, pod, snap, diagnosis)
+            except PluginError as exc:
+                return None, Status.error(f'running PostFilter plugin "{p.NAME}": {exc}', p.NAME)
+            if status.is_success():
+                return result, status.with_plugin(p.NAME)
+            if not status.is_rejected():
+                return None, status.with_plugin(p.NAME)
+            reasons.extend(status.reasons)
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons))
+
+    def run_score(self, state: CycleState, pod: PodInfo, snap: Snapshot,
+                  candidates: np.ndarray) -> tuple[np.ndarray | None, Status]:
+        """PreScore, Score and NormalizeScore; returns the weighted total per candidate."""
+        p = None
+        try:
+            for p in self.pre_score_plugins:
+                status = p.pre_score(state, pod, snap, candidates)
+                if status.is_skip():
+                    state.skip_score.add(p.NAME)
+                elif not status.is_success():
+                    return None, status.with_plugin(p.NAME)
+            total = np.zeros(len(candidates), dtype=np.int64)
+            for p, weight, normalizes in self.score_plugins:
+                if p.NAME in state.skip_score:
+                    continue
+                scores = p.score(state, pod, snap, candidates)
+                if normalizes:
+                    p.normalize(state, pod, scores)
+                lo, hi = int(scores.min()), int(scores.max())
+                if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
+                    bad = lo if lo < MIN_NODE_SCORE else hi
+                    return None, Status.error(
+                        f"plugin {p.NAME!r} returns an invalid score {bad}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", p.NAME)
+                total += scores * weight if weight != 1 else scores
+        except PluginError as exc:
+            return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
+        return total, SUCCESS
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for i, p in enumerate(self.reserve_plugins):
+            status = p.reserve(state, pod, node_name)
+            if not status.is_success():
+                self.run_unreserve(state, pod, node_name, upto=i + 1)
+                return status.with_plugin(p.NAME)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str, upto: int | None = None) -> None:
+        plugins = self.reserve_plugins if upto is None else self.reserve_plugins[:upto]
+        for p in reversed(plugins):  # undo in reverse order, as upstream
+            p.unreserve(state, pod, node_name)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for p in self.permit_plugins:
+            status = p.permit(state, pod, node_name)
+            if not status.is_success():
+                return status.with_plugin(p.NAME)
+        return SUCCESS
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Success if a plugin bound the pod; Skip if the scheduler's batched bind should."""
+        for p in self.bind_plugins:
+            status = p.bind(state, pod, node_name)
+            if not status.is_skip():
+                return status.with_plugin(p.NAME)
+        return SKIP

@@ -1,0 +1,399 @@
+"""The scheduler: informer events in, scheduling decisions out.
+
+Owns the scheduling cycle (upstream ``schedule_one.go``): pop a pod, filter all nodes,
+pick the feasible nodes the way upstream's round-robin search would, score them, choose
+one, assume it in the cache and emit a bind. Failures become a PodScheduled=False
+condition and a FailedScheduling event. Called by the scheduler actor shell, which feeds
+watch events to ``on_node``/``on_pod``, calls ``schedule`` in a loop, sends the returned
+binds/conditions/events to the apiserver in batches, and reports bind failures back
+through ``on_bind_failed``. Pure Python: time comes in as ``now`` (emulated seconds).
+
+Determinism: where upstream is random (ties between equally scored nodes) a
+``random.Random(seed)`` picks uniformly among the tied nodes, in the order the search
+found them; the RNG is consulted only when there is a tie, so a replay with the same
+seed and the same inputs makes the same choices.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..api.events import make_event
+from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_name_of, uid_of
+from ..clock import rfc3339
+from .cache import DEFAULT_ASSUME_TTL, Cache
+from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
+from .plugins import DEFAULT_PLUGINS, default_registry
+from .queue import DEFAULT_MAX_IN_UNSCHEDULABLE, QueuedPodInfo, SchedulingQueue
+from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
+
+_NODE_CHANGE_EVENTS = (  # cache aspect -> cluster event, in upstream's order
+    ("allocatable", ClusterEvent.NODE_ALLOCATABLE),
+    ("labels", ClusterEvent.NODE_LABEL),
+    ("taints", ClusterEvent.NODE_TAINT),
+    ("unschedulable", ClusterEvent.NODE_TAINT),
+)
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    profiles: tuple[ProfileConfig, ...] = (ProfileConfig(),)
+    percentage_of_nodes_to_score: int = 0  # 0: upstream's adaptive percentage
+    assume_ttl: float = DEFAULT_ASSUME_TTL
+    pod_max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE
+    registry: Registry | None = None  # out-of-tree plugins, merged into the default registry
+
+    def __post_init__(self):
+        pcts = [self.percentage_of_nodes_to_score] + [p.percentage_of_nodes_to_score for p in self.profiles]
+        for pct in pcts:
+            if pct is not None and not 0 <= pct <= 100:
+                raise ValueError(f"percentageOfNodesToScore: {pct!r} must be between 0 and 100")
+        if not self.profiles:
+            raise ValueError("profiles: at least one profile is required")
+
+
+@dataclass
+class ScheduleOutput:
+    binds: list[tuple[str, str, str, str]] = field(default_factory=list)  # (ns, name, uid, node)
+    pod_conditions: list[tuple[str, str, str, dict]] = field(default_factory=list)  # (ns, name, uid, cond)
+    events: list[dict] = field(default_factory=list)
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes the search collects before it stops (upstream's formula)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def rotated_take(feasible: np.ndarray, start: int, k: int) -> tuple[np.ndarray, int]:
+    """Emulate upstream's search over ``feasible`` from ``start``, wrapping around.
+
+    Returns the positions of the first ``k`` feasible entries in search order and the
+    number of entries the search processed. Upstream stops when it finds a ``k+1``-th
+    feasible node (which it drops), so it has processed every entry before that one;
+    with ``k`` or fewer feasible entries it processes all of them.
+    """
+    n = len(feasible)
+    idx = np.flatnonzero(feasible)
+    split = int(np.searchsorted(idx, start))
+    if len(idx) <= k:
+        return np.concatenate((idx[split:], idx[:split])), n
+    tail = len(idx) - split
+    if tail > k:
+        return idx[split:split + k], int(idx[split + k]) - start
+    order = np.concatenate((idx[split:], idx[:k - tail]))
+    return order, (int(idx[k - tail]) - start) % n
+
+
+def truncate_message(message: str) -> str:
+    if len(message) <= EVENT_NOTE_LIMIT:
+        return message
+    return message[: EVENT_NOTE_LIMIT - 4] + " ..."
+
+
+class Scheduler:
+    """One scheduler (all its profiles) over one cache and one queue. Single-threaded."""
+
+    def __init__(self, config: SchedulerConfig | None = None, seed: int = 0):
+        self.config = config = config or SchedulerConfig()
+        registry = default_registry()
+        if config.registry is not None:
+            registry.merge(config.registry)
+        self.frameworks: dict[str, Framework] = {}
+        for profile in config.profiles:
+            if profile.scheduler_name in self.frameworks:
+                raise ValueError(f"profiles: schedulerName {profile.scheduler_name!r} is used twice")
+            self.frameworks[profile.scheduler_name] = Framework(profile, profile.plugins or DEFAULT_PLUGINS, registry)
+        fwks = list(self.frameworks.values())
+        if len({f.queue_sort.NAME for f in fwks}) > 1:
+            raise ValueError("profiles: all profiles must use the same QueueSort plugin")
+        event_map: dict[str, set[str]] = {}
+        for f in fwks:
+            for ev, names in f.cluster_events().items():
+                event_map.setdefault(ev, set()).update(names)
+        self.cache = Cache(config.assume_ttl)
+        self.queue = SchedulingQueue(fwks[0].queue_sort, event_map, config.pod_max_in_unschedulable_seconds)
+        self.next_start_node_index = 0
+        self._rng = random.Random(seed)
+        self._binding: dict[str, QueuedPodInfo] = {}  # assumed pods whose bind is in flight
+        self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
+        self.stats = {"attempts": 0, "scheduled": 0, "unschedulable": 0, "errors": 0,
+                      "bindFailures": 0, "bindConflicts": 0}
+
+    # ---- informer events ---------------------------------------------------------------
+
+    def on_node(self, event_type: str, node: dict, now: float) -> None:
+        if event_type == "DELETED":
+            self.cache.remove_node((node.get("metadata") or {}).get("name", ""))
+            return
+        changed = self.cache.add_node(node)
+        if "added" in changed:
+            self.queue.move_all_to_active(ClusterEvent.NODE_ADD, now)
+            return
+        done = set()
+        for aspect, event in _NODE_CHANGE_EVENTS:
+            if aspect in changed and event not in done:
+                done.add(event)
+                self.queue.move_all_to_active(event, now)
+
+    def on_pod(self, event_type: str, pod: dict, now: float) -> None:
+        uid = uid_of(pod)
+        if node_name_of(pod):
+            self._on_assigned_pod(event_type, pod, uid, now)
+        else:
+            self._on_unassigned_pod(event_type, pod, uid, now)
+
+    def _on_assigned_pod(self, event_type: str, pod: dict, uid: str, now: float) -> None:
+        self.queue.delete(uid)  # bound by someone else while pending
+        self._binding.pop(uid, None)
+        # The upstream informer excludes terminal pods, so turning terminal reads as a delete.
+        if event_type == "DELETED" or is_terminal(pod):
+            if self.cache.remove_pod(uid) is not None:
+                self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
+            return
+        self.cache.add_pod(pod)
+
+    def _responsible_for(self, pod: dict) -> bool:
+        return ((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) in self.frameworks
+
+    def _on_unassigned_pod(self, event_type: str, pod: dict, uid: str, now: float) -> None:
+        if event_type == "DELETED" or is_terminal(pod) or is_terminating(pod) or not self._responsible_for(pod):
+            self.queue.delete(uid)
+            self._binding.pop(uid, None)
+            if self.cache.forget_pod(uid) is not None:  # deleted while its bind was in flight
+                self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
+            return
+        if self.cache.is_assumed(uid):
+            # Upstream skips updates of assumed pods; keep the newest object for a requeue.
+            self.cache.pod_info(uid).pod = pod
+            return
+        qp = self.queue.get(uid)
+        if qp is None:
+            self.queue.add(self.cache.new_pod_info(pod), now)
+            return
+        old = qp.pinfo.pod
+        qp.pinfo.refresh(pod, self.cache.columns)
+        self.queue.update(qp, old, now)
+
+    def on_bind_failed(self, namespace: str, name: str, uid: str, reason: str, conflict: bool, now: float) -> None:
+        """The apiserver refused a bind. ``conflict``: the pod is already bound or gone.
+
+        The assumption is forgotten (waking pods its resources may now fit) and, unless
+        ``conflict``, the pod is tried again. Its FailedScheduling event (and, unless
+        ``conflict``, its SchedulerError condition) come out of the next ``schedule`` call.
+        """
+        self.stats["bindConflicts" if conflict else "bindFailures"] += 1
+        node_name = self.cache.pod_node(uid)
+        qp = self._binding.pop(uid, None)
+        pinfo = self.cache.forget_pod(uid)
+        if pinfo is None or qp is None:
+            return  # confirmed, deleted or expired meanwhile: nothing is held for it any more
+        fwk = self._framework_for(pinfo.pod)
+        if fwk is not None:
+            fwk.run_unreserve(CycleState(), pinfo, node_name)
+        # What the pod held is free again, as if an assigned pod had been deleted.
+        self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
+        component = fwk.profile_name if fwk is not None else DEFAULT_SCHEDULER
+        self._carry.events.append(make_event(pinfo.pod, "FailedScheduling", truncate_message(reason), now,
+                                             type="Warning", component=component))
+        if conflict:
+            return
+        self._record_condition(pinfo.pod, "SchedulerError", reason, now, self._carry)
+        self.queue.requeue_after_error(qp, now)
+
+    def pending_count(self) -> int:
+        return len(self.queue)
+
+    def active_count(self) -> int:
+        """Pods ready for a scheduling attempt now (the actor polls without waiting while > 0)."""
+        return self.queue.active_count()
+
+    def _framework_for(self, pod: dict) -> Framework | None:
+        return self.frameworks.get((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER)
+
+    # ---- the loop ----------------------------------------------------------------------
+
+    def schedule(self, now: float, max_pods: int = 1000) -> ScheduleOutput:
+        """Run housekeeping due at ``now``, then up to ``max_pods`` scheduling cycles."""
+        out, self._carry = self._carry, ScheduleOutput()
+        self._expire_assumed(now)
+        self.queue.flush(now)
+        for _ in range(max_pods):
+            qp = self.queue.pop()
+            if qp is None:
+                break
+            self._schedule_one(qp, now, out)
+        return out
+
+    def _expire_assumed(self, now: float) -> None:
+        expired = self.cache.cleanup(now)
+        for pinfo in expired:
+            qp = self._binding.pop(pinfo.uid, None)
+            # The watch never confirmed the bind, and the pod was neither deleted nor seen
+            # bound: as far as we know it is still pending, so it is tried again. (Upstream
+            # only forgets; its bind result always arrives, an actor's reply may not.)
+            if qp is not None:
+                self.queue.requeue_after_error(qp, now)
+        if expired:
+            self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
+
+    def _schedule_one(self, qp: QueuedPodInfo, now: float, out: ScheduleOutput) -> None:
+        fwk = self._framework_for(qp.pinfo.pod)
+        if fwk is None:  # its schedulerName changed after it was queued
+            return
+        self.stats["attempts"] += 1
+        state = CycleState()
+        cycle = self.queue.scheduling_cycle
+        index, status, diagnosis = self._schedule_pod(fwk, state, qp.pinfo)
+        if index is None:
+            self._handle_failure(fwk, qp, status, diagnosis, cycle, now, out)
+            return
+        node_name = self.cache.snapshot().node_name(index)
+        self._assume_and_bind(fwk, state, qp, node_name, cycle, now, out)
+
+    # ---- one cycle ---------------------------------------------------------------------
+
+    def _schedule_pod(self, fwk: Framework, state: CycleState, pinfo) -> tuple[int | None, Status, Diagnosis | None]:
+        """Pick a node index, or explain why none (a Diagnosis for rejections)."""
+        snap = self.cache.snapshot()
+        n = snap.num_nodes
+        if n == 0:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)), None
+        status, allowed = fwk.run_pre_filter(state, pinfo, snap)
+        if not status.is_success():
+            if not status.is_rejected():
+                return None, status, None
+            diag = Diagnosis(n, pre_filter_msg=status.message())
+            if status.plugin:
+                diag.unschedulable_plugins.add(status.plugin)
+            return None, status, diag
+        outcome = fwk.run_filter(state, pinfo, snap, allowed)
+        if not outcome.status.is_success():
+            return None, outcome.status, None
+        feasible = outcome.feasible
+        nominated = snap.index_of(pinfo.nominated_node_name) if pinfo.nominated_node_name else None
+        if nominated is not None:
+            # Upstream first searches the one-node list [nominated], which leaves its start
+            # index at (start + 1) % 1 == 0 whatever the outcome.
+            self.next_start_node_index = 0
+            if feasible[nominated]:
+                return nominated, SUCCESS, None
+        search = None if allowed is None else np.flatnonzero(allowed)
+        in_search = feasible if search is None else feasible[search]
+        positions = self._search(fwk, in_search)
+        if len(positions) == 0:
+            diag = Diagnosis(n, rejections=outcome.rejections(), absent=None if allowed is None else ~allowed)
+            diag.unschedulable_plugins = {r.plugin for r in diag.rejections}
+            return None, Status(Code.UNSCHEDULABLE), diag
+        candidates = positions if search is None else search[positions]
+        if len(candidates) == 1:
+            return int(candidates[0]), SUCCESS, None
+        total, status = fwk.run_score(state, pinfo, snap, candidates)
+        if not status.is_success():
+            return None, status, None
+        return int(candidates[self._select_host(total)]), SUCCESS, None
+
+    def _search(self, fwk: Framework, feasible: np.ndarray) -> np.ndarray:
+        """Positions in ``feasible`` the round-robin search collects; advances its start."""
+        m = len(feasible)
+        if m == 0:
+            return np.empty(0, dtype=np.intp)
+        pct = fwk.percentage_of_nodes_to_score
+        pct = self.config.percentage_of_nodes_to_score if pct is None else pct
+        k = num_feasible_nodes_to_find(pct, m) if fwk.has_score_plugins() else 1
+        start = self.next_start_node_index % m
+        positions, processed = rotated_take(feasible, start, k)
+        self.next_start_node_index = (start + processed) % m
+        return positions
+
+    def _select_host(self, total: np.ndarray) -> int:
+        """Position of the best total; a tie is broken by the seeded RNG, uniformly."""
+        tied = np.flatnonzero(total == total.max())
+        if len(tied) == 1:
+            return int(tied[0])
+        return int(tied[self._rng.randrange(len(tied))])
+
+    def _assume_and_bind(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, node_name: str,
+                         cycle: int, now: float, out: ScheduleOutput) -> None:
+        pinfo = qp.pinfo
+        self.cache.assume_pod(pinfo, node_name, now)
+        # nominator seam: DeleteNominatedPodIfExists(pod) once the pod is assumed.
+        status = fwk.run_reserve(state, pinfo, node_name)  # unreserves itself on failure
+        bind_failed = False
+        if status.is_success():
+            status = fwk.run_permit(state, pinfo, node_name)
+            if status.is_success():
+                status = fwk.run_bind(state, pinfo, node_name)
+                bind_failed = not (status.is_success() or status.is_skip())
+            if not (status.is_success() or status.is_skip()):
+                fwk.run_unreserve(state, pinfo, node_name)
+        if not (status.is_success() or status.is_skip()):
+            self.cache.forget_pod(pinfo.uid)
+            if bind_failed:
+                self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
+            self._handle_failure(fwk, qp, status, _single_node_diagnosis(status), cycle, now, out)
+            return
+        if status.is_skip():  # no Bind plugin took it: the actor binds it in a batch
+            out.binds.append((pinfo.namespace, pinfo.name, pinfo.uid, node_name))
+        self._binding[pinfo.uid] = qp
+        self.stats["scheduled"] += 1
+        # Upstream records Scheduled after the bind call returns; the bind is the actor's
+        # now, so the event travels in the same batch as the bind.
+        out.events.append(make_event(
+            pinfo.pod, "Scheduled", f"Successfully assigned {pinfo.namespace}/{pinfo.name} to {node_name}",
+            now, component=fwk.profile_name))
+
+    def _handle_failure(self, fwk: Framework, qp: QueuedPodInfo, status: Status, diag: Diagnosis | None,
+                        cycle: int, now: float, out: ScheduleOutput) -> None:
+        pinfo = qp.pinfo
+        if status.is_rejected():
+            self.stats["unschedulable"] += 1
+            # PostFilter seam: DefaultPreemption (next issue) runs here when
+            # fwk.has_post_filter_plugins(), filling diag.post_filter_msg and nominating a node.
+            message = fit_error_message(diag) if diag is not None else status.message()
+            qp.unschedulable_plugins = set(diag.unschedulable_plugins) if diag is not None else set()
+            reason = "Unschedulable"
+            self.queue.add_unschedulable_if_not_present(qp, now, cycle)
+        else:
+            self.stats["errors"] += 1
+            message, reason = status.message(), "SchedulerError"
+            self.queue.requeue_after_error(qp, now)
+        out.events.append(make_event(pinfo.pod, "FailedScheduling", truncate_message(message), now,
+                                     type="Warning", component=fwk.profile_name))
+        self._record_condition(pinfo.pod, reason, message, now, out)
+
+    @staticmethod
+    def _record_condition(pod: dict, reason: str, message: str, now: float, out: ScheduleOutput) -> None:
+        """PodScheduled=False, unless the pod already carries exactly that (upstream skips
+        the API write then, and keeps lastTransitionTime while the status stays False)."""
+        old = next((c for c in (pod.get("status") or {}).get("conditions") or ()
+                    if c.get("type") == "PodScheduled"), None)
+        was_false = old is not None and old.get("status") == "False"
+        if was_false and old.get("reason") == reason and old.get("message") == message:
+            return
+        since = old.get("lastTransitionTime") if was_false and old.get("lastTransitionTime") else rfc3339(now)
+        meta = pod.get("metadata") or {}
+        cond = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
+                "lastTransitionTime": since}
+        out.pod_conditions.append((meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""), cond))
+
+
+def _single_node_diagnosis(status: Status) -> Diagnosis | None:
+    """A Reserve/Permit rejection reads as a FitError over the one chosen node, as upstream."""
+    if not status.is_rejected():
+        return None
+    one = np.ones(1, dtype=bool)
+    diag = Diagnosis(1, rejections=[Rejection(status.plugin, status.code, r, one) for r in status.reasons])
+    if status.plugin:
+        diag.unschedulable_plugins.add(status.plugin)
+    return diag

@@ -1,0 +1,138 @@
+"""Admission: what the apiserver does to an object before it is stored.
+
+Owns defaulting (uid, timestamps, pod defaults, requests from limits), Priority admission
+(reference §10.3) and DefaultTolerationSeconds. The apiserver logic calls ``admit_create``
+for every create; validation (``cluster/api/validation.py``) runs first, so admission only
+sees well-formed objects. Failures raise ``APIError`` subclasses with upstream messages.
+"""
+from __future__ import annotations
+
+import random
+import uuid
+
+from ..api.objects import DEFAULT_SCHEDULER, namespaced
+from ..clock import rfc3339
+from ..kubelet.qos import pod_qos_class
+from .errors import Forbidden, NotFound
+
+DEFAULT_GRACE_SECONDS = 30
+DEFAULT_TOLERATION_SECONDS = 300
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class Admission:
+    """Admission state: the uid generator and read access to PriorityClasses."""
+
+    def __init__(self, store, seed: int = 0):
+        self._store = store
+        self._rng = random.Random(seed)
+
+    def new_uid(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def admit_create(self, kind: str, obj: dict, now: float) -> None:
+        m = obj.setdefault("metadata", {})
+        if namespaced(kind):
+            m.setdefault("namespace", "default")
+            if self._store.get("Namespace", "", m["namespace"]) is None:
+                raise NotFound(f'namespaces "{m["namespace"]}" not found')
+        else:
+            m.pop("namespace", None)
+        m["uid"] = self.new_uid()
+        m["creationTimestamp"] = rfc3339(now)
+        for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
+            m.pop(field, None)
+        if kind == "Pod":
+            self._admit_pod(obj)
+        elif kind == "PriorityClass":
+            self._admit_priority_class(obj)
+
+    # -- pods ---------------------------------------------------------------------------
+    def _admit_pod(self, pod: dict) -> None:
+        spec = pod["spec"]
+        spec.setdefault("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
+        spec.setdefault("restartPolicy", "Always")
+        spec.setdefault("schedulerName", DEFAULT_SCHEDULER)
+        spec.setdefault("dnsPolicy", "ClusterFirst")
+        for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
+            _default_requests_from_limits(c)
+        self._admit_priority(pod)
+        _default_toleration_seconds(spec)
+        pod["status"] = {"phase": "Pending", "qosClass": pod_qos_class(pod)}
+
+    def _admit_priority(self, pod: dict) -> None:
+        spec = pod["spec"]
+        class_name = spec.get("priorityClassName") or ""
+        if not class_name:
+            default = self.default_priority_class()
+            name = default["metadata"]["name"] if default else ""
+            value = default["value"] if default else 0
+            policy = (default or {}).get("preemptionPolicy", "PreemptLowerPriority")
+            if name:
+                spec["priorityClassName"] = name
+        else:
+            pc = self._store.get("PriorityClass", "", class_name)
+            if pc is None:
+                raise Forbidden(f"no PriorityClass with name {class_name} was found")
+            name, value = class_name, pc["value"]
+            policy = pc.get("preemptionPolicy", "PreemptLowerPriority")
+        given = spec.get("priority")
+        if given is not None and given != value:
+            raise Forbidden(
+                f"the integer value of priority ({given}) must not be provided in pod spec; "
+                f"priority admission controller computed {value} from the given PriorityClass name"
+            )
+        spec["priority"] = value
+        given_policy = spec.get("preemptionPolicy")
+        if given_policy is not None and given_policy != policy:
+            raise Forbidden(
+                f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod "
+                f"spec; priority admission controller computed {policy} from the given PriorityClass name"
+            )
+        spec["preemptionPolicy"] = policy
+
+    def default_priority_class(self) -> dict | None:
+        """The globalDefault class with the lowest value (upstream's rule for races)."""
+        defaults = [pc for pc in self._store.objects("PriorityClass") if pc.get("globalDefault")]
+        return min(defaults, key=lambda pc: pc["value"]) if defaults else None
+
+    # -- priority classes ---------------------------------------------------------------
+    def _admit_priority_class(self, pc: dict) -> None:
+        pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        if pc.get("globalDefault"):
+            existing = self.default_priority_class()
+            if existing is not None and existing["metadata"]["name"] != pc["metadata"]["name"]:
+                raise Forbidden(
+                    f"PriorityClass {existing['metadata']['name']} is already marked as default. "
+                    "Only one default can exist"
+                )
+
+
+def _default_requests_from_limits(container: dict) -> None:
+    res = container.get("resources")
+    if not res or not res.get("limits"):
+        return
+    requests = res.setdefault("requests", {})
+    for name, q in res["limits"].items():
+        requests.setdefault(name, q)
+
+
+def _default_toleration_seconds(spec: dict) -> None:
+    """DefaultTolerationSeconds: tolerate not-ready/unreachable NoExecute for 300 s."""
+    tolerations = spec.setdefault("tolerations", [])
+    for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
+        if any(_tolerates_no_execute(t, key) for t in tolerations):
+            continue
+        tolerations.append(
+            {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+        )
+
+
+def _tolerates_no_execute(t: dict, key: str) -> bool:
+    if t.get("effect") not in (None, "", "NoExecute"):
+        return False
+    if t.get("key") in (None, ""):
+        return t.get("operator") == "Exists"
+    return t.get("key") == key

@@ -1,0 +1,254 @@
+"""The apiserver's logic: every write the emulated control plane makes goes through here.
+
+Owns validation-then-admission on create, optimistic concurrency on update, the pod
+status and binding subresources, Lease renewals, and graceful deletion exactly as
+reference §8 describes. It holds the ``Store``; the apiserver actor is a thin shell that
+decodes batches, calls these methods with the emulated ``now`` and wakes watchers.
+
+Writes come in batches (DESIGN §2.4): each batch method returns one result per item,
+``None`` for success or an ``(code, reason, message)`` tuple, so one bad item never fails
+its neighbours.
+
+Graceful deletion of a pod (reference §8.1-8.3), as a state table:
+
+| pod state                         | DELETE with grace g                | result                   |
+|-----------------------------------|------------------------------------|--------------------------|
+| unbound, or Succeeded/Failed      | any                                | removed now              |
+| bound, not terminating            | g (default spec grace, 30) == 0    | removed now              |
+| bound, not terminating            | g > 0                              | deletionTimestamp=now+g  |
+| terminating with grace c > 0      | g < c                              | deadline shortened to g  |
+| terminating with grace c > 0      | g >= c or no g                     | unchanged (pending)      |
+| terminating, then g == 0          | (the kubelet's confirm)            | removed now              |
+"""
+from __future__ import annotations
+
+import copy
+
+from ..api.objects import KINDS, NODE_LEASE_NAMESPACE, set_condition
+from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..clock import from_rfc3339, rfc3339
+from .admission import BUILTIN_NAMESPACES, Admission
+from .errors import AlreadyExists, APIError, Conflict, Forbidden, Invalid, NotFound
+from .store import DEFAULT_WINDOW, Store
+
+Result = tuple[int, str, str] | None
+LEASE_DURATION_SECONDS = 40
+
+
+class APIServer:
+    def __init__(self, seed: int = 0, window: int = DEFAULT_WINDOW, store: Store | None = None):
+        self.store = store or Store(window=window)
+        self.admission = Admission(self.store, seed)
+        if store is None:
+            self._bootstrap()
+
+    def _bootstrap(self) -> None:
+        for ns in BUILTIN_NAMESPACES:
+            self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, 0.0)
+        for name, value in SYSTEM_PRIORITY_CLASSES.items():
+            pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}}
+            pc.update(value=value, globalDefault=False, description=_SYSTEM_DESCRIPTIONS[name])
+            self.create(pc, 0.0)
+
+    # -- create / update ------------------------------------------------------------------
+    def create(self, obj: dict, now: float) -> dict:
+        """Validate, admit and store one object; returns the stored object."""
+        try:
+            validate(obj)
+        except ValidationError as e:
+            raise Invalid(str(e)) from None
+        obj = copy.deepcopy(obj)
+        kind = obj["kind"]
+        self.admission.admit_create(kind, obj, now)
+        m = obj["metadata"]
+        if "name" not in m:
+            m["name"] = m.pop("generateName", "obj-") + m["uid"][:5]
+        if self.store.get(kind, m.get("namespace", ""), m["name"]) is not None:
+            raise AlreadyExists(f'{_resource(kind)} "{m["name"]}" already exists')
+        self.store.put(kind, obj, "ADDED")
+        return obj
+
+    def create_many(self, objs: list[dict], now: float) -> list[Result]:
+        return [self._try(self.create, o, now) for o in objs]
+
+    def update(self, obj: dict, now: float) -> dict:
+        """Replace an object's spec and metadata; a stale resourceVersion is a Conflict."""
+        kind, m = obj.get("kind", ""), obj.get("metadata") or {}
+        current = self._get(kind, m.get("namespace", ""), m.get("name", ""))
+        rv = m.get("resourceVersion")
+        if rv and rv != current["metadata"]["resourceVersion"]:
+            raise Conflict(
+                f'Operation cannot be fulfilled on {_resource(kind)} "{m["name"]}": the object has been '
+                "modified; please apply your changes to the latest version and try again"
+            )
+        try:
+            validate(obj)
+        except ValidationError as e:
+            raise Invalid(str(e)) from None
+        new = copy.deepcopy(obj)
+        for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "namespace"):
+            if field in current["metadata"]:
+                new["metadata"][field] = current["metadata"][field]
+        if kind == "Pod":
+            new["status"] = current.get("status", {})
+            if (current["spec"].get("nodeName") or "") != (new["spec"].get("nodeName") or ""):
+                raise Invalid("spec.nodeName: Forbidden: may not be changed by an update; use the binding subresource")
+        if _finalized(new):
+            self.store.remove(kind, new["metadata"].get("namespace", ""), new["metadata"]["name"])
+            return new
+        self.store.put(kind, new, "MODIFIED")
+        return new
+
+    # -- subresources ---------------------------------------------------------------------
+    def update_status(self, kind: str, items: list[tuple[str, str, str, dict]], now: float) -> list[Result]:
+        """Replace ``status`` of each (namespace, name, uid, status); a uid mismatch is a Conflict."""
+        return [self._try(self._set_status, kind, *item) for item in items]
+
+    def _set_status(self, kind: str, ns: str, name: str, uid: str, status: dict) -> None:
+        obj = self._get(kind, ns, name)
+        _check_uid(obj, uid)
+        obj["status"] = status
+        self.store.put(kind, obj, "MODIFIED")
+
+    def patch_conditions(self, items: list[tuple[str, str, str, dict]], now: float) -> list[Result]:
+        """Merge one pod condition each (the scheduler's PodScheduled=False writes)."""
+        return [self._try(self._patch_condition, *item) for item in items]
+
+    def _patch_condition(self, ns: str, name: str, uid: str, cond: dict) -> None:
+        pod = self._get("Pod", ns, name)
+        _check_uid(pod, uid)
+        set_condition(pod.setdefault("status", {}), cond)
+        self.store.put("Pod", pod, "MODIFIED")
+
+    def bind(self, items: list[tuple[str, str, str, str]], now: float) -> list[Result]:
+        """The binding subresource: set spec.nodeName once; a second bind is a Conflict."""
+        return [self._try(self._bind_one, *item, now) for item in items]
+
+    def _bind_one(self, ns: str, name: str, uid: str, node: str, now: float) -> None:
+        pod = self._get("Pod", ns, name)
+        _check_uid(pod, uid)
+        if pod["metadata"].get("deletionTimestamp"):
+            raise Conflict(f"pod {name} is being deleted, cannot be assigned to a host")
+        current = pod["spec"].get("nodeName")
+        if current:
+            raise Conflict(f'pod {name} is already assigned to node "{current}"')
+        pod["spec"]["nodeName"] = node
+        status = pod.setdefault("status", {})
+        set_condition(status, {"type": "PodScheduled", "status": "True", "lastTransitionTime": rfc3339(now)})
+        self.store.put("Pod", pod, "MODIFIED")
+
+    def renew_leases(self, items: list[tuple[str, float]], now: float) -> None:
+        """Each (node name, renew time): create or renew the node's Lease."""
+        for node, renew in items:
+            lease = self.store.get("Lease", NODE_LEASE_NAMESPACE, node)
+            micro = rfc3339(renew)[:-1] + f".{int((renew % 1) * 1e6):06d}Z"
+            if lease is None:
+                lease = {
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": {"name": node, "namespace": NODE_LEASE_NAMESPACE},
+                    "spec": {"holderIdentity": node, "leaseDurationSeconds": LEASE_DURATION_SECONDS},
+                }
+                self.admission.admit_create("Lease", lease, now)
+                lease["spec"]["renewTime"] = micro
+                self.store.put("Lease", lease, "ADDED")
+            else:
+                lease["spec"]["renewTime"] = micro
+                self.store.put("Lease", lease, "MODIFIED")
+
+    # -- delete ---------------------------------------------------------------------------
+    def delete_many(self, kind: str, items: list[tuple[str, str, str | None, int | None]], now: float) -> list[Result]:
+        return [self._try(self.delete, kind, *item, now) for item in items]
+
+    def delete(self, kind: str, ns: str, name: str, uid: str | None, grace: int | None, now: float) -> bool:
+        """Delete per reference §8; True when the object is gone, False when it is terminating."""
+        obj = self._get(kind, ns, name)
+        if uid:
+            _check_uid(obj, uid, deleting=True)
+        if kind == "PriorityClass" and name in SYSTEM_PRIORITY_CLASSES:
+            raise Forbidden("this is a system priority class and cannot be deleted")
+        if kind != "Pod":
+            self.store.remove(kind, ns, name)
+            return True
+        if grace is not None and grace < 0:
+            grace = 1
+        m = obj["metadata"]
+        if m.get("deletionTimestamp"):
+            current = m.get("deletionGracePeriodSeconds") or 0
+            if current == 0 or grace == 0:
+                return self._remove_or_finalize(obj, now)
+            if grace is None or grace >= current:
+                return False  # pending: only a shorter grace changes anything
+            deadline = from_rfc3339(m["deletionTimestamp"]) - current + grace
+            m["deletionTimestamp"] = rfc3339(max(deadline, now))
+            m["deletionGracePeriodSeconds"] = grace
+            self.store.put(kind, obj, "MODIFIED")
+            return False
+        period = grace if grace is not None else obj["spec"].get("terminationGracePeriodSeconds", 0)
+        if not obj["spec"].get("nodeName") or obj.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            period = 0
+        if period == 0:
+            return self._remove_or_finalize(obj, now)
+        m["deletionTimestamp"] = rfc3339(now + period)
+        m["deletionGracePeriodSeconds"] = period
+        self.store.put(kind, obj, "MODIFIED")
+        return False
+
+    def _remove_or_finalize(self, obj: dict, now: float) -> bool:
+        m = obj["metadata"]
+        if m.get("finalizers"):
+            # Finalizers pending: mark as deleting with grace 0 and keep the object.
+            if not m.get("deletionTimestamp"):
+                m["deletionTimestamp"] = rfc3339(now)
+            m["deletionGracePeriodSeconds"] = 0
+            self.store.put(obj["kind"], obj, "MODIFIED")
+            return False
+        self.store.remove(obj["kind"], m.get("namespace", ""), m["name"])
+        return True
+
+    # -- reads ----------------------------------------------------------------------------
+    def get(self, kind: str, ns: str, name: str) -> dict:
+        return self._get(kind, ns, name)
+
+    def _get(self, kind: str, ns: str, name: str) -> dict:
+        if kind not in KINDS:
+            raise NotFound(f'the server doesn\'t have a resource type "{kind}"')
+        obj = self.store.get(kind, ns if KINDS[kind][1] else "", name)
+        if obj is None:
+            raise NotFound(f'{_resource(kind)} "{name}" not found')
+        return obj
+
+    @staticmethod
+    def _try(fn, *args) -> Result:
+        try:
+            fn(*args)
+            return None
+        except APIError as e:
+            return e.as_tuple()
+
+
+def _check_uid(obj: dict, uid: str, deleting: bool = False) -> None:
+    if uid and obj["metadata"].get("uid") != uid:
+        if deleting:
+            raise Conflict(
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {obj['metadata'].get('uid')}"
+            )
+        raise Conflict(f'the object "{obj["metadata"]["name"]}" has been replaced (uid {uid} is gone)')
+
+
+def _finalized(obj: dict) -> bool:
+    """Delete during update: the last finalizer left an object already marked with grace 0."""
+    m = obj["metadata"]
+    return bool(m.get("deletionTimestamp")) and not m.get("finalizers") and not m.get("deletionGracePeriodSeconds")
+
+
+def _resource(kind: str) -> str:
+    plural = {"PriorityClass": "priorityclasses", "PodDisruptionBudget": "poddisruptionbudgets"}
+    return plural.get(kind, kind.lower() + "s")
+
+
+_SYSTEM_DESCRIPTIONS = {
+    "system-cluster-critical": "Used for system critical pods that must run in the cluster, "
+    "but can be moved to another node if necessary.",
+    "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
+}

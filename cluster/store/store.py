@@ -1,0 +1,149 @@
+"""The versioned object store and its watch window.
+
+Owns every object the apiserver serves, the global resourceVersion counter and, per kind, a
+bounded window of recent change events for watchers. The apiserver logic
+(``cluster/store/apiserver.py``) is its only writer; the apiserver actor calls ``list`` and
+``events_since`` to serve clients.
+
+Each stored object is kept both as a dict and as its msgpack bytes, encoded once on write;
+watch events share those bytes with every watcher (DESIGN §2.4). A watcher that asks for a
+resourceVersion older than what the window still holds gets ``Expired`` and must relist.
+
+Pod events carry the pod's node name before and after the change so a node host can watch
+"pods on my nodes" with upstream's selector semantics: an event that moves a pod into the
+selection is delivered as ADDED, one that moves it out as DELETED.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from ..api import codec
+from .errors import Expired
+
+DEFAULT_WINDOW = 50_000
+
+
+@dataclass(slots=True)
+class Event:
+    rv: int
+    type: str  # ADDED | MODIFIED | DELETED
+    name: str
+    node: str  # a pod's spec.nodeName after the change ("" for other kinds)
+    prev_node: str
+    data: bytes
+
+
+class _KindLog:
+    """The window of one kind: events in rv order, trimmed from the front."""
+
+    __slots__ = ("events", "rvs", "evicted_upto", "size")
+
+    def __init__(self, size: int):
+        self.events: list[Event] = []
+        self.rvs: list[int] = []
+        self.evicted_upto = 0  # every event with rv <= this has left the window
+        self.size = size
+
+    def append(self, ev: Event) -> None:
+        self.events.append(ev)
+        self.rvs.append(ev.rv)
+        if len(self.events) > 2 * self.size:
+            # Trim in bulk so appends stay O(1) amortised.
+            cut = len(self.events) - self.size
+            self.evicted_upto = self.rvs[cut - 1]
+            del self.events[:cut]
+            del self.rvs[:cut]
+
+
+class Store:
+    def __init__(self, window: int = DEFAULT_WINDOW, start_rv: int = 0):
+        self.rv = start_rv
+        # kind -> (namespace, name) -> (object, its bytes, its node name when stored); the node is
+        # kept apart because writers mutate the stored dict in place before calling put.
+        self._objects: dict[str, dict[tuple[str, str], tuple[dict, bytes, str]]] = {}
+        self._logs: dict[str, _KindLog] = {}
+        self._window = window
+
+    # -- reads -------------------------------------------------------------------------
+    def get(self, kind: str, ns: str, name: str) -> dict | None:
+        hit = self._objects.get(kind, {}).get((ns, name))
+        return hit[0] if hit else None
+
+    def objects(self, kind: str):
+        return (entry[0] for entry in self._objects.get(kind, {}).values())
+
+    def count(self, kind: str) -> int:
+        return len(self._objects.get(kind, {}))
+
+    def list(self, kind: str, node_names: set[str] | None = None) -> tuple[int, list[bytes]]:
+        """Current objects of a kind as encoded bytes, and the rv they are current at."""
+        items = self._objects.get(kind, {}).values()
+        if node_names is None:
+            return self.rv, [data for _, data, _ in items]
+        return self.rv, [data for _, data, node in items if node in node_names]
+
+    def events_since(
+        self, kind: str, since_rv: int, node_names: set[str] | None = None, limit: int = 10_000
+    ) -> tuple[list[tuple[str, bytes]], int]:
+        """Events of ``kind`` after ``since_rv`` as (type, bytes), and the rv to resume from.
+
+        The resume rv moves past filtered-out events too, so a quiet, selective watcher
+        never falls behind the window (it acts as a bookmark).
+        """
+        log = self._logs.get(kind)
+        if log is None:
+            return [], max(since_rv, self.rv)
+        if since_rv < log.evicted_upto:
+            raise Expired(f"too old resource version: {since_rv} ({log.evicted_upto})")
+        start = bisect_right(log.rvs, since_rv)
+        chunk = log.events[start : start + limit]
+        resume = chunk[-1].rv if len(chunk) == limit else max(since_rv, self.rv)
+        if node_names is None:
+            return [(e.type, e.data) for e in chunk], resume
+        out = []
+        for e in chunk:
+            now_in, was_in = e.node in node_names, e.prev_node in node_names
+            if now_in and was_in:
+                out.append((e.type, e.data))
+            elif now_in:
+                out.append(("ADDED" if e.type != "DELETED" else "DELETED", e.data))
+            elif was_in:
+                out.append(("DELETED", e.data))
+        return out, resume
+
+    # -- writes (only the apiserver logic calls these) --------------------------------
+    def put(self, kind: str, obj: dict, event_type: str) -> int:
+        """Store ``obj`` (ADDED or MODIFIED) with the next resourceVersion; returns it."""
+        self.rv += 1
+        m = obj["metadata"]
+        m["resourceVersion"] = str(self.rv)
+        key = (m.get("namespace", ""), m["name"])
+        bucket = self._objects.setdefault(kind, {})
+        prev = bucket.get(key)
+        data, node = codec.encode(obj), _node(obj)
+        bucket[key] = (obj, data, node)
+        prev_node = prev[2] if prev else ""
+        self._log(kind).append(Event(self.rv, event_type, m["name"], node, prev_node, data))
+        return self.rv
+
+    def remove(self, kind: str, ns: str, name: str) -> int:
+        self.rv += 1
+        obj, _, node = self._objects[kind].pop((ns, name))
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        data = codec.encode(obj)
+        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data))
+        return self.rv
+
+    def _log(self, kind: str) -> _KindLog:
+        log = self._logs.get(kind)
+        if log is None:
+            log = self._logs[kind] = _KindLog(self._window)
+            # Nothing of this kind happened before now, so any rv up to now is servable.
+        return log
+
+
+def _node(obj: dict | None) -> str:
+    if not obj:
+        return ""
+    return (obj.get("spec") or {}).get("nodeName") or ""

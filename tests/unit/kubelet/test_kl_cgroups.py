@@ -1,0 +1,74 @@
+import pytest
+
+from cluster.kubelet.cgroups import (MIN_MILLI_CPU_LIMIT, milli_cpu_to_quota, milli_cpu_to_shares,
+                                     pod_cgroup, quota_to_milli_cpu, shares_to_milli_cpu)
+
+MI = 2**20
+
+
+@pytest.mark.parametrize("milli, shares", [
+    (0, 2), (1, 2), (100, 102), (200, 204), (1000, 1024), (300_000, 262144),
+])
+def test_shares(milli, shares):
+    assert milli_cpu_to_shares(milli) == shares
+
+
+@pytest.mark.parametrize("milli, quota", [
+    (0, 0), (1, 1000), (5, 1000), (10, 1000), (11, 1100), (250, 25000), (2000, 200000),
+])
+def test_quota_has_a_floor_of_one_ms(milli, quota):
+    assert milli_cpu_to_quota(milli) == quota
+
+
+def test_quota_with_period_and_inverses():
+    assert milli_cpu_to_quota(500, 50000) == 25000
+    assert MIN_MILLI_CPU_LIMIT == 10
+    assert shares_to_milli_cpu(102) == 100
+    assert shares_to_milli_cpu(1) == 0
+    assert quota_to_milli_cpu(25000) == 250
+    assert quota_to_milli_cpu(-1) == 0
+
+
+def _pod(*containers):
+    return {"spec": {"containers": [{"name": f"c{i}", "resources": r} for i, r in enumerate(containers)]}}
+
+
+def test_guaranteed_pod_cgroup():
+    res = {"requests": {"cpu": "1500m", "memory": "256Mi"}, "limits": {"cpu": "1500m", "memory": "256Mi"}}
+    assert pod_cgroup(_pod(res, res), "u1") == {
+        "parent": "kubepods/podu1", "cpuShares": 3072, "cpuQuota": 300000,
+        "cpuPeriod": 100000, "memoryLimit": 512 * MI}
+
+
+def test_burstable_with_all_limits_declared():
+    res = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
+    assert pod_cgroup(_pod(res), "u2") == {
+        "parent": "kubepods/burstable/podu2", "cpuShares": 102, "cpuQuota": 20000,
+        "cpuPeriod": 100000, "memoryLimit": 128 * MI}
+
+
+def test_burstable_with_a_container_lacking_limits_sets_no_quota_or_memory():
+    limited = {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
+    unlimited = {"requests": {"cpu": "100m"}}
+    assert pod_cgroup(_pod(limited, unlimited), "u3") == {
+        "parent": "kubepods/burstable/podu3", "cpuShares": 204, "cpuQuota": None,
+        "cpuPeriod": None, "memoryLimit": None}
+
+
+def test_burstable_cpu_limit_only():
+    res = {"requests": {"memory": "64Mi"}, "limits": {"cpu": "1"}}
+    assert pod_cgroup(_pod(res), "u4") == {
+        "parent": "kubepods/burstable/podu4", "cpuShares": 2, "cpuQuota": 100000,
+        "cpuPeriod": 100000, "memoryLimit": None}
+
+
+def test_best_effort_gets_only_minimum_shares():
+    assert pod_cgroup(_pod({}), "u5") == {
+        "parent": "kubepods/besteffort/podu5", "cpuShares": 2, "cpuQuota": None,
+        "cpuPeriod": None, "memoryLimit": None}
+
+
+def test_init_container_max_rule_feeds_shares():
+    pod = _pod({"requests": {"cpu": "100m"}})
+    pod["spec"]["initContainers"] = [{"name": "i", "resources": {"requests": {"cpu": "2"}}}]
+    assert pod_cgroup(pod, "u6")["cpuShares"] == 2048

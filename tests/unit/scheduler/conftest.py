@@ -1,0 +1,151 @@
+"""Builders shared by the scheduler unit tests.
+
+``make_pod``/``make_node`` return dict subclasses whose chainable methods fill in the
+Kubernetes-shaped fields, so a builder is itself the object the scheduler consumes:
+``make_pod("a").req(cpu="2").node("n1")``.
+
+Test modules import them as ``from sched_builders import ...``: the tests tree has no
+``__init__.py`` files, so several ``conftest`` modules share one name; this module
+registers itself under a unique alias when pytest loads it (before any test module here).
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from cluster.scheduler import Scheduler, SchedulerConfig
+
+
+class PodBuilder(dict):
+    def __init__(self, name: str, namespace: str = "default", uid: str | None = None):
+        super().__init__(
+            apiVersion="v1", kind="Pod",
+            metadata={"name": name, "namespace": namespace, "uid": uid or f"uid-{namespace}-{name}"},
+            spec={"schedulerName": "default-scheduler", "containers": []},
+            status={"phase": "Pending"},
+        )
+
+    def req(self, **requests) -> "PodBuilder":
+        """Add a container requesting ``requests`` (underscores allowed for dashes)."""
+        reqs = {k.replace("_", "-"): v for k, v in requests.items()}
+        c = {"name": f"c{len(self['spec']['containers'])}", "image": "x"}
+        if reqs:
+            c["resources"] = {"requests": reqs}
+        self["spec"]["containers"].append(c)
+        return self
+
+    def ext(self, name: str, amount: str) -> "PodBuilder":
+        """Add a container requesting an extended resource (requests = limits)."""
+        self["spec"]["containers"].append({"name": f"c{len(self['spec']['containers'])}", "image": "x",
+                                           "resources": {"requests": {name: amount}, "limits": {name: amount}}})
+        return self
+
+    def node(self, node_name: str) -> "PodBuilder":
+        self["spec"]["nodeName"] = node_name
+        return self
+
+    def prio(self, priority: int) -> "PodBuilder":
+        self["spec"]["priority"] = priority
+        return self
+
+    def nominated(self, node_name: str) -> "PodBuilder":
+        self["status"]["nominatedNodeName"] = node_name
+        return self
+
+    def phase(self, phase: str) -> "PodBuilder":
+        self["status"]["phase"] = phase
+        return self
+
+    def scheduler(self, name: str) -> "PodBuilder":
+        self["spec"]["schedulerName"] = name
+        return self
+
+    def terminating(self) -> "PodBuilder":
+        self["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        return self
+
+    def label(self, key: str, value: str) -> "PodBuilder":
+        self["metadata"].setdefault("labels", {})[key] = value
+        return self
+
+    def copy_(self) -> "PodBuilder":
+        import copy
+        return copy.deepcopy(self)
+
+
+class NodeBuilder(dict):
+    def __init__(self, name: str):
+        super().__init__(apiVersion="v1", kind="Node", metadata={"name": name, "labels": {}},
+                         spec={}, status={"allocatable": {"pods": "110"}})
+
+    def alloc(self, **resources) -> "NodeBuilder":
+        self["status"]["allocatable"].update({k.replace("_", "-"): v for k, v in resources.items()})
+        return self
+
+    def ext(self, name: str, amount: str) -> "NodeBuilder":
+        self["status"]["allocatable"][name] = amount
+        return self
+
+    def label(self, key: str, value: str) -> "NodeBuilder":
+        self["metadata"]["labels"][key] = value
+        return self
+
+    def taint(self, key: str, effect: str = "NoSchedule", value: str = "") -> "NodeBuilder":
+        self["spec"].setdefault("taints", []).append({"key": key, "value": value, "effect": effect})
+        return self
+
+    def unschedulable(self) -> "NodeBuilder":
+        self["spec"]["unschedulable"] = True
+        return self
+
+    def heartbeat(self, t: str) -> "NodeBuilder":
+        self["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": t}]
+        return self
+
+    def copy_(self) -> "NodeBuilder":
+        import copy
+        return copy.deepcopy(self)
+
+
+def make_pod(name: str = "p", namespace: str = "default", uid: str | None = None) -> PodBuilder:
+    return PodBuilder(name, namespace, uid)
+
+
+def make_node(name: str = "n", cpu: str = "4", memory: str = "16Gi", pods: str = "110") -> NodeBuilder:
+    return NodeBuilder(name).alloc(cpu=cpu, memory=memory, pods=pods)
+
+
+def make_scheduler(nodes=(), pods=(), now: float = 0.0, seed: int = 0, **config) -> Scheduler:
+    s = Scheduler(SchedulerConfig(**config), seed=seed)
+    for n in nodes:
+        s.on_node("ADDED", n, now)
+    for p in pods:
+        s.on_pod("ADDED", p, now)
+    return s
+
+
+def bound(pod: dict, node_name: str) -> dict:
+    """The object the watch delivers once ``pod`` is bound to ``node_name``."""
+    import copy
+    out = copy.deepcopy(pod)
+    out["spec"]["nodeName"] = node_name
+    return out
+
+
+def confirm_all(s: Scheduler, out, pods_by_uid: dict, now: float) -> None:
+    for _, _, uid, node_name in out.binds:
+        s.on_pod("MODIFIED", bound(pods_by_uid[uid], node_name), now)
+
+
+@pytest.fixture
+def pod():
+    return make_pod
+
+
+@pytest.fixture
+def node():
+    return make_node
+
+
+sys.modules.setdefault("sched_builders", sys.modules[__name__])
