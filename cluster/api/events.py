@@ -56,3 +56,11 @@ def make_event(
 def event_time(ev: dict) -> float:
     """The emulated time an event was recorded, at full precision."""
     return float(((ev.get("metadata") or {}).get("annotations") or {}).get("kubemu.io/time", 0.0))
+
+
+def involved_ref(ev: dict) -> str:
+    """The event's object as ``Kind/namespace/name`` (``Kind/name`` when cluster-scoped)."""
+    io = ev.get("involvedObject") or {}
+    if io.get("namespace"):
+        return f"{io.get('kind')}/{io['namespace']}/{io.get('name')}"
+    return f"{io.get('kind')}/{io.get('name')}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..api.events import involved_ref
 from ..api.objects import condition, is_terminating, labels_of, node_name_of, phase_of, ref
 from ..api.selectors import LabelSelector
 from .mirror import Mirror
@@ -107,11 +108,8 @@ def _event_matches(want: dict, ev: dict) -> bool:
         return False
     if "message" in want and want["message"] not in (ev.get("message") or ""):
         return False
-    if "object" in want:
-        io = ev.get("involvedObject") or {}
-        obj = f"{io.get('kind')}/{io.get('namespace')}/{io.get('name')}" if io.get("namespace") else f"{io.get('kind')}/{io.get('name')}"
-        if obj != want["object"]:
-            return False
+    if "object" in want and involved_ref(ev) != want["object"]:
+        return False
     return True
 
 

@@ -6,7 +6,7 @@ verdicts and the counters the driver collected from the components.
 """
 from __future__ import annotations
 
-from ..api.events import event_time
+from ..api.events import event_time, involved_ref
 from ..api.objects import condition, labels_of, node_name_of, phase_of, priority_of
 from ..api.quantity import format_resource
 from ..api.resources import node_allocatable
@@ -110,13 +110,11 @@ def _node(n: dict, mirror: Mirror) -> dict:
 
 
 def _event(ev: dict) -> dict:
-    io = ev.get("involvedObject") or {}
-    obj = f"{io.get('kind')}/{io.get('namespace')}/{io.get('name')}" if io.get("namespace") else f"{io.get('kind')}/{io.get('name')}"
     return {
         "time": event_time(ev),
         "type": ev.get("type"),
         "reason": ev.get("reason"),
-        "object": obj,
+        "object": involved_ref(ev),
         "message": ev.get("message"),
     }
 

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, field_validator
 
 from ..api.quantity import QuantityError, parse
+from ..api.selectors import LabelSelector, SelectorError
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..store.admission import BUILTIN_NAMESPACES
 from .durations import parse_duration
@@ -323,6 +324,13 @@ def _check_expectation(e: Expectation, path: str) -> None:
     if e.count is not None or e.event is not None:
         if sum(x is not None for x in (e.equals, e.atLeast, e.atMost)) == 0:
             raise ScenarioError(f"{path}: a count or event expectation needs equals, atLeast or atMost")
+    for field, holder in (("pod", e.pod), ("count", e.count)):
+        sel = getattr(holder, "labelSelector", None)
+        if sel is not None:
+            try:
+                LabelSelector.parse(sel)
+            except SelectorError as err:
+                raise ScenarioError(f"{path}.{field}.labelSelector: {json.dumps(sel)} {err.detail}") from None
     if e.event is not None:
         unknown = set(e.event) - {"reason", "object", "type", "message"}
         if unknown:

@@ -64,6 +64,8 @@ def test_set_overrides_before_validation():
          "spec.expect[0]: needs exactly one of within, always, at: end"),
         (scenario(expect=[{"always": True, "invariant": "noFun"}]), 'spec.expect[0].invariant: "noFun" is not an invariant'),
         (scenario(timeline=[{"at": "1s", "chaos": {"action": "explode"}}]), 'spec.timeline[0].chaos.action: "explode"'),
+        (scenario(expect=[{"at": "end", "count": {"labelSelector": "app in web"}, "equals": 1}]),
+         'spec.expect[0].count.labelSelector: "app in web"'),
     ],
 )
 def test_bad_input_is_one_line_naming_field_and_value(doc, message):
