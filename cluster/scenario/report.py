@@ -24,6 +24,10 @@ def percentile(values: list[float], p: float) -> float | None:
     return s[k]
 
 
+# Below this many binds the first-to-last window is a few milliseconds and its rate is noise.
+MIN_BINDS_FOR_THROUGHPUT = 100
+
+
 def metrics(mirror: Mirror, counters: dict) -> dict:
     latencies = [
         mirror.running_at[uid] - created
@@ -35,7 +39,8 @@ def metrics(mirror: Mirror, counters: dict) -> dict:
     reasons = [ev.get("reason") for ev in mirror.events]
     return {
         "podsScheduled": counters.get("scheduled", len(bound)),
-        "schedulingThroughput": round(len(bound) / span, 1) if span > 0 else None,
+        "schedulingThroughput": round(len(bound) / span, 1)
+        if span > 0 and len(bound) >= MIN_BINDS_FOR_THROUGHPUT else None,
         "podStartupLatency": {
             "p50": _round(percentile(latencies, 50)),
             "p90": _round(percentile(latencies, 90)),

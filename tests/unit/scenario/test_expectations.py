@@ -98,3 +98,16 @@ def test_event_expectation_matches_object_and_reason():
                  exp(within=1, event={"reason": "Scheduled", "object": "Pod/default/b"}, atLeast=1)])
     t.observe(m, 2)
     assert [v.ok for v in t.verdicts] == [True, False]
+
+
+def test_throughput_needs_enough_binds_and_latency_percentiles():
+    from cluster.scenario.report import MIN_BINDS_FOR_THROUGHPUT, metrics, percentile
+
+    m = Mirror()
+    for i in range(3):
+        m.apply("Pod", "ADDED", pod(f"p{i}", "n1", "Running"), i, real_now=i * 0.001)
+    assert metrics(m, {})["schedulingThroughput"] is None
+    for i in range(3, MIN_BINDS_FOR_THROUGHPUT):
+        m.apply("Pod", "ADDED", pod(f"p{i}", "n1", "Running"), 0, real_now=1.0)
+    assert metrics(m, {})["schedulingThroughput"] == MIN_BINDS_FOR_THROUGHPUT
+    assert [percentile([1, 2, 3, 4], p) for p in (50, 90, 99)] == [2, 4, 4]
