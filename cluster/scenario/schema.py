@@ -30,10 +30,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Duration(float):
-    pass
-
-
 def _duration(v: Any) -> float:
     return parse_duration(v)
 
@@ -217,8 +213,8 @@ def _pydantic_line(e: PydanticError) -> str:
     for part in err["loc"]:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif part in ("function-after[_known(), str]",) or "[" in str(part) and "(" in str(part):
-            continue
+        elif part[:1].isupper() or "[" in part:
+            continue  # a union member's type name, not a field (schema fields are camelCase)
         else:
             path += ("." if path else "") + str(part)
     msg = err["msg"].removeprefix("Value error, ")

@@ -60,6 +60,7 @@ def test_set_overrides_before_validation():
         (scenario(timeScale=0), "spec.timeScale: 0"),
         (scenario(duration="soon"), 'spec.duration: "soon"'),
         (scenario(bogus=1), "spec.bogus: unknown field"),
+        (scenario(timeline=[{"at": "1s", "delete": {"nme": "p"}}]), "spec.timeline[0].delete.name: Required value"),
         (scenario(expect=[{"within": "10s", "pod": {"name": "p"}, "phase": "Running", "always": True}]),
          "spec.expect[0]: needs exactly one of within, always, at: end"),
         (scenario(expect=[{"always": True, "invariant": "noFun"}]), 'spec.expect[0].invariant: "noFun" is not an invariant'),
