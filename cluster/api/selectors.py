@@ -148,6 +148,12 @@ class LabelSelector:
     def matches_nothing(self) -> bool:
         return self._nothing
 
+    def required_values(self) -> list[tuple[str, frozenset]]:
+        """(key, allowed values) for each ``=``/``in`` requirement: an index can narrow a
+        search to objects carrying one of those labels before ``matches`` checks the rest."""
+        return [(key, frozenset((operand,)) if op == _EQ else operand)
+                for op, key, operand in self._reqs if op in (_EQ, _IN)]
+
     def matches(self, labels: dict | None) -> bool:
         if self._nothing:
             return False

@@ -20,13 +20,20 @@ Layout:
 
 Pods bound to a node the cache does not know (the node is not yet seen, or already
 deleted) are kept as "ghosts" under the node name and counted when the node appears.
+
+Beside the arrays the cache keeps what the label-reasoning plugins need: the pod index
+(``podindex.PodIndex``: placed pods by labels and by affinity term), host ports and
+images per node, and per-topology-key domain ids over the node rows (``topology``),
+recomputed after ``node_epoch`` changes (a node added, removed, relabelled or retainted).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..api.objects import name_of, namespace_of, node_name_of, priority_of, uid_of
+from ..api.objects import labels_of, name_of, namespace_of, node_name_of, priority_of, uid_of
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, node_allocatable, pod_nonzero_requests, pod_requests
+from .podindex import PodIndex
+from .podterms import PodTerms, host_ports
 
 BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL)
 CPU_COL, MEMORY_COL, EPHEMERAL_COL = 0, 1, 2  # fixed positions of BASE_COLUMNS
@@ -41,26 +48,49 @@ def _resources_signature(pod: dict) -> tuple:
         tuple(c.get("resources") for c in spec.get("containers") or ()),
         tuple((c.get("resources"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()),
         spec.get("overhead"),
+        tuple(c.get("ports") for c in spec.get("containers") or ()),
     )
 
 
+def _terms_signature(pod: dict) -> tuple:
+    aff = (pod.get("spec") or {}).get("affinity") or {}
+    return labels_of(pod), aff.get("podAffinity"), aff.get("podAntiAffinity")
+
+
 class PodInfo:
-    """A pod with its requests parsed once; shared by the queue, the cycle and the cache."""
+    """A pod with its requests parsed once; shared by the queue, the cycle and the cache.
+
+    ``node`` is the NodeInfo the cache has attached the pod to (None while pending or a
+    ghost); ``terms`` its inter-pod terms (None when it has none).
+    """
 
     __slots__ = ("uid", "namespace", "name", "pod", "priority", "requests", "req_cols",
-                 "nonzero_cpu", "nonzero_mem", "_sig")
+                 "nonzero_cpu", "nonzero_mem", "_sig", "labels", "terms", "host_ports", "node",
+                 "_terms_sig")
 
     def __init__(self, pod: dict, columns: "ResourceColumns"):
         self.uid = uid_of(pod)
         self.namespace = namespace_of(pod)
         self.name = name_of(pod)
         self._sig = None
+        self._terms_sig = None
+        self.node: NodeInfo | None = None
         self.refresh(pod, columns)
+
+    def terms_changed(self, pod: dict) -> bool:
+        """Would ``refresh(pod)`` change the labels or inter-pod terms (index keys)?"""
+        return _terms_signature(pod) != self._terms_sig
 
     def refresh(self, pod: dict, columns: "ResourceColumns") -> bool:
         """Take the newer object; re-parse requests only if they changed. True if they did."""
         self.pod = pod
         self.priority = priority_of(pod)
+        tsig = _terms_signature(pod)
+        if tsig != self._terms_sig:
+            self._terms_sig = tsig
+            self.labels = tsig[0]
+            terms = PodTerms(pod, self.namespace) if tsig[1] or tsig[2] else None
+            self.terms = terms if terms else None
         sig = _resources_signature(pod)
         if sig == self._sig:
             return False
@@ -71,6 +101,7 @@ class PodInfo:
         self.nonzero_mem = nz.get(MEMORY, 0)
         # Only positive requests: a zero request can never fail a fit check.
         self.req_cols = tuple((columns.index(k), v) for k, v in self.requests.items() if v > 0)
+        self.host_ports = host_ports(pod)
         return True
 
     @property
@@ -104,7 +135,7 @@ class ResourceColumns:
 
 
 class NodeInfo:
-    __slots__ = ("name", "index", "node", "allocatable", "pods")
+    __slots__ = ("name", "index", "node", "allocatable", "pods", "ports", "images")
 
     def __init__(self, node: dict, index: int):
         self.name = name_of(node)
@@ -112,6 +143,8 @@ class NodeInfo:
         self.node = node
         self.allocatable: dict[str, int] = {}
         self.pods: dict[str, PodInfo] = {}
+        self.ports: dict[tuple[str, str, int], int] = {}  # (hostIP, protocol, port) -> pods using it
+        self.images: dict[str, int] = node_images(node)  # image name -> size in bytes
 
     @property
     def labels(self) -> dict:
@@ -120,6 +153,36 @@ class NodeInfo:
     @property
     def taints(self) -> list:
         return (self.node.get("spec") or {}).get("taints") or []
+
+
+def node_images(node: dict) -> dict[str, int]:
+    """Every name of every image in ``status.images``, with its size."""
+    out = {}
+    for img in (node.get("status") or {}).get("images") or ():
+        for name in img.get("names") or ():
+            out[name] = int(img.get("sizeBytes") or 0)
+    return out
+
+
+class Topology:
+    """Domain ids per node row for one topology key: ``ids[i]`` indexes ``values``, -1 when
+    node ``i`` lacks the label. Valid for one ``node_epoch``."""
+
+    __slots__ = ("key", "ids", "values")
+
+    def __init__(self, key: str, infos: list[NodeInfo]):
+        self.key = key
+        index: dict[str, int] = {}
+        ids = np.empty(len(infos), dtype=np.int64)
+        for i, ni in enumerate(infos):
+            v = ni.labels.get(key)
+            ids[i] = -1 if v is None else index.setdefault(v, len(index))
+        self.ids = ids
+        self.values = list(index)
+
+    @property
+    def num_domains(self) -> int:
+        return len(self.values)
 
 
 class Snapshot:
@@ -132,7 +195,7 @@ class Snapshot:
     """
 
     __slots__ = ("num_nodes", "allocatable", "requested", "nonzero_requested", "pod_count",
-                 "allowed_pods", "node_infos", "column_names", "_columns", "_by_name")
+                 "allowed_pods", "node_infos", "column_names", "_columns", "_by_name", "pods", "_cache")
 
     def __init__(self, cache: "Cache"):
         n = cache._n
@@ -146,6 +209,24 @@ class Snapshot:
         self.column_names = cache.columns.names
         self._columns = cache.columns
         self._by_name = cache._nodes
+        self.pods: PodIndex = cache.pods
+        self._cache = cache
+
+    @property
+    def node_epoch(self) -> int:
+        """Changes whenever node rows, labels, taints or schedulability change; plugins
+        memoise per-node masks on it."""
+        return self._cache.node_epoch
+
+    def topology(self, key: str) -> Topology:
+        return self._cache.topology(key)
+
+    def image_num_nodes(self, image: str) -> int:
+        """On how many nodes ``image`` is present (ImageLocality's spread factor)."""
+        return self._cache.image_nodes.get(image, 0)
+
+    def namespace_labels(self, namespace: str) -> dict | None:
+        return self._cache.namespace_labels.get(namespace)
 
     def column(self, name: str) -> int | None:
         return self._columns.get(name)
@@ -179,6 +260,12 @@ class Cache:
         self._placed: dict[str, tuple[PodInfo, str]] = {}
         self._assumed: dict[str, float] = {}  # uid -> expiry, in assume order (= expiry order)
         self._ghosts: dict[str, dict[str, PodInfo]] = {}
+        self.pods = PodIndex()
+        self.node_epoch = 0
+        self._topologies: dict[str, Topology] = {}
+        self._topology_epoch = -1
+        self.image_nodes: dict[str, int] = {}
+        self.namespace_labels: dict[str, dict] = {}  # fed by the scheduler's namespace watch
 
     # ---- shape -------------------------------------------------------------------------
 
@@ -210,6 +297,23 @@ class Cache:
     def num_nodes(self) -> int:
         return self._n
 
+    def topology(self, key: str) -> Topology:
+        if self._topology_epoch != self.node_epoch:
+            self._topologies.clear()
+            self._topology_epoch = self.node_epoch
+        topo = self._topologies.get(key)
+        if topo is None:
+            topo = self._topologies[key] = Topology(key, self._infos)
+        return topo
+
+    def _count_images(self, images: dict[str, int], sign: int) -> None:
+        for name in images:
+            n = self.image_nodes.get(name, 0) + sign
+            if n:
+                self.image_nodes[name] = n
+            else:
+                self.image_nodes.pop(name, None)
+
     # ---- nodes -------------------------------------------------------------------------
 
     def node_info(self, name: str) -> NodeInfo | None:
@@ -227,9 +331,11 @@ class Cache:
         self._infos.append(ni)
         self._nodes[name] = ni
         self._set_allocatable(ni, node_allocatable(node))
+        self._count_images(ni.images, 1)
         for pinfo in self._ghosts.pop(name, {}).values():
             self._attach(ni, pinfo)
         self._snapshot = None
+        self.node_epoch += 1
         return {"added"}
 
     def update_node(self, node: dict) -> set[str]:
@@ -254,7 +360,14 @@ class Cache:
             changed.add("taints")
         if bool(old_spec.get("unschedulable")) != bool(new_spec.get("unschedulable")):
             changed.add("unschedulable")
+        images = node_images(node)
+        if images != ni.images:
+            self._count_images(ni.images, -1)
+            self._count_images(images, 1)
+            ni.images = images
         ni.node = node
+        if changed - {"allocatable"}:
+            self.node_epoch += 1
         return changed
 
     def _set_allocatable(self, ni: NodeInfo, alloc: dict[str, int]) -> None:
@@ -273,6 +386,11 @@ class Cache:
             return False
         if ni.pods:
             self._ghosts[name] = dict(ni.pods)
+            for pinfo in ni.pods.values():
+                self.pods.remove(pinfo)
+                pinfo.node = None
+        self._count_images(ni.images, -1)
+        self.node_epoch += 1
         i, last = ni.index, self._n - 1
         if i != last:  # swap-remove: keep rows dense; the last node takes the freed index
             moved = self._infos[last]
@@ -312,7 +430,23 @@ class Cache:
 
     def _attach(self, ni: NodeInfo, pinfo: PodInfo) -> None:
         ni.pods[pinfo.uid] = pinfo
+        pinfo.node = ni
         self._account(ni.index, pinfo, 1)
+        for hp in pinfo.host_ports:
+            ni.ports[hp] = ni.ports.get(hp, 0) + 1
+        self.pods.add(pinfo)
+
+    def _detach(self, ni: NodeInfo, pinfo: PodInfo) -> None:
+        del ni.pods[pinfo.uid]
+        pinfo.node = None
+        self._account(ni.index, pinfo, -1)
+        for hp in pinfo.host_ports:
+            n = ni.ports.get(hp, 0) - 1
+            if n > 0:
+                ni.ports[hp] = n
+            else:
+                ni.ports.pop(hp, None)
+        self.pods.remove(pinfo)
 
     def _place(self, pinfo: PodInfo, node_name: str) -> None:
         self._placed[pinfo.uid] = (pinfo, node_name)
@@ -328,8 +462,8 @@ class Cache:
             return None
         pinfo, node_name = entry
         ni = self._nodes.get(node_name)
-        if ni is not None and ni.pods.pop(uid, None) is not None:
-            self._account(ni.index, pinfo, -1)
+        if ni is not None and uid in ni.pods:
+            self._detach(ni, pinfo)
         else:
             ghosts = self._ghosts.get(node_name)
             if ghosts is not None:
@@ -366,14 +500,14 @@ class Cache:
             pinfo.refresh(pod, self.columns)
             self._place(pinfo, node_name)
             return pinfo
-        ni = self._nodes.get(node_name)
-        old = (pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem)
-        if pinfo.refresh(pod, self.columns) and ni is not None:  # requests resized in place
-            new = (pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem)
-            pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem = old
-            self._account(ni.index, pinfo, -1)
-            pinfo.req_cols, pinfo.nonzero_cpu, pinfo.nonzero_mem = new
-            self._account(ni.index, pinfo, 1)
+        ni = pinfo.node
+        if ni is not None and (pinfo.terms_changed(pod) or _resources_signature(pod) != pinfo._sig):
+            # Labels, terms, requests or ports changed: take it off and put it back.
+            self._detach(ni, pinfo)
+            pinfo.refresh(pod, self.columns)
+            self._attach(ni, pinfo)
+        else:
+            pinfo.refresh(pod, self.columns)
         return pinfo
 
     def remove_pod(self, uid: str) -> PodInfo | None:

@@ -34,10 +34,16 @@ class ClusterEvent:
     """Names of the cluster changes that may make an unschedulable pod schedulable."""
 
     NODE_ADD = "Node/Add"
+    NODE_DELETE = "Node/Delete"
     NODE_ALLOCATABLE = "Node/UpdateNodeAllocatable"
     NODE_LABEL = "Node/UpdateNodeLabel"
     NODE_TAINT = "Node/UpdateNodeTaint"
+    # Assigned (bound) pods; Add/Update wake only pods whose affinity or spread they may
+    # satisfy (see SchedulingQueue.move_for_assigned_pod).
+    ASSIGNED_POD_ADD = "Pod/Add"
+    ASSIGNED_POD_UPDATE = "Pod/Update"
     ASSIGNED_POD_DELETE = "Pod/Delete"
+    NAMESPACE_CHANGE = "Namespace/Change"
     UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
     WILDCARD = "*"
 

@@ -69,6 +69,78 @@ class PodBuilder(dict):
         self["metadata"].setdefault("labels", {})[key] = value
         return self
 
+    def toleration(self, key: str = "", operator: str = "Equal", value: str = "", effect: str = "",
+                   seconds: int | None = None) -> "PodBuilder":
+        t = {"key": key, "operator": operator, "value": value, "effect": effect}
+        if seconds is not None:
+            t["tolerationSeconds"] = seconds
+        self["spec"].setdefault("tolerations", []).append(t)
+        return self
+
+    def node_selector(self, **labels) -> "PodBuilder":
+        self["spec"].setdefault("nodeSelector", {}).update(labels)
+        return self
+
+    def _affinity(self, kind: str) -> dict:
+        return self["spec"].setdefault("affinity", {}).setdefault(kind, {})
+
+    def node_affinity(self, *terms: dict) -> "PodBuilder":
+        """Required node affinity: each term is a NodeSelectorTerm (ORed)."""
+        req = self._affinity("nodeAffinity").setdefault(
+            "requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []})
+        req["nodeSelectorTerms"].extend(terms)
+        return self
+
+    def preferred_node_affinity(self, weight: int, term: dict) -> "PodBuilder":
+        self._affinity("nodeAffinity").setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+            {"weight": weight, "preference": term})
+        return self
+
+    def pod_affinity(self, topology_key: str, selector: dict, weight: int | None = None, anti: bool = False,
+                     **term_fields) -> "PodBuilder":
+        """A required (weight None) or preferred inter-pod (anti-)affinity term.
+        ``selector`` is a metav1.LabelSelector; extra fields (namespaces,
+        namespaceSelector) go into the PodAffinityTerm."""
+        term = {"labelSelector": selector, "topologyKey": topology_key, **term_fields}
+        section = self._affinity("podAntiAffinity" if anti else "podAffinity")
+        if weight is None:
+            section.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+        else:
+            section.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {"weight": weight, "podAffinityTerm": term})
+        return self
+
+    def pod_anti_affinity(self, topology_key: str, selector: dict, weight: int | None = None,
+                          **term_fields) -> "PodBuilder":
+        return self.pod_affinity(topology_key, selector, weight, anti=True, **term_fields)
+
+    def spread(self, topology_key: str, max_skew: int = 1, when: str = "DoNotSchedule",
+               selector: dict | None = None, **fields) -> "PodBuilder":
+        """A topologySpreadConstraint; extra fields (minDomains, nodeAffinityPolicy,
+        nodeTaintsPolicy, matchLabelKeys) are passed through."""
+        c = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when,
+             "labelSelector": selector if selector is not None else {"matchLabels": dict(self["metadata"].get("labels") or {})},
+             **fields}
+        self["spec"].setdefault("topologySpreadConstraints", []).append(c)
+        return self
+
+    def host_port(self, port: int, protocol: str = "TCP", ip: str = "", init: bool = False) -> "PodBuilder":
+        group = "initContainers" if init else "containers"
+        containers = self["spec"].setdefault(group, [])
+        if not containers:
+            containers.append({"name": f"{group[:4]}0", "image": "x"})
+        p = {"containerPort": port, "hostPort": port, "protocol": protocol}
+        if ip:
+            p["hostIP"] = ip
+        containers[-1].setdefault("ports", []).append(p)
+        return self
+
+    def image(self, *images: str) -> "PodBuilder":
+        """One container per image."""
+        for img in images:
+            self["spec"]["containers"].append({"name": f"c{len(self['spec']['containers'])}", "image": img})
+        return self
+
     def copy_(self) -> "PodBuilder":
         import copy
         return copy.deepcopy(self)
@@ -97,6 +169,10 @@ class NodeBuilder(dict):
 
     def unschedulable(self) -> "NodeBuilder":
         self["spec"]["unschedulable"] = True
+        return self
+
+    def image(self, size_bytes: int, *names: str) -> "NodeBuilder":
+        self["status"].setdefault("images", []).append({"names": list(names), "sizeBytes": size_bytes})
         return self
 
     def heartbeat(self, t: str) -> "NodeBuilder":
