@@ -12,6 +12,8 @@ import time
 
 import ray
 
+from actors.profiling import Profile, tune_gc
+
 from cluster.clock import Clock, ClockSpec
 from cluster.store.apiserver import APIServer
 from cluster.store.errors import APIError, Expired
@@ -20,12 +22,15 @@ from cluster.store.errors import APIError, Expired
 @ray.remote(num_cpus=0)
 class APIServerActor:
     def __init__(self, seed: int = 0, window: int = 50_000, time_scale: float = 1.0):
+        self.profile = Profile()
+        tune_gc()
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.api = APIServer(seed=seed, window=window)
         self._changed: asyncio.Event | None = None
         self.writes = 0
 
     async def start_clock(self, real_start: float) -> None:
+        self.profile.start("apiserver")
         self.clock.start(real_start)
 
     async def ping(self) -> bool:
@@ -107,3 +112,6 @@ class APIServerActor:
             "resourceVersion": self.api.store.rv,
             "writes": self.writes,
         }
+
+    async def dump_profile(self) -> str | None:
+        return self.profile.dump()

@@ -3,7 +3,9 @@
 ``schedule``: N nodes register, M pods are created pending while the scheduler is held,
 then the scheduler starts and the rate is measured from its first successful bind to its
 last (scheduler_perf's SchedulingBasic shape: nodes of 4 CPU / 32Gi / 110 pods, pods of
-100m / 500Mi). Prints a human summary and, last, one JSON line.
+100m / 500Mi). Nodes are spread over ``ZONES`` zones. ``--workload mixed`` gives a third
+of the pods inter-pod or spread constraints (see ``bench_pod``). Prints a human summary
+and, last, one JSON line.
 """
 from __future__ import annotations
 
@@ -16,23 +18,48 @@ from cluster.scenario.runner import expand_pools
 from cluster.scenario.schema import NodePool
 
 CREATE_BATCH = 1000
+ZONES = 10
+GROUP = 50  # pods per app label in the mixed workload
+WORKLOADS = ("basic", "mixed")
+ZONE_KEY, HOST_KEY = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 
 
-def _pod(i: int) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": f"pod-{i}", "namespace": "default", "labels": {"app": "bench"}},
-        "spec": {"containers": [{"name": "c", "image": "pause",
-                                 "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]},
-    }
+def bench_pod(i: int, workload: str = "basic") -> dict:
+    """Pod ``i`` of a workload. ``mixed``: pods belong to apps of ``GROUP``; every third
+    pod carries, in turn, preferred anti-affinity to its app on the hostname, a zone
+    spread constraint (maxSkew 1, DoNotSchedule) over its app, or required affinity to its
+    app's zone."""
+    app = f"app-{i // GROUP}" if workload == "mixed" else "bench"
+    spec: dict = {"containers": [{"name": "c", "image": "pause",
+                                  "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}
+    same_app = {"matchLabels": {"app": app}}
+    if workload == "mixed" and i % 3 == 0:
+        kind = (i // 3) % 3
+        if kind == 0:
+            spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": {"labelSelector": same_app, "topologyKey": HOST_KEY}}]}}
+        elif kind == 1:
+            spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": ZONE_KEY,
+                                                  "whenUnsatisfiable": "DoNotSchedule", "labelSelector": same_app}]
+        else:
+            spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": same_app, "topologyKey": ZONE_KEY}]}}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"pod-{i}", "namespace": "default", "labels": {"app": app}},
+            "spec": spec}
 
 
-async def _schedule(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
+def bench_pools(nodes: int) -> list[NodePool]:
+    per_zone, extra = divmod(nodes, ZONES)
+    return [NodePool(namePrefix=f"z{z}-node", count=per_zone + (z < extra), labels={ZONE_KEY: f"zone-{z}"},
+                     capacity={"cpu": "4", "memory": "32Gi", "pods": "110"})
+            for z in range(ZONES) if per_zone + (z < extra)]
+
+
+async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dict:
     t0 = time.time()
     init_ray()
-    pool = NodePool(namePrefix="node", count=nodes, capacity={"cpu": "4", "memory": "32Gi", "pods": "110"})
-    cluster = Cluster(expand_pools([pool]), seed=1, nodes_per_host=nodes_per_host)
+    cluster = Cluster(expand_pools(bench_pools(nodes)), seed=1, nodes_per_host=nodes_per_host)
     try:
         await cluster.register_nodes()
         start = time.time()
@@ -40,7 +67,8 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         await asyncio.gather(*[a.start_clock.remote(start) for a in [cluster.api, *cluster.hosts]])
         log(f"{nodes} nodes on {len(cluster.hosts)} hosts up in {time.time() - t0:.1f}s; creating {pods} pods")
         for i in range(0, pods, CREATE_BATCH):
-            results = await cluster.api.create.remote([_pod(k) for k in range(i, min(pods, i + CREATE_BATCH))])
+            batch = [bench_pod(k, workload) for k in range(i, min(pods, i + CREATE_BATCH))]
+            results = await cluster.api.create.remote(batch)
             bad = [r for r in results if r is not None]
             if bad:
                 raise RuntimeError(f"create failed: {bad[0]}")
@@ -53,19 +81,23 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
                 break
             await asyncio.sleep(0.2)
         stats = await cluster.scheduler.stats.remote()
+        for path in await asyncio.gather(*[a.dump_profile.remote() for a in [cluster.api, cluster.scheduler,
+                                                                              *cluster.hosts]]):
+            if path:
+                log(f"profile written: {path}")
         if stats.get("error"):
             raise RuntimeError(f"scheduler failed: {stats['error']}")
         seconds = (last - first) if count > 1 else 0.0
         rate = round(count / seconds, 1) if seconds > 0 else None
         log(f"bound {count}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s")
-        return {"benchmark": "schedule", "nodes": nodes, "pods": pods, "bound": count,
+        return {"benchmark": "schedule", "workload": workload, "nodes": nodes, "pods": pods, "bound": count,
                 "hosts": len(cluster.hosts), "seconds": round(seconds, 3), "podsPerSecond": rate,
                 "bindConflicts": stats.get("bindConflicts", 0)}
     finally:
         cluster.shutdown()
 
 
-def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=None) -> dict:
+def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=None, workload: str = "basic") -> dict:
     log = log or (lambda s: print(s, file=sys.stderr))
     if nodes < 1:
         raise ValueError(f"--nodes: {nodes} must be at least 1")
@@ -73,4 +105,6 @@ def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=Non
         raise ValueError(f"--pods: {pods} must be at least 1")
     if nodes_per_host < 0:
         raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
-    return asyncio.run(_schedule(nodes, pods, nodes_per_host, log))
+    if workload not in WORKLOADS:
+        raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
+    return asyncio.run(_schedule(nodes, pods, nodes_per_host, workload, log))

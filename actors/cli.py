@@ -31,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--pods", type=int, default=10000)
     bench.add_argument("--nodes-per-host", type=int, default=0)
+    bench.add_argument("--workload", default="basic",
+                       help="schedule: basic (SchedulingBasic) or mixed (a third of the pods with "
+                            "affinity or spread constraints)")
     return p
 
 
@@ -40,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         from actors.bench import run_bench
 
         try:
-            result = run_bench(args.benchmark, args.nodes, args.pods, args.nodes_per_host)
+            result = run_bench(args.benchmark, args.nodes, args.pods, args.nodes_per_host, workload=args.workload)
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2

@@ -23,7 +23,7 @@ from cluster.clock import Clock, ClockSpec
 from cluster.scenario import report as reports
 from cluster.scenario.mirror import Mirror
 from cluster.scenario.runner import ScenarioRun, expand_pools, pack
-from cluster.scenario.schema import Scenario, Step
+from cluster.scenario.schema import Scenario, Step, scheduler_config
 
 PROGRESS_EVERY = 2.0  # real seconds between progress lines
 
@@ -39,11 +39,12 @@ def init_ray() -> None:
 
 class Cluster:
     def __init__(self, node_configs: list, *, seed: int = 1, time_scale: float = 1.0,
-                 nodes_per_host: int = 0, window: int = 50_000):
+                 nodes_per_host: int = 0, window: int = 50_000, scheduler_config=None, taken=None):
         self.time_scale = time_scale
+        self.taken = {} if taken is None else taken  # namePrefix -> next index, for addNodes
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.api = APIServerActor.remote(seed, window, time_scale)
-        self.scheduler = SchedulerActor.remote(self.api, seed, time_scale)
+        self.scheduler = SchedulerActor.remote(self.api, seed, time_scale, scheduler_config)
         cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
         self.hosts, self.host_of = [], {}
         first = 0
@@ -53,6 +54,21 @@ class Cluster:
             for cfg in chunk:
                 self.host_of[cfg.name] = host
             first += len(chunk)
+        self.next_index = first
+
+    async def add_nodes(self, pool) -> list[str]:
+        """A new host for the nodes of ``pool``, registered on the running clock."""
+        configs = expand_pools([pool], self.taken)
+        if not configs:
+            return []
+        host = NodeHostActor.remote(self.api, configs, self.next_index, self.time_scale)
+        self.next_index += len(configs)
+        self.hosts.append(host)
+        for cfg in configs:
+            self.host_of[cfg.name] = host
+        await host.start_clock.remote(self.clock.spec.real_start)
+        await host.register.remote()
+        return [c.name for c in configs]
 
     async def register_nodes(self) -> int:
         return sum(await asyncio.gather(*[h.register.remote() for h in self.hosts]))
@@ -86,6 +102,9 @@ async def _execute(cluster: Cluster, step: Step, log) -> None:
         (r,) = await cluster.api.delete.remote(d.kind, [(d.namespace, d.name, None, d.gracePeriodSeconds)])
         if r is not None:
             log(f"delete {d.kind}/{d.namespace}/{d.name}: {r[1]}: {r[2]}")
+    if step.addNodes is not None:
+        names = await cluster.add_nodes(step.addNodes)
+        log(f"addNodes: {', '.join(names) or 'none'}")
     if step.chaos is not None and step.chaos.action == "killNode":
         host = cluster.host_of.get(step.chaos.node)
         if host is None or not await host.kill_node.remote(step.chaos.node):
@@ -96,8 +115,10 @@ async def run_scenario(scenario: Scenario, log=lambda s: print(s, file=sys.stder
     spec = scenario.spec
     wall0 = time.time()
     init_ray()
-    nodes = expand_pools(spec.cluster.nodes)
-    cluster = Cluster(nodes, seed=spec.seed, time_scale=spec.timeScale, nodes_per_host=spec.cluster.nodesPerHost)
+    taken: dict[str, int] = {}
+    nodes = expand_pools(spec.cluster.nodes, taken)
+    cluster = Cluster(nodes, seed=spec.seed, time_scale=spec.timeScale, nodes_per_host=spec.cluster.nodesPerHost,
+                      scheduler_config=scheduler_config(scenario), taken=taken)
     try:
         registered = await cluster.register_nodes()
         log(f"kubemu: {registered} nodes on {len(cluster.hosts)} hosts registered in {time.time() - wall0:.1f}s")

@@ -11,6 +11,8 @@ import time
 
 import ray
 
+from actors.profiling import Profile, tune_gc
+
 from actors.informer import Informer
 from cluster.clock import Clock, ClockSpec
 from cluster.kubelet.host import NodeHost
@@ -21,6 +23,8 @@ MAX_WAIT = 0.25  # real seconds a host sleeps in a watch when no timer is due so
 @ray.remote(num_cpus=0)
 class NodeHostActor:
     def __init__(self, api, configs: list, first_index: int, time_scale: float = 1.0):
+        self.profile = Profile()
+        tune_gc()
         self.api = api
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.host = NodeHost(configs, first_index)
@@ -35,6 +39,7 @@ class NodeHostActor:
         return len(self.host.node_names())
 
     async def start_clock(self, real_start: float) -> None:
+        self.profile.start("nodehost")
         self.clock.start(real_start)
         self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -81,3 +86,6 @@ class NodeHostActor:
                 if r is not None and r[0] not in (404, 409):
                     self.errors.append(f"{r[1]}: {r[2]}")
         del self.errors[:-20]
+
+    async def dump_profile(self) -> str | None:
+        return self.profile.dump()

@@ -1,9 +1,11 @@
 """The scheduler Ray actor: a thin shell around ``cluster.scheduler.scheduler.Scheduler``.
 
-One loop: take the watch events for pods and nodes, run scheduling cycles for the pods in
-the active queue, and send their binds, condition writes and events as batches without
-waiting for the replies; replies are collected on later turns (a failed bind is forgotten
-and requeued by the domain object). The watch is a long poll only when nothing is pending.
+One loop: take the watch events for namespaces, nodes and pods, run scheduling cycles for
+the pods in the active queue, and send their binds, condition writes and events as
+batches without waiting for the replies; replies are collected on later turns (a failed
+bind is forgotten and requeued by the domain object). The watch is a long poll only when
+nothing is ready, and never longer than the time to the scheduler's next wakeup (a
+backoff ending, an assumption expiring), converted from emulated to real seconds.
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import asyncio
 import time
 
 import ray
+
+from actors.profiling import Profile, tune_gc
 
 from actors.informer import Informer
 from cluster.clock import Clock, ClockSpec
@@ -23,15 +27,18 @@ IDLE_WAIT = 0.25
 @ray.remote(num_cpus=0)
 class SchedulerActor:
     def __init__(self, api, seed: int = 0, time_scale: float = 1.0, config=None):
+        self.profile = Profile()
+        tune_gc()
         self.api = api
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.scheduler = Scheduler(config, seed=seed)
-        self.informer = Informer(api, ["Node", "Pod"])
+        self.informer = Informer(api, ["Namespace", "Node", "Pod"])
         self._inflight: list[tuple[object, list]] = []  # (concurrent future, binds)
         self._task: asyncio.Task | None = None
         self.bind_times: list[float] = []  # real time of each bind reply, for benchmarks
 
     async def start_clock(self, real_start: float) -> None:
+        self.profile.start("scheduler")
         self.clock.start(real_start)
         self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -49,19 +56,30 @@ class SchedulerActor:
 
     async def _run(self) -> None:
         while True:
-            busy = self.scheduler.active_count()
-            events = await self.informer.poll(0.0 if busy else IDLE_WAIT)
+            events = await self.informer.poll(self._wait())
             now = self.clock.now()
             for kind, etype, obj in events:
-                if kind == "Node":
+                if kind == "Pod":
+                    self.scheduler.on_pod(etype, obj, now)
+                elif kind == "Node":
                     self.scheduler.on_node(etype, obj, now)
                 else:
-                    self.scheduler.on_pod(etype, obj, now)
+                    self.scheduler.on_namespace(etype, obj, now)
             await self._collect(now)
             out = self.scheduler.schedule(now, BATCH)
             self._send(out)
             if not out.binds and self._inflight:
                 await asyncio.sleep(0.005)  # let bind replies arrive instead of spinning
+
+    def _wait(self) -> float:
+        """Real seconds the watch may block: none while pods are ready to schedule."""
+        if self.scheduler.active_count():
+            return 0.0
+        wake = self.scheduler.next_wakeup()
+        if wake is None:
+            return IDLE_WAIT
+        real = (wake - self.clock.now()) / self.clock.spec.time_scale
+        return min(IDLE_WAIT, max(0.0, real))
 
     def _send(self, out) -> None:
         if out.binds:
@@ -84,3 +102,6 @@ class SchedulerActor:
                 else:
                     self.scheduler.on_bind_failed(ns, name, uid, r[2], r[0] in (404, 409), now)
         self._inflight = keep
+
+    async def dump_profile(self) -> str | None:
+        return self.profile.dump()

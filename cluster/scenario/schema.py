@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticEr
 from ..api.quantity import QuantityError, parse
 from ..api.selectors import LabelSelector, SelectorError
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..scheduler.config import ConfigError, build_config
 from ..store.admission import BUILTIN_NAMESPACES
 from .durations import parse_duration
 
@@ -73,6 +74,7 @@ class Step(_Strict):
     create: list[dict[str, Any]] = Field(default_factory=list)
     delete: DeleteSpec | list[DeleteSpec] | None = None
     chaos: ChaosSpec | None = None
+    addNodes: NodePool | None = None  # a pool; a shared namePrefix continues its numbering
 
     _at = field_validator("at", mode="before")(lambda cls, v: _duration(v))
 
@@ -144,6 +146,8 @@ class ScenarioSpec(_Strict):
     objects: list[dict[str, Any]] = Field(default_factory=list)
     timeline: list[Step] = Field(default_factory=list)
     expect: list[Expectation] = Field(default_factory=list)
+    # KubeSchedulerConfiguration: profiles, plugins, pluginConfig, backoff, percentageOfNodesToScore.
+    scheduler: dict[str, Any] | None = None
 
     _duration_v = field_validator("duration", mode="before")(lambda cls, v: _duration(v))
 
@@ -253,12 +257,23 @@ def expand_repeats(items: list[dict], path: str) -> tuple[list[dict], list[tuple
     return out, to_check
 
 
+def scheduler_config(s: Scenario):
+    """The scheduler's configuration, built from ``spec.scheduler`` (checked at load)."""
+    return build_config(s.spec.scheduler)
+
+
 def _check_semantics(s: Scenario) -> None:
     spec = s.spec
+    try:
+        build_config(spec.scheduler)
+    except ConfigError as e:
+        raise ScenarioError(str(e)) from None
     for i, pool in enumerate(spec.cluster.nodes):
         _check_pool(pool, f"spec.cluster.nodes[{i}]")
     spec.objects, manifests = expand_repeats(spec.objects, "spec.objects")
     for j, step in enumerate(spec.timeline):
+        if step.addNodes is not None:
+            _check_pool(step.addNodes, f"spec.timeline[{j}].addNodes")
         step.create, checks = expand_repeats(step.create, f"spec.timeline[{j}].create")
         manifests += checks
     classes = set(SYSTEM_PRIORITY_CLASSES)

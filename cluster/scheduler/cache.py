@@ -533,5 +533,11 @@ class Cache:
                 out.append(pinfo)
         return out
 
+    def next_expiry(self) -> float | None:
+        """When the oldest assumed pod's TTL ends (assume order is expiry order)."""
+        for deadline in self._assumed.values():
+            return deadline
+        return None
+
     def assumed_count(self) -> int:
         return len(self._assumed)

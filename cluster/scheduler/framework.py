@@ -24,10 +24,13 @@ import numpy as np
 
 from ..api.objects import DEFAULT_SCHEDULER
 from .cache import PodInfo, Snapshot
-from .status import SKIP, SUCCESS, Code, Diagnosis, Rejection, Status
+from .status import SUCCESS, Code, Diagnosis, Rejection, Status
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+# Upstream's extension-point names, as KubeSchedulerConfiguration spells them.
+EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+                    "reserve", "permit", "preBind", "bind")
 
 
 class ClusterEvent:
@@ -83,6 +86,14 @@ class Plugin(ABC):
     NAME: str = ""
     # Cluster events after which a pod this plugin rejected is worth retrying.
     EVENTS: frozenset[str] = frozenset()
+
+
+class PreEnqueuePlugin(Plugin):
+    """Gate a pod before it may enter activeQ (upstream's SchedulingGates)."""
+
+    @abstractmethod
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        """Success lets the pod in; a rejection keeps it parked until it is updated."""
 
 
 class QueueSortPlugin(Plugin):
@@ -162,9 +173,19 @@ class PermitPlugin(Plugin):
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
 
 
+class PreBindPlugin(Plugin):
+    """Work that must finish before the bind (volumes, in upstream); a failure unreserves."""
+
+    @abstractmethod
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
 class BindPlugin(Plugin):
-    """Bind a pod. Skip passes to the next binder; when every binder skips (or none is
-    configured) the scheduler's batched API bind (``ScheduleOutput.binds``) is used."""
+    """Bind a pod. Skip passes to the next binder. A binder with ``BATCHED`` (DefaultBinder)
+    accepts by returning Success and leaves the API call to the scheduler actor, which
+    sends the binds of many cycles in one batch (``ScheduleOutput.binds``)."""
+
+    BATCHED = False
 
     @abstractmethod
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
@@ -212,6 +233,7 @@ class PluginSpec:
     name: str
     weight: int = 1  # Score weight; 0 is defaulted to 1 as upstream does
     args: dict | None = None
+    disabled_points: frozenset[str] = frozenset()  # EXTENSION_POINTS it is left out of
 
 
 @dataclass(frozen=True)
@@ -257,6 +279,8 @@ class Framework:
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self.plugins: dict[str, Plugin] = {}
         self.queue_sort: QueueSortPlugin | None = None
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = []
+        self.pre_bind_plugins: list[PreBindPlugin] = []
         self.pre_filter_plugins: list[PreFilterPlugin] = []
         self.filter_plugins: list[FilterPlugin] = []
         self.post_filter_plugins: list[PostFilterPlugin] = []
@@ -269,6 +293,8 @@ class Framework:
             self._add(spec, registry)
         if self.queue_sort is None:
             raise ValueError(f"profile {self.profile_name!r}: no QueueSort plugin is enabled")
+        if not self.bind_plugins:
+            raise ValueError(f"profile {self.profile_name!r}: no Bind plugin is enabled")
 
     def _add(self, spec: PluginSpec, registry: Registry) -> None:
         if spec.name in self.plugins:
@@ -277,17 +303,22 @@ class Framework:
         if plugin.NAME != spec.name:
             raise ValueError(f"factory for {spec.name!r} built a plugin named {plugin.NAME!r}")
         self.plugins[spec.name] = plugin
-        if isinstance(plugin, QueueSortPlugin):
+        off = spec.disabled_points
+        if isinstance(plugin, QueueSortPlugin) and "queueSort" not in off:
             if self.queue_sort is not None:
                 raise ValueError(f"profile {self.profile_name!r}: only one QueueSort plugin may be enabled")
             self.queue_sort = plugin
-        for cls, bucket in ((PreFilterPlugin, self.pre_filter_plugins), (FilterPlugin, self.filter_plugins),
-                            (PostFilterPlugin, self.post_filter_plugins), (PreScorePlugin, self.pre_score_plugins),
-                            (ReservePlugin, self.reserve_plugins), (PermitPlugin, self.permit_plugins),
-                            (BindPlugin, self.bind_plugins)):
-            if isinstance(plugin, cls):
+        for cls, point, bucket in (
+                (PreEnqueuePlugin, "preEnqueue", self.pre_enqueue_plugins),
+                (PreFilterPlugin, "preFilter", self.pre_filter_plugins),
+                (FilterPlugin, "filter", self.filter_plugins),
+                (PostFilterPlugin, "postFilter", self.post_filter_plugins),
+                (PreScorePlugin, "preScore", self.pre_score_plugins),
+                (ReservePlugin, "reserve", self.reserve_plugins), (PermitPlugin, "permit", self.permit_plugins),
+                (PreBindPlugin, "preBind", self.pre_bind_plugins), (BindPlugin, "bind", self.bind_plugins)):
+            if isinstance(plugin, cls) and point not in off:
                 bucket.append(plugin)
-        if isinstance(plugin, ScorePlugin):
+        if isinstance(plugin, ScorePlugin) and "score" not in off:
             normalizes = type(plugin).normalize is not ScorePlugin.normalize
             self.score_plugins.append((plugin, spec.weight or 1, normalizes))
 
@@ -421,10 +452,25 @@ class Framework:
                 return status.with_plugin(p.NAME)
         return SUCCESS
 
-    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        """Success if a plugin bound the pod; Skip if the scheduler's batched bind should."""
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        for p in self.pre_enqueue_plugins:
+            status = p.pre_enqueue(pod)
+            if not status.is_success():
+                return status.with_plugin(p.NAME)
+        return SUCCESS
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for p in self.pre_bind_plugins:
+            status = p.pre_bind(state, pod, node_name)
+            if not status.is_success():
+                return status.with_plugin(p.NAME)
+        return SUCCESS
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, bool]:
+        """The first binder's verdict that is not Skip, and whether that binder leaves the
+        API call to the actor's batch. Every binder skipping is an error, as upstream."""
         for p in self.bind_plugins:
             status = p.bind(state, pod, node_name)
             if not status.is_skip():
-                return status.with_plugin(p.NAME)
-        return SKIP
+                return status.with_plugin(p.NAME), p.BATCHED and status.is_success()
+        return Status.error("all bind plugins skipped the pod"), False

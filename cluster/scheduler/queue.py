@@ -1,33 +1,63 @@
 """The scheduling queue: pending pods waiting for a scheduling cycle.
 
 Owns where every pending pod waits: ``activeQ`` (a heap in QueueSort order, popped by the
-scheduler), ``unschedulablePods`` (pods a cycle rejected, waiting for a cluster event that
-may help, or for the 5-minute leftover flush). Called by ``Scheduler``: informer events
-(``add``/``update``/``delete``), the cycle (``pop``, ``add_unschedulable_if_not_present``,
-``requeue_after_error``), cluster events (``move_all_to_active``) and time (``flush``).
+scheduler), ``podBackoffQ`` (pods that failed, waiting out a backoff of 1 s doubling to
+10 s per attempt) and ``unschedulablePods`` (pods a cycle rejected, waiting for a cluster
+event that may help, or for the 5-minute leftover flush). Called by ``Scheduler``:
+informer events (``add``/``update``/``delete``), the cycle (``pop``,
+``add_unschedulable_if_not_present``), cluster events (``move_all_to_active``) and time
+(``flush``, ``next_wakeup``).
 
-Seams for the next issue (not implemented here):
-- backoffQ: upstream sends a pod to ``podBackoffQ`` (1 s doubling to 10 s) when it failed
-  with an error, when a move event arrived during its cycle, or when it is moved while
-  still backing off. Every such place below is marked ``# backoffQ seam``; until then a
-  pod that would back off waits only until the next ``flush`` (the next ``schedule``
-  call), which is enough to stop a failing pod from spinning inside one call.
-- nominator: the PodNominator is updated on add, update, delete and on a failed cycle;
-  those places are marked ``# nominator seam``.
-- PreEnqueue (scheduling gates) would run in ``add`` before a pod enters activeQ.
+A pod's life in the queue (upstream's rules without queueing hints):
+
+    event                              from                 to
+    add (new pending pod)              -                    activeQ, or gated if PreEnqueue refuses
+    update of a gated pod              gated                activeQ once PreEnqueue accepts
+    pop                                activeQ              (in a cycle)
+    failed cycle, a plugin rejected    (in a cycle)         unschedulablePods
+    failed cycle, no rejector / error  (in a cycle)         backoffQ
+    failed cycle, a move arrived       (in a cycle)         backoffQ
+      while it was being scheduled
+    move event the rejector cares for  unschedulablePods    backoffQ if backing off, else activeQ
+    spec/metadata update               unschedulablePods    backoffQ if backing off, else activeQ
+    backoff expired (flush)            backoffQ             activeQ
+    parked > 5 min (flush)             unschedulablePods    backoffQ if backing off, else activeQ
+    delete                             any                  -
+
+Upstream flushes backoffQ every second and the leftovers every 30 s; ``flush`` runs at
+every ``schedule`` call, so pods move exactly when due and ``next_wakeup`` tells the
+actor when to call again. Gated pods (PreEnqueue refused them) wait apart from
+unschedulablePods: no cluster event or flush moves them, only their own update. The
+PodNominator comes with preemption (next issue); the places it hooks in are marked
+``# nominator seam``.
 """
 from __future__ import annotations
 
 import heapq
 import itertools
 
+from typing import Callable
+
 from .cache import PodInfo
 from .framework import ClusterEvent, QueueSortPlugin
+from .status import SUCCESS, Status
 
 DEFAULT_MAX_IN_UNSCHEDULABLE = 300.0  # DefaultPodMaxInUnschedulablePodsDuration, emulated seconds
+DEFAULT_INITIAL_BACKOFF = 1.0  # podInitialBackoffSeconds
+DEFAULT_MAX_BACKOFF = 10.0  # podMaxBackoffSeconds
 
 # Fields a pod update may change without making the pod worth retrying (upstream isPodUpdated).
 _IGNORED_META = ("resourceVersion", "generation", "managedFields", "finalizers")
+
+
+def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
+    """Backoff after ``attempts`` attempts: initial, doubled per further attempt, capped."""
+    duration = initial
+    for _ in range(1, attempts):
+        if duration > maximum - duration:
+            return maximum
+        duration += duration
+    return duration
 
 
 class QueuedPodInfo:
@@ -68,16 +98,22 @@ def is_pod_updated(old: dict, new: dict) -> bool:
 
 class SchedulingQueue:
     def __init__(self, sort: QueueSortPlugin, event_map: dict[str, set[str]] | None = None,
-                 max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE):
+                 max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
+                 initial_backoff: float = DEFAULT_INITIAL_BACKOFF, max_backoff: float = DEFAULT_MAX_BACKOFF,
+                 pre_enqueue: Callable[[PodInfo], Status] | None = None):
         self._sort_key = sort.sort_key
+        self._pre_enqueue = pre_enqueue or (lambda pinfo: SUCCESS)
+        self._gated: dict[str, QueuedPodInfo] = {}
         self._event_map = event_map or {}
         self.max_in_unschedulable = max_in_unschedulable
+        self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
         self._heap: list[tuple] = []
         self._active: dict[str, QueuedPodInfo] = {}
         # Insertion order is timestamp order (timestamps are "now" on insert), which lets
         # the leftover flush stop at the first pod that is not yet due.
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._retry_next_flush: dict[str, QueuedPodInfo] = {}  # backoffQ seam
+        self._backoff: dict[str, QueuedPodInfo] = {}
+        self._backoff_heap: list[tuple[float, int, QueuedPodInfo]] = []  # (expiry, seq, qp); stale entries skipped
         self._seq = itertools.count()
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
@@ -85,7 +121,7 @@ class SchedulingQueue:
     # ---- sizes and lookup --------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._active) + len(self._unschedulable) + len(self._retry_next_flush)
+        return len(self._active) + len(self._unschedulable) + len(self._backoff) + len(self._gated)
 
     def active_count(self) -> int:
         return len(self._active)
@@ -93,8 +129,54 @@ class SchedulingQueue:
     def unschedulable_count(self) -> int:
         return len(self._unschedulable)
 
+    def backoff_count(self) -> int:
+        return len(self._backoff)
+
     def get(self, uid: str) -> QueuedPodInfo | None:
-        return self._active.get(uid) or self._unschedulable.get(uid) or self._retry_next_flush.get(uid)
+        return (self._active.get(uid) or self._unschedulable.get(uid) or self._backoff.get(uid)
+                or self._gated.get(uid))
+
+    def is_gated(self, uid: str) -> bool:
+        return uid in self._gated
+
+    def in_backoff(self, uid: str) -> bool:
+        return uid in self._backoff
+
+    def unschedulable_pods(self) -> list[QueuedPodInfo]:
+        return list(self._unschedulable.values())
+
+    # ---- backoff -----------------------------------------------------------------------
+
+    def backoff_expiry(self, qp: QueuedPodInfo) -> float:
+        return qp.timestamp + backoff_duration(qp.attempts, self.initial_backoff, self.max_backoff)
+
+    def is_backing_off(self, qp: QueuedPodInfo, now: float) -> bool:
+        return qp.attempts > 0 and self.backoff_expiry(qp) > now
+
+    def _push_backoff(self, qp: QueuedPodInfo) -> None:
+        qp.seq = next(self._seq)
+        self._backoff[qp.uid] = qp
+        heapq.heappush(self._backoff_heap, (self.backoff_expiry(qp), qp.seq, qp))
+
+    def _requeue(self, qp: QueuedPodInfo, now: float) -> None:
+        """To backoffQ while the pod's backoff lasts, else straight to activeQ."""
+        if self.is_backing_off(qp, now):
+            self._push_backoff(qp)
+        else:
+            self._push_active(qp)
+
+    def next_wakeup(self) -> float | None:
+        """The earliest emulated time a time-driven move is due (None: nothing waits)."""
+        heap, backoff = self._backoff_heap, self._backoff
+        while heap and backoff.get(heap[0][2].uid) is not heap[0][2]:
+            heapq.heappop(heap)  # stale: the pod left backoffQ
+        times = []
+        if heap:
+            times.append(heap[0][0])
+        if self._unschedulable:
+            first = next(iter(self._unschedulable.values()))
+            times.append(first.timestamp + self.max_in_unschedulable)
+        return min(times) if times else None
 
     def in_active(self, uid: str) -> bool:
         return uid in self._active
@@ -136,7 +218,12 @@ class SchedulingQueue:
     def add(self, pinfo: PodInfo, now: float) -> QueuedPodInfo:
         """A new pending pod. (PreEnqueue / scheduling gates would be checked here.)"""
         qp = QueuedPodInfo(pinfo, now)
-        self._push_active(qp)
+        status = self._pre_enqueue(pinfo)
+        if status.is_success():
+            self._push_active(qp)
+        else:
+            qp.unschedulable_plugins = {status.plugin}
+            self._gated[qp.uid] = qp
         # nominator seam: AddNominatedPod(pinfo, ModeNoop) from status.nominatedNodeName.
         return qp
 
@@ -148,40 +235,43 @@ class SchedulingQueue:
             if self._sort_key(qp) != qp.key:
                 self._push_active(qp)  # priority changed: the old heap entry goes stale
             return
+        if uid in self._gated:
+            if self._pre_enqueue(qp.pinfo).is_success():
+                del self._gated[uid]
+                qp.unschedulable_plugins = set()
+                self._requeue(qp, now)
+            return
         if uid in self._unschedulable and is_pod_updated(old_pod, qp.pinfo.pod):
             del self._unschedulable[uid]
-            self._push_active(qp)  # backoffQ seam: to backoffQ if still backing off
+            self._requeue(qp, now)
 
     def delete(self, uid: str) -> QueuedPodInfo | None:
         # nominator seam: DeleteNominatedPodIfExists.
-        return self._active.pop(uid, None) or self._unschedulable.pop(uid, None) or \
-            self._retry_next_flush.pop(uid, None)
+        return (self._active.pop(uid, None) or self._unschedulable.pop(uid, None)
+                or self._backoff.pop(uid, None) or self._gated.pop(uid, None))
 
     # ---- after a cycle -----------------------------------------------------------------
 
     def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, now: float, pod_cycle: int) -> None:
-        """A pod a cycle rejected (FitError). Waits for a helpful event or the leftover flush.
-
-        Upstream sends a pod that no plugin rejected (e.g. "no nodes available") to
-        backoffQ; without one it is parked here instead, and every event moves it.
-        """
+        """A pod whose cycle failed. Parked until a helpful event if a plugin rejected it;
+        backed off if none did (an error, "no nodes available") or if an event that may
+        help arrived while it was being scheduled."""
         if self.get(qp.uid) is not None:
             return
         qp.timestamp = now
         # nominator seam: AddNominatedPod(qp.pinfo, nominating info of the cycle).
-        if self.move_request_cycle >= pod_cycle:
-            # An event that may help arrived while the pod was being scheduled.
-            self._retry_next_flush[qp.uid] = qp  # backoffQ seam
+        if self.move_request_cycle >= pod_cycle or not qp.unschedulable_plugins:
+            self._push_backoff(qp)
         else:
             self._unschedulable[qp.uid] = qp
 
     def requeue_after_error(self, qp: QueuedPodInfo, now: float) -> None:
-        """A pod whose cycle or bind failed with an error: retried, not parked."""
+        """A pod whose cycle or bind failed with an error: backed off, then retried."""
         if self.get(qp.uid) is not None:
             return
         qp.timestamp = now
         qp.unschedulable_plugins = set()
-        self._retry_next_flush[qp.uid] = qp  # backoffQ seam
+        self._push_backoff(qp)
 
     # ---- moves and flushes -------------------------------------------------------------
 
@@ -198,16 +288,21 @@ class SchedulingQueue:
                  if (pre_check is None or pre_check(qp)) and self._worth_requeuing(qp, event)]
         for qp in moved:
             del self._unschedulable[qp.uid]
-            self._push_active(qp)  # backoffQ seam: to backoffQ if still backing off
+            self._requeue(qp, now)
         return len(moved)
 
     def flush(self, now: float) -> int:
-        """Time-driven moves due at ``now``: pods parked past ``max_in_unschedulable``
-        (strictly longer, as upstream), and pods waiting for a retry. Returns how many moved.
-
-        Upstream checks the leftovers every 30 s, so a pod moves up to 30 s after its
-        5 minutes; here every ``schedule`` call checks, so it moves at its 5 minutes.
-        """
+        """Time-driven moves due at ``now``: backoffQ pods whose backoff is over, and pods
+        parked longer than ``max_in_unschedulable`` (strictly longer, as upstream), which
+        go through backoff if still backing off. Returns how many pods moved."""
+        moved = 0
+        heap, backoff = self._backoff_heap, self._backoff
+        while heap and heap[0][0] <= now:
+            _, seq, qp = heapq.heappop(heap)
+            if backoff.get(qp.uid) is qp and qp.seq == seq:
+                del backoff[qp.uid]
+                self._push_active(qp)
+                moved += 1
         due = []
         for qp in self._unschedulable.values():
             if now - qp.timestamp <= self.max_in_unschedulable:
@@ -215,9 +310,5 @@ class SchedulingQueue:
             due.append(qp)
         for qp in due:
             del self._unschedulable[qp.uid]
-            self._push_active(qp)  # backoffQ seam: UnschedulableTimeout goes via backoff when due
-        retry = list(self._retry_next_flush.values())
-        self._retry_next_flush.clear()
-        for qp in retry:
-            self._push_active(qp)
-        return len(due) + len(retry)
+            self._requeue(qp, now)  # UnschedulableTimeout
+        return moved + len(due)

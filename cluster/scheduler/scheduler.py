@@ -26,9 +26,11 @@ from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .plugins import DEFAULT_PLUGINS, default_registry
-from .queue import DEFAULT_MAX_IN_UNSCHEDULABLE, QueuedPodInfo, SchedulingQueue
+from .queue import (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_IN_UNSCHEDULABLE, QueuedPodInfo,
+                    SchedulingQueue)
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
+SPREAD = "PodTopologySpread"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
@@ -47,6 +49,8 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int = 0  # 0: upstream's adaptive percentage
     assume_ttl: float = DEFAULT_ASSUME_TTL
     pod_max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE
+    pod_initial_backoff_seconds: float = DEFAULT_INITIAL_BACKOFF
+    pod_max_backoff_seconds: float = DEFAULT_MAX_BACKOFF
     registry: Registry | None = None  # out-of-tree plugins, merged into the default registry
 
     def __post_init__(self):
@@ -113,7 +117,8 @@ class Scheduler:
         for profile in config.profiles:
             if profile.scheduler_name in self.frameworks:
                 raise ValueError(f"profiles: schedulerName {profile.scheduler_name!r} is used twice")
-            self.frameworks[profile.scheduler_name] = Framework(profile, profile.plugins or DEFAULT_PLUGINS, registry)
+            self.frameworks[profile.scheduler_name] = Framework(
+                profile, DEFAULT_PLUGINS if profile.plugins is None else profile.plugins, registry)
         fwks = list(self.frameworks.values())
         if len({f.queue_sort.NAME for f in fwks}) > 1:
             raise ValueError("profiles: all profiles must use the same QueueSort plugin")
@@ -122,7 +127,9 @@ class Scheduler:
             for ev, names in f.cluster_events().items():
                 event_map.setdefault(ev, set()).update(names)
         self.cache = Cache(config.assume_ttl)
-        self.queue = SchedulingQueue(fwks[0].queue_sort, event_map, config.pod_max_in_unschedulable_seconds)
+        self.queue = SchedulingQueue(fwks[0].queue_sort, event_map, config.pod_max_in_unschedulable_seconds,
+                                     config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds,
+                                     self._pre_enqueue)
         self.next_start_node_index = 0
         self._rng = random.Random(seed)
         self._binding: dict[str, QueuedPodInfo] = {}  # assumed pods whose bind is in flight
@@ -130,7 +137,29 @@ class Scheduler:
         self.stats = {"attempts": 0, "scheduled": 0, "unschedulable": 0, "errors": 0,
                       "bindFailures": 0, "bindConflicts": 0}
 
+    def _pre_enqueue(self, pinfo) -> Status:
+        fwk = self._framework_for(pinfo.pod)
+        return SUCCESS if fwk is None else fwk.run_pre_enqueue(pinfo)
+
+    def next_wakeup(self) -> float | None:
+        """The earliest emulated time a ``schedule`` call has time-driven work (a backoff
+        ending, the leftover flush, an assumed pod expiring); None when nothing waits."""
+        times = [t for t in (self.queue.next_wakeup(), self.cache.next_expiry()) if t is not None]
+        return min(times) if times else None
+
     # ---- informer events ---------------------------------------------------------------
+
+    def on_namespace(self, event_type: str, namespace: dict, now: float) -> None:
+        """Namespace labels, for inter-pod terms with a namespaceSelector."""
+        meta = namespace.get("metadata") or {}
+        name = meta.get("name", "")
+        if event_type == "DELETED":
+            self.cache.namespace_labels.pop(name, None)
+            return
+        labels = dict(meta.get("labels") or {})
+        if self.cache.namespace_labels.get(name) != labels:
+            self.cache.namespace_labels[name] = labels
+            self.queue.move_all_to_active(ClusterEvent.NAMESPACE_CHANGE, now)
 
     def on_node(self, event_type: str, node: dict, now: float) -> None:
         if event_type == "DELETED":
@@ -161,7 +190,30 @@ class Scheduler:
             if self.cache.remove_pod(uid) is not None:
                 self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
             return
-        self.cache.add_pod(pod)
+        known = self.cache.pod_info(uid)
+        was_assumed = self.cache.is_assumed(uid)
+        terms_changed = known is not None and known.terms_changed(pod)
+        pinfo = self.cache.add_pod(pod)
+        if known is None or was_assumed:
+            self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_ADD, pinfo, now)
+        elif terms_changed:
+            self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, pinfo, now)
+
+    def _move_for_assigned_pod(self, event: str, assigned, now: float) -> None:
+        """Upstream's AssignedPodAdded/Updated: only pods the new placement may help move,
+        those with required pod affinity it matches, or rejected by PodTopologySpread."""
+        if not self.queue.unschedulable_count():
+            return
+        labels = self.cache.namespace_labels.get
+
+        def may_help(qp) -> bool:
+            pending = qp.pinfo
+            if pending.terms is not None and pending.terms.required_affinity and any(
+                    t.matches(assigned.namespace, assigned.labels, labels) for t in pending.terms.required_affinity):
+                return True
+            return SPREAD in qp.unschedulable_plugins and pending.namespace == assigned.namespace
+
+        self.queue.move_all_to_active(event, now, pre_check=may_help)
 
     def _responsible_for(self, pod: dict) -> bool:
         return ((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) in self.frameworks
@@ -330,20 +382,24 @@ class Scheduler:
         # nominator seam: DeleteNominatedPodIfExists(pod) once the pod is assumed.
         status = fwk.run_reserve(state, pinfo, node_name)  # unreserves itself on failure
         bind_failed = False
+        batched = False
         if status.is_success():
             status = fwk.run_permit(state, pinfo, node_name)
             if status.is_success():
-                status = fwk.run_bind(state, pinfo, node_name)
-                bind_failed = not (status.is_success() or status.is_skip())
-            if not (status.is_success() or status.is_skip()):
+                status = fwk.run_pre_bind(state, pinfo, node_name)
+                bind_failed = not status.is_success()
+            if status.is_success():
+                status, batched = fwk.run_bind(state, pinfo, node_name)
+                bind_failed = not status.is_success()
+            if not status.is_success():
                 fwk.run_unreserve(state, pinfo, node_name)
-        if not (status.is_success() or status.is_skip()):
+        if not status.is_success():
             self.cache.forget_pod(pinfo.uid)
             if bind_failed:
                 self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
             self._handle_failure(fwk, qp, status, _single_node_diagnosis(status), cycle, now, out)
             return
-        if status.is_skip():  # no Bind plugin took it: the actor binds it in a batch
+        if batched:  # DefaultBinder: the actor sends the API bind in a batch
             out.binds.append((pinfo.namespace, pinfo.name, pinfo.uid, node_name))
         self._binding[pinfo.uid] = qp
         self.stats["scheduled"] += 1

@@ -7,10 +7,10 @@ from sched_builders import make_node, make_pod, make_scheduler
 
 from cluster.scheduler import PluginSpec, ProfileConfig, Registry, Scheduler, SchedulerConfig
 from cluster.scheduler.framework import (
-    SKIP, BindPlugin, ClusterEvent, FilterPlugin, FilterResult, PermitPlugin, PluginError, PreFilterPlugin,
+    BindPlugin, ClusterEvent, FilterPlugin, FilterResult, PermitPlugin, PluginError, PreFilterPlugin,
     PreFilterResult, QueueSortPlugin, ReservePlugin, ScorePlugin)
 from cluster.scheduler.plugins import DEFAULT_PLUGINS, default_registry
-from cluster.scheduler.status import SUCCESS, Code, Diagnosis, Rejection, Status
+from cluster.scheduler.status import SKIP, SUCCESS, Code, Diagnosis, Rejection, Status
 
 
 class LabelFilter(FilterPlugin):
@@ -83,11 +83,13 @@ class OtherSort(QueueSortPlugin):
         return (qp.timestamp,)
 
 
+BINDER = PluginSpec("DefaultBinder")
 EXTRA = Registry({c.NAME: c for c in (LabelFilter, PreferNode, Scripted, OtherSort)})
 
 
 def scheduler(*extra_specs, nodes=(), pods=(), profiles=None, **kw):
-    specs = DEFAULT_PLUGINS + tuple(extra_specs)
+    # Extra plugins go before DefaultBinder so that a scripted Bind runs first.
+    specs = DEFAULT_PLUGINS[:-1] + tuple(extra_specs) + DEFAULT_PLUGINS[-1:]
     profiles = profiles or (ProfileConfig(plugins=specs),)
     return make_scheduler(nodes, pods, profiles=profiles, registry=EXTRA, **kw)
 
@@ -110,7 +112,7 @@ def test_registry_rejects_duplicates_and_unknown_names():
         r.merge(default_registry())
     with pytest.raises(ValueError, match="not registered"):
         r.get("Nope")
-    assert r.names() == ["NodeResourcesFit", "PrioritySort"]
+    assert {"DefaultBinder", "NodeResourcesFit", "PrioritySort", "SchedulingGates"} <= set(r.names())
 
 
 @pytest.mark.parametrize("profiles,match", [
@@ -119,7 +121,8 @@ def test_registry_rejects_duplicates_and_unknown_names():
     ((ProfileConfig(plugins=DEFAULT_PLUGINS + (PluginSpec("NodeResourcesFit"),)),), "enabled twice"),
     ((ProfileConfig(plugins=(PluginSpec("PrioritySort"), PluginSpec("Missing"))),), "not registered"),
     ((ProfileConfig(), ProfileConfig()), "used twice"),
-    ((ProfileConfig(), ProfileConfig("b", plugins=(PluginSpec("OtherSort"),))), "same QueueSort"),
+    ((ProfileConfig(), ProfileConfig("b", plugins=(PluginSpec("OtherSort"), BINDER))), "same QueueSort"),
+    ((ProfileConfig(plugins=(PluginSpec("PrioritySort"),)),), "no Bind plugin"),
 ])
 def test_bad_profiles(profiles, match):
     with pytest.raises(ValueError, match=match):
@@ -134,7 +137,7 @@ def test_bad_config(kw):
 
 
 def test_second_profile_without_score_plugins_takes_the_first_feasible_node():
-    other = ProfileConfig("other-scheduler", plugins=(PluginSpec("PrioritySort"), PluginSpec("LabelFilter")))
+    other = ProfileConfig("other-scheduler", plugins=(PluginSpec("PrioritySort"), PluginSpec("LabelFilter"), BINDER))
     ns = [make_node("a"), make_node("b").label("ok", ""), make_node("c").label("ok", "")]
     s = make_scheduler(ns, [make_pod("p").scheduler("other-scheduler")],
                        profiles=(ProfileConfig(), other), registry=EXTRA)
@@ -152,7 +155,7 @@ def test_second_profile_without_score_plugins_takes_the_first_feasible_node():
     (("NodeResourcesFit", "LabelFilter"), "0/2 nodes are available: 2 Insufficient cpu."),
 ])
 def test_a_node_counts_under_the_first_filter_that_rejects_it(order, message):
-    profile = ProfileConfig(plugins=(PluginSpec("PrioritySort"),) + tuple(PluginSpec(n) for n in order))
+    profile = ProfileConfig(plugins=(PluginSpec("PrioritySort"),) + tuple(PluginSpec(n) for n in order) + (BINDER,))
     ns = [make_node("a", cpu="1"), make_node("b", cpu="1").label("ok", "")]
     s = make_scheduler(ns, [make_pod("p").req(cpu="2")], profiles=(profile,), registry=EXTRA)
     assert failure(s.schedule(1.0)) == (message, "Unschedulable")

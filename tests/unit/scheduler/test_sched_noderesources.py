@@ -1,4 +1,5 @@
-"""NodeResourcesFit: filter reasons, extended resources, LeastAllocated/MostAllocated scores."""
+"""NodeResourcesFit: filter reasons, extended resources, LeastAllocated/MostAllocated/RequestedToCapacityRatio
+scores, the trivial PreFilter and args validation."""
 from __future__ import annotations
 
 import numpy as np
@@ -230,8 +231,105 @@ def test_most_allocated():
     assert run_score([node], make_pod("p").req(cpu="8", memory="5000"), scoringStrategy=strategy) == [(100 + 50) // 2]
 
 
-def test_bad_arguments_are_rejected():
-    with pytest.raises(ValueError, match="unknown arguments"):
-        NodeResourcesFit({"bogus": 1})
-    with pytest.raises(ValueError, match="not supported"):
-        NodeResourcesFit({"scoringStrategy": {"type": "RequestedToCapacityRatio"}})
+# ---- RequestedToCapacityRatio ----------------------------------------------------------
+
+def rtcr(*points, resources=None):
+    strategy = {"type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {"shape": [{"utilization": u, "score": s} for u, s in points]}}
+    if resources is not None:
+        strategy["resources"] = resources
+    return strategy
+
+
+BIN_PACKING = ((0, 0), (100, 10))
+SPREADING = ((0, 10), (100, 0))
+PEAK_AT_HALF = ((0, 0), (50, 10), (80, 0))
+
+RTCR_CASES = [
+    # (id, strategy, node alloc, bound pod requests, pod requests, expected score)
+    # cpu 25% -> 25, memory 50% -> 50; Go's math.Round(75 / 2) rounds the half up
+    ("bin packing rounds half up", rtcr(*BIN_PACKING), dict(cpu="4", memory="10000"), [],
+     dict(cpu="1", memory="5000"), 38),
+    # 75 and 50
+    ("spreading", rtcr(*SPREADING), dict(cpu="4", memory="10000"), [], dict(cpu="1", memory="5000"), 63),
+    # cpu 51% on the falling segment: 100 + (0 - 100) * 1 / 30 truncates toward zero to 97 (floor would be 96);
+    # memory 20% on the rising one: 0 + 100 * 20 / 50 = 40; round(137 / 2) = 69
+    ("falling segment truncates toward zero", rtcr(*PEAK_AT_HALF), dict(cpu="100", memory="100"), [],
+     dict(cpu="51", memory="20"), 69),
+    # cpu 90% is past the last point (score 0): left out of the average, so only memory's 40 remains
+    ("a zero resource score drops its weight", rtcr(*PEAK_AT_HALF), dict(cpu="100", memory="100"), [],
+     dict(cpu="90", memory="20"), 40),
+    # explicit zero cpu request -> utilization 0 -> score 0 -> left out; memory 50
+    ("zero utilization under bin packing", rtcr(*BIN_PACKING), dict(cpu="4", memory="10000"), [],
+     dict(cpu="0", memory="5000"), 50),
+    # over capacity reads as 100%
+    ("over capacity", rtcr(*BIN_PACKING), dict(cpu="1", memory="10000"), [], dict(cpu="2", memory="5000"), 75),
+    # utilization truncates: 1/3 of cpu is 33%; bound pods count with their non-zero requests (100m)
+    ("utilization truncates and counts bound pods", rtcr(*BIN_PACKING), dict(cpu="3", memory="10000"),
+     [dict(memory="0")], dict(cpu="900m", memory="0"), 33),
+    # weights: (25 * 3 + 50) / 4 = 31.25
+    ("weighted", rtcr(*BIN_PACKING, resources=[{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}]),
+     dict(cpu="4", memory="10000"), [], dict(cpu="1", memory="5000"), 31),
+    # a single point is a constant function
+    ("single point", rtcr((30, 7)), dict(cpu="4", memory="10000"), [], dict(cpu="1", memory="5000"), 70),
+    # node without memory: only cpu counts
+    ("node without memory", rtcr(*BIN_PACKING), dict(cpu="4", memory="0"), [], dict(cpu="1", memory="5000"), 25),
+    # the pod's missing requests default to 100m / 200Mi: 100m of 1 cpu is 10%, 200Mi of 1000Mi 20%
+    ("non-zero defaults", rtcr(*BIN_PACKING), dict(cpu="1", memory="1000Mi"), [], dict(), 15),
+]
+
+
+@pytest.mark.parametrize("strategy,alloc,existing,reqs,expected",
+                         [c[1:] for c in RTCR_CASES], ids=[c[0] for c in RTCR_CASES])
+def test_requested_to_capacity_ratio(strategy, alloc, existing, reqs, expected):
+    node = make_node("n1").alloc(**alloc)
+    bound_pods = [make_pod(f"b{i}").req(**r).node("n1") for i, r in enumerate(existing)]
+    assert run_score([node], make_pod("p").req(**reqs), bound_pods, scoringStrategy=strategy) == [expected]
+
+
+def test_requested_to_capacity_ratio_extended_resource_and_vector():
+    strategy = rtcr(*BIN_PACKING, resources=[{"name": "cpu", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 2}])
+    nodes = [make_node("a", cpu="4").ext("nvidia.com/gpu", "4"), make_node("b", cpu="4"),
+             make_node("c", cpu="0").ext("nvidia.com/gpu", "2")]
+    pod = make_pod("p").req(cpu="1").ext("nvidia.com/gpu", "1")
+    # a: cpu 1100m/4 -> 27, gpu 25 (x2) -> round(77 / 3) = 26; b: no gpu -> 27; c: gpu 50 only
+    assert run_score(nodes, pod, scoringStrategy=strategy) == [26, 27, 50]
+    # a pod not asking for the gpu leaves it out
+    assert run_score(nodes[:1], make_pod("q").req(cpu="1"), scoringStrategy=strategy) == [25]
+
+
+def test_pre_filter_is_trivial():
+    c = cache_with([make_node("n1")])
+    pod = make_pod("p").req(cpu="1")
+    pod["spec"]["initContainers"] = [{"name": "side", "image": "x", "restartPolicy": "Always"}]
+    status, result = NodeResourcesFit().pre_filter(CycleState(), c.new_pod_info(pod), c.snapshot())
+    assert status.is_success() and result is None
+
+
+def shape(*points):
+    return {"scoringStrategy": rtcr(*points)}
+
+
+@pytest.mark.parametrize("args,match", [
+    ({"bogus": 1}, "unknown arguments"),
+    ({"scoringStrategy": {"type": "Balanced"}}, "scoringStrategy.type 'Balanced' is not supported"),
+    ({"scoringStrategy": {"type": "RequestedToCapacityRatio"}}, "scoringStrategy.requestedToCapacityRatio is required"),
+    ({"scoringStrategy": {"type": "MostAllocated", "shape": []}}, r"unknown scoringStrategy fields \['shape'\]"),
+    (shape(), "shape: at least one point must be specified"),
+    (shape((50, 1), (50, 2)), r"shape\[1\]\.utilization: utilization values must be sorted"),
+    (shape((60, 1), (50, 2)), r"shape\[1\]\.utilization: utilization values must be sorted"),
+    (shape((101, 1)), r"shape\[0\]\.utilization 101 not in valid range \[0, 100\]"),
+    (shape((-1, 1)), r"shape\[0\]\.utilization -1 not in valid range"),
+    (shape((0, 11)), r"shape\[0\]\.score 11 not in valid range \[0, 10\]"),
+    (shape((0, -1)), r"shape\[0\]\.score -1 not in valid range"),
+    ({"scoringStrategy": {"type": "RequestedToCapacityRatio",
+                          "requestedToCapacityRatio": {"shape": [{"utilisation": 1, "score": 1}]}}},
+     r"shape\[0\] must be \{utilization, score\}"),
+    ({"scoringStrategy": {"resources": [{"name": "cpu", "weight": 101}]}},
+     r"resources\[0\]\.weight: resource weight of cpu not in valid range \(0, 100\]"),
+    ({"scoringStrategy": {"resources": [{"name": "cpu", "weight": -1}]}}, r"resources\[0\]\.weight"),
+    ({"scoringStrategy": {"resources": [{"weight": 1}]}}, r"resources\[0\]\.name is required"),
+])
+def test_bad_arguments_are_rejected(args, match):
+    with pytest.raises(ValueError, match=match):
+        NodeResourcesFit(args)

@@ -1,4 +1,4 @@
-"""SchedulingQueue: order, unschedulable parking, event moves, the 5-minute flush."""
+"""SchedulingQueue: order, backoff, unschedulable parking, event moves, the 5-minute flush."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ from cluster.clock import FakeClock
 from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import ClusterEvent
 from cluster.scheduler.plugins.queuesort import PrioritySort
-from cluster.scheduler.queue import SchedulingQueue, is_pod_updated
+from cluster.scheduler.queue import SchedulingQueue, backoff_duration, is_pod_updated
 
 FIT = "NodeResourcesFit"
 EVENT_MAP = {ClusterEvent.NODE_ADD: {FIT}, ClusterEvent.ASSIGNED_POD_DELETE: {FIT}}
@@ -90,13 +90,12 @@ def park(q, name, now, plugins=(FIT,)):
     (ClusterEvent.ASSIGNED_POD_DELETE, (FIT,), True),
     (ClusterEvent.NODE_LABEL, (FIT,), False),  # not in this test's event map
     (ClusterEvent.NODE_ADD, ("SomeOtherPlugin",), False),
-    (ClusterEvent.NODE_LABEL, (), True),  # no rejector (e.g. no nodes at all): every event
     (ClusterEvent.WILDCARD, (FIT,), True),
 ])
 def test_move_on_event(q, clock, event, plugins, moves):
     park(q, "a", clock.now(), plugins)
     assert q.unschedulable_count() == 1
-    assert q.move_all_to_active(event, clock.now()) == int(moves)
+    assert q.move_all_to_active(event, clock.now() + 10) == int(moves)  # after its backoff
     assert (q.active_count(), q.unschedulable_count()) == ((1, 0) if moves else (0, 1))
     assert len(q) == 1
 
@@ -104,7 +103,7 @@ def test_move_on_event(q, clock, event, plugins, moves):
 def test_move_pre_check(q, clock):
     park(q, "a", clock.now())
     park(q, "b", clock.now())
-    q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now(), pre_check=lambda qp: qp.pinfo.name != "a")
+    q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now() + 10, pre_check=lambda qp: qp.pinfo.name != "a")
     assert drain(q) == ["b"] and q.unschedulable_count() == 1
 
 
@@ -142,7 +141,7 @@ def test_spec_update_moves_parked_pod(q, clock):
     qp = park(q, "a", clock.now())
     old = qp.pinfo.pod
     qp.pinfo.refresh(make_pod("a").req(cpu="1"), Cache().columns)
-    q.update(qp, old, clock.now())
+    q.update(qp, old, clock.now() + 10)
     assert q.in_active(qp.uid)
 
 
@@ -159,25 +158,97 @@ def test_is_pod_updated(change, updated):
     assert is_pod_updated(old, new) == updated
 
 
-def test_requeue_after_error_waits_for_the_next_flush(q, clock):
+def test_requeue_after_error_backs_off(q, clock):
     q.add(info(make_pod("a")), clock.now())
     qp = q.pop()
     q.requeue_after_error(qp, clock.now())
-    assert q.pop() is None and len(q) == 1  # not retried inside the same schedule() call
-    q.flush(clock.now())
-    assert q.pop() is qp
+    assert q.pop() is None and q.in_backoff(qp.uid)
+    assert q.next_wakeup() == clock.now() + 1.0
+    clock.advance(0.999)
+    assert q.flush(clock.now()) == 0
+    clock.advance(0.001)
+    assert q.flush(clock.now()) == 1 and q.pop() is qp
 
 
-def test_move_during_cycle_retries_instead_of_parking(q, clock):
+def test_move_during_cycle_backs_off_instead_of_parking(q, clock):
     q.add(info(make_pod("a")), clock.now())
     qp = q.pop()
     cycle = q.scheduling_cycle
     q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now())  # arrives while "a" is in flight
     qp.unschedulable_plugins = {FIT}
     q.add_unschedulable_if_not_present(qp, clock.now(), cycle)
-    assert q.unschedulable_count() == 0
+    assert q.unschedulable_count() == 0 and q.in_backoff(qp.uid)
+    clock.advance(1)
     q.flush(clock.now())
     assert q.pop() is qp
+
+
+def test_failure_without_rejector_backs_off(q, clock):
+    """No plugin rejected the pod (e.g. no nodes at all): backoffQ, not unschedulablePods."""
+    park(q, "a", clock.now(), plugins=())
+    assert (q.unschedulable_count(), q.backoff_count()) == (0, 1)
+
+
+@pytest.mark.parametrize("attempts,expected", [(1, 1), (2, 2), (3, 4), (4, 8), (5, 10), (6, 10), (30, 10)])
+def test_backoff_duration(attempts, expected):
+    assert backoff_duration(attempts, 1.0, 10.0) == expected
+
+
+@pytest.mark.parametrize("initial,maximum,expected", [
+    (2.0, 10.0, [2, 4, 8, 10, 10]),
+    (1.0, 1.0, [1, 1, 1, 1, 1]),
+    (0.5, 3.0, [0.5, 1, 2, 3, 3]),
+])
+def test_backoff_duration_configured(initial, maximum, expected):
+    assert [backoff_duration(a, initial, maximum) for a in range(1, 6)] == expected
+
+
+def test_error_retries_follow_the_backoff_sequence(clock):
+    """A pod failing with an error every cycle is retried after 1, 2, 4, 8, 10, 10 s."""
+    q = SchedulingQueue(PrioritySort(), EVENT_MAP)
+    q.add(info(make_pod("a")), clock.now())
+    gaps, last = [], None
+    for _ in range(7):
+        qp = q.pop()
+        while qp is None:
+            clock.set(q.next_wakeup())
+            q.flush(clock.now())
+            qp = q.pop()
+        if last is not None:
+            gaps.append(clock.now() - last)
+        last = clock.now()
+        q.requeue_after_error(qp, clock.now())
+    assert gaps == [1, 2, 4, 8, 10, 10]
+
+
+def test_event_move_respects_remaining_backoff(q, clock):
+    qp = park(q, "a", clock.now())
+    assert qp.attempts == 1
+    clock.advance(0.5)  # 1 s backoff not over
+    assert q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now()) == 1
+    assert q.in_backoff(qp.uid) and q.pop() is None
+    clock.advance(0.5)
+    q.flush(clock.now())
+    assert q.pop() is qp
+
+
+def test_event_move_after_backoff_goes_straight_to_active(q, clock):
+    qp = park(q, "a", clock.now())
+    clock.advance(5)
+    q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now())
+    assert q.in_active(qp.uid)
+
+
+def test_next_wakeup_includes_the_leftover_flush(q, clock):
+    assert q.next_wakeup() is None
+    park(q, "a", clock.now())
+    assert q.next_wakeup() == clock.now() + 300
+
+
+def test_delete_from_backoff(q, clock):
+    park(q, "a", clock.now(), plugins=())
+    assert q.delete("uid-default-a") is not None
+    assert len(q) == 0 and q.next_wakeup() is None
 
 
 def test_add_unschedulable_ignores_pods_already_queued(q, clock):

@@ -269,7 +269,8 @@ def test_bind_failure_wakes_pods_parked_behind_the_assumption():
     s.on_pod("ADDED", make_pod("b").req(cpu="1"), 1.5)
     parked(s, now=1.5)
     s.on_bind_failed("default", "a", "uid-default-a", "boom", conflict=False, now=2.0)
-    assert s.queue.active_count() == 1  # b woke up; a waits for the next flush
+    # Both back off: b's 1 s since it parked at 1.5, a's 1 s since its bind failed at 2.0.
+    assert s.queue.backoff_count() == 2 and s.queue.unschedulable_count() == 0
     out = s.schedule(3.0)
     assert [b[1] for b in out.binds] == ["b"]
 
@@ -277,7 +278,8 @@ def test_bind_failure_wakes_pods_parked_behind_the_assumption():
 def test_unconfirmed_assumption_expires_and_the_pod_is_retried():
     s, pod = schedule_one(node_cpu="1")
     assert s.schedule(30.9).binds == []
-    out = s.schedule(31.0)
+    assert s.schedule(31.0).binds == []  # forgotten at its 30 s TTL, then backs off 1 s
+    out = s.schedule(32.0)
     assert out.binds == [("default", "a", "uid-default-a", "n1")]
 
 

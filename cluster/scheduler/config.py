@@ -1,0 +1,175 @@
+"""KubeSchedulerConfiguration (the ``spec.scheduler`` of a scenario) -> ``SchedulerConfig``.
+
+Owns reading the upstream configuration shape: top-level ``percentageOfNodesToScore``,
+``podInitialBackoffSeconds``, ``podMaxBackoffSeconds``, ``profiles`` each with
+``schedulerName``, ``percentageOfNodesToScore``, ``plugins`` (per extension point, and
+``multiPoint``, with ``enabled``/``disabled`` lists and score ``weight``s) and
+``pluginConfig`` (args by plugin name). Called by scenario validation (so a bad config
+stops the run before anything starts) and by the driver, which hands the result to the
+scheduler actor. Every error is a ``ConfigError`` whose message names the field path.
+
+Merging follows upstream: a profile starts from the default plugin set; ``disabled`` at
+an extension point removes the named default plugins there (``*`` removes all of them);
+``enabled`` adds plugins there, and a plugin enabled under ``multiPoint`` joins every
+extension point it implements. A weight given under ``score`` wins over one under
+``multiPoint``, which wins over the default weight.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..api.objects import DEFAULT_SCHEDULER
+from .framework import EXTENSION_POINTS, PluginSpec, ProfileConfig
+from .plugins import DEFAULT_PLUGINS, default_registry
+from .scheduler import Scheduler, SchedulerConfig
+
+_TOP = {"apiVersion", "kind", "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds",
+        "profiles", "parallelism"}
+_PROFILE = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
+_POINTS = ("multiPoint",) + EXTENSION_POINTS
+
+
+class ConfigError(ValueError):
+    """A scheduler configuration that cannot be used; one line naming the field."""
+
+
+def _fail(path: str, value: Any, detail: str) -> ConfigError:
+    return ConfigError(f"{path}: {json.dumps(value, default=str)} {detail}")
+
+
+def _int(raw: dict, key: str, path: str, lo: int, hi: int | None = None) -> int | None:
+    v = raw.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
+        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        raise _fail(f"{path}.{key}", v, f"must be an integer {bound}")
+    return v
+
+
+def _unknown(raw: dict, allowed: set, path: str) -> None:
+    extra = sorted(set(raw) - allowed)
+    if extra:
+        raise ConfigError(f"{path}.{extra[0]}: unknown field")
+
+
+def build_config(raw: dict | None, path: str = "spec.scheduler") -> SchedulerConfig:
+    """Parse, merge with the defaults and try the result (plugins are built once, so bad
+    plugin args fail here rather than in the scheduler actor)."""
+    raw = {} if raw is None else raw
+    if not isinstance(raw, dict):
+        raise _fail(path, raw, "must be a mapping (KubeSchedulerConfiguration)")
+    _unknown(raw, _TOP, path)
+    pct = _int(raw, "percentageOfNodesToScore", path, 0, 100)
+    initial = _int(raw, "podInitialBackoffSeconds", path, 1)
+    maximum = _int(raw, "podMaxBackoffSeconds", path, 1)
+    initial = 1 if initial is None else initial
+    maximum = 10 if maximum is None else maximum
+    if maximum < initial:
+        raise _fail(f"{path}.podMaxBackoffSeconds", maximum, f"must be >= podInitialBackoffSeconds ({initial})")
+    profiles_raw = raw.get("profiles") or [{}]
+    if not isinstance(profiles_raw, list):
+        raise _fail(f"{path}.profiles", profiles_raw, "must be a list")
+    profiles = tuple(_profile(p, f"{path}.profiles[{i}]") for i, p in enumerate(profiles_raw))
+    config = SchedulerConfig(profiles=profiles, percentage_of_nodes_to_score=pct or 0,
+                             pod_initial_backoff_seconds=float(initial), pod_max_backoff_seconds=float(maximum))
+    try:
+        Scheduler(config)
+    except ValueError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    return config
+
+
+def _profile(raw: Any, path: str) -> ProfileConfig:
+    if not isinstance(raw, dict):
+        raise _fail(path, raw, "must be a mapping (a scheduler profile)")
+    _unknown(raw, _PROFILE, path)
+    name = raw.get("schedulerName") or DEFAULT_SCHEDULER
+    pct = _int(raw, "percentageOfNodesToScore", path, 0, 100)
+    args = _plugin_args(raw.get("pluginConfig") or [], f"{path}.pluginConfig")
+    specs = _merge_plugins(raw.get("plugins") or {}, f"{path}.plugins", args)
+    return ProfileConfig(scheduler_name=name, plugins=specs, percentage_of_nodes_to_score=pct)
+
+
+def _plugin_args(raw: Any, path: str) -> dict[str, dict]:
+    if not isinstance(raw, list):
+        raise _fail(path, raw, "must be a list of {name, args}")
+    out: dict[str, dict] = {}
+    registry = default_registry()
+    for i, entry in enumerate(raw):
+        p = f"{path}[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise _fail(p, entry, "must be a mapping with a plugin name and args")
+        _unknown(entry, {"name", "args"}, p)
+        name = entry["name"]
+        if name not in registry:
+            raise _fail(f"{p}.name", name, "is not a known plugin")
+        if name in out:
+            raise _fail(f"{p}.name", name, "is configured twice")
+        args = entry.get("args") or {}
+        if not isinstance(args, dict):
+            raise _fail(f"{p}.args", args, "must be a mapping")
+        out[name] = args
+    return out
+
+
+def _point_lists(raw: dict, point: str, path: str) -> tuple[list[dict], list[str]]:
+    section = raw.get(point) or {}
+    if not isinstance(section, dict):
+        raise _fail(f"{path}.{point}", section, "must be a mapping with enabled and/or disabled")
+    _unknown(section, {"enabled", "disabled"}, f"{path}.{point}")
+    registry = default_registry()
+    enabled, disabled = [], []
+    for which, out in (("enabled", enabled), ("disabled", disabled)):
+        items = section.get(which) or []
+        if not isinstance(items, list):
+            raise _fail(f"{path}.{point}.{which}", items, "must be a list of {name, weight}")
+        for i, item in enumerate(items):
+            p = f"{path}.{point}.{which}[{i}]"
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                raise _fail(p, item, "must be a mapping with a plugin name")
+            _unknown(item, {"name", "weight"}, p)
+            name = item["name"]
+            if name != "*" and name not in registry:
+                raise _fail(f"{p}.name", name, "is not a known plugin")
+            if which == "enabled":
+                if name == "*":
+                    raise _fail(f"{p}.name", name, "can only be disabled")
+                _int(item, "weight", p, 0, 100)
+                out.append(item)
+            else:
+                out.append(name)
+    return enabled, disabled
+
+
+def _merge_plugins(raw: Any, path: str, args: dict[str, dict]) -> tuple[PluginSpec, ...]:
+    if not isinstance(raw, dict):
+        raise _fail(path, raw, "must be a mapping of extension points")
+    _unknown(raw, set(_POINTS), path)
+    # name -> [weight, extension points it is disabled at]; multiPoint is read first, so a
+    # weight under score overrides one under multiPoint.
+    plugins: dict[str, list] = {s.name: [s.weight, set()] for s in DEFAULT_PLUGINS}
+    default_names = set(plugins)
+    for point in _POINTS:
+        enabled, disabled = _point_lists(raw, point, path)
+        for name in disabled:
+            for n in (default_names if name == "*" else {name}) & set(plugins):
+                plugins[n][1] |= set(EXTENSION_POINTS) if point == "multiPoint" else {point}
+        for item in enabled:
+            entry = plugins.setdefault(item["name"], [1, set(EXTENSION_POINTS)])
+            if point == "multiPoint":
+                entry[1].clear()
+            else:
+                entry[1].discard(point)
+            if item.get("weight") and point in ("score", "multiPoint"):
+                entry[0] = item["weight"]
+    specs = []
+    for name, (weight, off) in plugins.items():
+        if off >= set(EXTENSION_POINTS):
+            continue
+        specs.append(PluginSpec(name, weight=weight, args=args.get(name), disabled_points=frozenset(off)))
+    for name in args:
+        if name not in plugins or plugins[name][1] >= set(EXTENSION_POINTS):
+            raise _fail(f"{path[:-len('.plugins')]}.pluginConfig", name, "configures a plugin that is not enabled")
+    return tuple(specs)

@@ -1,0 +1,85 @@
+"""PodTopologySpread's Score half: ScheduleAnyway constraints as a preference.
+
+Owns the raw spread score of each candidate node (``soft_scores``, the PreScore work)
+and its NormalizeScore (``normalize_spread``), with upstream's formulas:
+
+    raw(node) = round(sum over constraints whose key the node has of
+                      count(domain of node) * log(size + 2) + (maxSkew - 1))
+    normalized = 100 * (max + min - raw) // max   (100 for all when max == 0)
+
+``size`` is the number of domains among the scored candidates (for the hostname key: the
+number of candidates not ignored) and ``count`` the matching pods in the domain over all
+eligible nodes; for the hostname key it is the pods on the node itself. Candidates that
+lack a topology key are "ignored" (raw and normalized score 0), unless the constraints are
+the system defaults, where a node without a zone label is still spread by hostname.
+Called by ``podtopologyspread.PodTopologySpread.pre_score`` and ``normalize``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..cache import Snapshot
+from ..framework import MAX_NODE_SCORE
+from .podtopologyspread_filter import HOSTNAME_KEY, NodeEligibility, domain_pods, match_rows
+
+
+def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray, has: np.ndarray) -> int:
+    """Distinct domains among the kept candidates.
+
+    A kept candidate without the label (possible only for system defaults) files under the
+    empty value, as upstream's map lookup does, which adds one domain unless a node is
+    really labelled with "".
+    """
+    ids = cand_ids[kept & has]
+    size = int(np.count_nonzero(np.bincount(ids, minlength=topo.num_domains)))
+    if (kept & ~has).any():
+        empty = topo.values.index("") if "" in topo.values else -1
+        if empty < 0 or not (ids == empty).any():
+            size += 1
+    return size
+
+
+def soft_scores(snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool,
+                eligibility: NodeEligibility, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+    """PreScore: (raw int64 score per candidate, mask of ignored candidates)."""
+    ignored = np.zeros(len(candidates), dtype=bool)
+    cand_ids = [snap.topology(c.topology_key).ids[candidates] for c in soft]
+    if require_all:
+        for ids in cand_ids:
+            ignored |= ids < 0
+    kept = ~ignored
+    total = np.zeros(len(candidates), dtype=np.float64)
+    for c, ids in zip(soft, cand_ids):
+        rows = match_rows(snap, pod.namespace, c.selector, memo)
+        has = ids >= 0
+        if c.topology_key == HOSTNAME_KEY:
+            # Per node, without inclusion policies: the candidates passed the filters.
+            size = int(np.count_nonzero(kept))
+            cnt = np.bincount(rows, minlength=snap.num_nodes)[candidates]
+        else:
+            topo = snap.topology(c.topology_key)
+            size = _num_domains(topo, ids, kept, has)
+            keys = tuple(dict.fromkeys(x.topology_key for x in soft)) if require_all else (c.topology_key,)
+            eligible, _ = eligibility.eligible(snap, pod.pod, c, keys)
+            cnt = domain_pods(topo.ids, rows, eligible, topo.num_domains)[ids]  # id -1 reads the trailing 0
+        term = cnt * math.log(size + 2) + (c.max_skew - 1)
+        total += np.where(has, term, 0.0)
+    # Go's math.Round (half away from zero); scores are never negative.
+    raw = np.floor(total + 0.5).astype(np.int64)
+    raw[ignored] = 0
+    return raw, ignored
+
+
+def normalize_spread(scores: np.ndarray, ignored: np.ndarray) -> None:
+    """NormalizeScore in place: fewer matching pods score higher; ignored nodes get 0."""
+    kept = ~ignored
+    if kept.any():
+        s = scores[kept]
+        lo, hi = int(s.min()), int(s.max())
+        if hi == 0:
+            scores[kept] = MAX_NODE_SCORE
+        else:
+            scores[kept] = MAX_NODE_SCORE * (hi + lo - s) // hi
+    scores[ignored] = 0

@@ -1,0 +1,26 @@
+"""SchedulingGates: keeps a pod out of activeQ while ``spec.schedulingGates`` is non-empty.
+
+Owns the PreEnqueue verdict for gated pods. A gated pod waits among the unschedulable
+pods, is skipped by cluster-event moves, and is looked at again only when the pod itself
+is updated (the gates are removed). Built by the registry; run by the queue through
+``Framework.run_pre_enqueue``.
+"""
+from __future__ import annotations
+
+from ..framework import PreEnqueuePlugin
+from ..status import SUCCESS, Code, Status
+
+
+class SchedulingGates(PreEnqueuePlugin):
+    NAME = "SchedulingGates"
+
+    def __init__(self, args: dict | None = None, handle=None):
+        if args:
+            raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
+
+    def pre_enqueue(self, pod) -> Status:
+        gates = (pod.pod.get("spec") or {}).get("schedulingGates")
+        if not gates:
+            return SUCCESS
+        names = " ".join(g.get("name", "") for g in gates)
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"waiting for scheduling gates: [{names}]",))

@@ -1,0 +1,259 @@
+"""TaintToleration: keep pods off nodes whose taints they do not tolerate, and score
+nodes by how many PreferNoSchedule taints the pod would have to put up with.
+
+Owns upstream's toleration matching (``tolerates_taint``, ``tolerations_tolerate_taint``,
+``find_untolerated_taint``), which the kubelet's admission, NodeUnschedulable and
+preemption reuse, and ``EpochMemo``, the per-``node_epoch`` memo the node-label plugins
+share. The plugin is built by the registry (no args) and run by the framework at
+PreFilter, Filter, PreScore, Score and NormalizeScore.
+
+Why it is fast: only tainted nodes need Python work, and what a pod's tolerations make of
+them depends only on the tolerations and the node rows, so the verdict is memoised per
+(tolerations, ``node_epoch``). Replicas share one verdict; a cluster without taints costs
+a pod one attribute check.
+
+Deviations from upstream, neither visible in placements:
+- a PreFilter (upstream has none) returns Skip when no node has an untolerated
+  NoSchedule/NoExecute taint, so the Filter is not run at all;
+- PreScore returns Skip when no node has a PreferNoSchedule taint: upstream would give
+  every node the same 100 then, which cannot change the ranking.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import numpy as np
+
+from ..cache import PodInfo, Snapshot
+from ..framework import (ClusterEvent, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult,
+                         PreScorePlugin, ScorePlugin)
+from ..status import SKIP, SUCCESS, Code, Status
+from .helper import default_normalize_score
+
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+# Effects the Filter enforces (upstream's DoNotScheduleTaintsFilterFunc).
+DO_NOT_SCHEDULE_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
+
+_STATE_KEY = "PreFilterTaintToleration"
+_MISSING = object()
+
+
+# ---- toleration matching ----------------------------------------------------------------
+
+
+def tolerates_taint(toleration: dict, taint: dict) -> bool:
+    """Upstream's ``Toleration.ToleratesTaint``.
+
+    An empty effect tolerates every effect; an empty key (with Exists) every key;
+    operator "" or Equal compares values, Exists ignores them, anything else never matches.
+    """
+    effect = toleration.get("effect") or ""
+    if effect and effect != (taint.get("effect") or ""):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != (taint.get("key") or ""):
+        return False
+    op = toleration.get("operator") or ""
+    if op == "Exists":
+        return True
+    if op in ("", "Equal"):
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return False
+
+
+def tolerations_tolerate_taint(tolerations: Iterable[dict] | None, taint: dict) -> bool:
+    return any(tolerates_taint(t, taint) for t in tolerations or ())
+
+
+def find_untolerated_taint(taints: Iterable[dict] | None, tolerations: Iterable[dict] | None,
+                           effects: Iterable[str] | None = DO_NOT_SCHEDULE_EFFECTS) -> dict | None:
+    """The first taint (in the node's order) with an effect in ``effects`` (None: any)
+    that no toleration tolerates, or None (upstream's FindMatchingUntoleratedTaint)."""
+    tolerations = tuple(tolerations or ())
+    for taint in taints or ():
+        if effects is not None and taint.get("effect") not in effects:
+            continue
+        if not tolerations_tolerate_taint(tolerations, taint):
+            return taint
+    return None
+
+
+def untolerated_taint_reason(taint: dict) -> str:
+    return f"node(s) had untolerated taint {{{taint.get('key') or ''}: {taint.get('value') or ''}}}"
+
+
+# ---- memoisation over node rows ----------------------------------------------------------
+
+
+class EpochMemo:
+    """Values derived from the snapshot's node rows, dropped when those rows change.
+
+    ``sync(snap)`` empties the memo when the node epoch, the node count or the cache
+    changed, and rebuilds ``base`` with ``build(snap)``: the per-epoch index a plugin
+    derives its per-pod values from. Per-pod values live under keys chosen by the plugin,
+    at most ``limit`` of them (the oldest goes first), so a stream of distinct pods cannot
+    grow it without bound.
+    """
+
+    __slots__ = ("_build", "limit", "base", "_values", "_epoch", "_n", "_infos")
+
+    def __init__(self, build: Callable[[Snapshot], object] | None = None, limit: int = 256):
+        self._build = build
+        self.limit = limit
+        self.base = None
+        self._values: dict = {}
+        self._epoch = self._n = -1
+        self._infos = None  # held, not just compared by id, so a new cache cannot alias it
+
+    def sync(self, snap: Snapshot) -> "EpochMemo":
+        if snap.node_epoch != self._epoch or snap.num_nodes != self._n or snap.node_infos is not self._infos:
+            self._epoch, self._n, self._infos = snap.node_epoch, snap.num_nodes, snap.node_infos
+            self._values = {}
+            self.base = self._build(snap) if self._build is not None else None
+        return self
+
+    def get(self, key, default=None):
+        return self._values.get(key, default)
+
+    def put(self, key, value):
+        values = self._values
+        if len(values) >= self.limit:
+            del values[next(iter(values))]
+        values[key] = value
+        return value
+
+
+def frozen(a: np.ndarray) -> np.ndarray:
+    """Mark a memoised array read-only, so a caller that mutates it fails loudly."""
+    a.flags.writeable = False
+    return a
+
+
+# ---- the plugin ---------------------------------------------------------------------------
+
+
+class _TaintIndex:
+    """Per epoch: the nodes carrying taints the Filter or the Score looks at."""
+
+    __slots__ = ("hard", "prefer")
+
+    def __init__(self, snap: Snapshot):
+        hard, prefer = [], []
+        for i, ni in enumerate(snap.node_infos):
+            spec = ni.node.get("spec")  # not NodeInfo.taints: this loop runs over every node
+            taints = spec.get("taints") if spec else None
+            if not taints:
+                continue
+            h = [t for t in taints if t.get("effect") in DO_NOT_SCHEDULE_EFFECTS]
+            p = [t for t in taints if t.get("effect") == PREFER_NO_SCHEDULE]
+            if h:
+                hard.append((i, h))
+            if p:
+                prefer.append((i, p))
+        self.hard: list[tuple[int, list]] = hard
+        self.prefer: list[tuple[int, list]] = prefer
+
+
+def _signature(tolerations) -> tuple:
+    """What toleration matching reads, hashable: tolerationSeconds and the like drop out."""
+    return tuple((t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or "")
+                 for t in tolerations)
+
+
+def _as_tolerations(sig: tuple) -> list[dict]:
+    return [{"key": k, "operator": op, "value": v, "effect": e} for k, op, v, e in sig]
+
+
+class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    NAME = "TaintToleration"
+    EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
+
+    def __init__(self, args: dict | None = None, handle=None):
+        if args:
+            raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
+        self._memo = EpochMemo(_TaintIndex, limit=128)
+
+    @staticmethod
+    def _sig(pod: PodInfo) -> tuple:
+        tolerations = (pod.pod.get("spec") or {}).get("tolerations")
+        return _signature(tolerations) if tolerations else ()
+
+    # ---- Filter --------------------------------------------------------------------------
+
+    def _verdict(self, snap: Snapshot, sig: tuple):
+        """(feasible, failures) for a pod with these tolerations, or None if no node is
+        rejected."""
+        memo = self._memo.sync(snap)
+        if not memo.base.hard:
+            return None
+        key = ("filter", sig)
+        verdict = memo.get(key, _MISSING)
+        if verdict is _MISSING:
+            verdict = memo.put(key, self._compute_verdict(snap, memo.base.hard, sig))
+        return verdict
+
+    def _compute_verdict(self, snap: Snapshot, hard: list, sig: tuple):
+        tolerations = _as_tolerations(sig)
+        by_reason: dict[str, list[int]] = {}
+        for i, taints in hard:
+            taint = find_untolerated_taint(taints, tolerations, None)
+            if taint is not None:
+                by_reason.setdefault(untolerated_taint_reason(taint), []).append(i)
+        if not by_reason:
+            return None
+        feasible = np.ones(snap.num_nodes, dtype=bool)
+        failures = []
+        for reason, rows in by_reason.items():
+            mask = np.zeros(snap.num_nodes, dtype=bool)
+            mask[rows] = True
+            feasible[rows] = False
+            failures.append((Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason, frozen(mask)))
+        return frozen(feasible), failures
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
+        if not self._memo.sync(snap).base.hard:
+            return SKIP, None
+        sig = self._sig(pod)
+        verdict = self._verdict(snap, sig)
+        if verdict is None:
+            return SKIP, None
+        state.write(_STATE_KEY, (sig, verdict))
+        return SUCCESS, None
+
+    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
+        sig = self._sig(pod)
+        cached = state.read(_STATE_KEY)
+        # The node rows cannot change within a cycle, so a verdict for the same tolerations stands.
+        verdict = cached[1] if cached is not None and cached[0] == sig else self._verdict(snap, sig)
+        if verdict is None:
+            return FilterResult(np.ones(snap.num_nodes, dtype=bool))
+        feasible, failures = verdict
+        return FilterResult(feasible.copy(), list(failures))
+
+    # ---- Score ---------------------------------------------------------------------------
+
+    def _raw_scores(self, snap: Snapshot, sig: tuple) -> np.ndarray:
+        """Per node, how many PreferNoSchedule taints these tolerations leave untolerated."""
+        memo = self._memo.sync(snap)
+        key = ("score", sig)
+        raw = memo.get(key)
+        if raw is None:
+            tolerations = _as_tolerations(sig)
+            raw = np.zeros(snap.num_nodes, dtype=np.int64)
+            for i, taints in memo.base.prefer:
+                raw[i] = sum(1 for t in taints if not tolerations_tolerate_taint(tolerations, t))
+            raw = memo.put(key, frozen(raw))
+        return raw
+
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
+        if not self._memo.sync(snap).base.prefer:
+            return SKIP
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> np.ndarray:
+        return self._raw_scores(snap, self._sig(pod))[candidates]
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> None:
+        default_normalize_score(scores, reverse=True)

@@ -1,0 +1,48 @@
+"""``kubemu bench`` input checks and the benchmark workloads (no Ray is started here)."""
+import pytest
+
+from actors.bench import GROUP, bench_pod, bench_pools
+from actors.cli import main
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["bench", "schedule", "--workload", "heavy"], "--workload: 'heavy' is not one of basic, mixed"),
+    (["bench", "schedule", "--nodes", "0"], "--nodes: 0 must be at least 1"),
+    (["bench", "schedule", "--pods", "0"], "--pods: 0 must be at least 1"),
+])
+def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"kubemu: {message}"
+
+
+def test_basic_pods_have_no_constraints():
+    pods = [bench_pod(i) for i in range(30)]
+    assert all("affinity" not in p["spec"] and "topologySpreadConstraints" not in p["spec"] for p in pods)
+    assert {p["metadata"]["labels"]["app"] for p in pods} == {"bench"}
+
+
+def test_mixed_workload_constrains_a_third_of_the_pods_evenly():
+    pods = [bench_pod(i, "mixed") for i in range(900)]
+    kinds = {"preferredAntiAffinity": 0, "spread": 0, "requiredAffinity": 0, "none": 0}
+    for p in pods:
+        spec = p["spec"]
+        aff = spec.get("affinity") or {}
+        if "podAntiAffinity" in aff:
+            kinds["preferredAntiAffinity"] += 1
+        elif "podAffinity" in aff:
+            kinds["requiredAffinity"] += 1
+        elif "topologySpreadConstraints" in spec:
+            kinds["spread"] += 1
+        else:
+            kinds["none"] += 1
+    assert kinds == {"preferredAntiAffinity": 100, "spread": 100, "requiredAffinity": 100, "none": 600}
+    assert pods[0]["metadata"]["labels"]["app"] == "app-0"
+    assert pods[GROUP]["metadata"]["labels"]["app"] == "app-1"
+
+
+def test_bench_pools_spread_nodes_over_zones():
+    pools = bench_pools(25)
+    assert sum(p.count for p in pools) == 25 and len(pools) == 10
+    assert [p.count for p in pools][:6] == [3, 3, 3, 3, 3, 2]
+    assert len(bench_pools(3)) == 3

@@ -1,0 +1,160 @@
+"""Scheduler-level queue behaviour: backoff in cycles, event-driven moves, gates, wakeups."""
+from __future__ import annotations
+
+from sched_builders import bound, make_node, make_pod, make_scheduler
+
+from cluster.scheduler import PluginSpec, ProfileConfig, Registry
+from cluster.scheduler.framework import PreBindPlugin
+from cluster.scheduler.plugins import DEFAULT_PLUGINS
+from cluster.scheduler.status import SUCCESS, Status
+
+
+def test_pod_that_fits_nowhere_is_scheduled_when_a_fitting_node_is_added():
+    s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
+    out = s.schedule(0.0)
+    assert out.binds == [] and s.queue.unschedulable_count() == 1
+    assert out.events[0]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    s.on_node("ADDED", make_node("large", cpu="4"), 5.0)  # after the pod's 1 s backoff
+    assert s.queue.active_count() == 1
+    assert s.schedule(5.0).binds == [("default", "big", "uid-default-big", "large")]
+
+
+def test_node_added_during_backoff_schedules_when_the_backoff_ends():
+    s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
+    s.schedule(0.0)
+    s.on_node("ADDED", make_node("large", cpu="4"), 0.4)
+    assert s.queue.backoff_count() == 1
+    assert s.next_wakeup() == 1.0
+    assert s.schedule(0.9).binds == []
+    assert [b[3] for b in s.schedule(1.0).binds] == ["large"]
+
+
+def test_heartbeat_only_node_update_does_not_wake_pods():
+    node = make_node("small", cpu="1")
+    s = make_scheduler([node], [make_pod("big").req(cpu="2")])
+    s.schedule(0.0)
+    s.on_node("MODIFIED", node.copy_().heartbeat("2026-01-01T00:00:10Z"), 10.0)
+    assert s.queue.unschedulable_count() == 1
+
+
+def test_unschedulable_pod_retried_by_the_leftover_flush():
+    s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
+    s.schedule(0.0)
+    assert s.next_wakeup() == 300.0
+    assert s.schedule(300.0).events == []  # exactly 5 minutes: not yet
+    out = s.schedule(300.5)
+    assert out.events and out.events[0]["reason"] == "FailedScheduling"
+
+
+def test_next_wakeup_includes_assumed_pod_expiry():
+    s = make_scheduler([make_node("n1")], [make_pod("a")])
+    s.schedule(2.0)
+    assert s.next_wakeup() == 32.0
+
+
+# ---- assigned-pod events ---------------------------------------------------------------
+
+def affinity_pod():
+    return make_pod("follower").pod_affinity("kubernetes.io/hostname", {"matchLabels": {"app": "db"}})
+
+
+def test_assigned_pod_add_wakes_pods_whose_affinity_it_matches():
+    s = make_scheduler([make_node("n1")])
+    s.on_pod("ADDED", affinity_pod(), 0.0)
+    s.on_pod("ADDED", make_pod("other").node_selector(disk="ssd"), 0.0)
+    parked = {qp.pinfo.name for qp in _fail_all(s, 0.0)}
+    assert parked == {"follower", "other"}
+    s.on_pod("ADDED", make_pod("db-0").label("app", "db").node("n1"), 5.0)
+    assert s.queue.in_active("uid-default-follower")
+    assert s.queue.in_unschedulable("uid-default-other")
+
+
+def test_assigned_pod_add_that_does_not_match_moves_nothing():
+    s = make_scheduler([make_node("n1")])
+    s.on_pod("ADDED", affinity_pod(), 0.0)
+    _fail_all(s, 0.0)
+    s.on_pod("ADDED", make_pod("web-0").label("app", "web").node("n1"), 5.0)
+    assert s.queue.in_unschedulable("uid-default-follower")
+
+
+def test_confirming_our_own_bind_counts_as_an_assigned_pod_add():
+    s = make_scheduler([make_node("n1")])
+    s.on_pod("ADDED", affinity_pod(), 0.0)
+    _fail_all(s, 0.0)
+    db = make_pod("db-0").label("app", "db")
+    s.on_pod("ADDED", db, 5.0)
+    out = s.schedule(5.0)
+    assert [b[1] for b in out.binds] == ["db-0"]
+    s.on_pod("MODIFIED", bound(db, "n1"), 6.0)
+    assert s.queue.in_active("uid-default-follower")
+
+
+def _fail_all(s, now):
+    s.schedule(now)
+    return s.queue.unschedulable_pods()
+
+
+# ---- namespaces ------------------------------------------------------------------------
+
+def test_namespace_labels_are_kept_for_namespace_selectors():
+    s = make_scheduler()
+    ns = {"kind": "Namespace", "metadata": {"name": "team-a", "labels": {"team": "a"}}}
+    s.on_namespace("ADDED", ns, 0.0)
+    assert s.cache.snapshot().namespace_labels("team-a") == {"team": "a"}
+    s.on_namespace("DELETED", ns, 1.0)
+    assert s.cache.snapshot().namespace_labels("team-a") is None
+
+
+# ---- scheduling gates ------------------------------------------------------------------
+
+def gated(name="g"):
+    p = make_pod(name)
+    p["spec"]["schedulingGates"] = [{"name": "example.com/quota"}]
+    return p
+
+
+def test_gated_pod_waits_until_its_gates_are_removed():
+    s = make_scheduler([make_node("n1")], [gated()])
+    assert s.queue.is_gated("uid-default-g")
+    assert s.schedule(0.0).binds == []
+    s.on_node("ADDED", make_node("n2"), 1.0)
+    assert s.queue.is_gated("uid-default-g")  # cluster events do not move gated pods
+    assert s.schedule(400.0).binds == []  # nor does the leftover flush
+    s.on_pod("MODIFIED", make_pod("g"), 401.0)
+    assert [b[1] for b in s.schedule(401.0).binds] == ["g"]
+
+
+def test_gate_plugin_disabled_lets_gated_pods_through():
+    specs = tuple(p for p in DEFAULT_PLUGINS if p.name != "SchedulingGates")
+    s = make_scheduler([make_node("n1")], [gated()], profiles=(ProfileConfig(plugins=specs),))
+    assert [b[1] for b in s.schedule(0.0).binds] == ["g"]
+
+
+# ---- PreBind and Bind ------------------------------------------------------------------
+
+class FailingPreBind(PreBindPlugin):
+    NAME = "FailingPreBind"
+
+    def __init__(self, args=None, handle=None):
+        self.fail = (args or {}).get("fail", True)
+
+    def pre_bind(self, state, pod, node_name):
+        return Status.error("volume not ready") if self.fail else SUCCESS
+
+
+def _with_prebind(fail):
+    specs = DEFAULT_PLUGINS + (PluginSpec("FailingPreBind", args={"fail": fail}),)
+    return make_scheduler([make_node("n1")], [make_pod("a")], profiles=(ProfileConfig(plugins=specs),),
+                          registry=Registry({"FailingPreBind": FailingPreBind}))
+
+
+def test_prebind_failure_forgets_the_pod_and_backs_off():
+    s = _with_prebind(True)
+    out = s.schedule(0.0)
+    assert out.binds == [] and out.events[0]["message"] == "volume not ready"
+    assert out.pod_conditions[0][3]["reason"] == "SchedulerError"
+    assert not s.cache.is_assumed("uid-default-a") and s.queue.backoff_count() == 1
+
+
+def test_prebind_success_binds():
+    assert _with_prebind(False).schedule(0.0).binds == [("default", "a", "uid-default-a", "n1")]
