@@ -19,6 +19,12 @@ def decode(data: bytes):
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
+def clone(obj):
+    """A deep copy of a JSON-shaped object; a msgpack round trip is several times faster
+    than ``copy.deepcopy`` (tuples come back as lists, as they would over the wire)."""
+    return msgpack.unpackb(msgpack.packb(obj, use_bin_type=True), raw=False, strict_map_key=False)
+
+
 def decode_many(items: list[bytes]) -> list:
     unpack = msgpack.unpackb
     return [unpack(b, raw=False, strict_map_key=False) for b in items]

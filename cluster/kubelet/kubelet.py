@@ -44,7 +44,7 @@ from . import admission
 from .cgroups import pod_cgroup
 from .node import NodeConfig, internal_ip, node_labels, node_object, node_status, pod_ip
 from .outbox import Outbox
-from .pods import (BACKOFF, DELETED, FAILED, PENDING, REJECTED, RUNNING, STOPPING,
+from .pods import (BACKOFF, DELETED, FAILED, REJECTED, RUNNING, STOPPING,
                    SUCCEEDED, PodRecord, pod_status)
 from .qos import pod_qos_class
 

@@ -86,6 +86,10 @@ class Plugin(ABC):
     NAME: str = ""
     # Cluster events after which a pod this plugin rejected is worth retrying.
     EVENTS: frozenset[str] = frozenset()
+    # Plugins that reason about other pods override this to narrow assigned-pod events:
+    # could ``assigned`` (bound, changed or gone) make ``pending`` schedulable? None means
+    # "no opinion", and the pod is not moved for that plugin's sake.
+    assigned_pod_may_help = None
 
 
 class PreEnqueuePlugin(Plugin):

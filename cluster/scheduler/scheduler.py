@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -30,7 +31,6 @@ from .queue import (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_IN
                     SchedulingQueue)
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
-SPREAD = "PodTopologySpread"
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
@@ -192,26 +192,33 @@ class Scheduler:
             return
         known = self.cache.pod_info(uid)
         was_assumed = self.cache.is_assumed(uid)
-        terms_changed = known is not None and known.terms_changed(pod)
+        old = None
+        if known is not None and not was_assumed and not known.same_spec(pod) and known.terms_changed(pod):
+            old = SimpleNamespace(namespace=known.namespace, labels=known.labels)  # before the update
         pinfo = self.cache.add_pod(pod)
         if known is None or was_assumed:
-            self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_ADD, pinfo, now)
-        elif terms_changed:
-            self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, pinfo, now)
+            self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_ADD, (pinfo,), now)
+        elif old is not None:
+            self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, (old, pinfo), now)
 
-    def _move_for_assigned_pod(self, event: str, assigned, now: float) -> None:
-        """Upstream's AssignedPodAdded/Updated: only pods the new placement may help move,
-        those with required pod affinity it matches, or rejected by PodTopologySpread."""
+    def _move_for_assigned_pod(self, event: str, versions: tuple, now: float) -> None:
+        """Upstream's AssignedPodAdded/Updated: only the pods the change may help move,
+        as the plugins that rejected them judge (required pod affinity it now matches, a
+        spread constraint whose counts it changes). An update is judged on both the old
+        and the new version: a pod that stops matching can help too."""
         if not self.queue.unschedulable_count():
             return
         labels = self.cache.namespace_labels.get
 
         def may_help(qp) -> bool:
-            pending = qp.pinfo
-            if pending.terms is not None and pending.terms.required_affinity and any(
-                    t.matches(assigned.namespace, assigned.labels, labels) for t in pending.terms.required_affinity):
-                return True
-            return SPREAD in qp.unschedulable_plugins and pending.namespace == assigned.namespace
+            fwk = self._framework_for(qp.pinfo.pod)
+            if fwk is None:
+                return False
+            for name in qp.unschedulable_plugins:
+                judge = getattr(fwk.plugins.get(name), "assigned_pod_may_help", None)
+                if judge is not None and any(judge(qp.pinfo, v, labels) for v in versions):
+                    return True
+            return False
 
         self.queue.move_all_to_active(event, now, pre_check=may_help)
 

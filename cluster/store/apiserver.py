@@ -22,8 +22,7 @@ Graceful deletion of a pod (reference §8.1-8.3), as a state table:
 """
 from __future__ import annotations
 
-import copy
-
+from ..api import codec
 from ..api.objects import KINDS, NODE_LEASE_NAMESPACE, set_condition
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..clock import from_rfc3339, rfc3339
@@ -57,7 +56,7 @@ class APIServer:
             validate(obj)
         except ValidationError as e:
             raise Invalid(str(e)) from None
-        obj = copy.deepcopy(obj)
+        obj = codec.clone(obj)
         kind = obj["kind"]
         self.admission.admit_create(kind, obj, now)
         m = obj["metadata"]
@@ -85,7 +84,7 @@ class APIServer:
             validate(obj)
         except ValidationError as e:
             raise Invalid(str(e)) from None
-        new = copy.deepcopy(obj)
+        new = codec.clone(obj)
         for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "namespace"):
             if field in current["metadata"]:
                 new["metadata"][field] = current["metadata"][field]

@@ -162,6 +162,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     PRE_FILTER_KEY = "PreFilter" + NAME
     PRE_SCORE_KEY = "PreScore" + NAME
 
+    def assigned_pod_may_help(self, pending: PodInfo, assigned, namespace_labels) -> bool:
+        return assigned_pod_may_help(pending, assigned, namespace_labels)
+
     def __init__(self, args: dict | None = None, handle=None):
         args = dict(args or {})
         hard = args.pop("hardPodAffinityWeight", None)

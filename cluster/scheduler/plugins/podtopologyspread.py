@@ -29,7 +29,7 @@ from ..cache import PodInfo, Snapshot
 from ..framework import (ClusterEvent, CycleState, FilterPlugin, FilterResult, PluginError, PreFilterPlugin,
                          PreFilterResult, PreScorePlugin, ScorePlugin)
 from ..status import SKIP, SUCCESS, Status
-from .podtopologyspread_filter import (DO_NOT_SCHEDULE, ERR_CONSTRAINTS_NOT_MATCH, ERR_NODE_LABEL_NOT_MATCH,
+from .podtopologyspread_filter import (ERR_CONSTRAINTS_NOT_MATCH, ERR_NODE_LABEL_NOT_MATCH,
                                        HOSTNAME_KEY, INCLUSION_POLICIES, SCHEDULE_ANYWAY, WHEN_UNSATISFIABLE,
                                        ZONE_KEY, Constraint, NodeEligibility, build_hard_state,
                                        constraint_template, pod_constraints, spread_filter)
@@ -236,7 +236,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     # ---- queueing hint --------------------------------------------------------------
 
-    def assigned_pod_may_help(self, pending: PodInfo, assigned: PodInfo) -> bool:
+    def assigned_pod_may_help(self, pending: PodInfo, assigned: PodInfo, namespace_labels=None) -> bool:
         """Like the module function, but also through this profile's default constraints."""
         if _has_explicit(pending.pod):
             return assigned_pod_may_help(pending, assigned)

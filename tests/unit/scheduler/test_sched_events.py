@@ -158,3 +158,37 @@ def test_prebind_failure_forgets_the_pod_and_backs_off():
 
 def test_prebind_success_binds():
     assert _with_prebind(False).schedule(0.0).binds == [("default", "a", "uid-default-a", "n1")]
+
+
+def test_assigned_pod_relabelled_to_match_wakes_the_affinity_pod():
+    web = make_pod("x").label("app", "web").node("n1")
+    s = make_scheduler([make_node("n1")], [web])
+    s.on_pod("ADDED", affinity_pod(), 0.0)
+    _fail_all(s, 0.0)
+    s.on_pod("MODIFIED", make_pod("x").label("app", "db").node("n1"), 5.0)
+    assert s.queue.in_active("uid-default-follower")
+
+
+def test_assigned_pod_leaving_a_spread_selector_wakes_the_spread_pod():
+    """The old version matched the constraint's selector: relabelling it changes the counts."""
+    zone = "topology.kubernetes.io/zone"
+    nodes = [make_node("a").label(zone, "a"), make_node("b", cpu="1").label(zone, "b")]
+    crowd = [make_pod(f"w{i}").label("app", "web").node("a") for i in range(2)]
+    s = make_scheduler(nodes, crowd)
+    # Zone b is too small for it; in zone a it would make the skew 3 > 2.
+    s.on_pod("ADDED", make_pod("p").label("app", "web").req(cpu="2").spread(zone, max_skew=2), 0.0)
+    out = s.schedule(0.0)
+    assert "didn't match pod topology spread constraints" in out.events[0]["message"]
+    assert s.queue.in_unschedulable("uid-default-p")
+    s.on_pod("MODIFIED", make_pod("w0").label("app", "other").node("a"), 5.0)
+    assert s.queue.in_active("uid-default-p")
+    assert [b[1] for b in s.schedule(5.0).binds] == ["p"]
+
+
+def test_assigned_pod_status_update_moves_nothing():
+    web = make_pod("x").label("app", "web").node("n1")
+    s = make_scheduler([make_node("n1")], [web])
+    s.on_pod("ADDED", affinity_pod(), 0.0)
+    _fail_all(s, 0.0)
+    s.on_pod("MODIFIED", web.copy_().phase("Running"), 5.0)
+    assert s.queue.in_unschedulable("uid-default-follower")
