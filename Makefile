@@ -23,7 +23,8 @@ test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
 bench: $(STAMP)
-	$(BIN)/kubemu bench schedule --nodes 1000 --pods 10000
+	$(BIN)/kubemu bench schedule --nodes 5000 --pods 10000
+	$(BIN)/kubemu bench schedule --nodes 5000 --pods 10000 --workload mixed
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from cluster.scheduler import Scheduler, SchedulerConfig
+from cluster.scheduler.cache import Cache
 
 
 class PodBuilder(dict):
@@ -190,6 +191,16 @@ def make_pod(name: str = "p", namespace: str = "default", uid: str | None = None
 
 def make_node(name: str = "n", cpu: str = "4", memory: str = "16Gi", pods: str = "110") -> NodeBuilder:
     return NodeBuilder(name).alloc(cpu=cpu, memory=memory, pods=pods)
+
+
+def cache_with(nodes, bound_pods=()) -> Cache:
+    """A scheduler cache holding ``nodes`` and the already-bound ``bound_pods``."""
+    c = Cache()
+    for n in nodes:
+        c.add_node(n)
+    for p in bound_pods:
+        c.add_pod(p)
+    return c
 
 
 def make_scheduler(nodes=(), pods=(), now: float = 0.0, seed: int = 0, **config) -> Scheduler:

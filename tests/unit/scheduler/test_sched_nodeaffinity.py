@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sched_builders import make_node, make_pod
+from sched_builders import cache_with, make_node, make_pod
 
-from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import (BindPlugin, ClusterEvent, CycleState, Framework, PluginError, PluginSpec,
                                          ProfileConfig, Registry)
 from cluster.scheduler.plugins.nodename import NodeName
@@ -21,12 +20,6 @@ POD_REASON = "node(s) didn't match Pod's node affinity/selector"
 ENFORCED_REASON = "node(s) didn't match scheduler-enforced node affinity"
 UAU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
-
-def cache_with(nodes):
-    c = Cache()
-    for n in nodes:
-        c.add_node(n)
-    return c
 
 
 def two_nodes():

@@ -3,23 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sched_builders import make_node, make_pod
+from sched_builders import cache_with, make_node, make_pod
 
-from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import ClusterEvent, CycleState
 from cluster.scheduler.plugins.nodeports import ERR_REASON, NodePorts
 from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_message
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 
-
-def cache_with(nodes, bound_pods=()):
-    c = Cache()
-    for n in nodes:
-        c.add_node(n)
-    for p in bound_pods:
-        c.add_pod(p)
-    return c
 
 
 def run(plugin, c, pod):

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sched_builders import make_node, make_pod
+from sched_builders import cache_with, make_node, make_pod
 
-from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import CycleState
 from cluster.scheduler.plugins.noderesources import NodeResourcesFit
 from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_message
 
 MI = 1024 * 1024
 
-
-def cache_with(nodes, bound_pods=()):
-    c = Cache()
-    for n in nodes:
-        c.add_node(n)
-    for p in bound_pods:
-        c.add_pod(p)
-    return c
 
 
 def run_filter(nodes, pod, bound_pods=(), **args):

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from sched_builders import make_node, make_pod
+from sched_builders import cache_with, make_node, make_pod
 
-from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import ClusterEvent, CycleState
 from cluster.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_message
@@ -12,12 +11,6 @@ from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_messa
 REASON = "node(s) were unschedulable"
 KEY = "node.kubernetes.io/unschedulable"
 
-
-def cache_with(nodes):
-    c = Cache()
-    for n in nodes:
-        c.add_node(n)
-    return c
 
 
 def run(nodes, pod, plugin=None):

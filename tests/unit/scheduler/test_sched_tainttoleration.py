@@ -3,20 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sched_builders import make_node, make_pod
+from sched_builders import cache_with, make_node, make_pod
 
-from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import ClusterEvent, CycleState
 from cluster.scheduler.plugins.tainttoleration import (TaintToleration, find_untolerated_taint, tolerates_taint,
                                                        tolerations_tolerate_taint)
 from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_message
 
-
-def cache_with(nodes):
-    c = Cache()
-    for n in nodes:
-        c.add_node(n)
-    return c
 
 
 def run_filter(nodes, pod, plugin=None):
