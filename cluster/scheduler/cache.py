@@ -355,6 +355,19 @@ class Cache:
             pinfo.refresh(pod, self.columns)
             self._place(pinfo, node_name)
             return pinfo
+        self._refresh_in_place(pinfo, pod)
+        return pinfo
+
+    def update_assumed(self, pod: dict) -> PodInfo | None:
+        """A newer object of an assumed pod (its bind still in flight): it stays assumed on
+        its node, but what it holds and how it is indexed follow the new object."""
+        entry = self._placed.get(uid_of(pod))
+        if entry is None or entry[0].uid not in self._assumed:
+            return None
+        self._refresh_in_place(entry[0], pod)
+        return entry[0]
+
+    def _refresh_in_place(self, pinfo: PodInfo, pod: dict) -> None:
         ni = pinfo.node
         if pinfo.same_spec(pod):
             pinfo.pod = pod
@@ -365,7 +378,6 @@ class Cache:
             self._attach(ni, pinfo)
         else:
             pinfo.refresh(pod, self.columns)
-        return pinfo
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """A pod deleted or terminal: release what it held. Returns it if it was counted."""

@@ -8,11 +8,13 @@ Owns reading the upstream configuration shape: top-level ``percentageOfNodesToSc
 stops the run before anything starts) and by the driver, which hands the result to the
 scheduler actor. Every error is a ``ConfigError`` whose message names the field path.
 
-Merging follows upstream: a profile starts from the default plugin set; ``disabled`` at
-an extension point removes the named default plugins there (``*`` removes all of them);
-``enabled`` adds plugins there, and a plugin enabled under ``multiPoint`` joins every
-extension point it implements. A weight given under ``score`` wins over one under
-``multiPoint``, which wins over the default weight.
+Merging follows upstream: the default plugins are a ``multiPoint`` set, merged with the
+profile's ``multiPoint`` (a default re-listed there is replaced in place, ``disabled``
+removes defaults, ``*`` all of them). Each extension point then runs, in order, the
+plugins re-listed at that point that are also multiPoint plugins, the other multiPoint
+plugins that implement it and are not disabled there, and the point's own other plugins;
+``disabled: [*]`` at a point leaves only the point's own list. A score weight comes from
+the ``score`` list if the plugin is there (0 or none reads as 1), else from multiPoint.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import json
 from typing import Any
 
 from ..api.objects import DEFAULT_SCHEDULER
-from .framework import EXTENSION_POINTS, PluginSpec, ProfileConfig
+from .framework import EXTENSION_POINTS, POINT_CLASSES, PluginSpec, ProfileConfig
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .scheduler import Scheduler, SchedulerConfig
 
@@ -88,8 +90,8 @@ def _profile(raw: Any, path: str) -> ProfileConfig:
     name = raw.get("schedulerName") or DEFAULT_SCHEDULER
     pct = _int(raw, "percentageOfNodesToScore", path, 0, 100)
     args = _plugin_args(raw.get("pluginConfig") or [], f"{path}.pluginConfig")
-    specs = _merge_plugins(raw.get("plugins") or {}, f"{path}.plugins", args)
-    return ProfileConfig(scheduler_name=name, plugins=specs, percentage_of_nodes_to_score=pct)
+    specs, order = _merge_plugins(raw.get("plugins") or {}, f"{path}.plugins", args)
+    return ProfileConfig(scheduler_name=name, plugins=specs, percentage_of_nodes_to_score=pct, order=order)
 
 
 def _plugin_args(raw: Any, path: str) -> dict[str, dict]:
@@ -143,33 +145,60 @@ def _point_lists(raw: dict, point: str, path: str) -> tuple[list[dict], list[str
     return enabled, disabled
 
 
-def _merge_plugins(raw: Any, path: str, args: dict[str, dict]) -> tuple[PluginSpec, ...]:
+def _merge_set(defaults: list[dict], enabled: list[dict], disabled: list[str]) -> list[dict]:
+    """Upstream's mergePluginSet: defaults minus the disabled ones (all of them for
+    ``*``), a default re-listed in ``enabled`` replaced in place, then the rest of
+    ``enabled`` appended."""
+    custom = {item["name"]: i for i, item in enumerate(enabled)}
+    out, replaced = [], set()
+    if "*" not in disabled:
+        for item in defaults:
+            if item["name"] in disabled:
+                continue
+            if item["name"] in custom:
+                replaced.add(custom[item["name"]])
+                item = enabled[custom[item["name"]]]
+            out.append(item)
+    out += [item for i, item in enumerate(enabled) if i not in replaced]
+    return out
+
+
+def _expand(point: str, multipoint: list[str], enabled: list[str], disabled: list[str], classes: dict) -> list[str]:
+    """Upstream's MultiPoint expansion for one extension point: plugins both re-listed
+    here and in multiPoint first (in this point's order), then multiPoint-only ones, then
+    this point's own; with ``*`` disabled here, only this point's own list."""
+    if "*" in disabled:
+        return list(enabled)
+    implements = POINT_CLASSES[point]
+    from_multi = [n for n in multipoint if issubclass(classes[n], implements) and n not in disabled]
+    overrides = [n for n in enabled if n in from_multi]
+    return overrides + [n for n in from_multi if n not in enabled] + [n for n in enabled if n not in from_multi]
+
+
+def _merge_plugins(raw: Any, path: str, args: dict[str, dict]) -> tuple[tuple[PluginSpec, ...], tuple]:
     if not isinstance(raw, dict):
         raise _fail(path, raw, "must be a mapping of extension points")
     _unknown(raw, set(_POINTS), path)
-    # name -> [weight, extension points it is disabled at]; multiPoint is read first, so a
-    # weight under score overrides one under multiPoint.
-    plugins: dict[str, list] = {s.name: [s.weight, set()] for s in DEFAULT_PLUGINS}
-    default_names = set(plugins)
-    for point in _POINTS:
-        enabled, disabled = _point_lists(raw, point, path)
-        for name in disabled:
-            for n in (default_names if name == "*" else {name}) & set(plugins):
-                plugins[n][1] |= set(EXTENSION_POINTS) if point == "multiPoint" else {point}
-        for item in enabled:
-            entry = plugins.setdefault(item["name"], [1, set(EXTENSION_POINTS)])
-            if point == "multiPoint":
-                entry[1].clear()
-            else:
-                entry[1].discard(point)
-            if item.get("weight") and point in ("score", "multiPoint"):
-                entry[0] = item["weight"]
-    specs = []
-    for name, (weight, off) in plugins.items():
-        if off >= set(EXTENSION_POINTS):
-            continue
-        specs.append(PluginSpec(name, weight=weight, args=args.get(name), disabled_points=frozenset(off)))
-    for name in args:
-        if name not in plugins or plugins[name][1] >= set(EXTENSION_POINTS):
-            raise _fail(f"{path[:-len('.plugins')]}.pluginConfig", name, "configures a plugin that is not enabled")
-    return tuple(specs)
+    registry = default_registry()
+    classes = {name: registry.get(name) for name in registry.names()}
+    lists = {point: _point_lists(raw, point, path) for point in _POINTS}
+    defaults = [{"name": s.name, "weight": s.weight} for s in DEFAULT_PLUGINS]
+    multipoint = _merge_set(defaults, *lists["multiPoint"])
+    multi_names = [item["name"] for item in multipoint]
+    order = []
+    for point in EXTENSION_POINTS:
+        enabled, disabled = lists[point]
+        names = [item["name"] for item in enabled]
+        for i, name in enumerate(names):
+            if not issubclass(classes[name], POINT_CLASSES[point]):
+                raise _fail(f"{path}.{point}.enabled[{i}].name", name, f"is not a {point} plugin")
+        order.append((point, tuple(_expand(point, multi_names, names, disabled, classes))))
+    # Score weights as upstream's getScoreWeights: score's own list first, then multiPoint;
+    # a weight of 0 or none reads as 1.
+    weights: dict[str, int] = {}
+    for item in lists["score"][0] + multipoint:
+        weights.setdefault(item["name"], item.get("weight") or 1)
+    used = [name for name in multi_names] + [n for _, names in order for n in names if n not in multi_names]
+    specs = tuple(PluginSpec(name, weight=weights.get(name, 1), args=args.get(name))
+                  for name in dict.fromkeys(used))
+    return specs, tuple(order)

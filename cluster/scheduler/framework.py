@@ -58,12 +58,16 @@ class PluginError(Exception):
 class CycleState:
     """Scratch data plugins share within one scheduling cycle, keyed by plugin-chosen keys."""
 
-    __slots__ = ("_data", "skip_filter", "skip_score")
+    __slots__ = ("_data", "skip_filter", "skip_score", "narrowed_by")
 
     def __init__(self):
         self._data: dict = {}
         self.skip_filter: set[str] = set()  # plugins whose PreFilter returned Skip
         self.skip_score: set[str] = set()  # plugins whose PreScore returned Skip
+        # PreFilter plugins whose PreFilterResult narrowed the nodes: if the pod then fits
+        # nowhere they count among its rejectors, as upstream (events they registered for
+        # may help it).
+        self.narrowed_by: list[str] = []
 
     def read(self, key):
         return self._data.get(key)
@@ -76,6 +80,7 @@ class CycleState:
         out._data = dict(self._data)
         out.skip_filter = set(self.skip_filter)
         out.skip_score = set(self.skip_score)
+        out.narrowed_by = list(self.narrowed_by)
         return out
 
 
@@ -237,7 +242,6 @@ class PluginSpec:
     name: str
     weight: int = 1  # Score weight; 0 is defaulted to 1 as upstream does
     args: dict | None = None
-    disabled_points: frozenset[str] = frozenset()  # EXTENSION_POINTS it is left out of
 
 
 @dataclass(frozen=True)
@@ -245,7 +249,21 @@ class ProfileConfig:
     scheduler_name: str = DEFAULT_SCHEDULER
     plugins: tuple[PluginSpec, ...] | None = None  # None: the default plugin set
     percentage_of_nodes_to_score: int | None = None  # None: the scheduler-wide value
+    # Per extension point, the plugin names in the order they run there (config.py derives
+    # it from KubeSchedulerConfiguration). None: every plugin at every point it implements,
+    # in ``plugins`` order.
+    order: tuple[tuple[str, tuple[str, ...]], ...] | None = None
 
+
+# Extension point -> the interface a plugin implements to run there.
+POINT_CLASSES: dict[str, type] = {
+    "preEnqueue": PreEnqueuePlugin, "queueSort": QueueSortPlugin, "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin, "postFilter": PostFilterPlugin, "preScore": PreScorePlugin, "score": ScorePlugin,
+    "reserve": ReservePlugin, "permit": PermitPlugin, "preBind": PreBindPlugin, "bind": BindPlugin,
+}
+_BUCKETS = {"preEnqueue": "pre_enqueue_plugins", "preFilter": "pre_filter_plugins", "filter": "filter_plugins",
+            "postFilter": "post_filter_plugins", "preScore": "pre_score_plugins", "reserve": "reserve_plugins",
+            "permit": "permit_plugins", "preBind": "pre_bind_plugins", "bind": "bind_plugins"}
 
 # ---- running a profile -----------------------------------------------------------------
 
@@ -294,37 +312,38 @@ class Framework:
         self.permit_plugins: list[PermitPlugin] = []
         self.bind_plugins: list[BindPlugin] = []
         for spec in specs:
-            self._add(spec, registry)
+            self._build(spec, registry)
+        order = dict(profile.order) if profile.order is not None else None
+        weights = {spec.name: spec.weight or 1 for spec in specs}  # a weight of 0 reads as 1, as upstream
+        for point, cls in POINT_CLASSES.items():
+            names = order.get(point, ()) if order is not None else [spec.name for spec in specs]
+            for name in names:
+                plugin = self.plugins[name]
+                if isinstance(plugin, cls):
+                    self._enable(point, plugin, weights[name])
         if self.queue_sort is None:
             raise ValueError(f"profile {self.profile_name!r}: no QueueSort plugin is enabled")
         if not self.bind_plugins:
             raise ValueError(f"profile {self.profile_name!r}: no Bind plugin is enabled")
 
-    def _add(self, spec: PluginSpec, registry: Registry) -> None:
+    def _build(self, spec: PluginSpec, registry: Registry) -> None:
         if spec.name in self.plugins:
             raise ValueError(f"profile {self.profile_name!r}: plugin {spec.name!r} is enabled twice")
         plugin = registry.get(spec.name)(dict(spec.args or {}), self)
         if plugin.NAME != spec.name:
             raise ValueError(f"factory for {spec.name!r} built a plugin named {plugin.NAME!r}")
         self.plugins[spec.name] = plugin
-        off = spec.disabled_points
-        if isinstance(plugin, QueueSortPlugin) and "queueSort" not in off:
+
+    def _enable(self, point: str, plugin: Plugin, weight: int) -> None:
+        if point == "queueSort":
             if self.queue_sort is not None:
                 raise ValueError(f"profile {self.profile_name!r}: only one QueueSort plugin may be enabled")
             self.queue_sort = plugin
-        for cls, point, bucket in (
-                (PreEnqueuePlugin, "preEnqueue", self.pre_enqueue_plugins),
-                (PreFilterPlugin, "preFilter", self.pre_filter_plugins),
-                (FilterPlugin, "filter", self.filter_plugins),
-                (PostFilterPlugin, "postFilter", self.post_filter_plugins),
-                (PreScorePlugin, "preScore", self.pre_score_plugins),
-                (ReservePlugin, "reserve", self.reserve_plugins), (PermitPlugin, "permit", self.permit_plugins),
-                (PreBindPlugin, "preBind", self.pre_bind_plugins), (BindPlugin, "bind", self.bind_plugins)):
-            if isinstance(plugin, cls) and point not in off:
-                bucket.append(plugin)
-        if isinstance(plugin, ScorePlugin) and "score" not in off:
+        elif point == "score":
             normalizes = type(plugin).normalize is not ScorePlugin.normalize
-            self.score_plugins.append((plugin, spec.weight or 1, normalizes))
+            self.score_plugins.append((plugin, weight, normalizes))
+        else:
+            getattr(self, _BUCKETS[point]).append(plugin)
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
@@ -357,6 +376,7 @@ class Framework:
             if result is None or result.node_names is None:
                 continue
             narrowing.append(p.NAME)
+            state.narrowed_by.append(p.NAME)
             names = result.node_names if names is None else names & result.node_names
             if not names:
                 msg = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1

@@ -62,7 +62,7 @@ def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
 
 class QueuedPodInfo:
     __slots__ = ("pinfo", "timestamp", "initial_attempt_timestamp", "attempts",
-                 "unschedulable_plugins", "seq", "key")
+                 "unschedulable_plugins", "seq", "key", "parked_seq")
 
     def __init__(self, pinfo: PodInfo, now: float):
         self.pinfo = pinfo
@@ -72,6 +72,7 @@ class QueuedPodInfo:
         self.unschedulable_plugins: set[str] = set()  # plugins that rejected it last cycle
         self.seq = -1  # heap entry identity; a stale heap entry has another seq
         self.key: tuple = ()  # the sort key it was last pushed with
+        self.parked_seq = -1  # order among parked pods, for deterministic moves
 
     @property
     def uid(self) -> str:
@@ -112,6 +113,9 @@ class SchedulingQueue:
         # Insertion order is timestamp order (timestamps are "now" on insert), which lets
         # the leftover flush stop at the first pod that is not yet due.
         self._unschedulable: dict[str, QueuedPodInfo] = {}
+        # Parked pods by rejecting plugin, so an event that no rejector cares about costs
+        # nothing however many pods are parked (every bind confirmation is such an event).
+        self._by_rejector: dict[str, dict[str, QueuedPodInfo]] = {}
         self._backoff: dict[str, QueuedPodInfo] = {}
         self._backoff_heap: list[tuple[float, int, QueuedPodInfo]] = []  # (expiry, seq, qp); stale entries skipped
         self._seq = itertools.count()
@@ -242,13 +246,32 @@ class SchedulingQueue:
                 self._requeue(qp, now)
             return
         if uid in self._unschedulable and is_pod_updated(old_pod, qp.pinfo.pod):
-            del self._unschedulable[uid]
+            self._unpark(uid)
             self._requeue(qp, now)
 
     def delete(self, uid: str) -> QueuedPodInfo | None:
         # nominator seam: DeleteNominatedPodIfExists.
-        return (self._active.pop(uid, None) or self._unschedulable.pop(uid, None)
+        return (self._active.pop(uid, None) or self._unpark(uid)
                 or self._backoff.pop(uid, None) or self._gated.pop(uid, None))
+
+    # ---- unschedulablePods ---------------------------------------------------------------
+
+    def _park(self, qp: QueuedPodInfo) -> None:
+        qp.parked_seq = next(self._seq)
+        self._unschedulable[qp.uid] = qp
+        for plugin in qp.unschedulable_plugins:
+            self._by_rejector.setdefault(plugin, {})[qp.uid] = qp
+
+    def _unpark(self, uid: str) -> QueuedPodInfo | None:
+        qp = self._unschedulable.pop(uid, None)
+        if qp is not None:
+            for plugin in qp.unschedulable_plugins:
+                bucket = self._by_rejector.get(plugin)
+                if bucket is not None:
+                    bucket.pop(uid, None)
+                    if not bucket:
+                        del self._by_rejector[plugin]
+        return qp
 
     # ---- after a cycle -----------------------------------------------------------------
 
@@ -263,7 +286,7 @@ class SchedulingQueue:
         if self.move_request_cycle >= pod_cycle or not qp.unschedulable_plugins:
             self._push_backoff(qp)
         else:
-            self._unschedulable[qp.uid] = qp
+            self._park(qp)
 
     def requeue_after_error(self, qp: QueuedPodInfo, now: float) -> None:
         """A pod whose cycle or bind failed with an error: backed off, then retried."""
@@ -275,21 +298,26 @@ class SchedulingQueue:
 
     # ---- moves and flushes -------------------------------------------------------------
 
-    def _worth_requeuing(self, qp: QueuedPodInfo, event: str) -> bool:
-        if not qp.unschedulable_plugins or event in (ClusterEvent.WILDCARD, ClusterEvent.UNSCHEDULABLE_TIMEOUT):
-            return True
-        interested = self._event_map.get(event)
-        return bool(interested and not interested.isdisjoint(qp.unschedulable_plugins))
-
     def move_all_to_active(self, event: str, now: float, pre_check=None) -> int:
         """Move the unschedulable pods ``event`` may help back to activeQ. Returns how many."""
         self.move_request_cycle = self.scheduling_cycle
-        moved = [qp for qp in self._unschedulable.values()
-                 if (pre_check is None or pre_check(qp)) and self._worth_requeuing(qp, event)]
+        if event in (ClusterEvent.WILDCARD, ClusterEvent.UNSCHEDULABLE_TIMEOUT):
+            candidates = list(self._unschedulable.values())
+        else:
+            # Only pods one of whose rejectors registered for the event; parked pods always
+            # have a rejector (those without go to backoffQ). Kept in parking order.
+            found: dict[str, QueuedPodInfo] = {}
+            for plugin in self._event_map.get(event, ()):
+                found.update(self._by_rejector.get(plugin) or {})
+            candidates = sorted(found.values(), key=self._parking_order)
+        moved = [qp for qp in candidates if pre_check is None or pre_check(qp)]
         for qp in moved:
-            del self._unschedulable[qp.uid]
+            self._unpark(qp.uid)
             self._requeue(qp, now)
         return len(moved)
+
+    def _parking_order(self, qp: QueuedPodInfo) -> tuple:
+        return (qp.timestamp, qp.parked_seq)
 
     def flush(self, now: float) -> int:
         """Time-driven moves due at ``now``: backoffQ pods whose backoff is over, and pods
@@ -309,6 +337,6 @@ class SchedulingQueue:
                 break
             due.append(qp)
         for qp in due:
-            del self._unschedulable[qp.uid]
+            self._unpark(qp.uid)
             self._requeue(qp, now)  # UnschedulableTimeout
         return moved + len(due)

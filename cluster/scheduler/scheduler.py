@@ -27,6 +27,7 @@ from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .plugins import DEFAULT_PLUGINS, default_registry
+from .precheck import fits_node
 from .queue import (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_IN_UNSCHEDULABLE, QueuedPodInfo,
                     SchedulingQueue)
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
@@ -163,17 +164,25 @@ class Scheduler:
 
     def on_node(self, event_type: str, node: dict, now: float) -> None:
         if event_type == "DELETED":
-            self.cache.remove_node((node.get("metadata") or {}).get("name", ""))
+            if self.cache.remove_node((node.get("metadata") or {}).get("name", "")):
+                self.queue.move_all_to_active(ClusterEvent.NODE_DELETE, now)
             return
         changed = self.cache.add_node(node)
+        if not changed:
+            return  # a heartbeat: nothing a pod could be waiting for
+        ni = self.cache.node_info((node.get("metadata") or {}).get("name", ""))
+
+        def could_fit(qp) -> bool:  # upstream's preCheckForNode
+            return fits_node(qp.pinfo, ni, self.cache)
+
         if "added" in changed:
-            self.queue.move_all_to_active(ClusterEvent.NODE_ADD, now)
+            self.queue.move_all_to_active(ClusterEvent.NODE_ADD, now, pre_check=could_fit)
             return
         done = set()
         for aspect, event in _NODE_CHANGE_EVENTS:
             if aspect in changed and event not in done:
                 done.add(event)
-                self.queue.move_all_to_active(event, now)
+                self.queue.move_all_to_active(event, now, pre_check=could_fit)
 
     def on_pod(self, event_type: str, pod: dict, now: float) -> None:
         uid = uid_of(pod)
@@ -193,8 +202,11 @@ class Scheduler:
         known = self.cache.pod_info(uid)
         was_assumed = self.cache.is_assumed(uid)
         old = None
-        if known is not None and not was_assumed and not known.same_spec(pod) and known.terms_changed(pod):
-            old = SimpleNamespace(namespace=known.namespace, labels=known.labels)  # before the update
+        if known is not None and not was_assumed and (
+                (not known.same_spec(pod) and known.terms_changed(pod))
+                or (is_terminating(pod) and not is_terminating(known.pod))):
+            # Relabelled, or started terminating (spread no longer counts it).
+            old = SimpleNamespace(namespace=known.namespace, labels=known.labels)
         pinfo = self.cache.add_pod(pod)
         if known is None or was_assumed:
             self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_ADD, (pinfo,), now)
@@ -233,8 +245,9 @@ class Scheduler:
                 self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
             return
         if self.cache.is_assumed(uid):
-            # Upstream skips updates of assumed pods; keep the newest object for a requeue.
-            self.cache.pod_info(uid).pod = pod
+            # Upstream skips updates of assumed pods; the cache still takes the newest
+            # object, so a relabel during the bind is indexed and a requeue uses it.
+            self.cache.update_assumed(pod)
             return
         qp = self.queue.get(uid)
         if qp is None:
@@ -333,6 +346,7 @@ class Scheduler:
             if not status.is_rejected():
                 return None, status, None
             diag = Diagnosis(n, pre_filter_msg=status.message())
+            diag.unschedulable_plugins.update(state.narrowed_by)
             if status.plugin:
                 diag.unschedulable_plugins.add(status.plugin)
             return None, status, diag
@@ -352,7 +366,7 @@ class Scheduler:
         positions = self._search(fwk, in_search)
         if len(positions) == 0:
             diag = Diagnosis(n, rejections=outcome.rejections(), absent=None if allowed is None else ~allowed)
-            diag.unschedulable_plugins = {r.plugin for r in diag.rejections}
+            diag.unschedulable_plugins = {r.plugin for r in diag.rejections} | set(state.narrowed_by)
             return None, Status(Code.UNSCHEDULABLE), diag
         candidates = positions if search is None else search[positions]
         if len(candidates) == 1:

@@ -88,3 +88,54 @@ def test_two_profiles():
 def test_bad_configs(raw, match):
     with pytest.raises(ConfigError, match=match):
         build_config(raw)
+
+
+def weights(config):
+    return {p.NAME: w for p, w, _ in framework(config).score_plugins}
+
+
+def filters(config):
+    return [p.NAME for p in framework(config).filter_plugins]
+
+
+@pytest.mark.parametrize("plugins,expected", [
+    ({}, {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+          "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}),
+    # Listed under score without a weight: 1, not the default 3.
+    ({"score": {"enabled": [{"name": "TaintToleration"}]}}, {"TaintToleration": 1}),
+    ({"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": 5}]}}, {"ImageLocality": 5}),
+    ({"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": 5}]},
+      "score": {"enabled": [{"name": "ImageLocality"}]}}, {"ImageLocality": 1}),
+    ({"score": {"enabled": [{"name": "NodeAffinity", "weight": 7}]}}, {"NodeAffinity": 7}),
+])
+def test_score_weights(plugins, expected):
+    got = weights(build_config({"profiles": [{"plugins": plugins}]}))
+    assert {k: got[k] for k in expected} == expected
+
+
+def test_default_filter_order():
+    assert filters(build_config(None)) == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+                                           "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+
+
+def test_point_list_with_star_is_taken_as_written():
+    c = build_config({"profiles": [{"plugins": {"filter": {
+        "disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}, {"name": "TaintToleration"}]}}}]})
+    assert filters(c) == ["NodeResourcesFit", "TaintToleration"]
+
+
+def test_relisted_default_runs_first_at_its_point():
+    c = build_config({"profiles": [{"plugins": {"filter": {"enabled": [{"name": "InterPodAffinity"}]}}}]})
+    assert filters(c)[0] == "InterPodAffinity" and len(filters(c)) == 8
+
+
+def test_plugin_enabled_at_a_point_it_does_not_implement():
+    with pytest.raises(ConfigError, match=r"plugins.filter.enabled\[0\].name: \"ImageLocality\" is not a filter plugin"):
+        build_config({"profiles": [{"plugins": {"filter": {"enabled": [{"name": "ImageLocality"}]}}}]})
+
+
+def test_args_for_a_disabled_plugin_are_ignored():
+    c = build_config({"profiles": [{
+        "plugins": {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}},
+        "pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}]}]})
+    assert "PodTopologySpread" not in framework(c).plugins

@@ -192,3 +192,62 @@ def test_assigned_pod_status_update_moves_nothing():
     _fail_all(s, 0.0)
     s.on_pod("MODIFIED", web.copy_().phase("Running"), 5.0)
     assert s.queue.in_unschedulable("uid-default-follower")
+
+
+def test_relabel_while_the_bind_is_in_flight_is_indexed():
+    from cluster.api.selectors import LabelSelector
+    s = make_scheduler([make_node("n1")], [make_pod("a").label("app", "old")])
+    assert [b[1] for b in s.schedule(0.0).binds] == ["a"]
+    s.on_pod("MODIFIED", make_pod("a").label("app", "new"), 0.5)  # still pending in the API
+    index = s.cache.snapshot().pods
+    assert [p.name for p in index.select(["default"], LabelSelector.parse("app=new"))] == ["a"]
+    assert index.select(["default"], LabelSelector.parse("app=old")) == []
+    s.on_pod("MODIFIED", make_pod("a").label("app", "new").node("n1"), 1.0)  # the bind confirmed
+    assert [p.name for p in index.select(["default"], LabelSelector.parse("app=new"))] == ["a"]
+
+
+def _spread_blocked(extra_nodes=()):
+    zone = "topology.kubernetes.io/zone"
+    nodes = [make_node("a").label(zone, "a"), make_node("b", cpu="1").label(zone, "b"), *extra_nodes]
+    crowd = [make_pod(f"w{i}").label("app", "web").node("a") for i in range(2)]
+    s = make_scheduler(nodes, crowd)
+    s.on_pod("ADDED", make_pod("p").label("app", "web").req(cpu="2").spread(zone, max_skew=2), 0.0)
+    s.schedule(0.0)
+    assert s.queue.in_unschedulable("uid-default-p")
+    return s, crowd
+
+
+def test_matching_pod_starting_to_terminate_wakes_the_spread_pod():
+    s, crowd = _spread_blocked()
+    s.on_pod("MODIFIED", crowd[0].copy_().terminating(), 5.0)
+    assert s.queue.in_active("uid-default-p")
+
+
+def test_node_delete_wakes_the_spread_pod():
+    s, _ = _spread_blocked()
+    s.on_node("DELETED", make_node("b"), 5.0)  # zone b, the emptiest domain, is gone
+    assert s.queue.in_active("uid-default-p")
+    assert [b[3] for b in s.schedule(5.0).binds] == ["a"]
+
+
+def test_pod_narrowed_to_a_missing_node_waits_for_a_node_event():
+    """NodeAffinity's PreFilterResult names n2, which does not exist: the pod is parked
+    with NodeAffinity as a rejector (not retried on every backoff), and adding n2 wakes it."""
+    pod = make_pod("p").node_affinity({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]})
+    s = make_scheduler([make_node("n1")], [pod])
+    out = s.schedule(0.0)
+    assert out.events[0]["message"] == "0/1 nodes are available: 1 node is filtered out by the prefilter result."
+    assert s.queue.in_unschedulable("uid-default-p")
+    assert s.queue.get("uid-default-p").unschedulable_plugins == {"NodeAffinity"}
+    s.on_node("ADDED", make_node("n2"), 5.0)
+    assert [b[3] for b in s.schedule(5.0).binds] == ["n2"]
+
+
+def test_relabel_that_satisfies_the_node_selector_moves_the_pod():
+    node = make_node("n1")
+    s = make_scheduler([node], [make_pod("p").node_selector(disk="ssd")])
+    s.schedule(0.0)
+    s.on_node("MODIFIED", node.copy_().label("disk", "hdd"), 5.0)
+    assert s.queue.in_unschedulable("uid-default-p")
+    s.on_node("MODIFIED", node.copy_().label("disk", "ssd"), 6.0)
+    assert [b[1] for b in s.schedule(6.0).binds] == ["p"]

@@ -255,3 +255,23 @@ def test_add_unschedulable_ignores_pods_already_queued(q, clock):
     qp = q.add(info(make_pod("a")), clock.now())
     q.add_unschedulable_if_not_present(qp, clock.now(), 0)
     assert (q.active_count(), q.unschedulable_count()) == (1, 0)
+
+
+def test_deleted_parked_pod_is_not_moved_by_a_later_event(q, clock):
+    park(q, "a", clock.now())
+    park(q, "b", clock.now())
+    assert q.delete("uid-default-a") is not None
+    assert q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now() + 10) == 1
+    assert drain(q) == ["b"] and len(q) == 0
+
+
+def test_event_moves_only_pods_whose_rejector_registered_for_it(clock):
+    q = SchedulingQueue(PrioritySort(), {ClusterEvent.NODE_ADD: {FIT, "Other"}, ClusterEvent.NODE_LABEL: {"Other"}})
+    park(q, "fit", clock.now(), plugins=(FIT,))
+    park(q, "other", clock.now(), plugins=("Other",))
+    park(q, "both", clock.now(), plugins=(FIT, "Other"))
+    assert q.move_all_to_active(ClusterEvent.NODE_LABEL, clock.now() + 10) == 2
+    assert drain(q) == ["other", "both"]
+    assert q.move_all_to_active(ClusterEvent.ASSIGNED_POD_ADD, clock.now() + 10) == 0
+    assert q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now() + 10) == 1
+    assert drain(q) == ["fit"]

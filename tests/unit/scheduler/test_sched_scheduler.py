@@ -137,13 +137,15 @@ def test_every_attempt_emits_an_event_but_an_unchanged_condition_is_not_rewritte
     s.on_pod("MODIFIED", updated, 2.0)  # the scheduler's own status write comes back
     assert s.queue.unschedulable_count() == 1  # a status-only update does not wake the pod
     s.on_node("MODIFIED", node.copy_().label("zone", "a"), 3.0)
-    second = s.schedule(4.0)
+    assert s.queue.unschedulable_count() == 1  # a relabel cannot make 2 CPUs fit in 1
+    second = s.schedule(301.5)  # the 5-minute flush retries it
     assert [e["reason"] for e in second.events] == ["FailedScheduling"]
     assert second.pod_conditions == []
     assert s.stats["attempts"] == 2
     # A new message is written, but the status stays False: lastTransitionTime is kept.
-    s.on_node("ADDED", make_node("b", cpu="1"), 5.0)
-    third = s.schedule(6.0)
+    s.on_node("ADDED", make_node("b", cpu="1"), 302.0)  # does not fit there either: stays parked
+    assert s.queue.unschedulable_count() == 1
+    third = s.schedule(602.0)
     assert third.pod_conditions[0][3]["message"] == "0/2 nodes are available: 2 Insufficient cpu."
     assert third.pod_conditions[0][3]["lastTransitionTime"] == rfc3339(1.0)
 
@@ -193,15 +195,19 @@ def parked(s, now=1.0):
 @pytest.mark.parametrize("event,moves", [
     (lambda s, n: s.on_node("MODIFIED", n.copy_().heartbeat("2026-01-01T00:01:00Z"), 2.0), False),
     (lambda s, n: s.on_node("MODIFIED", n.copy_().alloc(cpu="4"), 2.0), True),
-    (lambda s, n: s.on_node("MODIFIED", n.copy_().label("zone", "b"), 2.0), True),
-    (lambda s, n: s.on_node("MODIFIED", n.copy_().taint("k"), 2.0), True),
+    # A relabel or a new taint cannot make the full node fit (upstream's preCheckForNode).
+    (lambda s, n: s.on_node("MODIFIED", n.copy_().label("zone", "b"), 2.0), False),
+    (lambda s, n: s.on_node("MODIFIED", n.copy_().taint("k"), 2.0), False),
     (lambda s, n: s.on_node("ADDED", make_node("other", cpu="4"), 2.0), True),
+    (lambda s, n: s.on_node("ADDED", make_node("small", cpu="500m"), 2.0), False),
+    (lambda s, n: s.on_node("ADDED", make_node("tainted", cpu="4").taint("k"), 2.0), False),
     (lambda s, n: s.on_pod("DELETED", make_pod("big").req(cpu="1").node("n1"), 2.0), True),
     (lambda s, n: s.on_pod("MODIFIED", make_pod("big").req(cpu="1").node("n1").phase("Succeeded"), 2.0), True),
     (lambda s, n: s.on_pod("MODIFIED", make_pod("big").req(cpu="1").node("n1").terminating(), 2.0), False),
     (lambda s, n: s.on_pod("ADDED", make_pod("x").req(cpu="1").node("n1"), 2.0), False),
     (lambda s, n: s.on_node("DELETED", n, 2.0), False),
-], ids=["heartbeat", "allocatable", "labels", "taints", "node added", "assigned pod deleted",
+], ids=["heartbeat", "allocatable", "labels", "taints", "node added", "too small node added",
+        "tainted node added", "assigned pod deleted",
         "assigned pod terminal", "assigned pod terminating", "assigned pod added", "node deleted"])
 def test_cluster_events_that_wake_unschedulable_pods(event, moves):
     node = make_node("n1", cpu="1").heartbeat("2026-01-01T00:00:00Z")
