@@ -6,6 +6,10 @@ last (scheduler_perf's SchedulingBasic shape: nodes of 4 CPU / 32Gi / 110 pods, 
 100m / 500Mi). Nodes are spread over ``ZONES`` zones. ``--workload mixed`` gives a third
 of the pods inter-pod or spread constraints (see ``bench_pod``). Prints a human summary
 and, last, one JSON line.
+
+``cycle``: the same nodes and pods fed straight into a ``Scheduler`` in this process (no
+Ray, no apiserver): what the scheduling algorithm alone costs per pod, bind confirmations
+included. Comparing it with ``schedule`` shows how much the actor path adds.
 """
 from __future__ import annotations
 
@@ -14,8 +18,10 @@ import sys
 import time
 
 from actors.driver import Cluster, init_ray
+from cluster.kubelet.node import node_object
 from cluster.scenario.runner import expand_pools
 from cluster.scenario.schema import NodePool
+from cluster.scheduler import Scheduler
 
 CREATE_BATCH = 1000
 ZONES = 10
@@ -97,6 +103,32 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
         cluster.shutdown()
 
 
+def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
+    sched = Scheduler(seed=1)
+    for i, cfg in enumerate(expand_pools(bench_pools(nodes))):
+        sched.on_node("ADDED", node_object(cfg, i, 0.0, cfg.allocatable()), 0.0)
+    pending = {}
+    for i in range(pods):
+        pod = bench_pod(i, workload)
+        pod["metadata"]["uid"] = f"bench-{i}"
+        pending[f"bench-{i}"] = pod
+        sched.on_pod("ADDED", pod, 0.0)
+    log(f"{nodes} nodes, {pods} pending pods in a Scheduler (no Ray); scheduling")
+    bound, now, start = 0, 1.0, time.perf_counter()
+    while bound < pods and now < 10_000:
+        out = sched.schedule(now, 500)
+        for _, _, uid, node in out.binds:
+            pod = dict(pending[uid], spec=dict(pending[uid]["spec"], nodeName=node))
+            sched.on_pod("MODIFIED", pod, now)  # the watch confirms the bind
+        bound += len(out.binds)
+        now += 0.01 if out.binds or sched.active_count() else 2.0
+    seconds = time.perf_counter() - start
+    rate = round(bound / seconds, 1) if seconds > 0 else None
+    log(f"bound {bound}/{pods} pods in {seconds:.2f}s: {rate} pods/s, {1e6 * seconds / max(bound, 1):.0f} us per pod")
+    return {"benchmark": "cycle", "workload": workload, "nodes": nodes, "pods": pods, "bound": bound,
+            "seconds": round(seconds, 3), "podsPerSecond": rate}
+
+
 def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=None, workload: str = "basic") -> dict:
     log = log or (lambda s: print(s, file=sys.stderr))
     if nodes < 1:
@@ -107,4 +139,6 @@ def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=Non
         raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
     if workload not in WORKLOADS:
         raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
+    if name == "cycle":
+        return _cycle(nodes, pods, workload, log)
     return asyncio.run(_schedule(nodes, pods, nodes_per_host, workload, log))

@@ -46,3 +46,12 @@ def test_bench_pools_spread_nodes_over_zones():
     assert sum(p.count for p in pools) == 25 and len(pools) == 10
     assert [p.count for p in pools][:6] == [3, 3, 3, 3, 3, 2]
     assert len(bench_pools(3)) == 3
+
+
+def test_cycle_bench_schedules_every_pod_without_ray(capsys):
+    import json
+
+    assert main(["bench", "cycle", "--nodes", "30", "--pods", "60", "--workload", "mixed"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (result["benchmark"], result["bound"], result["nodes"]) == ("cycle", 60, 30)
+    assert result["podsPerSecond"] > 0
