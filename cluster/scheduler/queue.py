@@ -28,8 +28,9 @@ Upstream flushes backoffQ every second and the leftovers every 30 s; ``flush`` r
 every ``schedule`` call, so pods move exactly when due and ``next_wakeup`` tells the
 actor when to call again. Gated pods (PreEnqueue refused them) wait apart from
 unschedulablePods: no cluster event or flush moves them, only their own update. The
-PodNominator comes with preemption (next issue); the places it hooks in are marked
-``# nominator seam``.
+PodNominator (``nominator``) lives here and follows every pending pod's add, update,
+delete and failed cycle; what uses the nominations (the filter's nominated-pods pass and
+preemption) comes with the preemption issue.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from typing import Callable
 
 from .cache import PodInfo
 from .framework import ClusterEvent, QueueSortPlugin
+from .nominator import NominatingInfo, PodNominator
 from .status import SUCCESS, Status
 
 DEFAULT_MAX_IN_UNSCHEDULABLE = 300.0  # DefaultPodMaxInUnschedulablePodsDuration, emulated seconds
@@ -105,6 +107,7 @@ class SchedulingQueue:
         self._sort_key = sort.sort_key
         self._pre_enqueue = pre_enqueue or (lambda pinfo: SUCCESS)
         self._gated: dict[str, QueuedPodInfo] = {}
+        self.nominator = PodNominator()
         self._event_map = event_map or {}
         self.max_in_unschedulable = max_in_unschedulable
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
@@ -228,13 +231,13 @@ class SchedulingQueue:
         else:
             qp.unschedulable_plugins = {status.plugin}
             self._gated[qp.uid] = qp
-        # nominator seam: AddNominatedPod(pinfo, ModeNoop) from status.nominatedNodeName.
+        self.nominator.add(pinfo)
         return qp
 
     def update(self, qp: QueuedPodInfo, old_pod: dict, now: float) -> None:
         """``qp.pinfo`` already holds the new object; ``old_pod`` is the one it replaced."""
         uid = qp.uid
-        # nominator seam: UpdateNominatedPod(old_pod, qp.pinfo).
+        self.nominator.update(old_pod, qp.pinfo)
         if uid in self._active:
             if self._sort_key(qp) != qp.key:
                 self._push_active(qp)  # priority changed: the old heap entry goes stale
@@ -250,7 +253,7 @@ class SchedulingQueue:
             self._requeue(qp, now)
 
     def delete(self, uid: str) -> QueuedPodInfo | None:
-        # nominator seam: DeleteNominatedPodIfExists.
+        self.nominator.delete(uid)
         return (self._active.pop(uid, None) or self._unpark(uid)
                 or self._backoff.pop(uid, None) or self._gated.pop(uid, None))
 
@@ -275,14 +278,15 @@ class SchedulingQueue:
 
     # ---- after a cycle -----------------------------------------------------------------
 
-    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, now: float, pod_cycle: int) -> None:
+    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, now: float, pod_cycle: int,
+                                         nominating: NominatingInfo | None = None) -> None:
         """A pod whose cycle failed. Parked until a helpful event if a plugin rejected it;
         backed off if none did (an error, "no nodes available") or if an event that may
         help arrived while it was being scheduled."""
         if self.get(qp.uid) is not None:
             return
         qp.timestamp = now
-        # nominator seam: AddNominatedPod(qp.pinfo, nominating info of the cycle).
+        self.nominator.add(qp.pinfo, nominating)
         if self.move_request_cycle >= pod_cycle or not qp.unschedulable_plugins:
             self._push_backoff(qp)
         else:
@@ -294,6 +298,7 @@ class SchedulingQueue:
             return
         qp.timestamp = now
         qp.unschedulable_plugins = set()
+        self.nominator.add(qp.pinfo)
         self._push_backoff(qp)
 
     # ---- moves and flushes -------------------------------------------------------------

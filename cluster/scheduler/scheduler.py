@@ -400,7 +400,7 @@ class Scheduler:
                          cycle: int, now: float, out: ScheduleOutput) -> None:
         pinfo = qp.pinfo
         self.cache.assume_pod(pinfo, node_name, now)
-        # nominator seam: DeleteNominatedPodIfExists(pod) once the pod is assumed.
+        self.queue.nominator.delete(pinfo.uid)  # assumed: its nomination has served
         status = fwk.run_reserve(state, pinfo, node_name)  # unreserves itself on failure
         bind_failed = False
         batched = False
