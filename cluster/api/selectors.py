@@ -154,6 +154,10 @@ class LabelSelector:
         return [(key, frozenset((operand,)) if op == _EQ else operand)
                 for op, key, operand in self._reqs if op in (_EQ, _IN)]
 
+    @property
+    def requirement_count(self) -> int:
+        return len(self._reqs)
+
     def matches(self, labels: dict | None) -> bool:
         if self._nothing:
             return False

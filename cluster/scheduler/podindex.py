@@ -94,6 +94,9 @@ class PodIndex:
             return []
         names = self._by_ns.keys() if namespaces is None else namespaces
         keys = selector.required_values()
+        # A lone =/in requirement is answered by its buckets alone (the usual matchLabels
+        # {app: x}): no per-pod check needed.
+        exact = len(keys) == 1 and selector.requirement_count == 1
         out = []
         for ns in names:
             if keys:
@@ -104,6 +107,10 @@ class PodIndex:
                     size = sum(len(b) for b in buckets)
                     if best is None or size < best[0]:
                         best = (size, buckets)
+                if exact:
+                    for b in best[1]:
+                        out.extend(b.values())
+                    continue
                 candidates = (p for b in best[1] for p in b.values())
             else:
                 candidates = (self._by_ns.get(ns) or {}).values()

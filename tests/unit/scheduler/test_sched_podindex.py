@@ -1,0 +1,96 @@
+"""PodIndex: selector lookups over placed pods, term groups, and staying in step with the cache."""
+from __future__ import annotations
+
+import pytest
+from sched_builders import bound, cache_with, make_node, make_pod
+
+from cluster.api.selectors import LabelSelector
+from cluster.scheduler.podindex import node_counts
+from cluster.scheduler.podterms import REQUIRED_ANTI_AFFINITY
+
+
+def placed():
+    pods = [
+        make_pod("w1").label("app", "web").label("tier", "front").node("n1"),
+        make_pod("w2").label("app", "web").node("n2"),
+        make_pod("d1").label("app", "db").node("n1"),
+        make_pod("x1", namespace="other").label("app", "web").node("n2"),
+        make_pod("bare").node("n2"),
+    ]
+    return cache_with([make_node("n1"), make_node("n2")], pods)
+
+
+@pytest.mark.parametrize("selector,namespaces,expected", [
+    ("app=web", ["default"], ["w1", "w2"]),
+    ("app in (web,db)", ["default"], ["d1", "w1", "w2"]),
+    ("app=web,tier=front", ["default"], ["w1"]),
+    ("app!=web", ["default"], ["bare", "d1"]),
+    ("tier", ["default"], ["w1"]),
+    ("!tier", ["default"], ["bare", "d1", "w2"]),
+    ("", ["default"], ["bare", "d1", "w1", "w2"]),
+    ("app=web", None, ["w1", "w2", "x1"]),
+    ("app=web", ["other"], ["x1"]),
+    ("app=none", ["default"], []),
+    ("app=web", ["missing"], []),
+])
+def test_select(selector, namespaces, expected):
+    index = placed().snapshot().pods
+    assert sorted(p.name for p in index.select(namespaces, LabelSelector.parse(selector))) == expected
+
+
+def test_nothing_selector_selects_nothing():
+    assert placed().snapshot().pods.select(None, LabelSelector.nothing()) == []
+
+
+def test_counts_follow_node_rows_after_a_swap_remove():
+    c = cache_with([make_node("n0"), make_node("n1"), make_node("n2")],
+                   [make_pod("a").label("app", "web").node("n2"), make_pod("b").label("app", "web").node("n2")])
+    c.remove_node("n0")  # n2 moves into row 0
+    pods = c.snapshot().pods.select(["default"], LabelSelector.parse("app=web"))
+    assert node_counts(pods, c.num_nodes).tolist() == [2, 0]
+    assert c.snapshot().node_name(0) == "n2"
+
+
+def test_pods_of_a_removed_node_leave_the_index_and_return_with_it():
+    c = cache_with([make_node("n1")], [make_pod("a").label("app", "web").node("n1")])
+    sel = LabelSelector.parse("app=web")
+    c.remove_node("n1")
+    assert c.snapshot().pods.select(None, sel) == []
+    c.add_node(make_node("n1"))
+    assert [p.name for p in c.snapshot().pods.select(None, sel)] == ["a"]
+
+
+def test_relabel_and_delete_update_the_index():
+    pod = make_pod("a").label("app", "web").node("n1")
+    c = cache_with([make_node("n1")], [pod])
+    c.add_pod(make_pod("a").label("app", "db").node("n1"))
+    index = c.snapshot().pods
+    assert index.select(None, LabelSelector.parse("app=web")) == []
+    assert [p.name for p in index.select(None, LabelSelector.parse("app=db"))] == ["a"]
+    c.remove_pod("uid-default-a")
+    assert index.select(None, LabelSelector.parse("app=db")) == []
+
+
+def test_identical_terms_share_one_group():
+    anti = {"matchLabels": {"app": "web"}}
+    pods = [make_pod(f"w{i}").label("app", "web").pod_anti_affinity("kubernetes.io/hostname", anti).node(f"n{i % 2}")
+            for i in range(4)]
+    c = cache_with([make_node("n0"), make_node("n1")], pods)
+    groups = c.snapshot().pods.groups(REQUIRED_ANTI_AFFINITY)
+    assert len(groups) == 1 and len(groups[0].pods) == 4
+    assert groups[0].node_counts(2).tolist() == [2, 2]
+    for i in range(4):
+        c.remove_pod(f"uid-default-w{i}")
+    assert c.snapshot().pods.groups(REQUIRED_ANTI_AFFINITY) == []
+
+
+def test_assumed_pod_is_indexed_until_forgotten():
+    c = cache_with([make_node("n1")])
+    pinfo = c.new_pod_info(make_pod("a").label("app", "web"))
+    c.assume_pod(pinfo, "n1", 0.0)
+    sel = LabelSelector.parse("app=web")
+    assert [p.name for p in c.snapshot().pods.select(None, sel)] == ["a"]
+    c.forget_pod("uid-default-a")
+    assert c.snapshot().pods.select(None, sel) == []
+    c.add_pod(bound(make_pod("a").label("app", "web"), "n1"))
+    assert [p.name for p in c.snapshot().pods.select(None, sel)] == ["a"]
