@@ -59,6 +59,10 @@ class APIServerActor:
     async def delete(self, kind: str, items: list) -> list:
         return self._wrote(self.api.delete_many(kind, items, self.clock.now()))
 
+    async def evict(self, items: list) -> list:
+        """The Eviction subresource: (namespace, name, uid, grace) each; a PDB may refuse (429)."""
+        return self._wrote(self.api.evict(items, self.clock.now()))
+
     async def renew_leases(self, items: list) -> None:
         self._wrote(self.api.renew_leases(items, self.clock.now()))
 

@@ -1,8 +1,9 @@
 """The apiserver's logic: every write the emulated control plane makes goes through here.
 
 Owns validation-then-admission on create, optimistic concurrency on update, the pod
-status and binding subresources, Lease renewals, and graceful deletion exactly as
-reference §8 describes. It holds the ``Store``; the apiserver actor is a thin shell that
+status, binding and eviction subresources (eviction charges PodDisruptionBudgets with the
+rules in ``cluster/controllers/disruption.py``), Lease renewals, and graceful deletion
+exactly as reference §8 describes. It holds the ``Store``; the apiserver actor is a thin shell that
 decodes batches, calls these methods with the emulated ``now`` and wakes watchers.
 
 Writes come in batches (DESIGN §2.4): each batch method returns one result per item,
@@ -23,11 +24,14 @@ Graceful deletion of a pod (reference §8.1-8.3), as a state table:
 from __future__ import annotations
 
 from ..api import codec
-from ..api.objects import KINDS, NODE_LEASE_NAMESPACE, set_condition
+from ..api.objects import KINDS, NODE_LEASE_NAMESPACE, condition, is_terminal, is_terminating, phase_of, set_condition
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..clock import from_rfc3339, rfc3339
+from ..controllers.disruption import (
+    ALWAYS_ALLOW, MAX_DISRUPTED_PODS, generation_of, pdbs_for_pod, pod_is_healthy, set_disruption_condition,
+)
 from .admission import BUILTIN_NAMESPACES, Admission
-from .errors import AlreadyExists, APIError, Conflict, Forbidden, Invalid, NotFound
+from .errors import AlreadyExists, APIError, Conflict, Forbidden, Invalid, NotFound, TooManyRequests
 from .store import DEFAULT_WINDOW, Store
 
 Result = tuple[int, str, str] | None
@@ -205,6 +209,61 @@ class APIServer:
         self.store.remove(obj["kind"], m.get("namespace", ""), m["name"])
         return True
 
+    # -- eviction (the pods/eviction subresource) -----------------------------------------
+    def evict(self, items: list[tuple[str, str, str | None, int | None]], now: float) -> list[Result]:
+        """Each (namespace, name, uid, grace): a graceful delete its PodDisruptionBudget may refuse.
+
+        As upstream's eviction handler: a Pending, Succeeded, Failed or already terminating
+        pod is deleted without looking at PDBs; a pod covered by more than one PDB is refused
+        (500); an unhealthy pod is let go without charging its PDB when the PDB's
+        unhealthyPodEvictionPolicy is AlwaysAllow, or when the budget is currently met
+        (currentHealthy >= desiredHealthy > 0); otherwise the PDB must allow a disruption
+        (else 429), which is taken from status.disruptionsAllowed and recorded in
+        status.disruptedPods before the pod is deleted. The pod gets the DisruptionTarget
+        condition (reason EvictionByEvictionAPI) in the same write as its deletion.
+        """
+        return [self._try(self._evict_one, *item, now) for item in items]
+
+    def _evict_one(self, ns: str, name: str, uid: str | None, grace: int | None, now: float) -> None:
+        pod = self._get("Pod", ns, name)
+        if uid:
+            _check_uid(pod, uid, deleting=True)
+        # A pod that is not running, or already going, disrupts nothing more by leaving.
+        if not (is_terminal(pod) or phase_of(pod) == "Pending" or is_terminating(pod)):
+            self._charge_budget(pod, now)
+        changed = _mark_disruption_target(pod, now)
+        rv = self.store.rv
+        gone = self.delete("Pod", ns, name, None, grace, now)
+        if changed and not gone and self.store.rv == rv:
+            # The delete changed nothing (a longer grace on a terminating pod): store the condition.
+            self.store.put("Pod", pod, "MODIFIED")
+
+    def _charge_budget(self, pod: dict, now: float) -> None:
+        """Take one disruption from the pod's PDB, or raise why the PDB forbids it."""
+        pdbs = pdbs_for_pod(pod, self.store.objects("PodDisruptionBudget"))
+        if len(pdbs) > 1:
+            err = APIError(_MULTIPLE_PDBS)
+            err.retryable = False  # only removing a PDB can change the answer
+            raise err
+        if not pdbs:
+            return
+        pdb = pdbs[0]
+        status = pdb.get("status") or {}
+        if not pod_is_healthy(pod):
+            if (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") == ALWAYS_ALLOW:
+                return
+            desired = status.get("desiredHealthy") or 0
+            if desired > 0 and (status.get("currentHealthy") or 0) >= desired:
+                return  # the application is not disrupted now; an unready pod does not count
+        _check_budget(pdb, status)
+        new = {**status, "disruptionsAllowed": status["disruptionsAllowed"] - 1,
+               "disruptedPods": {**(status.get("disruptedPods") or {}), pod["metadata"]["name"]: rfc3339(now)},
+               "conditions": [dict(c) for c in status.get("conditions") or ()]}
+        if new["disruptionsAllowed"] == 0:
+            set_disruption_condition(new, now)
+        pdb["status"] = new
+        self.store.put("PodDisruptionBudget", pdb, "MODIFIED")
+
     # -- reads ----------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict:
         return self._get(kind, ns, name)
@@ -233,6 +292,40 @@ def _check_uid(obj: dict, uid: str, deleting: bool = False) -> None:
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: {obj['metadata'].get('uid')}"
             )
         raise Conflict(f'the object "{obj["metadata"]["name"]}" has been replaced (uid {uid} is gone)')
+
+
+_PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
+_MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
+def _check_budget(pdb: dict, status: dict) -> None:
+    """Raise unless the PDB's status allows one more disruption (upstream's checks, in order)."""
+    name = pdb["metadata"]["name"]
+    if (status.get("observedGeneration") or 0) < generation_of(pdb):
+        raise TooManyRequests(_PDB_VIOLATION)  # the controller has not caught up with the spec
+    allowed = status.get("disruptionsAllowed") or 0
+    if allowed < 0:
+        raise Forbidden(f'poddisruptionbudget.policy "{name}" is forbidden: pdb disruptions allowed is negative')
+    if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_PODS:
+        raise Forbidden(
+            f'poddisruptionbudget.policy "{name}" is forbidden: '
+            "DisruptedPods map too big - too many evictions not confirmed by PDB controller"
+        )
+    if allowed == 0:
+        raise TooManyRequests(_PDB_VIOLATION)
+
+
+def _mark_disruption_target(pod: dict, now: float) -> bool:
+    """Set DisruptionTarget=True (EvictionByEvictionAPI) in place; True when it changed."""
+    cond = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+            "message": "Eviction API: evicting"}
+    current = condition(pod, "DisruptionTarget")
+    if current and all(current.get(k) == v for k, v in cond.items()):
+        return False
+    keep = current and current.get("status") == "True" and current.get("lastTransitionTime")
+    cond["lastTransitionTime"] = current["lastTransitionTime"] if keep else rfc3339(now)
+    set_condition(pod.setdefault("status", {}), cond)
+    return True
 
 
 def _finalized(obj: dict) -> bool:
