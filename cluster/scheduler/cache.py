@@ -28,6 +28,8 @@ recomputed after ``node_epoch`` changes (a node added, removed, relabelled or re
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..api.objects import name_of, node_name_of, uid_of
@@ -401,6 +403,37 @@ class Cache:
             if pinfo is not None:
                 out.append(pinfo)
         return out
+
+    @contextmanager
+    def holding(self, placements):
+        """Count pending pods on nodes for a while: (PodInfo, node name) pairs; the
+        nominated-pods pass of the filter. Unknown nodes and placed pods are skipped."""
+        done = []
+        try:
+            for pinfo, node_name in placements:
+                ni = self._nodes.get(node_name)
+                if ni is not None and pinfo.node is None:
+                    self._attach(ni, pinfo)
+                    done.append((ni, pinfo))
+            yield
+        finally:
+            for ni, pinfo in reversed(done):
+                self._detach(ni, pinfo)
+
+    @contextmanager
+    def without(self, pods):
+        """Leave placed pods out for a while (preemption's what-if on a node)."""
+        done = []
+        try:
+            for pinfo in pods:
+                ni = pinfo.node
+                if ni is not None:
+                    self._detach(ni, pinfo)
+                    done.append((ni, pinfo))
+            yield
+        finally:
+            for ni, pinfo in reversed(done):
+                self._attach(ni, pinfo)
 
     def next_expiry(self) -> float | None:
         """When the oldest assumed pod's TTL ends (assume order is expiry order)."""

@@ -140,11 +140,40 @@ class FilterPlugin(Plugin):
 
 @dataclass(frozen=True)
 class PostFilterResult:
+    """What a PostFilter decided. A result (even with an empty node name) replaces the
+    pod's nomination (upstream's ModeOverride; "" clears it); no result leaves it alone.
+    For preemption, ``victims`` are the pods to evict on the nominated node and
+    ``clear_nominations`` the lower-priority pods nominated there that lose their
+    nomination; the scheduler turns both into API writes (upstream's prepareCandidate)."""
+
     nominated_node_name: str = ""
+    victims: tuple = ()  # PodInfo
+    clear_nominations: tuple = ()  # PodInfo
+
+
+class PreemptionHost(ABC):
+    """What the scheduler offers a preemption PostFilter (set as ``Framework.host``)."""
+
+    @abstractmethod
+    def now(self) -> float: ...
+
+    @abstractmethod
+    def rng(self): ...  # a random.Random, seeded: the candidate search's start offset
+
+    @abstractmethod
+    def nominated_pods(self, node_name: str) -> list: ...  # PodInfos nominated there, in order
+
+    @abstractmethod
+    def pdbs(self) -> list[dict]: ...  # every PodDisruptionBudget, with its status
+
+    @abstractmethod
+    def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
+        """The pod's Filter verdict on one node with the ``removed`` pods taken off it,
+        nominated pods of equal or higher priority considered in two passes (§7.3)."""
 
 
 class PostFilterPlugin(Plugin):
-    """Runs after no node fitted (DefaultPreemption, next issue)."""
+    """Runs after no node fitted (DefaultPreemption)."""
 
     @abstractmethod
     def post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
@@ -298,6 +327,7 @@ class Framework:
 
     def __init__(self, profile: ProfileConfig, specs: tuple[PluginSpec, ...], registry: Registry):
         self.profile_name = profile.scheduler_name
+        self.host: PreemptionHost | None = None  # set by the Scheduler that runs this profile
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self.plugins: dict[str, Plugin] = {}
         self.queue_sort: QueueSortPlugin | None = None

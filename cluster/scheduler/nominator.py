@@ -64,6 +64,10 @@ class PodNominator:
             if not pods:
                 del self._by_node[node]
 
+    def nodes(self) -> list[str]:
+        """Nodes with at least one nominated pod."""
+        return list(self._by_node)
+
     def node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 

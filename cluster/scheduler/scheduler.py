@@ -25,6 +25,7 @@ from ..api.events import make_event
 from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_name_of, uid_of
 from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
+from .filtering import run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .precheck import fits_node
@@ -341,7 +342,8 @@ class Scheduler:
         n = snap.num_nodes
         if n == 0:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)), None
-        status, allowed = fwk.run_pre_filter(state, pinfo, snap)
+        run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state)
+        status, allowed = run.status, run.allowed
         if not status.is_success():
             if not status.is_rejected():
                 return None, status, None
@@ -350,10 +352,7 @@ class Scheduler:
             if status.plugin:
                 diag.unschedulable_plugins.add(status.plugin)
             return None, status, diag
-        outcome = fwk.run_filter(state, pinfo, snap, allowed)
-        if not outcome.status.is_success():
-            return None, outcome.status, None
-        feasible = outcome.feasible
+        feasible = run.feasible
         nominated = snap.index_of(pinfo.nominated_node_name) if pinfo.nominated_node_name else None
         if nominated is not None:
             # Upstream first searches the one-node list [nominated], which leaves its start
@@ -365,7 +364,7 @@ class Scheduler:
         in_search = feasible if search is None else feasible[search]
         positions = self._search(fwk, in_search)
         if len(positions) == 0:
-            diag = Diagnosis(n, rejections=outcome.rejections(), absent=None if allowed is None else ~allowed)
+            diag = Diagnosis(n, rejections=run.rejections(), absent=None if allowed is None else ~allowed)
             diag.unschedulable_plugins = {r.plugin for r in diag.rejections} | set(state.narrowed_by)
             return None, Status(Code.UNSCHEDULABLE), diag
         candidates = positions if search is None else search[positions]

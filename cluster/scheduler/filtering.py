@@ -1,0 +1,99 @@
+"""PreFilter and Filter for one pod over every node, with nominated pods in two passes.
+
+Owns upstream's RunFilterPluginsWithNominatedPods (reference §7.3) in vectorised form:
+pass 2 judges every node as it is; pass 1 judges the nodes that have nominated pods of
+equal or higher priority with those pods placed on them, so the room a preemptor waits
+for is kept for it (and a pod whose affinity leaned on a nominated pod is not fooled).
+A node is feasible only if it passes both. Called by ``Scheduler`` for every cycle and
+by the preemption host for each node it dry-runs.
+
+Pass 1 places all such nominated pods at once, so a zone-wide term of the incoming pod
+sees nominated pods on other nodes of the zone too; upstream adds only the evaluated
+node's nominated pods. The difference only ever makes pass 1 stricter.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .cache import Cache, PodInfo
+from .framework import CycleState, Framework
+from .nominator import PodNominator
+from .status import SUCCESS, Rejection, Status
+
+
+class FilterRun:
+    """The verdict over all nodes: ``feasible`` per node, or a PreFilter/Error ``status``."""
+
+    __slots__ = ("status", "state", "allowed", "feasible", "_rejections")
+
+    def __init__(self, status: Status, state: CycleState, allowed=None, feasible=None, rejections=None):
+        self.status = status
+        self.state = state
+        self.allowed = allowed  # nodes a PreFilterResult kept (None: all)
+        self.feasible = feasible
+        self._rejections = rejections or (lambda: [])
+
+    def rejections(self) -> list[Rejection]:
+        return self._rejections()
+
+
+def nominated_to_consider(nominator: PodNominator, cache: Cache, pod: PodInfo) -> list[tuple[PodInfo, str]]:
+    """(pod, node) for nominated pods of equal or higher priority, other than ``pod``, on
+    known nodes; pods already placed (assumed) are counted by the cache anyway."""
+    if not len(nominator):
+        return []
+    out = []
+    for node_name in nominator.nodes():
+        if cache.node_info(node_name) is None:
+            continue
+        out += [(p, node_name) for p in nominator.pods_for_node(node_name)
+                if p.uid != pod.uid and p.priority >= pod.priority and p.node is None]
+    return out
+
+
+def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache) -> FilterRun:
+    snap = cache.snapshot()
+    status, allowed = fwk.run_pre_filter(state, pod, snap)
+    if not status.is_success():
+        return FilterRun(status, state, allowed)
+    outcome = fwk.run_filter(state, pod, snap, allowed)
+    if not outcome.status.is_success():
+        return FilterRun(outcome.status, state, allowed)
+    return FilterRun(SUCCESS, state, allowed, outcome.feasible, outcome.rejections)
+
+
+def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodInfo,
+                state: CycleState | None = None) -> FilterRun:
+    """Both passes; ``state`` (pass 2's, the one Score uses) is filled in."""
+    state = CycleState() if state is None else state
+    plain = _one_pass(fwk, state, pod, cache)
+    if not plain.status.is_success():
+        return plain
+    nominated = nominated_to_consider(nominator, cache, pod)
+    if not nominated:
+        return plain
+    with cache.holding(nominated):
+        with_nominated = _one_pass(fwk, CycleState(), pod, cache)
+        rows = np.zeros(cache.num_nodes, dtype=bool)
+        rows[[p.node.index for p, _ in nominated]] = True
+    if with_nominated.status.is_error():
+        return with_nominated
+    if not with_nominated.status.is_success():  # a PreFilter rejection in pass 1: every such node fails it
+        reason = with_nominated.status
+        first_ok = np.zeros(cache.num_nodes, dtype=bool)
+
+        def first_rejections():
+            return [Rejection(reason.plugin, reason.code, r, rows.copy()) for r in reason.reasons]
+    else:
+        first_ok = with_nominated.feasible
+        first_rejections = with_nominated.rejections
+    feasible = plain.feasible & (first_ok | ~rows)
+
+    def rejections() -> list[Rejection]:
+        # Nodes with nominated pods answer for pass 1 when it rejected them, else for pass 2.
+        first = [Rejection(r.plugin, r.code, r.reason, r.mask & rows) for r in first_rejections()]
+        keep = ~rows | first_ok
+        second = [Rejection(r.plugin, r.code, r.reason, r.mask & keep) for r in plain.rejections()]
+        return [r for r in first + second if r.mask.any()]
+
+    return FilterRun(SUCCESS, state, plain.allowed, feasible, rejections)
