@@ -13,7 +13,6 @@ import time
 import ray
 
 from actors.profiling import Profile, tune_gc
-
 from cluster.clock import Clock, ClockSpec
 from cluster.store.apiserver import APIServer
 from cluster.store.errors import APIError, Expired
@@ -52,6 +51,9 @@ class APIServerActor:
 
     async def patch_conditions(self, items: list) -> list:
         return self._wrote(self.api.patch_conditions(items, self.clock.now()))
+
+    async def patch_nominations(self, items: list) -> list:
+        return self._wrote(self.api.patch_nominations(items, self.clock.now()))
 
     async def bind(self, items: list) -> list:
         return self._wrote(self.api.bind(items, self.clock.now()))

@@ -15,6 +15,7 @@ import time
 import ray
 
 from actors.apiserver import APIServerActor
+from actors.controllers import ControllerManagerActor
 from actors.informer import Informer
 from actors.nodehost import NodeHostActor
 from actors.scheduler import SchedulerActor
@@ -45,6 +46,7 @@ class Cluster:
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.api = APIServerActor.remote(seed, window, time_scale)
         self.scheduler = SchedulerActor.remote(self.api, seed, time_scale, scheduler_config)
+        self.controllers = ControllerManagerActor.remote(self.api, time_scale)
         cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
         self.hosts, self.host_of = [], {}
         first = 0
@@ -76,7 +78,7 @@ class Cluster:
     async def start_clock(self) -> None:
         start = time.time()
         self.clock.start(start)
-        actors = [self.api, self.scheduler, *self.hosts]
+        actors = [self.api, self.scheduler, self.controllers, *self.hosts]
         await asyncio.gather(*[a.start_clock.remote(start) for a in actors])
 
     async def health(self) -> list[str]:
@@ -84,12 +86,13 @@ class Cluster:
         stats = await self.scheduler.stats.remote()
         if stats.get("error"):
             problems.append(f"scheduler: {stats['error']}")
+        problems += [f"controller-manager: {e}" for e in await self.controllers.healthy.remote()]
         for h in self.hosts:
             problems += [f"node host: {e}" for e in await h.healthy.remote()]
         return problems
 
     def shutdown(self) -> None:
-        for a in [self.scheduler, *self.hosts, self.api]:
+        for a in [self.scheduler, self.controllers, *self.hosts, self.api]:
             ray.kill(a)
 
 

@@ -11,9 +11,8 @@ import time
 
 import ray
 
-from actors.profiling import Profile, tune_gc
-
 from actors.informer import Informer
+from actors.profiling import Profile, tune_gc
 from cluster.clock import Clock, ClockSpec
 from cluster.kubelet.host import NodeHost
 

@@ -15,7 +15,6 @@ import time
 import ray
 
 from actors.profiling import Profile, tune_gc
-
 from actors.informer import Informer
 from cluster.clock import Clock, ClockSpec
 from cluster.scheduler.scheduler import Scheduler
@@ -32,7 +31,7 @@ class SchedulerActor:
         self.api = api
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.scheduler = Scheduler(config, seed=seed)
-        self.informer = Informer(api, ["Namespace", "Node", "Pod"])
+        self.informer = Informer(api, ["Namespace", "Node", "Pod", "PodDisruptionBudget"])
         self._inflight: list[tuple[object, list]] = []  # (concurrent future, binds)
         self._task: asyncio.Task | None = None
         self.bind_times: list[float] = []  # real time of each bind reply, for benchmarks
@@ -63,6 +62,8 @@ class SchedulerActor:
                     self.scheduler.on_pod(etype, obj, now)
                 elif kind == "Node":
                     self.scheduler.on_node(etype, obj, now)
+                elif kind == "PodDisruptionBudget":
+                    self.scheduler.on_pdb(etype, obj, now)
                 else:
                     self.scheduler.on_namespace(etype, obj, now)
             await self._collect(now)
@@ -85,7 +86,12 @@ class SchedulerActor:
         if out.binds:
             self._inflight.append((self.api.bind.remote(out.binds).future(), out.binds))
         if out.pod_conditions:
+            # Before the deletes: a victim's DisruptionTarget condition is written first.
             self.api.patch_conditions.remote(out.pod_conditions)
+        if out.deletes:
+            self.api.delete.remote("Pod", [(ns, name, uid, None) for ns, name, uid in out.deletes])
+        if out.nominations:
+            self.api.patch_nominations.remote(out.nominations)
         if out.events:
             self.api.create.remote(out.events)
 

@@ -444,18 +444,24 @@ class Framework:
 
     def run_post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
                         diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+        """The first plugin that succeeds decides; an unresolvable verdict stops the chain;
+        a plain rejection's result is kept (so "clear the nomination" survives) while the
+        next plugin gets its turn, as upstream."""
         reasons: list[str] = []
+        kept: PostFilterResult | None = None
         for p in self.post_filter_plugins:
             try:
                 result, status = p.post_filter(state, pod, snap, diagnosis)
             except PluginError as exc:
                 return None, Status.error(f'running PostFilter plugin "{p.NAME}": {exc}', p.NAME)
-            if status.is_success():
+            if status.is_success() or status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return result, status.with_plugin(p.NAME)
             if not status.is_rejected():
                 return None, status.with_plugin(p.NAME)
+            if result is not None:
+                kept = result
             reasons.extend(status.reasons)
-        return None, Status(Code.UNSCHEDULABLE, tuple(reasons))
+        return kept, Status(Code.UNSCHEDULABLE, tuple(reasons))
 
     def run_score(self, state: CycleState, pod: PodInfo, snap: Snapshot,
                   candidates: np.ndarray) -> tuple[np.ndarray | None, Status]:

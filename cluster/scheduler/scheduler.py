@@ -26,6 +26,7 @@ from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_n
 from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .filtering import run_filters
+from .host import SchedulerHost, apply_post_filter
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .precheck import fits_node
@@ -69,6 +70,8 @@ class ScheduleOutput:
     binds: list[tuple[str, str, str, str]] = field(default_factory=list)  # (ns, name, uid, node)
     pod_conditions: list[tuple[str, str, str, dict]] = field(default_factory=list)  # (ns, name, uid, cond)
     events: list[dict] = field(default_factory=list)
+    deletes: list[tuple[str, str, str]] = field(default_factory=list)  # preemption victims (ns, name, uid)
+    nominations: list[tuple[str, str, str, str]] = field(default_factory=list)  # (ns, name, uid, node or "")
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -134,10 +137,14 @@ class Scheduler:
                                      self._pre_enqueue)
         self.next_start_node_index = 0
         self._rng = random.Random(seed)
+        self._pdbs: dict[tuple[str, str], dict] = {}
+        self.host = SchedulerHost(self.cache, self.queue, self._rng, self._pdbs)
+        for f in fwks:
+            f.host = self.host
         self._binding: dict[str, QueuedPodInfo] = {}  # assumed pods whose bind is in flight
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
         self.stats = {"attempts": 0, "scheduled": 0, "unschedulable": 0, "errors": 0,
-                      "bindFailures": 0, "bindConflicts": 0}
+                      "bindFailures": 0, "bindConflicts": 0, "preemptions": 0, "victims": 0}
 
     def _pre_enqueue(self, pinfo) -> Status:
         fwk = self._framework_for(pinfo.pod)
@@ -150,6 +157,15 @@ class Scheduler:
         return min(times) if times else None
 
     # ---- informer events ---------------------------------------------------------------
+
+    def on_pdb(self, event_type: str, pdb: dict, now: float) -> None:
+        """PodDisruptionBudgets (with their status), which preemption consults."""
+        meta = pdb.get("metadata") or {}
+        key = (meta.get("namespace", ""), meta.get("name", ""))
+        if event_type == "DELETED":
+            self._pdbs.pop(key, None)
+        else:
+            self._pdbs[key] = pdb
 
     def on_namespace(self, event_type: str, namespace: dict, now: float) -> None:
         """Namespace labels, for inter-pod terms with a namespaceSelector."""
@@ -329,7 +345,7 @@ class Scheduler:
         cycle = self.queue.scheduling_cycle
         index, status, diagnosis = self._schedule_pod(fwk, state, qp.pinfo)
         if index is None:
-            self._handle_failure(fwk, qp, status, diagnosis, cycle, now, out)
+            self._handle_failure(fwk, qp, status, diagnosis, cycle, now, out, state)
             return
         node_name = self.cache.snapshot().node_name(index)
         self._assume_and_bind(fwk, state, qp, node_name, cycle, now, out)
@@ -353,7 +369,8 @@ class Scheduler:
                 diag.unschedulable_plugins.add(status.plugin)
             return None, status, diag
         feasible = run.feasible
-        nominated = snap.index_of(pinfo.nominated_node_name) if pinfo.nominated_node_name else None
+        nominated_name = self.queue.nominator.node_of(pinfo.uid) or pinfo.nominated_node_name
+        nominated = snap.index_of(nominated_name) if nominated_name else None
         if nominated is not None:
             # Upstream first searches the one-node list [nominated], which leaves its start
             # index at (start + 1) % 1 == 0 whatever the outcome.
@@ -430,16 +447,15 @@ class Scheduler:
             now, component=fwk.profile_name))
 
     def _handle_failure(self, fwk: Framework, qp: QueuedPodInfo, status: Status, diag: Diagnosis | None,
-                        cycle: int, now: float, out: ScheduleOutput) -> None:
+                        cycle: int, now: float, out: ScheduleOutput, state: CycleState | None = None) -> None:
         pinfo = qp.pinfo
         if status.is_rejected():
             self.stats["unschedulable"] += 1
-            # PostFilter seam: DefaultPreemption (next issue) runs here when
-            # fwk.has_post_filter_plugins(), filling diag.post_filter_msg and nominating a node.
+            nominating = self._post_filter(fwk, state, pinfo, diag, now, out)
             message = fit_error_message(diag) if diag is not None else status.message()
             qp.unschedulable_plugins = set(diag.unschedulable_plugins) if diag is not None else set()
             reason = "Unschedulable"
-            self.queue.add_unschedulable_if_not_present(qp, now, cycle)
+            self.queue.add_unschedulable_if_not_present(qp, now, cycle, nominating)
         else:
             self.stats["errors"] += 1
             message, reason = status.message(), "SchedulerError"
@@ -447,6 +463,20 @@ class Scheduler:
         out.events.append(make_event(pinfo.pod, "FailedScheduling", truncate_message(message), now,
                                      type="Warning", component=fwk.profile_name))
         self._record_condition(pinfo.pod, reason, message, now, out)
+
+    def _post_filter(self, fwk: Framework, state: CycleState | None, pinfo, diag: Diagnosis | None,
+                     now: float, out: ScheduleOutput):
+        """Preemption: runs when filters rejected the pod; its message joins the FitError."""
+        if diag is None or state is None or not fwk.has_post_filter_plugins():
+            return None
+        self.host.set_cycle(fwk, now)
+        result, pstatus = fwk.run_post_filter(state, pinfo, self.cache.snapshot(), diag)
+        if pstatus.message():
+            diag.post_filter_msg = pstatus.message()
+        if result is not None and result.nominated_node_name:
+            self.stats["preemptions"] += 1
+            self.stats["victims"] += len(result.victims)
+        return apply_post_filter(fwk, self.queue, pinfo, result, now, out)
 
     @staticmethod
     def _record_condition(pod: dict, reason: str, message: str, now: float, out: ScheduleOutput) -> None:

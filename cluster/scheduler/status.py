@@ -140,5 +140,8 @@ def fit_error_message(diag: Diagnosis) -> str:
         if parts:
             msg += f" {', '.join(parts)}."
     if diag.post_filter_msg:
-        msg += f" {diag.post_filter_msg}."
+        # The preemption message is itself a FitError text ending in "."; the reference's
+        # shape has one full stop at the end, not two.
+        post = diag.post_filter_msg
+        msg += f" {post}" if post.endswith(".") else f" {post}."
     return msg

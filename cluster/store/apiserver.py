@@ -123,6 +123,24 @@ class APIServer:
         set_condition(pod.setdefault("status", {}), cond)
         self.store.put("Pod", pod, "MODIFIED")
 
+    def patch_nominations(self, items: list[tuple[str, str, str, str]], now: float) -> list[Result]:
+        """Set (or, with "", clear) ``status.nominatedNodeName`` of each (namespace, name,
+        uid, node): the scheduler's nomination of a preemptor and the clearing of
+        lower-priority nominations."""
+        return [self._try(self._patch_nomination, *item) for item in items]
+
+    def _patch_nomination(self, ns: str, name: str, uid: str, node: str) -> None:
+        pod = self._get("Pod", ns, name)
+        _check_uid(pod, uid)
+        status = pod.setdefault("status", {})
+        if (status.get("nominatedNodeName") or "") == node:
+            return
+        if node:
+            status["nominatedNodeName"] = node
+        else:
+            status.pop("nominatedNodeName", None)
+        self.store.put("Pod", pod, "MODIFIED")
+
     def bind(self, items: list[tuple[str, str, str, str]], now: float) -> list[Result]:
         """The binding subresource: set spec.nodeName once; a second bind is a Conflict."""
         return [self._try(self._bind_one, *item, now) for item in items]

@@ -3,15 +3,15 @@
 Owns which plugins exist (``default_registry``) and which a profile enables when its
 config names none (``DEFAULT_PLUGINS``): upstream's default MultiPoint list, in its order
 (filters run in this order, so a node is blamed on the first of them that rejects it) and
-with its score weights. Volume plugins are left out (kubemu has no volumes) and
-DefaultPreemption arrives with preemption. Called by ``Scheduler`` and by
-``config.build_config``.
+with its score weights. Volume plugins are left out (kubemu has no volumes). Called by
+``Scheduler`` and by ``config.build_config``.
 """
 from __future__ import annotations
 
 from ..framework import PluginSpec, Registry
 from .balancedallocation import NodeResourcesBalancedAllocation
 from .defaultbinder import DefaultBinder
+from .defaultpreemption import DefaultPreemption
 from .imagelocality import ImageLocality
 from .interpodaffinity import InterPodAffinity
 from .nodeaffinity import NodeAffinity
@@ -35,14 +35,15 @@ DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec(NodeResourcesFit.NAME, weight=1),
     PluginSpec(PodTopologySpread.NAME, weight=2),
     PluginSpec(InterPodAffinity.NAME, weight=2),
+    PluginSpec(DefaultPreemption.NAME),
     PluginSpec(NodeResourcesBalancedAllocation.NAME, weight=1),
     PluginSpec(ImageLocality.NAME, weight=1),
     PluginSpec(DefaultBinder.NAME),
 )
 
 _IN_TREE = (SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
-            NodeResourcesFit, PodTopologySpread, InterPodAffinity, NodeResourcesBalancedAllocation, ImageLocality,
-            DefaultBinder)
+            NodeResourcesFit, PodTopologySpread, InterPodAffinity, DefaultPreemption, NodeResourcesBalancedAllocation,
+            ImageLocality, DefaultBinder)
 
 
 def default_registry() -> Registry:

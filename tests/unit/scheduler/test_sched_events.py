@@ -13,7 +13,8 @@ def test_pod_that_fits_nowhere_is_scheduled_when_a_fitting_node_is_added():
     s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
     out = s.schedule(0.0)
     assert out.binds == [] and s.queue.unschedulable_count() == 1
-    assert out.events[0]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert out.events[0]["message"] == ("0/1 nodes are available: 1 Insufficient cpu."
+                                        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
     s.on_node("ADDED", make_node("large", cpu="4"), 5.0)  # after the pod's 1 s backoff
     assert s.queue.active_count() == 1
     assert s.schedule(5.0).binds == [("default", "big", "uid-default-big", "large")]
@@ -236,7 +237,8 @@ def test_pod_narrowed_to_a_missing_node_waits_for_a_node_event():
     pod = make_pod("p").node_affinity({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]})
     s = make_scheduler([make_node("n1")], [pod])
     out = s.schedule(0.0)
-    assert out.events[0]["message"] == "0/1 nodes are available: 1 node is filtered out by the prefilter result."
+    assert out.events[0]["message"] == ("0/1 nodes are available: 1 node is filtered out by the prefilter result."
+                                        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
     assert s.queue.in_unschedulable("uid-default-p")
     assert s.queue.get("uid-default-p").unschedulable_plugins == {"NodeAffinity"}
     s.on_node("ADDED", make_node("n2"), 5.0)

@@ -187,7 +187,9 @@ def test_prefilter_narrows_the_nodes():
     s = scheduler(PluginSpec("Scripted", args={"nodes": ["n1", "nowhere"]}), nodes=ns,
                   pods=[make_pod("p").req(cpu="2")])
     assert failure(s.schedule(1.0)) == (
-        "0/3 nodes are available: 1 Insufficient cpu, 2 node is filtered out by the prefilter result.", "Unschedulable")
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node is filtered out by the prefilter result."
+        " preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod,"
+        " 2 Preemption is not helpful for scheduling.", "Unschedulable")
     s.on_pod("ADDED", make_pod("q").req(cpu="1"), 2.0)
     assert s.schedule(2.0).binds[0][3] == "n1"
 
@@ -196,7 +198,9 @@ def test_prefilter_rejection_replaces_the_histogram():
     reject = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("pod affinity terms conflict",))
     s = scheduler(PluginSpec("Scripted", args={"prefilter": reject}), nodes=[make_node("n1"), make_node("n2")],
                   pods=[make_pod("p")])
-    assert failure(s.schedule(1.0)) == ("0/2 nodes are available: pod affinity terms conflict.", "Unschedulable")
+    assert failure(s.schedule(1.0)) == (
+        "0/2 nodes are available: pod affinity terms conflict."
+        " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.", "Unschedulable")
     assert s.queue.get("uid-default-p").unschedulable_plugins == {"Scripted"}
 
 

@@ -404,4 +404,5 @@ def test_scheduler_spreads_anti_affine_replicas_and_explains_the_failure():
     assert sorted(node for *_, node in out.binds) == ["n0", "n1", "n2"]
     assert len(out.pod_conditions) == 1
     cond = out.pod_conditions[0][3]
-    assert cond["message"] == "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+    assert cond["message"] == ("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+                              " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")

@@ -88,9 +88,12 @@ def test_queue_and_scheduler_keep_the_nominator_in_step():
     s = make_scheduler([make_node("n1", cpu="1")], [make_pod("a").req(cpu="2").nominated("n1")])
     nom = s.queue.nominator
     assert names(nom, "n1") == ["a"]
-    s.schedule(0.0)  # does not fit: parked, still nominated
-    assert names(nom, "n1") == ["a"]
-    s.on_pod("DELETED", make_pod("a").req(cpu="2").nominated("n1"), 1.0)
+    out = s.schedule(0.0)  # does not fit, and preemption finds no victims: the nomination is cleared
+    assert len(nom) == 0
+    assert out.nominations == [("default", "a", "uid-default-a", "")]
+    s.on_pod("ADDED", make_pod("c").req(cpu="2").nominated("n1"), 1.0)
+    assert names(nom, "n1") == ["c"]
+    s.on_pod("DELETED", make_pod("c").req(cpu="2").nominated("n1"), 1.0)
     assert len(nom) == 0
     s.on_pod("ADDED", make_pod("b").nominated("n1"), 2.0)
     assert names(nom, "n1") == ["b"]

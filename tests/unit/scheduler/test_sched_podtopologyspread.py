@@ -529,4 +529,6 @@ def test_scheduler_failure_message():
     assert out.binds == []
     assert out.events[0]["message"] == (
         "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
-        "1 node(s) didn't match pod topology spread constraints (missing required label).")
+        "1 node(s) didn't match pod topology spread constraints (missing required label)."
+        " preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod,"
+        " 1 Preemption is not helpful for scheduling.")

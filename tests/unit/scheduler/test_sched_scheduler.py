@@ -113,7 +113,8 @@ def test_failed_scheduling_event_and_condition():
     ns = [make_node("a", cpu="1"), make_node("b", cpu="1"), make_node("c", memory="1Gi")]
     s = make_scheduler(ns, [make_pod("p").req(cpu="2", memory="2Gi")])
     out = s.schedule(12.0)
-    msg = "0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
+    msg = ("0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
+           " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
     assert out.binds == []
     ev = out.events[0]
     assert (ev["reason"], ev["type"], ev["message"]) == ("FailedScheduling", "Warning", msg)
@@ -146,7 +147,9 @@ def test_every_attempt_emits_an_event_but_an_unchanged_condition_is_not_rewritte
     s.on_node("ADDED", make_node("b", cpu="1"), 302.0)  # does not fit there either: stays parked
     assert s.queue.unschedulable_count() == 1
     third = s.schedule(602.0)
-    assert third.pod_conditions[0][3]["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert third.pod_conditions[0][3]["message"] == (
+        "0/2 nodes are available: 2 Insufficient cpu."
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.")
     assert third.pod_conditions[0][3]["lastTransitionTime"] == rfc3339(1.0)
 
 
@@ -310,7 +313,8 @@ def test_assumed_pods_count_within_one_schedule_call():
     out = s.schedule(1.0)
     assert len(out.binds) == 3
     assert [e["message"] for e in out.events if e["reason"] == "FailedScheduling"] == \
-        ["0/1 nodes are available: 1 Too many pods."] * 2
+        ["0/1 nodes are available: 1 Too many pods."
+         " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."] * 2
 
 
 def test_max_pods_bounds_one_call():

@@ -99,3 +99,18 @@ def test_leases_are_created_then_renewed():
     lease = api.store.get("Lease", "kube-node-lease", "n1")
     assert lease["spec"]["renewTime"] == "2026-01-01T00:00:10.000000Z"
     assert lease["spec"]["holderIdentity"] == "n1"
+
+
+def test_patch_nominations_sets_clears_and_checks_uid():
+    api = APIServer()
+    pod = api.create(make_pod("p"), 0)
+    uid = pod["metadata"]["uid"]
+    assert api.patch_nominations([("default", "p", uid, "n1")], 1) == [None]
+    assert api.get("Pod", "default", "p")["status"]["nominatedNodeName"] == "n1"
+    rv = api.get("Pod", "default", "p")["metadata"]["resourceVersion"]
+    assert api.patch_nominations([("default", "p", uid, "n1")], 2) == [None]  # unchanged: no write
+    assert api.get("Pod", "default", "p")["metadata"]["resourceVersion"] == rv
+    assert api.patch_nominations([("default", "p", uid, "")], 3) == [None]
+    assert "nominatedNodeName" not in api.get("Pod", "default", "p")["status"]
+    bad = api.patch_nominations([("default", "p", "other-uid", "n2"), ("default", "gone", "", "n2")], 4)
+    assert [r[0] for r in bad] == [409, 404]

@@ -1,0 +1,63 @@
+"""The controller-manager Ray actor: a thin shell around the controllers in ``cluster/controllers``.
+
+Hosts the disruption controller for now (issue 6 adds the node lifecycle, ReplicaSet and
+DaemonSet controllers). One loop: watch pods and PodDisruptionBudgets, feed the events to
+the controller, and write the PDB statuses that changed as one batched ``update_status``
+call. The watch waits no longer than the controller's next recheck (a ``disruptedPods``
+entry expiring).
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import ray
+
+from actors.informer import Informer
+from actors.profiling import Profile, tune_gc
+from cluster.clock import Clock, ClockSpec
+from cluster.controllers.disruption import DisruptionController
+
+MAX_WAIT = 0.25
+
+
+@ray.remote(num_cpus=0)
+class ControllerManagerActor:
+    def __init__(self, api, time_scale: float = 1.0):
+        self.profile = Profile()
+        tune_gc()
+        self.api = api
+        self.clock = Clock(ClockSpec(time_scale), time.time)
+        self.disruption = DisruptionController()
+        self.informer = Informer(api, ["Pod", "PodDisruptionBudget"])
+        self._task: asyncio.Task | None = None
+
+    async def start_clock(self, real_start: float) -> None:
+        self.profile.start("controllers")
+        self.clock.start(real_start)
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def healthy(self) -> list[str]:
+        if self._task is not None and self._task.done() and self._task.exception():
+            return [repr(self._task.exception())]
+        return []
+
+    async def _run(self) -> None:
+        while True:
+            nxt = self.disruption.next_recheck()
+            wait = MAX_WAIT if nxt is None else min(MAX_WAIT, self.clock.real_delay(nxt - self.clock.now()))
+            for kind, etype, obj in await self.informer.poll(max(0.0, wait)):
+                if kind == "Pod":
+                    self.disruption.on_pod(etype, obj)
+                else:
+                    self.disruption.on_pdb(etype, obj)
+            writes = []
+            for ns, name, status in self.disruption.sync(self.clock.now()):
+                pdb = self.disruption.pdb(ns, name)
+                uid = ((pdb or {}).get("metadata") or {}).get("uid", "")
+                writes.append((ns, name, uid, status))
+            if writes:
+                await self.api.update_status.remote("PodDisruptionBudget", writes)
+
+    async def dump_profile(self) -> str | None:
+        return self.profile.dump()

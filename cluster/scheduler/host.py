@@ -1,0 +1,90 @@
+"""The scheduler's side of preemption: what a PostFilter may ask, and what its verdict does.
+
+Owns ``SchedulerHost`` (the ``PreemptionHost`` a Framework hands its PostFilter plugins:
+the clock, the seeded RNG, the nominator, the PodDisruptionBudgets, and a what-if filter
+on one node with some pods taken off it) and ``apply_post_filter`` (upstream's
+handling of a PostFilter result plus prepareCandidate: the preemptor's nomination, the
+victims' DisruptionTarget condition, their graceful deletion and ``Preempted`` events,
+and the cleared nominations of lower-priority pods). Created and called by ``Scheduler``.
+"""
+from __future__ import annotations
+
+from ..api.events import make_event
+from ..clock import rfc3339
+from .cache import Cache, PodInfo
+from .filtering import run_filters
+from .framework import CycleState, Framework, PostFilterResult, PreemptionHost
+from .nominator import MODE_OVERRIDE, NominatingInfo
+from .queue import SchedulingQueue
+from .status import Code, Status
+
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_REASON = "PreemptionByScheduler"
+
+
+class SchedulerHost(PreemptionHost):
+    def __init__(self, cache: Cache, queue: SchedulingQueue, rng, pdbs: dict):
+        self._cache, self._queue, self._rng, self._pdbs = cache, queue, rng, pdbs
+        self._now = 0.0
+        self.framework: Framework | None = None  # the profile whose cycle is running
+
+    def set_cycle(self, framework: Framework, now: float) -> None:
+        self.framework, self._now = framework, now
+
+    def now(self) -> float:
+        return self._now
+
+    def rng(self):
+        return self._rng
+
+    def nominated_pods(self, node_name: str) -> list:
+        return self._queue.nominator.pods_for_node(node_name)
+
+    def pdbs(self) -> list[dict]:
+        return list(self._pdbs.values())
+
+    def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
+        """Run PreFilter and Filter again with ``removed`` off their nodes (the cycle's
+        PreFilter state depends on which pods are placed) and read one node's verdict."""
+        with self._cache.without(removed):
+            run = run_filters(self.framework, self._cache, self._queue.nominator, pod)
+        if not run.status.is_success():
+            return run.status
+        if run.allowed is not None and not run.allowed[node_index]:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node is filtered out by the prefilter result",))
+        if run.feasible[node_index]:
+            return Status()
+        hits = [r for r in run.rejections() if r.mask[node_index]]
+        if not hits:
+            return Status(Code.UNSCHEDULABLE, ())
+        return Status(max(r.code for r in hits), tuple(r.reason for r in hits), hits[0].plugin)
+
+
+def apply_post_filter(fwk: Framework, queue: SchedulingQueue, pinfo: PodInfo, result: PostFilterResult | None,
+                      now: float, out) -> NominatingInfo | None:
+    """Turn a PostFilter result into queue changes and API writes; returns the nomination
+    the pod is parked with (None: leave it as its status says)."""
+    if result is None:
+        return None
+    node = result.nominated_node_name
+    for victim in result.victims:
+        _evict(fwk, victim, pinfo, node, now, out)
+    for other in result.clear_nominations:
+        queue.nominator.delete(other.uid)
+        out.nominations.append((other.namespace, other.name, other.uid, ""))
+    current = queue.nominator.node_of(pinfo.uid) or (pinfo.pod.get("status") or {}).get("nominatedNodeName") or ""
+    if current != node:
+        out.nominations.append((pinfo.namespace, pinfo.name, pinfo.uid, node))
+    return NominatingInfo(node, MODE_OVERRIDE)
+
+
+def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: float, out) -> None:
+    if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
+        return  # already going
+    cond = {"type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_REASON,
+            "message": f"{fwk.profile_name}: preempting to accommodate a higher priority pod",
+            "lastTransitionTime": rfc3339(now)}
+    out.pod_conditions.append((victim.namespace, victim.name, victim.uid, cond))
+    out.deletes.append((victim.namespace, victim.name, victim.uid))
+    out.events.append(make_event(victim.pod, "Preempted", f"Preempted by pod {preemptor.uid} on node {node}", now,
+                                 component=fwk.profile_name))
