@@ -7,6 +7,13 @@ last (scheduler_perf's SchedulingBasic shape: nodes of 4 CPU / 32Gi / 110 pods, 
 of the pods inter-pod or spread constraints (see ``bench_pod``). Prints a human summary
 and, last, one JSON line.
 
+``preempt``: scheduler_perf's preemption shape: N nodes are first filled with four
+low-priority pods each (900m / 500Mi, grace period 0), then M high-priority pods of 900m
+are created, each of which fits only by preempting one low-priority pod. The rate is
+measured over the high-priority pods, from the moment their creation starts to their
+last bind: the preemptions happen before the first of those binds, so a first-to-last
+window would leave them out.
+
 ``cycle``: the same nodes and pods fed straight into a ``Scheduler`` in this process (no
 Ray, no apiserver): what the scheduling algorithm alone costs per pod, bind confirmations
 included. Comparing it with ``schedule`` shows how much the actor path adds.
@@ -103,6 +110,64 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
         cluster.shutdown()
 
 
+PRIORITY_CLASSES = [
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "bench-low"}, "value": 10},
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "bench-high"}, "value": 1000},
+]
+FILL_PER_NODE = 4
+
+
+def preempt_pod(name: str, priority_class: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "labels": {"app": priority_class}},
+            "spec": {"priorityClassName": priority_class, "terminationGracePeriodSeconds": 0,
+                     "containers": [{"name": "c", "image": "pause",
+                                     "resources": {"requests": {"cpu": "900m", "memory": "500Mi"}}}]}}
+
+
+async def _create(cluster, objs: list[dict]) -> None:
+    for i in range(0, len(objs), CREATE_BATCH):
+        bad = [r for r in await cluster.api.create.remote(objs[i:i + CREATE_BATCH]) if r is not None]
+        if bad:
+            raise RuntimeError(f"create failed: {bad[0]}")
+
+
+async def _wait_binds(cluster, want: int, seconds: float) -> tuple:
+    deadline = time.time() + seconds
+    while True:
+        first, last, count = await cluster.scheduler.bind_window.remote()
+        if count >= want or time.time() > deadline:
+            return first, last, count
+        await asyncio.sleep(0.2)
+
+
+async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
+    init_ray()
+    cluster = Cluster(expand_pools(bench_pools(nodes)), seed=1, nodes_per_host=nodes_per_host)
+    try:
+        await cluster.register_nodes()
+        await cluster.start_clock()
+        fill = nodes * FILL_PER_NODE
+        await _create(cluster, PRIORITY_CLASSES + [preempt_pod(f"low-{i}", "bench-low") for i in range(fill)])
+        _, _, count = await _wait_binds(cluster, fill, max(120.0, fill / 50))
+        log(f"{count}/{fill} low-priority pods bound on {nodes} nodes; creating {pods} high-priority pods")
+        await cluster.scheduler.reset_bind_window.remote()
+        start = time.time()
+        await _create(cluster, [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)])
+        first, last, count = await _wait_binds(cluster, pods, max(120.0, pods / 20))
+        stats = await cluster.scheduler.stats.remote()
+        if stats.get("error"):
+            raise RuntimeError(f"scheduler failed: {stats['error']}")
+        seconds = (last - start) if count else 0.0
+        rate = round(count / seconds, 1) if seconds > 0 else None
+        log(f"bound {count}/{pods} high-priority pods {seconds:.2f}s after their creation began: {rate} pods/s; "
+            f"{stats['preemptions']} preemptions, {stats['victims']} victims")
+        return {"benchmark": "preempt", "nodes": nodes, "pods": pods, "bound": count, "seconds": round(seconds, 3),
+                "podsPerSecond": rate, "preemptions": stats["preemptions"], "victims": stats["victims"]}
+    finally:
+        cluster.shutdown()
+
+
 def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
     sched = Scheduler(seed=1)
     for i, cfg in enumerate(expand_pools(bench_pools(nodes))):
@@ -141,4 +206,6 @@ def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=Non
         raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
     if name == "cycle":
         return _cycle(nodes, pods, workload, log)
+    if name == "preempt":
+        return asyncio.run(_preempt(nodes, pods, nodes_per_host, log))
     return asyncio.run(_schedule(nodes, pods, nodes_per_host, workload, log))

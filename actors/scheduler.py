@@ -47,6 +47,11 @@ class SchedulerActor:
             err = repr(self._task.exception())
         return dict(self.scheduler.stats, pending=self.scheduler.pending_count(), error=err)
 
+    async def reset_bind_window(self) -> int:
+        """Start a new measurement window; returns how many binds the old one held."""
+        n, self.bind_times = len(self.bind_times), []
+        return n
+
     async def bind_window(self) -> tuple[float | None, float | None, int]:
         """(first, last, count) of successful binds, in real seconds."""
         if not self.bind_times:

@@ -15,6 +15,8 @@ from .cache import Cache, PodInfo
 from .filtering import run_filters
 from .framework import CycleState, Framework, PostFilterResult, PreemptionHost
 from .nominator import MODE_OVERRIDE, NominatingInfo
+from .plugins.noderesources import TOO_MANY_PODS
+from .podterms import REQUIRED_ANTI_AFFINITY
 from .queue import SchedulingQueue
 from .status import Code, Status
 
@@ -45,7 +47,11 @@ class SchedulerHost(PreemptionHost):
 
     def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
         """Run PreFilter and Filter again with ``removed`` off their nodes (the cycle's
-        PreFilter state depends on which pods are placed) and read one node's verdict."""
+        PreFilter state depends on which pods are placed) and read one node's verdict.
+        When only resources can tell (see ``_resources_decide``), arithmetic on the node's
+        row gives the same verdict without re-running every plugin over every node."""
+        if self._resources_decide(pod):
+            return self._fit_on_node(pod, node_index, removed)
         with self._cache.without(removed):
             run = run_filters(self.framework, self._cache, self._queue.nominator, pod)
         if not run.status.is_success():
@@ -58,6 +64,50 @@ class SchedulerHost(PreemptionHost):
         if not hits:
             return Status(Code.UNSCHEDULABLE, ())
         return Status(max(r.code for r in hits), tuple(r.reason for r in hits), hits[0].plugin)
+
+
+    def _resources_decide(self, pod: PodInfo) -> bool:
+        """True when, on a node where preemption might help (its filters other than the
+        pod-dependent ones passed), only NodeResourcesFit's verdict can depend on which pods
+        are there: the pod has no inter-pod terms, host ports or hard spread constraints,
+        no placed pod has required anti-affinity, and the profile runs only in-tree filters."""
+        fwk = self.framework
+        if pod.terms is not None or pod.host_ports or not _IN_TREE_FILTERS.issuperset(fwk.plugins):
+            return False
+        if self._cache.snapshot().pods.groups(REQUIRED_ANTI_AFFINITY):
+            return False
+        spread = fwk.plugins.get("PodTopologySpread")
+        if (pod.pod.get("spec") or {}).get("topologySpreadConstraints"):
+            return False
+        return spread is None or not any(c.hard for c in spread.default_constraints)
+
+    def _fit_on_node(self, pod: PodInfo, i: int, removed: list) -> Status:
+        snap = self._cache.snapshot()
+        ni = snap.node_info(i)
+        free = snap.allocatable[i] - snap.requested[i]
+        count = int(snap.pod_count[i])
+        for victim in removed:
+            if victim.node is ni:
+                count -= 1
+                for col, amount in victim.req_cols:
+                    free[col] += amount
+        for other in self._queue.nominator.pods_for_node(ni.name):
+            if other.uid != pod.uid and other.priority >= pod.priority and other.node is None:
+                count += 1
+                for col, amount in other.req_cols:
+                    free[col] -= amount
+        fit = self.framework.plugins.get("NodeResourcesFit")
+        reasons = [TOO_MANY_PODS] if count + 1 > snap.allowed_pods[i] else []
+        for col, amount in pod.req_cols:
+            if amount > free[col] and not (fit is not None and fit.ignores_column(col, snap)):
+                reasons.append(f"Insufficient {snap.column_names[col]}")
+        return Status(Code.UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit") if reasons else Status()
+
+
+_IN_TREE_FILTERS = frozenset({
+    "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+    "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
+    "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder"})
 
 
 def apply_post_filter(fwk: Framework, queue: SchedulingQueue, pinfo: PodInfo, result: PostFilterResult | None,

@@ -1,7 +1,7 @@
 """``kubemu bench`` input checks and the benchmark workloads (no Ray is started here)."""
 import pytest
 
-from actors.bench import GROUP, bench_pod, bench_pools
+from actors.bench import FILL_PER_NODE, GROUP, bench_pod, bench_pools, preempt_pod
 from actors.cli import main
 
 
@@ -9,6 +9,7 @@ from actors.cli import main
     (["bench", "schedule", "--workload", "heavy"], "--workload: 'heavy' is not one of basic, mixed"),
     (["bench", "schedule", "--nodes", "0"], "--nodes: 0 must be at least 1"),
     (["bench", "schedule", "--pods", "0"], "--pods: 0 must be at least 1"),
+    (["bench", "preempt", "--nodes", "0"], "--nodes: 0 must be at least 1"),
 ])
 def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):
     assert main(argv) == 2
@@ -55,3 +56,12 @@ def test_cycle_bench_schedules_every_pod_without_ray(capsys):
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (result["benchmark"], result["bound"], result["nodes"]) == ("cycle", 60, 30)
     assert result["podsPerSecond"] > 0
+
+
+def test_preempt_pods_fill_a_node_and_each_preemptor_needs_one_victim():
+    from cluster.api.quantity import to_milli
+    low, high = preempt_pod("l", "bench-low"), preempt_pod("h", "bench-high")
+    cpu = to_milli(low["spec"]["containers"][0]["resources"]["requests"]["cpu"])
+    assert cpu * FILL_PER_NODE <= 4000 < cpu * (FILL_PER_NODE + 1)  # four fill a 4-CPU node
+    assert 4000 - cpu * FILL_PER_NODE < cpu  # ...and leave no room for a fifth
+    assert high["spec"]["priorityClassName"] == "bench-high" and high["spec"]["terminationGracePeriodSeconds"] == 0

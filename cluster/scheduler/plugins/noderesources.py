@@ -171,6 +171,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
 
     # ---- Filter ------------------------------------------------------------------------
 
+    def ignores_column(self, col: int, snap: Snapshot) -> bool:
+        """Whether the filter leaves this resource column unchecked (ignoredResources)."""
+        return self._skipped(col, snap)
+
     def _skipped(self, col: int, snap: Snapshot) -> bool:
         skip = self._skip_cols.get(col)
         if skip is None:

@@ -1,0 +1,55 @@
+"""The scheduler's preemption host: the resource shortcut agrees with re-running the filters."""
+from __future__ import annotations
+
+import pytest
+from sched_builders import make_node, make_pod, make_scheduler
+
+
+def setup(nominated=()):
+    pods = [make_pod(f"v{i}").prio(10).req(cpu="1", memory="1Gi").node("n1") for i in range(3)]
+    s = make_scheduler([make_node("n1", cpu="4", memory="4Gi", pods="4"), make_node("n2", cpu="1")], pods)
+    for p in nominated:
+        s.queue.nominator.add(s.cache.new_pod_info(p))
+    s.host.set_cycle(s.frameworks["default-scheduler"], 0.0)
+    return s
+
+
+def both_paths(s, pod, removed_names):
+    pinfo = s.cache.new_pod_info(pod)
+    removed = [s.cache.pod_info(f"uid-default-{n}") for n in removed_names]
+    i = s.cache.snapshot().index_of("n1")
+    fast = s.host.filter_on_node(None, pinfo, i, removed)
+    assert s.host._resources_decide(pinfo)
+    s.host._resources_decide = lambda p: False  # force the general path
+    slow = s.host.filter_on_node(None, pinfo, i, removed)
+    return fast, slow
+
+
+@pytest.mark.parametrize("req,removed,nominated,ok,reasons", [
+    (dict(cpu="1"), [], [], True, ()),
+    (dict(cpu="2"), [], [], False, ("Insufficient cpu",)),
+    (dict(cpu="2"), ["v0"], [], True, ()),
+    (dict(cpu="2", memory="3Gi"), ["v0"], [], False, ("Insufficient memory",)),
+    (dict(cpu="2", memory="3Gi"), ["v0", "v1"], [], True, ()),
+    # A nominated pod of higher priority on n1 takes room; one of lower priority does not.
+    (dict(cpu="2"), ["v0"], [make_pod("nom").prio(200).req(cpu="1").nominated("n1")], False, ("Insufficient cpu",)),
+    (dict(cpu="2"), ["v0"], [make_pod("nom").prio(50).req(cpu="1").nominated("n1")], True, ()),
+    # pods: 4 allowed, 3 placed + a nominated one = full.
+    (dict(cpu="100m"), [], [make_pod("nom").prio(200).nominated("n1")], False, ("Too many pods",)),
+])
+def test_resource_shortcut_matches_the_filters(req, removed, nominated, ok, reasons):
+    s = setup(nominated)
+    fast, slow = both_paths(s, make_pod("p").prio(100).req(**req), removed)
+    assert fast.is_success() == slow.is_success() == ok
+    assert sorted(fast.reasons) == sorted(slow.reasons) == sorted(reasons)
+
+
+def test_cache_is_restored_after_a_what_if():
+    s = setup()
+    pinfo = s.cache.new_pod_info(make_pod("p").prio(100).pod_anti_affinity("kubernetes.io/hostname",
+                                                                            {"matchLabels": {"a": "b"}}))
+    assert not s.host._resources_decide(pinfo)  # inter-pod terms: the general path
+    before = s.cache.snapshot().requested.copy()
+    s.host.filter_on_node(None, pinfo, 0, [s.cache.pod_info("uid-default-v0")])
+    assert (s.cache.snapshot().requested == before).all()
+    assert "uid-default-v0" in s.cache.node_info("n1").pods
