@@ -1,0 +1,34 @@
+"""Every scenario under scenarios/scheduling/ and scenarios/preemption/ passes end to end
+through the real actors.
+
+Each file states its own expectations (placements, FailedScheduling and Preempted events,
+counts); the test runs it and reports the expectations that failed.
+"""
+import pathlib
+
+import pytest
+
+from actors.driver import run_scenario
+from cluster.scenario.schema import load_file
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+REQUIRED = {
+    "scheduling": {"node-selector", "node-affinity", "taints", "host-ports", "pod-anti-affinity",
+                   "pod-affinity-zone", "topology-spread", "extended-resource", "fits-later"},
+    "preemption": {"basic", "nominated-wait", "higher-preemptor", "never", "pdb", "system-critical",
+                   "unresolvable"},
+}
+SCENARIOS = sorted(p for d in REQUIRED for p in (ROOT / "scenarios" / d).glob("*.yaml"))
+
+
+@pytest.mark.parametrize("folder", sorted(REQUIRED))
+def test_the_sets_are_complete(folder):
+    assert {p.stem for p in (ROOT / "scenarios" / folder).glob("*.yaml")} >= REQUIRED[folder]
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("path", SCENARIOS, ids=[f"{p.parent.name}/{p.stem}" for p in SCENARIOS])
+async def test_scenario(ray_local, path):
+    report = await run_scenario(load_file(str(path)), log=lambda s: None)
+    failed = [(e["spec"], e["detail"]) for e in report["expectations"] if not e["ok"]]
+    assert report["passed"], failed
