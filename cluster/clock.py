@@ -9,6 +9,7 @@ slow actor start-up never eats into a scenario's timeline.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
@@ -73,3 +74,21 @@ def rfc3339(t: float) -> str:
 
 def from_rfc3339(s: str) -> float:
     return (datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) - EPOCH).total_seconds()
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_timestamp(s: str) -> float | None:
+    """Any RFC 3339 timestamp as emulated seconds (kubemu's own form first, it is the
+    fast path); None when it cannot be read. Shared by preemption's pod ordering and the
+    scheduler's pod table so both read start times alike."""
+    try:
+        return from_rfc3339(s)
+    except ValueError:
+        pass
+    try:
+        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return (t - EPOCH).total_seconds()

@@ -35,6 +35,7 @@ import numpy as np
 from ..api.objects import name_of, node_name_of, uid_of
 from ..api.resources import PODS, node_allocatable
 from .podindex import PodIndex
+from .podtable import PodTable
 from .podinfo import (BASE_COLUMNS, CPU_COL, EPHEMERAL_COL, MEMORY_COL, NodeInfo, PodInfo, ResourceColumns,
                       Topology, node_images, resources_signature)
 
@@ -112,6 +113,7 @@ class Cache:
         self._infos: list[NodeInfo] = []
         self._nodes: dict[str, NodeInfo] = {}
         self._snapshot: Snapshot | None = None
+        self.table = PodTable(0)  # attached pods as columns, for the preemption dry run
         self.columns = ResourceColumns(self._add_column)
         # uid -> (PodInfo, node name) for every pod counted or ghosted; assumed ones also in _assumed.
         self._placed: dict[str, tuple[PodInfo, str]] = {}
@@ -130,6 +132,7 @@ class Cache:
         pad = np.zeros((self._rows, 1), dtype=np.int64)
         self._alloc = np.asfortranarray(np.hstack((self._alloc, pad)))
         self._req = np.asfortranarray(np.hstack((self._req, pad)))
+        self.table.add_column()
         self._snapshot = None
 
     def _grow_rows(self) -> None:
@@ -245,6 +248,7 @@ class Cache:
             self._ghosts[name] = dict(ni.pods)
             for pinfo in ni.pods.values():
                 self.pods.remove(pinfo)
+                self.table.remove(pinfo)
                 pinfo.node = None
         self._count_images(ni.images, -1)
         self.node_epoch += 1
@@ -255,6 +259,7 @@ class Cache:
                 a[i] = a[last]
             moved.index = i
             self._infos[i] = moved
+            self.table.move_node(moved.pods.values(), i)
         for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed):
             a[last] = 0
         self._infos.pop()
@@ -292,6 +297,7 @@ class Cache:
         for hp in pinfo.host_ports:
             ni.ports[hp] = ni.ports.get(hp, 0) + 1
         self.pods.add(pinfo)
+        self.table.add(pinfo, ni.index)
 
     def _detach(self, ni: NodeInfo, pinfo: PodInfo) -> None:
         del ni.pods[pinfo.uid]
@@ -304,6 +310,7 @@ class Cache:
             else:
                 ni.ports.pop(hp, None)
         self.pods.remove(pinfo)
+        self.table.remove(pinfo)
 
     def _place(self, pinfo: PodInfo, node_name: str) -> None:
         self._placed[pinfo.uid] = (pinfo, node_name)
@@ -373,6 +380,8 @@ class Cache:
         ni = pinfo.node
         if pinfo.same_spec(pod):
             pinfo.pod = pod
+            if ni is not None:
+                self.table.refresh_start(pinfo)
         elif ni is not None and (pinfo.terms_changed(pod) or resources_signature(pod) != pinfo._sig):
             # Labels, terms, requests or ports changed: take it off and put it back.
             self._detach(ni, pinfo)

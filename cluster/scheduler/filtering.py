@@ -10,6 +10,11 @@ by the preemption host for each node it dry-runs.
 Pass 1 places all such nominated pods at once, so a zone-wide term of the incoming pod
 sees nominated pods on other nodes of the zone too; upstream adds only the evaluated
 node's nominated pods. The difference only ever makes pass 1 stricter.
+
+When only resources can tell (the caller's ``resources_decide``, and no such nominated
+pod carries inter-pod terms or host ports), pass 1 is NodeResourcesFit's arithmetic on
+the nodes' rows with the nominated pods' requests added, not a second run of every
+plugin: the same verdicts and reasons, without placing and removing pods each cycle.
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import numpy as np
 from .cache import Cache, PodInfo
 from .framework import CycleState, Framework
 from .nominator import PodNominator
-from .status import SUCCESS, Rejection, Status
+from .status import SUCCESS, Code, Rejection, Status
 
 
 class FilterRun:
@@ -42,13 +47,9 @@ def nominated_to_consider(nominator: PodNominator, cache: Cache, pod: PodInfo) -
     known nodes; pods already placed (assumed) are counted by the cache anyway."""
     if not len(nominator):
         return []
-    out = []
-    for node_name in nominator.nodes():
-        if cache.node_info(node_name) is None:
-            continue
-        out += [(p, node_name) for p in nominator.pods_for_node(node_name)
-                if p.uid != pod.uid and p.priority >= pod.priority and p.node is None]
-    return out
+    prio, uid, known = pod.priority, pod.uid, cache.node_info
+    return [(p, node) for p, node in nominator.entries()
+            if p.priority >= prio and p.uid != uid and p.node is None and known(node) is not None]
 
 
 def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache) -> FilterRun:
@@ -62,8 +63,43 @@ def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache) -> 
     return FilterRun(SUCCESS, state, allowed, outcome.feasible, outcome.rejections)
 
 
+def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, nominated: list, plain: FilterRun):
+    """Pass 1 by arithmetic: (rows it judges, feasible there, rejections there). Rows whose
+    pass 2 failed on another plugin keep that verdict (it does not depend on pods)."""
+    snap = cache.snapshot()
+    n = snap.num_nodes
+    extra = np.zeros((n, snap.requested.shape[1]), dtype=np.int64)
+    extra_count = np.zeros(n, dtype=np.int64)
+    rows = np.zeros(n, dtype=bool)
+    for other, node_name in nominated:
+        i = snap.index_of(node_name)
+        rows[i] = True
+        extra_count[i] += 1
+        for col, amount in other.req_cols:
+            extra[i, col] += amount
+    for r in plain.rejections():
+        if r.plugin != "NodeResourcesFit":
+            rows &= ~r.mask
+    fit = fwk.plugins.get("NodeResourcesFit")
+    failures = []
+    too_many = snap.pod_count + extra_count + 1 > snap.allowed_pods
+    if too_many.any():
+        failures.append(("Too many pods", too_many))
+    for col, amount in pod.req_cols:
+        if fit is not None and fit.ignores_column(col, snap):
+            continue
+        short = snap.allocatable[:, col] - snap.requested[:, col] - extra[:, col] < amount
+        if short.any():
+            failures.append((f"Insufficient {snap.column_names[col]}", short))
+    ok = np.ones(n, dtype=bool)
+    for _, mask in failures:
+        ok &= ~mask
+    return rows, ok, lambda: [Rejection("NodeResourcesFit", Code.UNSCHEDULABLE, reason, mask & rows)
+                              for reason, mask in failures]
+
+
 def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodInfo,
-                state: CycleState | None = None) -> FilterRun:
+                state: CycleState | None = None, resources_decide=None) -> FilterRun:
     """Both passes; ``state`` (pass 2's, the one Score uses) is filled in."""
     state = CycleState() if state is None else state
     plain = _one_pass(fwk, state, pod, cache)
@@ -72,6 +108,10 @@ def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodI
     nominated = nominated_to_consider(nominator, cache, pod)
     if not nominated:
         return plain
+    if resources_decide is not None and resources_decide(pod) and all(
+            p.terms is None and not p.host_ports for p, _ in nominated):
+        rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, nominated, plain)
+        return _merge(plain, state, rows, first_ok, first_rejections)
     with cache.holding(nominated):
         with_nominated = _one_pass(fwk, CycleState(), pod, cache)
         rows = np.zeros(cache.num_nodes, dtype=bool)
@@ -87,6 +127,12 @@ def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodI
     else:
         first_ok = with_nominated.feasible
         first_rejections = with_nominated.rejections
+    return _merge(plain, state, rows, first_ok, first_rejections)
+
+
+def _merge(plain: FilterRun, state: CycleState, rows: np.ndarray, first_ok: np.ndarray,
+           first_rejections) -> FilterRun:
+    """Feasible where pass 2 passed and, on ``rows``, pass 1 too."""
     feasible = plain.feasible & (first_ok | ~rows)
 
     def rejections() -> list[Rejection]:

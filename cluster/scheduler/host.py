@@ -12,11 +12,12 @@ from __future__ import annotations
 from ..api.events import make_event
 from ..clock import rfc3339
 from .cache import Cache, PodInfo
-from .filtering import run_filters
+from .filtering import nominated_to_consider, run_filters
 from .framework import CycleState, Framework, PostFilterResult, PreemptionHost
 from .nominator import MODE_OVERRIDE, NominatingInfo
 from .plugins.noderesources import TOO_MANY_PODS
 from .podterms import REQUIRED_ANTI_AFFINITY
+from .preemption_fast import fast_candidate
 from .queue import SchedulingQueue
 from .status import Code, Status
 
@@ -48,9 +49,9 @@ class SchedulerHost(PreemptionHost):
     def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
         """Run PreFilter and Filter again with ``removed`` off their nodes (the cycle's
         PreFilter state depends on which pods are placed) and read one node's verdict.
-        When only resources can tell (see ``_resources_decide``), arithmetic on the node's
+        When only resources can tell (see ``resources_decide``), arithmetic on the node's
         row gives the same verdict without re-running every plugin over every node."""
-        if self._resources_decide(pod):
+        if self.resources_decide(pod):
             return self._fit_on_node(pod, node_index, removed)
         with self._cache.without(removed):
             run = run_filters(self.framework, self._cache, self._queue.nominator, pod)
@@ -66,7 +67,20 @@ class SchedulerHost(PreemptionHost):
         return Status(max(r.code for r in hits), tuple(r.reason for r in hits), hits[0].plugin)
 
 
-    def _resources_decide(self, pod: PodInfo) -> bool:
+    def fast_candidate(self, pod: PodInfo, potential, offset: int, wanted: int, now: float):
+        """The dry run and the choice of node as array operations (``preemption_fast``),
+        when only resources decide and no PodDisruptionBudget exists: (node index,
+        victims), or None to run the per-node code."""
+        if self._pdbs or not self.resources_decide(pod):
+            return None
+        snap = self._cache.snapshot()
+        fit = self.framework.plugins.get("NodeResourcesFit")
+        if fit is not None and any(fit.ignores_column(col, snap) for col, _ in pod.req_cols):
+            return None
+        nominated = nominated_to_consider(self._queue.nominator, self._cache, pod)
+        return fast_candidate(self._cache.table, snap, pod, nominated, potential, offset, wanted, now)
+
+    def resources_decide(self, pod: PodInfo) -> bool:
         """True when, on a node where preemption might help (its filters other than the
         pod-dependent ones passed), only NodeResourcesFit's verdict can depend on which pods
         are there: the pod has no inter-pod terms, host ports or hard spread constraints,

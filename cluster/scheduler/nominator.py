@@ -64,6 +64,12 @@ class PodNominator:
             if not pods:
                 del self._by_node[node]
 
+    def entries(self):
+        """Every (PodInfo, node) nomination, in no particular order."""
+        for node, pods in self._by_node.items():
+            for pinfo in pods.values():
+                yield pinfo, node
+
     def nodes(self) -> list[str]:
         """Nodes with at least one nominated pod."""
         return list(self._by_node)

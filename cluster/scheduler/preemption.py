@@ -23,15 +23,13 @@ rejection is unresolvable anyway).
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 import numpy as np
 
 from ..api.objects import namespace_of
 from ..api.selectors import LabelSelector, SelectorError
-from ..clock import EPOCH, from_rfc3339
+from ..clock import parse_timestamp
 from .cache import NodeInfo, PodInfo, Snapshot
 from .framework import CycleState, PostFilterResult, PreemptionHost
 from .status import SUCCESS, Code, Diagnosis, Status
@@ -60,20 +58,7 @@ class Candidate:
 # ---- pod ordering ----------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=8192)
-def _parse_time(s: str) -> float | None:
-    """An RFC 3339 timestamp as emulated seconds; None when it cannot be read."""
-    try:
-        return from_rfc3339(s)  # the form kubemu writes; the fast path
-    except ValueError:
-        pass
-    try:
-        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return (t - EPOCH).total_seconds()
+_parse_time = parse_timestamp
 
 
 def start_time(pinfo: PodInfo, now: float) -> float:
@@ -354,6 +339,12 @@ def preempt(host: PreemptionHost, state: CycleState, pod: PodInfo, snap: Snapsho
         budgets = PdbBudgets(host.pdbs())
         offset = host.rng().randrange(len(potential))
         wanted = num_candidates(len(potential), percentage, absolute)
+        fast = getattr(host, "fast_candidate", None)
+        found = fast(pod, potential, offset, wanted, now) if fast is not None else None
+        if found is not None:
+            i, victims = found
+            name = snap.node_name(i)
+            return PostFilterResult(name, tuple(victims), lower_priority_nominated(host, pod, name)), SUCCESS
         candidates, statuses, errors = dry_run(host, state, pod, snap, potential, offset, wanted, budgets, now)
     if not candidates:
         if errors:

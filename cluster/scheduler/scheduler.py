@@ -343,7 +343,7 @@ class Scheduler:
         self.stats["attempts"] += 1
         state = CycleState()
         cycle = self.queue.scheduling_cycle
-        index, status, diagnosis = self._schedule_pod(fwk, state, qp.pinfo)
+        index, status, diagnosis = self._schedule_pod(fwk, state, qp.pinfo, now)
         if index is None:
             self._handle_failure(fwk, qp, status, diagnosis, cycle, now, out, state)
             return
@@ -352,13 +352,15 @@ class Scheduler:
 
     # ---- one cycle ---------------------------------------------------------------------
 
-    def _schedule_pod(self, fwk: Framework, state: CycleState, pinfo) -> tuple[int | None, Status, Diagnosis | None]:
+    def _schedule_pod(self, fwk: Framework, state: CycleState, pinfo,
+                      now: float = 0.0) -> tuple[int | None, Status, Diagnosis | None]:
         """Pick a node index, or explain why none (a Diagnosis for rejections)."""
         snap = self.cache.snapshot()
         n = snap.num_nodes
         if n == 0:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)), None
-        run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state)
+        self.host.set_cycle(fwk, now)
+        run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state, self.host.resources_decide)
         status, allowed = run.status, run.allowed
         if not status.is_success():
             if not status.is_rejected():

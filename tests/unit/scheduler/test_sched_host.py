@@ -19,8 +19,8 @@ def both_paths(s, pod, removed_names):
     removed = [s.cache.pod_info(f"uid-default-{n}") for n in removed_names]
     i = s.cache.snapshot().index_of("n1")
     fast = s.host.filter_on_node(None, pinfo, i, removed)
-    assert s.host._resources_decide(pinfo)
-    s.host._resources_decide = lambda p: False  # force the general path
+    assert s.host.resources_decide(pinfo)
+    s.host.resources_decide = lambda p: False  # force the general path
     slow = s.host.filter_on_node(None, pinfo, i, removed)
     return fast, slow
 
@@ -48,7 +48,7 @@ def test_cache_is_restored_after_a_what_if():
     s = setup()
     pinfo = s.cache.new_pod_info(make_pod("p").prio(100).pod_anti_affinity("kubernetes.io/hostname",
                                                                             {"matchLabels": {"a": "b"}}))
-    assert not s.host._resources_decide(pinfo)  # inter-pod terms: the general path
+    assert not s.host.resources_decide(pinfo)  # inter-pod terms: the general path
     before = s.cache.snapshot().requested.copy()
     s.host.filter_on_node(None, pinfo, 0, [s.cache.pod_info("uid-default-v0")])
     assert (s.cache.snapshot().requested == before).all()
