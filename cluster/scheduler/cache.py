@@ -110,6 +110,10 @@ class Cache:
         self._nonzero = np.zeros((self._rows, 2), dtype=np.int64, order="F")
         self._pod_count = np.zeros(self._rows, dtype=np.int64)
         self._allowed = np.zeros(self._rows, dtype=np.int64)
+        # A stable id per node name (never reused) and the id of each row: arrays kept by
+        # id (the nominated pods' load) survive rows moving on swap-remove.
+        self._ids: dict[str, int] = {}
+        self._row_id = np.zeros(self._rows, dtype=np.int64)
         self._infos: list[NodeInfo] = []
         self._nodes: dict[str, NodeInfo] = {}
         self._snapshot: Snapshot | None = None
@@ -145,6 +149,7 @@ class Cache:
 
         self._alloc, self._req, self._nonzero = grow(self._alloc), grow(self._req), grow(self._nonzero)
         self._pod_count, self._allowed = grow(self._pod_count), grow(self._allowed)
+        self._row_id = grow(self._row_id)
         self._rows = rows
         self._snapshot = None
 
@@ -156,6 +161,17 @@ class Cache:
     @property
     def num_nodes(self) -> int:
         return self._n
+
+    def node_id(self, name: str) -> int:
+        """The stable id of a node name (assigned on first use, known node or not)."""
+        i = self._ids.get(name)
+        if i is None:
+            i = self._ids[name] = len(self._ids)
+        return i
+
+    def row_ids(self) -> np.ndarray:
+        """The stable id of each current row."""
+        return self._row_id[: self._n]
 
     def topology(self, key: str) -> Topology:
         if self._topology_epoch != self.node_epoch:
@@ -186,6 +202,7 @@ class Cache:
             return self.update_node(node)
         if self._n == self._rows:
             self._grow_rows()
+        self._row_id[self._n] = self.node_id(name)
         ni = NodeInfo(node, self._n)
         self._n += 1
         self._infos.append(ni)
@@ -255,7 +272,7 @@ class Cache:
         i, last = ni.index, self._n - 1
         if i != last:  # swap-remove: keep rows dense; the last node takes the freed index
             moved = self._infos[last]
-            for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed):
+            for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed, self._row_id):
                 a[i] = a[last]
             moved.index = i
             self._infos[i] = moved

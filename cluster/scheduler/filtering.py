@@ -63,20 +63,13 @@ def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache) -> 
     return FilterRun(SUCCESS, state, allowed, outcome.feasible, outcome.rejections)
 
 
-def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, nominated: list, plain: FilterRun):
+def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: FilterRun):
     """Pass 1 by arithmetic: (rows it judges, feasible there, rejections there). Rows whose
     pass 2 failed on another plugin keep that verdict (it does not depend on pods)."""
     snap = cache.snapshot()
     n = snap.num_nodes
-    extra = np.zeros((n, snap.requested.shape[1]), dtype=np.int64)
-    extra_count = np.zeros(n, dtype=np.int64)
-    rows = np.zeros(n, dtype=bool)
-    for other, node_name in nominated:
-        i = snap.index_of(node_name)
-        rows[i] = True
-        extra_count[i] += 1
-        for col, amount in other.req_cols:
-            extra[i, col] += amount
+    extra, extra_count = totals  # the nominated pods' load (NominatedLoad.totals)
+    rows = extra_count > 0
     for r in plain.rejections():
         if r.plugin != "NodeResourcesFit":
             rows &= ~r.mask
@@ -105,13 +98,17 @@ def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodI
     plain = _one_pass(fwk, state, pod, cache)
     if not plain.status.is_success():
         return plain
+    load = nominator.load
+    if (resources_decide is not None and load is not None and resources_decide(pod)
+            and not load.special_at_or_above(pod.priority)):
+        totals = load.totals(pod.priority, pod.uid)
+        if totals is None:
+            return plain
+        rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, totals, plain)
+        return _merge(plain, state, rows, first_ok, first_rejections)
     nominated = nominated_to_consider(nominator, cache, pod)
     if not nominated:
         return plain
-    if resources_decide is not None and resources_decide(pod) and all(
-            p.terms is None and not p.host_ports for p, _ in nominated):
-        rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, nominated, plain)
-        return _merge(plain, state, rows, first_ok, first_rejections)
     with cache.holding(nominated):
         with_nominated = _one_pass(fwk, CycleState(), pod, cache)
         rows = np.zeros(cache.num_nodes, dtype=bool)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..api.events import make_event
 from ..clock import rfc3339
 from .cache import Cache, PodInfo
-from .filtering import nominated_to_consider, run_filters
+from .filtering import run_filters
 from .framework import CycleState, Framework, PostFilterResult, PreemptionHost
 from .nominator import MODE_OVERRIDE, NominatingInfo
 from .plugins.noderesources import TOO_MANY_PODS
@@ -77,8 +77,11 @@ class SchedulerHost(PreemptionHost):
         fit = self.framework.plugins.get("NodeResourcesFit")
         if fit is not None and any(fit.ignores_column(col, snap) for col, _ in pod.req_cols):
             return None
-        nominated = nominated_to_consider(self._queue.nominator, self._cache, pod)
-        return fast_candidate(self._cache.table, snap, pod, nominated, potential, offset, wanted, now)
+        load = self._queue.nominator.load
+        if load is None or load.special_at_or_above(pod.priority):
+            return None
+        totals = load.totals(pod.priority, pod.uid)
+        return fast_candidate(self._cache.table, snap, pod, totals, potential, offset, wanted, now)
 
     def resources_decide(self, pod: PodInfo) -> bool:
         """True when, on a node where preemption might help (its filters other than the

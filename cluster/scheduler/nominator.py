@@ -31,6 +31,7 @@ class PodNominator:
     def __init__(self):
         self._by_node: dict[str, dict[str, object]] = {}  # node -> {uid: PodInfo}, insertion order
         self._node_of: dict[str, str] = {}  # uid -> node
+        self.load = None  # a NominatedLoad the scheduler attaches, told of every change
 
     def add(self, pinfo, nominating: NominatingInfo | None = None) -> None:
         """Record ``pinfo``'s nomination, replacing any it had. Bound pods are never nominated."""
@@ -43,6 +44,8 @@ class PodNominator:
             return
         self._node_of[pinfo.uid] = node
         self._by_node.setdefault(node, {})[pinfo.uid] = pinfo
+        if self.load is not None:
+            self.load.add(pinfo, node)
 
     def update(self, old_pod: dict, new_pinfo) -> None:
         """A pending pod's new object. When neither version carries a nomination but the
@@ -58,6 +61,8 @@ class PodNominator:
         node = self._node_of.pop(uid, None)
         if node is None:
             return
+        if self.load is not None:
+            self.load.remove(uid)
         pods = self._by_node.get(node)
         if pods is not None:
             pods.pop(uid, None)

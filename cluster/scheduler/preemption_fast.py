@@ -27,7 +27,7 @@ from .podtable import PodTable
 _PRIORITY_SHIFT = 2 ** 31
 
 
-def _free_after_removal(table: PodTable, snap: Snapshot, pod: PodInfo, nominated: list):
+def _free_after_removal(table: PodTable, snap: Snapshot, pod: PodInfo, totals):
     """Per node: free room in the pod's columns and pod count with every lower-priority
     pod removed and the nominated pods of equal or higher priority added."""
     n = snap.num_nodes
@@ -41,19 +41,17 @@ def _free_after_removal(table: PodTable, snap: Snapshot, pod: PodInfo, nominated
         low_req = np.bincount(rows, weights=table.requests[used, col][low], minlength=n)[:n]
         free[:, j] = snap.allocatable[:, col] - snap.requested[:, col] + low_req.astype(np.int64)
     count = snap.pod_count - low_count
-    for other, node_name in nominated:  # (PodInfo, node) pairs, as filtering lists them
-        i = snap.index_of(node_name)
-        count[i] += 1
-        held = dict(other.req_cols)
-        for j, col in enumerate(cols):
-            free[i, j] -= held.get(col, 0)
+    if totals is not None:  # the nominated pods of equal or higher priority (NominatedLoad.totals)
+        extra, extra_count = totals
+        count = count + extra_count
+        free -= extra[:, cols]
     return low, low_count, free, count, cols
 
 
-def fast_candidate(table: PodTable, snap: Snapshot, pod: PodInfo, nominated: list,
+def fast_candidate(table: PodTable, snap: Snapshot, pod: PodInfo, totals,
                    potential: np.ndarray, offset: int, wanted: int, now: float):
     """(node index, victim PodInfos most important first), or None to defer."""
-    low, low_count, free, count, cols = _free_after_removal(table, snap, pod, nominated)
+    low, low_count, free, count, cols = _free_after_removal(table, snap, pod, totals)
     need = np.array([amount for _, amount in pod.req_cols], dtype=np.int64)
     fits = (free >= need).all(axis=1) & (count + 1 <= snap.allowed_pods)
     walk = np.roll(potential, -offset)

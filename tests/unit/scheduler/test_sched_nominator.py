@@ -99,3 +99,37 @@ def test_queue_and_scheduler_keep_the_nominator_in_step():
     assert names(nom, "n1") == ["b"]
     s.schedule(2.0)  # b fits and is assumed: its nomination is done
     assert len(nom) == 0
+
+
+def test_nominated_load_follows_nominations_rows_and_priorities():
+    s = make_scheduler([make_node("n1"), make_node("n2"), make_node("n3")])
+    nom, load = s.queue.nominator, s.queue.nominator.load
+    a = s.cache.new_pod_info(make_pod("a").prio(100).req(cpu="1").nominated("n3"))
+    b = s.cache.new_pod_info(make_pod("b").prio(10).req(cpu="2").nominated("n3"))
+    nom.add(a)
+    nom.add(b)
+    cpu = s.cache.columns.get("cpu")
+
+    def cpu_by_node(prio, exclude=""):
+        totals = load.totals(prio, exclude)
+        if totals is None:
+            return None
+        req, count = totals
+        snap = s.cache.snapshot()
+        return {snap.node_name(i): (int(req[i, cpu]), int(count[i])) for i in range(snap.num_nodes) if count[i]}
+
+    assert cpu_by_node(50) == {"n3": (1000, 1)}
+    assert cpu_by_node(5) == {"n3": (3000, 2)}
+    assert cpu_by_node(5, exclude="uid-default-a") == {"n3": (2000, 1)}
+    assert cpu_by_node(500) is None
+    s.on_node("DELETED", make_node("n1"), 1.0)  # n3 moves into n1's row
+    assert cpu_by_node(5) == {"n3": (3000, 2)}
+    nom.delete("uid-default-b")
+    assert cpu_by_node(5) == {"n3": (1000, 1)}
+    nom.add(s.cache.new_pod_info(make_pod("c").prio(100).req(cpu="1").nominated("n9")))  # unknown node
+    assert cpu_by_node(5) == {"n3": (1000, 1)}
+    s.on_node("ADDED", make_node("n9"), 2.0)  # known now: counted
+    assert cpu_by_node(5) == {"n3": (1000, 1), "n9": (1000, 1)}
+    assert not load.special_at_or_above(0)
+    nom.add(s.cache.new_pod_info(make_pod("d").prio(7).host_port(80).nominated("n2")))
+    assert load.special_at_or_above(5) and not load.special_at_or_above(8)

@@ -9,7 +9,6 @@ from sched_builders import make_node, make_pod, make_scheduler
 
 from cluster.clock import rfc3339
 from cluster.scheduler import preemption
-from cluster.scheduler.filtering import nominated_to_consider
 from cluster.scheduler.preemption_fast import fast_candidate
 
 
@@ -47,8 +46,8 @@ def test_fast_dry_run_agrees_with_the_per_node_code(seed):
     wanted = rng.choice([1, 2, 3, 100])
     budgets = preemption.PdbBudgets([])
     candidates, _, errors = preemption.dry_run(s.host, None, pod, snap, potential, offset, wanted, budgets, 30.0)
-    nominated = nominated_to_consider(s.queue.nominator, s.cache, pod)
-    fast = fast_candidate(s.cache.table, snap, pod, nominated, potential, offset, wanted, 30.0)
+    totals = s.queue.nominator.load.totals(pod.priority, pod.uid)
+    fast = fast_candidate(s.cache.table, snap, pod, totals, potential, offset, wanted, 30.0)
     if not candidates or errors:
         assert fast is None
         return
