@@ -36,6 +36,7 @@ from ..api.objects import name_of, node_name_of, uid_of
 from ..api.resources import PODS, node_allocatable
 from .podindex import PodIndex
 from .podtable import PodTable
+from .priorityload import PriorityLoad
 from .podinfo import (BASE_COLUMNS, CPU_COL, EPHEMERAL_COL, MEMORY_COL, NodeInfo, PodInfo, ResourceColumns,
                       Topology, node_images, resources_signature)
 
@@ -118,6 +119,7 @@ class Cache:
         self._nodes: dict[str, NodeInfo] = {}
         self._snapshot: Snapshot | None = None
         self.table = PodTable(0)  # attached pods as columns, for the preemption dry run
+        self.placed_load = PriorityLoad(self)  # attached pods' requests by priority and node
         self.columns = ResourceColumns(self._add_column)
         # uid -> (PodInfo, node name) for every pod counted or ghosted; assumed ones also in _assumed.
         self._placed: dict[str, tuple[PodInfo, str]] = {}
@@ -266,6 +268,7 @@ class Cache:
             for pinfo in ni.pods.values():
                 self.pods.remove(pinfo)
                 self.table.remove(pinfo)
+                self.placed_load.remove(pinfo.uid)
                 pinfo.node = None
         self._count_images(ni.images, -1)
         self.node_epoch += 1
@@ -315,6 +318,7 @@ class Cache:
             ni.ports[hp] = ni.ports.get(hp, 0) + 1
         self.pods.add(pinfo)
         self.table.add(pinfo, ni.index)
+        self.placed_load.add(pinfo, ni.name)
 
     def _detach(self, ni: NodeInfo, pinfo: PodInfo) -> None:
         del ni.pods[pinfo.uid]
@@ -328,6 +332,7 @@ class Cache:
                 ni.ports.pop(hp, None)
         self.pods.remove(pinfo)
         self.table.remove(pinfo)
+        self.placed_load.remove(pinfo.uid)
 
     def _place(self, pinfo: PodInfo, node_name: str) -> None:
         self._placed[pinfo.uid] = (pinfo, node_name)

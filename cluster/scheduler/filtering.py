@@ -68,7 +68,7 @@ def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: Fi
     pass 2 failed on another plugin keep that verdict (it does not depend on pods)."""
     snap = cache.snapshot()
     n = snap.num_nodes
-    extra, extra_count = totals  # the nominated pods' load (NominatedLoad.totals)
+    extra, extra_count = totals  # the nominated pods' load in the pod's columns (PriorityLoad.totals)
     rows = extra_count > 0
     for r in plain.rejections():
         if r.plugin != "NodeResourcesFit":
@@ -78,10 +78,10 @@ def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: Fi
     too_many = snap.pod_count + extra_count + 1 > snap.allowed_pods
     if too_many.any():
         failures.append(("Too many pods", too_many))
-    for col, amount in pod.req_cols:
+    for j, (col, amount) in enumerate(pod.req_cols):
         if fit is not None and fit.ignores_column(col, snap):
             continue
-        short = snap.allocatable[:, col] - snap.requested[:, col] - extra[:, col] < amount
+        short = snap.allocatable[:, col] - snap.requested[:, col] - extra[:, j] < amount
         if short.any():
             failures.append((f"Insufficient {snap.column_names[col]}", short))
     ok = np.ones(n, dtype=bool)
@@ -101,7 +101,7 @@ def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodI
     load = nominator.load
     if (resources_decide is not None and load is not None and resources_decide(pod)
             and not load.special_at_or_above(pod.priority)):
-        totals = load.totals(pod.priority, pod.uid)
+        totals = load.totals([col for col, _ in pod.req_cols], at_least=pod.priority, exclude_uid=pod.uid)
         if totals is None:
             return plain
         rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, totals, plain)

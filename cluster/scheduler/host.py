@@ -80,8 +80,10 @@ class SchedulerHost(PreemptionHost):
         load = self._queue.nominator.load
         if load is None or load.special_at_or_above(pod.priority):
             return None
-        totals = load.totals(pod.priority, pod.uid)
-        return fast_candidate(self._cache.table, snap, pod, totals, potential, offset, wanted, now)
+        cols = [col for col, _ in pod.req_cols]
+        nominated = load.totals(cols, at_least=pod.priority, exclude_uid=pod.uid)
+        lower = self._cache.placed_load.totals(cols, below=pod.priority)
+        return fast_candidate(self._cache.table, snap, pod, nominated, lower, potential, offset, wanted, now)
 
     def resources_decide(self, pod: PodInfo) -> bool:
         """True when, on a node where preemption might help (its filters other than the

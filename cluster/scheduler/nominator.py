@@ -31,7 +31,7 @@ class PodNominator:
     def __init__(self):
         self._by_node: dict[str, dict[str, object]] = {}  # node -> {uid: PodInfo}, insertion order
         self._node_of: dict[str, str] = {}  # uid -> node
-        self.load = None  # a NominatedLoad the scheduler attaches, told of every change
+        self.load = None  # a PriorityLoad the scheduler attaches, told of every change
 
     def add(self, pinfo, nominating: NominatingInfo | None = None) -> None:
         """Record ``pinfo``'s nomination, replacing any it had. Bound pods are never nominated."""

@@ -27,31 +27,29 @@ from .podtable import PodTable
 _PRIORITY_SHIFT = 2 ** 31
 
 
-def _free_after_removal(table: PodTable, snap: Snapshot, pod: PodInfo, totals):
+def _free_after_removal(snap: Snapshot, pod: PodInfo, nominated, lower):
     """Per node: free room in the pod's columns and pod count with every lower-priority
-    pod removed and the nominated pods of equal or higher priority added."""
+    pod removed (``lower``) and the nominated pods of equal or higher priority added
+    (``nominated``); both are ``PriorityLoad.totals`` in the pod's columns, or None."""
     n = snap.num_nodes
-    used = slice(0, table.size)
-    low = (table.node_row[used] >= 0) & (table.priority[used] < pod.priority)
-    rows = table.node_row[used][low]
-    low_count = np.bincount(rows, minlength=n)[:n]
     cols = [col for col, _ in pod.req_cols]
-    free = np.empty((n, len(cols)), dtype=np.int64)
-    for j, col in enumerate(cols):
-        low_req = np.bincount(rows, weights=table.requests[used, col][low], minlength=n)[:n]
-        free[:, j] = snap.allocatable[:, col] - snap.requested[:, col] + low_req.astype(np.int64)
-    count = snap.pod_count - low_count
-    if totals is not None:  # the nominated pods of equal or higher priority (NominatedLoad.totals)
-        extra, extra_count = totals
-        count = count + extra_count
-        free -= extra[:, cols]
-    return low, low_count, free, count, cols
+    free = snap.allocatable[:, cols] - snap.requested[:, cols]
+    count = snap.pod_count.copy()
+    low_count = np.zeros(n, dtype=np.int64)
+    if lower is not None:
+        free += lower[0]
+        low_count = lower[1]
+        count -= low_count
+    if nominated is not None:
+        free -= nominated[0]
+        count += nominated[1]
+    return low_count, free, count, cols
 
 
-def fast_candidate(table: PodTable, snap: Snapshot, pod: PodInfo, totals,
+def fast_candidate(table: PodTable, snap: Snapshot, pod: PodInfo, nominated, lower,
                    potential: np.ndarray, offset: int, wanted: int, now: float):
     """(node index, victim PodInfos most important first), or None to defer."""
-    low, low_count, free, count, cols = _free_after_removal(table, snap, pod, totals)
+    low_count, free, count, cols = _free_after_removal(snap, pod, nominated, lower)
     need = np.array([amount for _, amount in pod.req_cols], dtype=np.int64)
     fits = (free >= need).all(axis=1) & (count + 1 <= snap.allowed_pods)
     walk = np.roll(potential, -offset)
@@ -59,6 +57,8 @@ def fast_candidate(table: PodTable, snap: Snapshot, pod: PodInfo, totals,
     cand = walk[ok][:wanted]
     if len(cand) == 0:
         return None  # the per-node code explains the failure
+    used = slice(0, table.size)
+    low = (table.node_row[used] >= 0) & (table.priority[used] < pod.priority)
     slots, node_pos = _candidate_slots(table, low, cand, snap.num_nodes, now)
     victim = _reprieve(table, slots, node_pos, cand, free, count, cols, need, snap.allowed_pods)
     if not np.bincount(node_pos[victim], minlength=len(cand)).all():

@@ -27,7 +27,7 @@ from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .filtering import run_filters
 from .host import SchedulerHost, apply_post_filter
-from .nominatedload import NominatedLoad
+from .priorityload import PriorityLoad
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .precheck import fits_node
@@ -139,7 +139,7 @@ class Scheduler:
         self.next_start_node_index = 0
         self._rng = random.Random(seed)
         self._pdbs: dict[tuple[str, str], dict] = {}
-        self.queue.nominator.load = NominatedLoad(self.cache)
+        self.queue.nominator.load = PriorityLoad(self.cache)
         self.host = SchedulerHost(self.cache, self.queue, self._rng, self._pdbs)
         for f in fwks:
             f.host = self.host

@@ -111,12 +111,12 @@ def test_nominated_load_follows_nominations_rows_and_priorities():
     cpu = s.cache.columns.get("cpu")
 
     def cpu_by_node(prio, exclude=""):
-        totals = load.totals(prio, exclude)
+        totals = load.totals([cpu], at_least=prio, exclude_uid=exclude)
         if totals is None:
             return None
         req, count = totals
         snap = s.cache.snapshot()
-        return {snap.node_name(i): (int(req[i, cpu]), int(count[i])) for i in range(snap.num_nodes) if count[i]}
+        return {snap.node_name(i): (int(req[i, 0]), int(count[i])) for i in range(snap.num_nodes) if count[i]}
 
     assert cpu_by_node(50) == {"n3": (1000, 1)}
     assert cpu_by_node(5) == {"n3": (3000, 2)}

@@ -46,8 +46,10 @@ def test_fast_dry_run_agrees_with_the_per_node_code(seed):
     wanted = rng.choice([1, 2, 3, 100])
     budgets = preemption.PdbBudgets([])
     candidates, _, errors = preemption.dry_run(s.host, None, pod, snap, potential, offset, wanted, budgets, 30.0)
-    totals = s.queue.nominator.load.totals(pod.priority, pod.uid)
-    fast = fast_candidate(s.cache.table, snap, pod, totals, potential, offset, wanted, 30.0)
+    cols = [col for col, _ in pod.req_cols]
+    nominated = s.queue.nominator.load.totals(cols, at_least=pod.priority, exclude_uid=pod.uid)
+    lower = s.cache.placed_load.totals(cols, below=pod.priority)
+    fast = fast_candidate(s.cache.table, snap, pod, nominated, lower, potential, offset, wanted, 30.0)
     if not candidates or errors:
         assert fast is None
         return

@@ -1,19 +1,19 @@
-"""What the nominated pods hold, per node and priority, kept up to date as arrays.
+"""What groups of pods hold, per node and priority, kept up to date as arrays.
 
-Owns the running totals the resource shortcuts need: for every priority value, the
-requests and the pod count of the pods nominated to each node, indexed by the cache's
-stable node ids (so rows moving on node removal do not matter), plus how many nominated
-pods of each priority carry inter-pod terms or host ports (those need the full filter
-pass). Fed by ``PodNominator`` on every nomination added or removed; read by the
-two-pass filter (``filtering``) and the vectorised preemption dry run, which would
-otherwise walk every nominated pod on every cycle.
+Owns running totals for the resource shortcuts: for every priority value, the requests
+and the pod count of a group of pods on each node, indexed by the cache's stable node
+ids (so rows moving on node removal do not matter), plus how many of them carry
+inter-pod terms or host ports. Two groups use it: the nominated pods (fed by
+``PodNominator``; the two-pass filter and the preemption dry run ask for those of equal
+or higher priority) and the pods placed on nodes (fed by ``Cache``; the dry run asks for
+those of lower priority). Without it both would walk every pod on every cycle.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-class NominatedLoad:
+class PriorityLoad:
     def __init__(self, cache):
         self._cache = cache
         self._req: dict[int, np.ndarray] = {}  # priority -> (ids, columns)
@@ -60,28 +60,34 @@ class NominatedLoad:
     def special_at_or_above(self, priority: int) -> bool:
         return any(n > 0 for p, n in self._special.items() if p >= priority)
 
-    def totals(self, priority: int, exclude_uid: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(requests per row and column, pods per row) of the nominated pods of at least
-        ``priority``, without ``exclude_uid``'s own nomination; None when there are none."""
-        prios = [p for p in self._req if p >= priority]
+    def totals(self, cols: list[int], at_least: int | None = None, below: int | None = None,
+               exclude_uid: str = "") -> tuple[np.ndarray, np.ndarray] | None:
+        """(requests per row in ``cols``, pods per row) of the pods whose priority is
+        ``>= at_least`` or ``< below``, without ``exclude_uid``; None when there are none."""
+        if at_least is not None:
+            prios = [p for p in self._req if p >= at_least]
+        else:
+            prios = [p for p in self._req if p < below]
         if not prios:
             return None
         ids = self._cache.row_ids()
-        cols = len(self._cache.columns.names)
-        req = np.zeros((len(ids), cols), dtype=np.int64)
+        req = np.zeros((len(ids), len(cols)), dtype=np.int64)
         count = np.zeros(len(ids), dtype=np.int64)
         for p in prios:
             r, c = self._req[p], self._count[p]
             valid = ids < len(c)
-            req[valid, : r.shape[1]] += r[ids[valid]][:, :cols]
-            count[valid] += c[ids[valid]]
+            at = ids[valid]
+            count[valid] += c[at]
+            for j, col in enumerate(cols):
+                if col < r.shape[1]:
+                    req[valid, j] += r[at, col]
         own = self._held.get(exclude_uid)
-        if own is not None and own[0] >= priority:
-            rows = np.flatnonzero(ids == own[1])
-            for row in rows:
+        if own is not None and own[0] in prios:
+            for row in np.flatnonzero(ids == own[1]):
                 count[row] -= 1
-                for col, amount in own[2]:
-                    req[row, col] -= amount
+                held = dict(own[2])
+                for j, col in enumerate(cols):
+                    req[row, j] -= held.get(col, 0)
         if not count.any():
             return None
         return req, count
