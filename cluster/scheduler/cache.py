@@ -171,6 +171,10 @@ class Cache:
             i = self._ids[name] = len(self._ids)
         return i
 
+    def known_node_ids(self) -> int:
+        """How many node ids exist (every id is below this)."""
+        return len(self._ids)
+
     def row_ids(self) -> np.ndarray:
         """The stable id of each current row."""
         return self._row_id[: self._n]

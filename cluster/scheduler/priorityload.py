@@ -22,7 +22,7 @@ class PriorityLoad:
         self._held: dict[str, tuple] = {}  # uid -> (priority, node id, req_cols, special)
 
     def _arrays(self, prio: int, node_id: int) -> tuple[np.ndarray, np.ndarray]:
-        ids = max(node_id + 1, 64)
+        ids = max(node_id + 1, self._cache.known_node_ids(), 64)
         cols = len(self._cache.columns.names)
         req = self._req.get(prio)
         if req is None or req.shape[0] < ids or req.shape[1] < cols:
@@ -73,8 +73,15 @@ class PriorityLoad:
         ids = self._cache.row_ids()
         req = np.zeros((len(ids), len(cols)), dtype=np.int64)
         count = np.zeros(len(ids), dtype=np.int64)
+        known = self._cache.known_node_ids()
         for p in prios:
             r, c = self._req[p], self._count[p]
+            if len(c) >= known:  # the usual case: every row's id is inside the arrays
+                count += c[ids]
+                for j, col in enumerate(cols):
+                    if col < r.shape[1]:
+                        req[:, j] += r[ids, col]
+                continue
             valid = ids < len(c)
             at = ids[valid]
             count[valid] += c[at]
