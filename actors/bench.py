@@ -62,6 +62,14 @@ def bench_pod(i: int, workload: str = "basic") -> dict:
             "spec": spec}
 
 
+async def _dump_profiles(cluster, log) -> None:
+    """With KUBEMU_PROFILE set, every actor writes its CPU profile (see actors/profiling.py)."""
+    actors = [cluster.api, cluster.scheduler, cluster.controllers, *cluster.hosts]
+    for path in await asyncio.gather(*[a.dump_profile.remote() for a in actors]):
+        if path:
+            log(f"profile written: {path}")
+
+
 def bench_pools(nodes: int) -> list[NodePool]:
     per_zone, extra = divmod(nodes, ZONES)
     return [NodePool(namePrefix=f"z{z}-node", count=per_zone + (z < extra), labels={ZONE_KEY: f"zone-{z}"},
@@ -94,10 +102,7 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
                 break
             await asyncio.sleep(0.2)
         stats = await cluster.scheduler.stats.remote()
-        for path in await asyncio.gather(*[a.dump_profile.remote() for a in [cluster.api, cluster.scheduler,
-                                                                              *cluster.hosts]]):
-            if path:
-                log(f"profile written: {path}")
+        await _dump_profiles(cluster, log)
         if stats.get("error"):
             raise RuntimeError(f"scheduler failed: {stats['error']}")
         seconds = (last - first) if count > 1 else 0.0
@@ -158,6 +163,7 @@ async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         stats = await cluster.scheduler.stats.remote()
         if stats.get("error"):
             raise RuntimeError(f"scheduler failed: {stats['error']}")
+        await _dump_profiles(cluster, log)
         seconds = (last - start) if count else 0.0
         rate = round(count / seconds, 1) if seconds > 0 else None
         log(f"bound {count}/{pods} high-priority pods {seconds:.2f}s after their creation began: {rate} pods/s; "

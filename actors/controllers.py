@@ -1,10 +1,11 @@
 """The controller-manager Ray actor: a thin shell around the controllers in ``cluster/controllers``.
 
 Hosts the disruption controller for now (issue 6 adds the node lifecycle, ReplicaSet and
-DaemonSet controllers). One loop: watch pods and PodDisruptionBudgets, feed the events to
-the controller, and write the PDB statuses that changed as one batched ``update_status``
-call. The watch waits no longer than the controller's next recheck (a ``disruptedPods``
-entry expiring).
+DaemonSet controllers). One loop: watch PodDisruptionBudgets and, once there is one, pods;
+feed the events to the controller, and write the PDB statuses that changed as one batched
+``update_status`` call. (Watching pods costs a decode per pod event, which a cluster
+without budgets should not pay.) The watch waits no longer than the controller's next
+recheck (a ``disruptedPods`` entry expiring).
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class ControllerManagerActor:
         self.api = api
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.disruption = DisruptionController()
-        self.informer = Informer(api, ["Pod", "PodDisruptionBudget"])
+        self.informer = Informer(api, ["PodDisruptionBudget"])
+        self.pod_informer: Informer | None = None  # started with the first PDB
         self._task: asyncio.Task | None = None
 
     async def start_clock(self, real_start: float) -> None:
@@ -46,11 +48,14 @@ class ControllerManagerActor:
         while True:
             nxt = self.disruption.next_recheck()
             wait = MAX_WAIT if nxt is None else min(MAX_WAIT, self.clock.real_delay(nxt - self.clock.now()))
-            for kind, etype, obj in await self.informer.poll(max(0.0, wait)):
-                if kind == "Pod":
+            events = await self.informer.poll(0.0 if self.pod_informer is not None else max(0.0, wait))
+            for _, etype, obj in events:
+                self.disruption.on_pdb(etype, obj)
+            if self.pod_informer is None and self.disruption.pdb_count():
+                self.pod_informer = Informer(self.api, ["Pod"])
+            if self.pod_informer is not None:
+                for _, etype, obj in await self.pod_informer.poll(max(0.0, wait)):
                     self.disruption.on_pod(etype, obj)
-                else:
-                    self.disruption.on_pdb(etype, obj)
             writes = []
             for ns, name, status in self.disruption.sync(self.clock.now()):
                 pdb = self.disruption.pdb(ns, name)

@@ -351,6 +351,9 @@ class DisruptionController:
         budget = self._budgets.get(namespace, {}).get(name)
         return budget.pdb if budget else None
 
+    def pdb_count(self) -> int:
+        return sum(len(b) for b in self._budgets.values())
+
     def pending(self) -> int:
         """How many PDBs wait for a sync."""
         return len(self._dirty)

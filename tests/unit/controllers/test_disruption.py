@@ -280,3 +280,16 @@ def test_expired_disruption_is_rechecked_without_any_event():
     (write,) = dc.sync(now=10 + DELETION_TIMEOUT)
     assert numbers(write[2]) == (2, 1, 2, 1) and write[2]["disruptedPods"] == {}
     assert dc.next_recheck() is None
+
+
+def test_pdb_count_follows_adds_and_deletes():
+    from cluster.controllers.disruption import DisruptionController
+    c = DisruptionController()
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": "a", "namespace": "default", "uid": "u1"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}}}
+    assert c.pdb_count() == 0
+    c.on_pdb("ADDED", pdb)
+    assert c.pdb_count() == 1
+    c.on_pdb("DELETED", pdb)
+    assert c.pdb_count() == 0
