@@ -14,6 +14,9 @@ measured over the high-priority pods, from the moment their creation starts to t
 last bind: the preemptions happen before the first of those binds, so a first-to-last
 window would leave them out.
 
+``preempt-cycle``: the preempt shape fed straight into a ``Scheduler`` (no Ray): the
+low-priority pods arrive bound, victims vanish as soon as the scheduler deletes them.
+
 ``cycle``: the same nodes and pods fed straight into a ``Scheduler`` in this process (no
 Ray, no apiserver): what the scheduling algorithm alone costs per pod, bind confirmations
 included. Comparing it with ``schedule`` shows how much the actor path adds.
@@ -200,6 +203,47 @@ def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
             "seconds": round(seconds, 3), "podsPerSecond": rate}
 
 
+def _preempt_cycle(nodes: int, pods: int, log) -> dict:
+    sched = Scheduler(seed=1)
+    names = []
+    for i, cfg in enumerate(expand_pools(bench_pools(nodes))):
+        sched.on_node("ADDED", node_object(cfg, i, 0.0, cfg.allocatable()), 0.0)
+        names.append(cfg.name)
+    k = 0
+    for name in names:
+        for _ in range(FILL_PER_NODE):
+            pod = preempt_pod(f"low-{k}", "bench-low")
+            pod["metadata"]["uid"] = f"low-{k}"
+            pod["spec"].update(priority=10, nodeName=name)
+            pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"}
+            sched.on_pod("ADDED", pod, 0.0)
+            k += 1
+    pending = {}
+    for i in range(pods):
+        pod = preempt_pod(f"high-{i}", "bench-high")
+        pod["metadata"]["uid"] = f"high-{i}"
+        pod["spec"]["priority"] = 1000
+        pending[f"high-{i}"] = pod
+        sched.on_pod("ADDED", pod, 0.0)
+    log(f"{nodes} nodes with {k} low-priority pods, {pods} high-priority pods pending (no Ray); scheduling")
+    bound, now, start = 0, 1.0, time.perf_counter()
+    while bound < pods and now < 100_000:
+        out = sched.schedule(now, 500)
+        for _, _, uid in out.deletes:  # victims go at once (grace period 0)
+            victim = sched.cache.pod_info(uid)
+            if victim is not None:  # two preemptors in one batch may name the same victim
+                sched.on_pod("DELETED", victim.pod, now)
+        for _, _, uid, node in out.binds:
+            sched.on_pod("MODIFIED", dict(pending[uid], spec=dict(pending[uid]["spec"], nodeName=node)), now)
+        bound += len(out.binds)
+        now += 1.0  # past every backoff of the previous round
+    seconds = time.perf_counter() - start
+    rate = round(bound / seconds, 1) if seconds > 0 else None
+    log(f"bound {bound}/{pods} pods in {seconds:.2f}s: {rate} pods/s; {sched.stats['victims']} victims")
+    return {"benchmark": "preempt-cycle", "nodes": nodes, "pods": pods, "bound": bound,
+            "seconds": round(seconds, 3), "podsPerSecond": rate, "victims": sched.stats["victims"]}
+
+
 def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=None, workload: str = "basic") -> dict:
     log = log or (lambda s: print(s, file=sys.stderr))
     if nodes < 1:
@@ -214,4 +258,6 @@ def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=Non
         return _cycle(nodes, pods, workload, log)
     if name == "preempt":
         return asyncio.run(_preempt(nodes, pods, nodes_per_host, log))
+    if name == "preempt-cycle":
+        return _preempt_cycle(nodes, pods, log)
     return asyncio.run(_schedule(nodes, pods, nodes_per_host, workload, log))

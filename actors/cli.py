@@ -27,9 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("file")
     val.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     bench = sub.add_parser("bench", help="run a benchmark; the last line printed is one JSON object")
-    bench.add_argument("benchmark", choices=["schedule", "preempt", "cycle"],
+    bench.add_argument("benchmark", choices=["schedule", "preempt", "cycle", "preempt-cycle"],
                        help="schedule: through the actors; preempt: high-priority pods preempting low ones; "
-                            "cycle: the Scheduler alone, in this process")
+                            "cycle / preempt-cycle: the same shapes in the Scheduler alone, in this process")
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--pods", type=int, default=10000)
     bench.add_argument("--nodes-per-host", type=int, default=0)

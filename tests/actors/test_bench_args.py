@@ -65,3 +65,11 @@ def test_preempt_pods_fill_a_node_and_each_preemptor_needs_one_victim():
     assert cpu * FILL_PER_NODE <= 4000 < cpu * (FILL_PER_NODE + 1)  # four fill a 4-CPU node
     assert 4000 - cpu * FILL_PER_NODE < cpu  # ...and leave no room for a fifth
     assert high["spec"]["priorityClassName"] == "bench-high" and high["spec"]["terminationGracePeriodSeconds"] == 0
+
+
+def test_preempt_cycle_bench_preempts_one_victim_per_pod(capsys):
+    import json
+
+    assert main(["bench", "preempt-cycle", "--nodes", "30", "--pods", "20"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (result["bound"], result["victims"]) == (20, 20)  # room for each on its own node
