@@ -1,7 +1,8 @@
 """The scheduling framework: extension-point interfaces, the plugin registry, profiles.
 
 Owns the contract between the scheduler and its plugins, and the code that runs one
-profile's configured plugins at each extension point (``Framework.run_*``). The
+profile's configured plugins at each extension point (``Framework.run_*``). The registry
+and profile types live in ``registry.py`` and are re-exported here. The
 ``Scheduler`` builds one ``Framework`` per profile and drives the cycle; plugins live in
 ``plugins/`` and are found by name through a ``Registry``.
 
@@ -18,12 +19,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from ..api.objects import DEFAULT_SCHEDULER
 from .cache import PodInfo, Snapshot
+from .registry import PluginSpec, ProfileConfig, Registry  # noqa: F401 (re-exported: the framework's API)
 from .status import SUCCESS, Code, Diagnosis, Rejection, Status
 
 MAX_NODE_SCORE = 100
@@ -227,61 +227,6 @@ class BindPlugin(Plugin):
 
     @abstractmethod
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
-
-
-# ---- registry and profiles -------------------------------------------------------------
-
-PluginFactory = Callable[[dict, "Framework"], Plugin]
-
-
-class Registry:
-    """Plugin name -> factory(args, handle). Registering a name twice is an error."""
-
-    def __init__(self, factories: dict[str, PluginFactory] | None = None):
-        self._factories: dict[str, PluginFactory] = {}
-        for name, factory in (factories or {}).items():
-            self.register(name, factory)
-
-    def register(self, name: str, factory: PluginFactory) -> None:
-        if name in self._factories:
-            raise ValueError(f"a plugin named {name!r} is already registered")
-        self._factories[name] = factory
-
-    def merge(self, other: "Registry") -> None:
-        for name, factory in other._factories.items():
-            self.register(name, factory)
-
-    def get(self, name: str) -> PluginFactory:
-        try:
-            return self._factories[name]
-        except KeyError:
-            raise ValueError(f"plugin {name!r} is not registered") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._factories
-
-    def names(self) -> list[str]:
-        return sorted(self._factories)
-
-
-@dataclass(frozen=True)
-class PluginSpec:
-    """A plugin enabled at every extension point it implements (upstream's MultiPoint)."""
-
-    name: str
-    weight: int = 1  # Score weight; 0 is defaulted to 1 as upstream does
-    args: dict | None = None
-
-
-@dataclass(frozen=True)
-class ProfileConfig:
-    scheduler_name: str = DEFAULT_SCHEDULER
-    plugins: tuple[PluginSpec, ...] | None = None  # None: the default plugin set
-    percentage_of_nodes_to_score: int | None = None  # None: the scheduler-wide value
-    # Per extension point, the plugin names in the order they run there (config.py derives
-    # it from KubeSchedulerConfiguration). None: every plugin at every point it implements,
-    # in ``plugins`` order.
-    order: tuple[tuple[str, tuple[str, ...]], ...] | None = None
 
 
 # Extension point -> the interface a plugin implements to run there.
