@@ -177,24 +177,39 @@ async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         cluster.shutdown()
 
 
-def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
+def _scheduler_with_nodes(nodes: int) -> tuple[Scheduler, list[str]]:
     sched = Scheduler(seed=1)
+    names = []
     for i, cfg in enumerate(expand_pools(bench_pools(nodes))):
         sched.on_node("ADDED", node_object(cfg, i, 0.0, cfg.allocatable()), 0.0)
+        names.append(cfg.name)
+    return sched, names
+
+
+def _add_pending(sched: Scheduler, pods: list[dict]) -> dict:
     pending = {}
-    for i in range(pods):
-        pod = bench_pod(i, workload)
-        pod["metadata"]["uid"] = f"bench-{i}"
-        pending[f"bench-{i}"] = pod
+    for pod in pods:
+        pod["metadata"]["uid"] = pod["metadata"]["name"]
+        pending[pod["metadata"]["uid"]] = pod
         sched.on_pod("ADDED", pod, 0.0)
+    return pending
+
+
+def _confirm_binds(sched: Scheduler, out, pending: dict, now: float) -> int:
+    """What the watch would deliver for the binds: each pod with its nodeName."""
+    for _, _, uid, node in out.binds:
+        sched.on_pod("MODIFIED", dict(pending[uid], spec=dict(pending[uid]["spec"], nodeName=node)), now)
+    return len(out.binds)
+
+
+def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
+    sched, _ = _scheduler_with_nodes(nodes)
+    pending = _add_pending(sched, [bench_pod(i, workload) for i in range(pods)])
     log(f"{nodes} nodes, {pods} pending pods in a Scheduler (no Ray); scheduling")
     bound, now, start = 0, 1.0, time.perf_counter()
     while bound < pods and now < 10_000:
         out = sched.schedule(now, 500)
-        for _, _, uid, node in out.binds:
-            pod = dict(pending[uid], spec=dict(pending[uid]["spec"], nodeName=node))
-            sched.on_pod("MODIFIED", pod, now)  # the watch confirms the bind
-        bound += len(out.binds)
+        bound += _confirm_binds(sched, out, pending, now)
         now += 0.01 if out.binds or sched.active_count() else 2.0
     seconds = time.perf_counter() - start
     rate = round(bound / seconds, 1) if seconds > 0 else None
@@ -204,11 +219,7 @@ def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
 
 
 def _preempt_cycle(nodes: int, pods: int, log) -> dict:
-    sched = Scheduler(seed=1)
-    names = []
-    for i, cfg in enumerate(expand_pools(bench_pools(nodes))):
-        sched.on_node("ADDED", node_object(cfg, i, 0.0, cfg.allocatable()), 0.0)
-        names.append(cfg.name)
+    sched, names = _scheduler_with_nodes(nodes)
     k = 0
     for name in names:
         for _ in range(FILL_PER_NODE):
@@ -218,13 +229,10 @@ def _preempt_cycle(nodes: int, pods: int, log) -> dict:
             pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"}
             sched.on_pod("ADDED", pod, 0.0)
             k += 1
-    pending = {}
-    for i in range(pods):
-        pod = preempt_pod(f"high-{i}", "bench-high")
-        pod["metadata"]["uid"] = f"high-{i}"
-        pod["spec"]["priority"] = 1000
-        pending[f"high-{i}"] = pod
-        sched.on_pod("ADDED", pod, 0.0)
+    high = [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)]
+    for pod in high:
+        pod["spec"]["priority"] = 1000  # what Priority admission would set
+    pending = _add_pending(sched, high)
     log(f"{nodes} nodes with {k} low-priority pods, {pods} high-priority pods pending (no Ray); scheduling")
     bound, now, start = 0, 1.0, time.perf_counter()
     while bound < pods and now < 100_000:
@@ -233,9 +241,7 @@ def _preempt_cycle(nodes: int, pods: int, log) -> dict:
             victim = sched.cache.pod_info(uid)
             if victim is not None:  # two preemptors in one batch may name the same victim
                 sched.on_pod("DELETED", victim.pod, now)
-        for _, _, uid, node in out.binds:
-            sched.on_pod("MODIFIED", dict(pending[uid], spec=dict(pending[uid]["spec"], nodeName=node)), now)
-        bound += len(out.binds)
+        bound += _confirm_binds(sched, out, pending, now)
         now += 1.0  # past every backoff of the previous round
     seconds = time.perf_counter() - start
     rate = round(bound / seconds, 1) if seconds > 0 else None
