@@ -23,7 +23,7 @@ import numpy as np
 from .cache import Cache, PodInfo
 from .framework import CycleState, Framework
 from .nominator import PodNominator
-from .status import SUCCESS, Code, Rejection, Status
+from .status import SUCCESS, Rejection, Status
 
 
 class FilterRun:
@@ -74,21 +74,11 @@ def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: Fi
         if r.plugin != "NodeResourcesFit":
             rows &= ~r.mask
     fit = fwk.plugins.get("NodeResourcesFit")
-    failures = []
-    too_many = snap.pod_count + extra_count + 1 > snap.allowed_pods
-    if too_many.any():
-        failures.append(("Too many pods", too_many))
-    for j, (col, amount) in enumerate(pod.req_cols):
-        if fit is not None and fit.ignores_column(col, snap):
-            continue
-        short = snap.allocatable[:, col] - snap.requested[:, col] - extra[:, j] < amount
-        if short.any():
-            failures.append((f"Insufficient {snap.column_names[col]}", short))
-    ok = np.ones(n, dtype=bool)
-    for _, mask in failures:
-        ok &= ~mask
-    return rows, ok, lambda: [Rejection("NodeResourcesFit", Code.UNSCHEDULABLE, reason, mask & rows)
-                              for reason, mask in failures]
+    if fit is None:  # nothing else can tell these rows apart by load
+        return rows, np.ones(n, dtype=bool), lambda: []
+    result = fit.fit(pod, snap, extra, extra_count)
+    return rows, result.feasible, lambda: [Rejection(fit.NAME, code, reason, mask & rows)
+                                          for code, reason, mask in result.failures]
 
 
 def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodInfo,

@@ -116,10 +116,12 @@ class SchedulerHost(PreemptionHost):
                 for col, amount in other.req_cols:
                     free[col] -= amount
         fit = self.framework.plugins.get("NodeResourcesFit")
+        if fit is None:
+            return Status()  # nothing here judges load
         reasons = [TOO_MANY_PODS] if count + 1 > snap.allowed_pods[i] else []
         for col, amount in pod.req_cols:
-            if amount > free[col] and not (fit is not None and fit.ignores_column(col, snap)):
-                reasons.append(f"Insufficient {snap.column_names[col]}")
+            if amount > free[col] and not fit.ignores_column(col, snap):
+                reasons.append(fit.reason(col, snap))
         return Status(Code.UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit") if reasons else Status()
 
 

@@ -355,7 +355,7 @@ class Scheduler:
     # ---- one cycle ---------------------------------------------------------------------
 
     def _schedule_pod(self, fwk: Framework, state: CycleState, pinfo,
-                      now: float = 0.0) -> tuple[int | None, Status, Diagnosis | None]:
+                      now: float) -> tuple[int | None, Status, Diagnosis | None]:
         """Pick a node index, or explain why none (a Diagnosis for rejections)."""
         snap = self.cache.snapshot()
         n = snap.num_nodes
@@ -473,7 +473,6 @@ class Scheduler:
         """Preemption: runs when filters rejected the pod; its message joins the FitError."""
         if diag is None or state is None or not fwk.has_post_filter_plugins():
             return None
-        self.host.set_cycle(fwk, now)
         result, pstatus = fwk.run_post_filter(state, pinfo, self.cache.snapshot(), diag)
         if pstatus.message():
             diag.post_filter_msg = pstatus.message()

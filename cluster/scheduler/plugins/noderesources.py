@@ -184,25 +184,34 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
             self._skip_cols[col] = skip
         return skip
 
-    def _reason(self, col: int, snap: Snapshot) -> str:
+    def reason(self, col: int, snap: Snapshot) -> str:
         reason = self._reasons.get(col)
         if reason is None:
             reason = self._reasons[col] = f"Insufficient {snap.column_names[col]}"
         return reason
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
-        too_many = snap.pod_count >= snap.allowed_pods  # len(pods) + 1 > allowedPods
+        return self.fit(pod, snap)
+
+    def fit(self, pod: PodInfo, snap: Snapshot, extra: np.ndarray | None = None,
+            extra_count: np.ndarray | None = None) -> FilterResult:
+        """The filter's verdict, optionally with more load on the nodes than the cache
+        holds: ``extra`` (nodes x the pod's requested columns, in ``pod.req_cols`` order)
+        and ``extra_count`` pods, e.g. the nominated pods of the two-pass filter."""
+        count = snap.pod_count if extra_count is None else snap.pod_count + extra_count
+        too_many = count >= snap.allowed_pods  # len(pods) + 1 > allowedPods
         feasible = ~too_many
         failures = []
         if not feasible.all():
             failures.append((Code.UNSCHEDULABLE, TOO_MANY_PODS, too_many))
         alloc, requested = snap.allocatable, snap.requested
-        for col, amount in pod.req_cols:  # only positive requests; an absent column is 0 allocatable
+        for j, (col, amount) in enumerate(pod.req_cols):  # positive requests; absent column: 0 allocatable
             if self._skipped(col, snap):
                 continue
-            short = (alloc[:, col] - requested[:, col]) < amount
+            free = alloc[:, col] - requested[:, col]
+            short = (free if extra is None else free - extra[:, j]) < amount
             if short.any():
-                failures.append((Code.UNSCHEDULABLE, self._reason(col, snap), short))
+                failures.append((Code.UNSCHEDULABLE, self.reason(col, snap), short))
                 feasible &= ~short
         return FilterResult(feasible, failures)
 
