@@ -12,14 +12,14 @@ import time
 
 import ray
 
-from actors.profiling import Profile, tune_gc
+from actors.profiling import Profile, Profiled, tune_gc
 from cluster.clock import Clock, ClockSpec
 from cluster.store.apiserver import APIServer
 from cluster.store.errors import APIError, Expired
 
 
 @ray.remote(num_cpus=0)
-class APIServerActor:
+class APIServerActor(Profiled):
     def __init__(self, seed: int = 0, window: int = 50_000, time_scale: float = 1.0):
         self.profile = Profile()
         tune_gc()
@@ -49,11 +49,12 @@ class APIServerActor:
     async def update_status(self, kind: str, items: list) -> list:
         return self._wrote(self.api.update_status(kind, items, self.clock.now()))
 
-    async def patch_conditions(self, items: list) -> list:
-        return self._wrote(self.api.patch_conditions(items, self.clock.now()))
+    async def patch_pod_status(self, items: list) -> list:
+        return self._wrote(self.api.patch_pod_status(items, self.clock.now()))
 
-    async def patch_nominations(self, items: list) -> list:
-        return self._wrote(self.api.patch_nominations(items, self.clock.now()))
+    async def patch_node_taints(self, items: list) -> list:
+        """(node name, taints to add or update, taints to remove) each, from node controllers."""
+        return self._wrote(self.api.patch_node_taints(items, self.clock.now()))
 
     async def bind(self, items: list) -> list:
         return self._wrote(self.api.bind(items, self.clock.now()))
@@ -119,5 +120,3 @@ class APIServerActor:
             "writes": self.writes,
         }
 
-    async def dump_profile(self) -> str | None:
-        return self.profile.dump()

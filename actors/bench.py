@@ -15,7 +15,9 @@ last bind: the preemptions happen before the first of those binds, so a first-to
 window would leave them out.
 
 ``preempt-cycle``: the preempt shape fed straight into a ``Scheduler`` (no Ray): the
-low-priority pods arrive bound, victims vanish as soon as the scheduler deletes them.
+low-priority pods arrive bound, victims vanish as soon as the scheduler deletes them, and
+the scheduler sees the watch events its writes would cause (status patches, binds, the
+kubelet's Running status).
 
 ``cycle``: the same nodes and pods fed straight into a ``Scheduler`` in this process (no
 Ray, no apiserver): what the scheduling algorithm alone costs per pod, bind confirmations
@@ -24,10 +26,12 @@ included. Comparing it with ``schedule`` shows how much the actor path adds.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 
 from actors.driver import Cluster, init_ray
+from cluster.clock import rfc3339
 from cluster.kubelet.node import node_object
 from cluster.scenario.runner import expand_pools
 from cluster.scenario.schema import NodePool
@@ -65,12 +69,32 @@ def bench_pod(i: int, workload: str = "basic") -> dict:
             "spec": spec}
 
 
-async def _dump_profiles(cluster, log) -> None:
-    """With KUBEMU_PROFILE set, every actor writes its CPU profile (see actors/profiling.py)."""
-    actors = [cluster.api, cluster.scheduler, cluster.controllers, *cluster.hosts]
-    for path in await asyncio.gather(*[a.dump_profile.remote() for a in actors]):
+def _actors(cluster) -> list[tuple[str, object]]:
+    return [("apiserver", cluster.api), ("scheduler", cluster.scheduler), ("controllers", cluster.controllers),
+            *[("hosts", h) for h in cluster.hosts]]
+
+
+async def _dump_profiles(cluster, log, reset: bool = False) -> None:
+    """With KUBEMU_PROFILE set, every actor writes its CPU profile (see actors/profiling.py);
+    ``reset`` discards what they gathered so far instead."""
+    for path in await asyncio.gather(*[a.dump_profile.remote(reset) for _, a in _actors(cluster)]):
         if path:
             log(f"profile written: {path}")
+
+
+async def _cpu(cluster) -> dict[str, float]:
+    """Process CPU seconds so far per actor role (the hosts summed), and this driver's."""
+    out: dict[str, float] = {}
+    roles = _actors(cluster)
+    for (role, _), secs in zip(roles, await asyncio.gather(*[a.cpu_seconds.remote() for _, a in roles])):
+        out[role] = out.get(role, 0.0) + secs
+    t = os.times()
+    out["driver"] = t.user + t.system
+    return out
+
+
+def _cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {role: round(after[role] - before[role], 2) for role in after}
 
 
 def bench_pools(nodes: int) -> list[NodePool]:
@@ -97,6 +121,8 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
             if bad:
                 raise RuntimeError(f"create failed: {bad[0]}")
         log(f"{pods} pods pending; starting the scheduler")
+        await _dump_profiles(cluster, log, reset=True)
+        cpu0 = await _cpu(cluster)
         await cluster.scheduler.start_clock.remote(start)
         deadline = time.time() + max(120.0, pods / 50)
         while True:
@@ -104,6 +130,7 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
             if count >= pods or time.time() > deadline:
                 break
             await asyncio.sleep(0.2)
+        cpu = _cpu_spent(cpu0, await _cpu(cluster))
         stats = await cluster.scheduler.stats.remote()
         await _dump_profiles(cluster, log)
         if stats.get("error"):
@@ -111,9 +138,10 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
         seconds = (last - first) if count > 1 else 0.0
         rate = round(count / seconds, 1) if seconds > 0 else None
         log(f"bound {count}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s")
+        log(f"CPU seconds from the scheduler's start to the last poll: {cpu}")
         return {"benchmark": "schedule", "workload": workload, "nodes": nodes, "pods": pods, "bound": count,
                 "hosts": len(cluster.hosts), "seconds": round(seconds, 3), "podsPerSecond": rate,
-                "bindConflicts": stats.get("bindConflicts", 0)}
+                "bindConflicts": stats.get("bindConflicts", 0), "cpuSeconds": cpu}
     finally:
         cluster.shutdown()
 
@@ -160,9 +188,12 @@ async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         _, _, count = await _wait_binds(cluster, fill, max(120.0, fill / 50))
         log(f"{count}/{fill} low-priority pods bound on {nodes} nodes; creating {pods} high-priority pods")
         await cluster.scheduler.reset_bind_window.remote()
-        start = time.time()
-        await _create(cluster, [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)])
+        await _dump_profiles(cluster, log, reset=True)
+        high = [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)]
+        cpu0, start = await _cpu(cluster), time.time()
+        await _create(cluster, high)
         first, last, count = await _wait_binds(cluster, pods, max(120.0, pods / 20))
+        cpu = _cpu_spent(cpu0, await _cpu(cluster))
         stats = await cluster.scheduler.stats.remote()
         if stats.get("error"):
             raise RuntimeError(f"scheduler failed: {stats['error']}")
@@ -171,8 +202,10 @@ async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         rate = round(count / seconds, 1) if seconds > 0 else None
         log(f"bound {count}/{pods} high-priority pods {seconds:.2f}s after their creation began: {rate} pods/s; "
             f"{stats['preemptions']} preemptions, {stats['victims']} victims")
+        log(f"CPU seconds meanwhile (the window runs on past the last bind by up to 0.2 s): {cpu}")
         return {"benchmark": "preempt", "nodes": nodes, "pods": pods, "bound": count, "seconds": round(seconds, 3),
-                "podsPerSecond": rate, "preemptions": stats["preemptions"], "victims": stats["victims"]}
+                "podsPerSecond": rate, "preemptions": stats["preemptions"], "victims": stats["victims"],
+                "cpuSeconds": cpu}
     finally:
         cluster.shutdown()
 
@@ -210,12 +243,29 @@ def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
     while bound < pods and now < 10_000:
         out = sched.schedule(now, 500)
         bound += _confirm_binds(sched, out, pending, now)
-        now += 0.01 if out.binds or sched.active_count() else 2.0
+        now += 0.01 if out.binds or sched.has_ready() else 2.0
     seconds = time.perf_counter() - start
     rate = round(bound / seconds, 1) if seconds > 0 else None
     log(f"bound {bound}/{pods} pods in {seconds:.2f}s: {rate} pods/s, {1e6 * seconds / max(bound, 1):.0f} us per pod")
     return {"benchmark": "cycle", "workload": workload, "nodes": nodes, "pods": pods, "bound": bound,
             "seconds": round(seconds, 3), "podsPerSecond": rate}
+
+
+def _echo_status_patches(sched: Scheduler, out, pending: dict, now: float) -> None:
+    """What the watch would deliver for the scheduler's status patches (victims'
+    conditions, preemptors' nominations): each pod again, with the new status."""
+    for _, _, uid, conditions, nominated in out.status_patches():
+        known = sched.cache.pod_info(uid)
+        pod = pending.get(uid) or (known.pod if known is not None else None)
+        if pod is None:
+            continue
+        status = dict(pod.get("status") or {}, conditions=conditions)
+        if nominated is not None:
+            status["nominatedNodeName"] = nominated
+        pod = dict(pod, status=status)
+        if uid in pending:
+            pending[uid] = pod
+        sched.on_pod("MODIFIED", pod, now)
 
 
 def _preempt_cycle(nodes: int, pods: int, log) -> dict:
@@ -237,11 +287,16 @@ def _preempt_cycle(nodes: int, pods: int, log) -> dict:
     bound, now, start = 0, 1.0, time.perf_counter()
     while bound < pods and now < 100_000:
         out = sched.schedule(now, 500)
+        _echo_status_patches(sched, out, pending, now)
         for _, _, uid in out.deletes:  # victims go at once (grace period 0)
             victim = sched.cache.pod_info(uid)
             if victim is not None:  # two preemptors in one batch may name the same victim
                 sched.on_pod("DELETED", victim.pod, now)
         bound += _confirm_binds(sched, out, pending, now)
+        for _, _, uid, node in out.binds:  # the kubelet's Running status
+            pod = pending[uid]
+            sched.on_pod("MODIFIED", dict(pod, spec=dict(pod["spec"], nodeName=node),
+                                          status={"phase": "Running", "startTime": rfc3339(now)}), now)
         now += 1.0  # past every backoff of the previous round
     seconds = time.perf_counter() - start
     rate = round(bound / seconds, 1) if seconds > 0 else None

@@ -27,6 +27,7 @@ from cluster.scenario.runner import ScenarioRun, expand_pools, pack
 from cluster.scenario.schema import Scenario, Step, scheduler_config
 
 PROGRESS_EVERY = 2.0  # real seconds between progress lines
+RESOURCES_EVERY = 0.25  # real seconds between polls of the kubelets' PodResources view
 
 
 def init_ray() -> None:
@@ -108,10 +109,31 @@ async def _execute(cluster: Cluster, step: Step, log) -> None:
     if step.addNodes is not None:
         names = await cluster.add_nodes(step.addNodes)
         log(f"addNodes: {', '.join(names) or 'none'}")
-    if step.chaos is not None and step.chaos.action == "killNode":
-        host = cluster.host_of.get(step.chaos.node)
-        if host is None or not await host.kill_node.remote(step.chaos.node):
-            log(f"chaos killNode: no node {step.chaos.node}")
+    if step.chaos is not None:
+        await _chaos(cluster, step.chaos, log)
+
+
+async def _chaos(cluster: Cluster, chaos, log) -> None:
+    host = cluster.host_of.get(chaos.node)
+    if host is None:
+        log(f"chaos {chaos.action}: no node {chaos.node}")
+    elif chaos.action == "killNode":
+        await host.kill_node.remote(chaos.node)
+    elif chaos.action == "pressure":
+        await host.pressure.remote(chaos.node, chaos.extra_usage(), chaos.duration_seconds())
+    elif chaos.action == "deviceHealth":
+        answer = await host.device_health.remote(chaos.node, chaos.resource, chaos.device, chaos.healthy)
+        if answer.startswith("error: "):
+            log(f"chaos deviceHealth: {answer[7:]}")
+
+
+async def _poll_resources(cluster: Cluster, mirror: Mirror, now: float) -> None:
+    """The kubelets' PodResources view from every node host, into the mirror."""
+    pods, nodes = {}, {}
+    for p, n in await asyncio.gather(*[h.pod_resources.remote() for h in cluster.hosts]):
+        pods.update(p)
+        nodes.update(n)
+    mirror.set_pod_resources(pods, nodes, now)
 
 
 async def run_scenario(scenario: Scenario, log=lambda s: print(s, file=sys.stderr)) -> dict:
@@ -131,6 +153,7 @@ async def run_scenario(scenario: Scenario, log=lambda s: print(s, file=sys.stder
         if spec.objects:
             await _execute(cluster, Step(at=0, create=spec.objects), log)
         now = await _loop(cluster, run, mirror, informer, log)
+        await _poll_resources(cluster, mirror, now)
         run.finish(mirror, now)
         counters = await cluster.scheduler.stats.remote()
         return reports.build(run, mirror, counters, time.time() - wall0)
@@ -140,6 +163,10 @@ async def run_scenario(scenario: Scenario, log=lambda s: print(s, file=sys.stder
 
 async def _loop(cluster: Cluster, run: ScenarioRun, mirror: Mirror, informer: Informer, log) -> float:
     clock, last_progress = cluster.clock, time.time()
+    # The PodResources view is polled only when an expectation reads it; the report's copy
+    # is taken once at the end.
+    poll_every = RESOURCES_EVERY if run.needs_pod_resources() else None
+    last_resources = 0.0
     while True:
         now = clock.now()
         for step in run.due(now):
@@ -147,6 +174,9 @@ async def _loop(cluster: Cluster, run: ScenarioRun, mirror: Mirror, informer: In
         for kind, etype, obj in await informer.poll(0.05):
             mirror.apply(kind, etype, obj, now, time.time())
         now = clock.now()
+        if poll_every is not None and time.time() - last_resources >= poll_every:
+            last_resources = time.time()
+            await _poll_resources(cluster, mirror, now)
         run.observe(mirror, now)
         if run.over(mirror, now):
             return now

@@ -12,7 +12,7 @@ import time
 import ray
 
 from actors.informer import Informer
-from actors.profiling import Profile, tune_gc
+from actors.profiling import Profile, Profiled, tune_gc
 from cluster.clock import Clock, ClockSpec
 from cluster.kubelet.host import NodeHost
 
@@ -20,7 +20,7 @@ MAX_WAIT = 0.25  # real seconds a host sleeps in a watch when no timer is due so
 
 
 @ray.remote(num_cpus=0)
-class NodeHostActor:
+class NodeHostActor(Profiled):
     def __init__(self, api, configs: list, first_index: int, time_scale: float = 1.0):
         self.profile = Profile()
         tune_gc()
@@ -44,6 +44,23 @@ class NodeHostActor:
 
     async def kill_node(self, name: str) -> bool:
         return self.host.kill_node(name)
+
+    async def pressure(self, name: str, extra: dict, duration: float | None) -> None:
+        self.host.pressure(name, extra, self.clock.now(), duration)
+        await self._flush()
+
+    async def device_health(self, name: str, resource: str, device, healthy: bool) -> str:
+        """The device's ID, or ``error: <one line>`` for an unknown resource or device."""
+        try:
+            device_id = self.host.device_health(name, resource, device, healthy, self.clock.now())
+        except ValueError as e:
+            return f"error: {e}"
+        await self._flush()
+        return device_id
+
+    async def pod_resources(self) -> tuple[dict, dict]:
+        """(uid -> what the pod holds, node -> QoS cgroups, shared CPUs and devices)."""
+        return self.host.pod_resources(self.clock.now()), self.host.node_resources()
 
     async def healthy(self) -> list[str]:
         if self._task is not None and self._task.done() and self._task.exception():
@@ -86,5 +103,3 @@ class NodeHostActor:
                     self.errors.append(f"{r[1]}: {r[2]}")
         del self.errors[:-20]
 
-    async def dump_profile(self) -> str | None:
-        return self.profile.dump()

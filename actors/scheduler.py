@@ -14,7 +14,7 @@ import time
 
 import ray
 
-from actors.profiling import Profile, tune_gc
+from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from actors.informer import Informer
 from cluster.clock import Clock, ClockSpec
 from cluster.scheduler.scheduler import Scheduler
@@ -24,7 +24,7 @@ IDLE_WAIT = 0.25
 
 
 @ray.remote(num_cpus=0)
-class SchedulerActor:
+class SchedulerActor(Profiled):
     def __init__(self, api, seed: int = 0, time_scale: float = 1.0, config=None):
         self.profile = Profile()
         tune_gc()
@@ -35,6 +35,7 @@ class SchedulerActor:
         self._inflight: list[tuple[object, list]] = []  # (concurrent future, binds)
         self._task: asyncio.Task | None = None
         self.bind_times: list[float] = []  # real time of each bind reply, for benchmarks
+        self.gc = GcPacer()
 
     async def start_clock(self, real_start: float) -> None:
         self.profile.start("scheduler")
@@ -74,12 +75,13 @@ class SchedulerActor:
             await self._collect(now)
             out = self.scheduler.schedule(now, BATCH)
             self._send(out)
+            self.gc.turn_done()
             if not out.binds and self._inflight:
                 await asyncio.sleep(0.005)  # let bind replies arrive instead of spinning
 
     def _wait(self) -> float:
         """Real seconds the watch may block: none while pods are ready to schedule."""
-        if self.scheduler.active_count():
+        if self.scheduler.has_ready():
             return 0.0
         wake = self.scheduler.next_wakeup()
         if wake is None:
@@ -90,13 +92,12 @@ class SchedulerActor:
     def _send(self, out) -> None:
         if out.binds:
             self._inflight.append((self.api.bind.remote(out.binds).future(), out.binds))
-        if out.pod_conditions:
+        patches = out.status_patches()
+        if patches:
             # Before the deletes: a victim's DisruptionTarget condition is written first.
-            self.api.patch_conditions.remote(out.pod_conditions)
+            self.api.patch_pod_status.remote(patches)
         if out.deletes:
             self.api.delete.remote("Pod", [(ns, name, uid, None) for ns, name, uid in out.deletes])
-        if out.nominations:
-            self.api.patch_nominations.remote(out.nominations)
         if out.events:
             self.api.create.remote(out.events)
 
@@ -114,5 +115,3 @@ class SchedulerActor:
                     self.scheduler.on_bind_failed(ns, name, uid, r[2], r[0] in (404, 409), now)
         self._inflight = keep
 
-    async def dump_profile(self) -> str | None:
-        return self.profile.dump()

@@ -1,24 +1,46 @@
-"""Kubelet pod admission (upstream predicateAdmitHandler, reference §4.3-4.4).
+"""Kubelet pod admission (upstream's admit handler chain, reference §4.2-4.4).
 
 Owns the ordered admission checks and the Reason/Message a rejected pod gets. ``Kubelet``
 calls ``admit`` once per new pod with a ``NodeView``: the node's name, labels, taints,
-allocatable, and the summed requests and count of the pods it has admitted that are not
-terminal. Every check returns a list of failures so that, like upstream's
-includeAllFailures, all of them are known (critical-pod preemption will need that);
-only the first failure becomes the rejection.
+allocatable, the summed requests and count of the pods it has admitted that are not
+terminal, and the host ports those pods hold. Every GeneralPredicates check returns a list
+of failures so that, like upstream's includeAllFailures, all of them are known
+(critical-pod preemption will need that); only the first failure becomes the rejection.
 
-To add a GeneralPredicates check, insert it into ``GENERAL_PREDICATES`` at its upstream
-place: resources, node affinity/selector, node name, host ports, NoExecute taints.
+The chain, in upstream's order (the first rejection wins; the eviction manager's own
+admit handler runs before all of these, in ``Kubelet``):
+1. upstream's resource-allocation handler, which runs before the predicate handler: the
+   CPU manager, then the device manager, when ``admit`` is given them;
+2. the OS label and OS field checks;
+3. GeneralPredicates: resources, node affinity/selector, node name, host ports, NoExecute
+   taints (``GENERAL_PREDICATES``; insert a new check at its upstream place).
+
+The matching rules are the scheduler plugins' own (node affinity, host-port conflicts,
+toleration matching), so the scheduler and the kubelet cannot disagree about a pod.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Collection
 
-from ..api.objects import labels_of, node_name_of
+from ..api.objects import labels_of, node_name_of, uid_of
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, is_extended
+from ..scheduler.plugins.nodeaffinity import ERR_REASON_POD as NODE_AFFINITY_DESC
+from ..scheduler.plugins.nodeaffinity import pod_matches_node_selector_and_affinity
+from ..scheduler.plugins.nodename import ERR_REASON as NODE_NAME_DESC
+from ..scheduler.plugins.nodeports import ERR_REASON as NODE_PORTS_DESC
+from ..scheduler.plugins.nodeports import conflicts
+from ..scheduler.plugins.tainttoleration import NO_EXECUTE, find_untolerated_taint
+from ..scheduler.podterms import host_ports
+
+if TYPE_CHECKING:
+    from .cpumanager import CpuManager
+    from .devices import DeviceManager
 
 NODE_OS = "linux"
+# The kubelet's own wording (ErrReasonNotMatch), not the scheduler's per-taint message.
+TAINT_DESC = "node(s) had taints that the pod didn't tolerate"
+CONFIG_SOURCE = "kubernetes.io/config.source"  # "api" for pods from the apiserver
 
 
 @dataclass(frozen=True)
@@ -29,6 +51,12 @@ class NodeView:
     pod_count: int  # how many such pods
     labels: dict = field(default_factory=dict)
     taints: tuple = ()
+    # (hostIP, protocol, hostPort) held by the admitted pods, as podterms.host_ports gives them
+    used_ports: Collection[tuple[str, str, int]] = frozenset()
+
+    def as_node(self) -> dict:
+        """The little of a Node object that node affinity reads."""
+        return {"metadata": {"name": self.name, "labels": self.labels}}
 
 
 @dataclass(frozen=True)
@@ -93,15 +121,46 @@ def fits_resources(pod: dict, requests: dict, node: NodeView) -> list:
     return out
 
 
+def node_affinity(pod: dict, requests: dict, node: NodeView) -> list:
+    spec = pod.get("spec") or {}
+    if not spec.get("nodeSelector") and not (spec.get("affinity") or {}).get("nodeAffinity"):
+        return []  # the common case, without building the node or compiling terms
+    if pod_matches_node_selector_and_affinity(pod, node.as_node()):
+        return []
+    return [PredicateFailure("NodeAffinity", NODE_AFFINITY_DESC)]
+
+
 def node_name(pod: dict, requests: dict, node: NodeView) -> list:
     wanted = node_name_of(pod)
     if wanted and wanted != node.name:
-        return [PredicateFailure("NodeName", "node(s) didn't match the requested node name")]
+        return [PredicateFailure("NodeName", NODE_NAME_DESC)]
     return []
 
 
-# The order is upstream's; node affinity, host ports and NoExecute taints slot in here.
-GENERAL_PREDICATES: tuple[Check, ...] = (fits_resources, node_name)
+def node_ports(pod: dict, requests: dict, node: NodeView) -> list:
+    wanted = host_ports(pod)
+    if wanted and node.used_ports and conflicts(wanted, node.used_ports):
+        return [PredicateFailure("NodePorts", NODE_PORTS_DESC)]
+    return []
+
+
+def _is_static(pod: dict) -> bool:
+    """A pod from a manifest file or URL rather than the apiserver (upstream IsStaticPod)."""
+    source = ((pod.get("metadata") or {}).get("annotations") or {}).get(CONFIG_SOURCE)
+    return source is not None and source != "api"
+
+
+def no_execute_taints(pod: dict, requests: dict, node: NodeView) -> list:
+    """Only NoExecute: a NoSchedule taint is the scheduler's business, not the kubelet's."""
+    if not node.taints or _is_static(pod):
+        return []
+    tolerations = (pod.get("spec") or {}).get("tolerations")
+    if find_untolerated_taint(node.taints, tolerations, (NO_EXECUTE,)) is None:
+        return []
+    return [PredicateFailure("TaintToleration", TAINT_DESC)]
+
+
+GENERAL_PREDICATES: tuple[Check, ...] = (fits_resources, node_affinity, node_name, node_ports, no_execute_taints)
 
 
 def general_filter(pod: dict, requests: dict, node: NodeView) -> list:
@@ -123,13 +182,27 @@ def _os_mismatch(pod: dict, node: NodeView) -> Rejection | None:
     return None
 
 
-def admit(pod: dict, requests: dict[str, int], node: NodeView) -> Rejection | None:
+def admit(pod: dict, requests: dict[str, int], node: NodeView, cpus: CpuManager | None = None,
+          devices: DeviceManager | None = None) -> Rejection | None:
     """None when the pod may run; otherwise the rejection for its first failure.
 
-    ``requests`` are the pod's effective requests (``effective_requests`` applied).
+    ``requests`` are the pod's effective requests (``effective_requests`` applied). With
+    ``cpus`` and ``devices``, the pod's exclusive CPUs and then its devices are allocated
+    first, as upstream's chain does, and handed back if a later check refuses the pod;
+    the caller releases them when the admitted pod ends.
     """
-    early = _os_mismatch(pod, node)
-    if early is not None:
-        return early
-    failures = general_filter(pod, requests, node)
-    return failures[0].rejection() if failures else None
+    uid = uid_of(pod)
+    rejection = cpus.admit(uid, pod) if cpus is not None else None
+    if rejection is None and devices is not None:
+        rejection = devices.allocate(pod)
+    if rejection is None:
+        rejection = _os_mismatch(pod, node)
+    if rejection is None:
+        failures = general_filter(pod, requests, node)
+        rejection = failures[0].rejection() if failures else None
+    if rejection is not None:
+        if cpus is not None:
+            cpus.release(uid)
+        if devices is not None:
+            devices.release(uid)
+    return rejection

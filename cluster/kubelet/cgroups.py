@@ -1,9 +1,12 @@
 """The cgroup values a real kubelet would write for a pod (reference §2).
 
-Owns the kernel constants, the integer cpu conversions (Go int64 truncating division) and
-the pod-level cgroup (upstream ResourceConfigForPod with enforceCPULimits on, the default
-100 ms CFS period and no memory QoS). The kubelet computes a pod's cgroup at admission and
-keeps it for the report; nothing is written anywhere because no container runs.
+Owns the kernel constants, the integer cpu conversions (Go int64 truncating division), the
+pod-level cgroup (upstream ResourceConfigForPod with enforceCPULimits on, the default
+100 ms CFS period and no memory QoS), the per-container values the container runtime is
+given (upstream calculateLinuxResources) and the node-level QoS cgroups (``kubepods`` and
+its ``burstable`` and ``besteffort`` tiers). The kubelet computes a pod's cgroups at
+admission and keeps them, and the node's tiers, for the report; nothing is written
+anywhere because no container runs.
 """
 from __future__ import annotations
 
@@ -86,3 +89,43 @@ def pod_cgroup(pod: dict, uid: str, qos: str | None = None) -> dict:
     if guaranteed or _limits_declared(pod, "memory"):
         out["memoryLimit"] = limits.get("memory", 0)
     return out
+
+
+def container_cgroup(container: dict) -> dict:
+    """One container's values: ``cpuShares``, ``cpuQuota`` (None: no limit, the runtime
+    writes no quota), ``cpuPeriod`` (always set, as upstream) and ``memoryLimit`` (None: none)."""
+    res = container.get("resources") or {}
+    req, lim = res.get("requests") or {}, res.get("limits") or {}
+    cpu_req = resource_int("cpu", req["cpu"]) if "cpu" in req else 0
+    cpu_lim = resource_int("cpu", lim["cpu"]) if "cpu" in lim else 0
+    mem_lim = resource_int("memory", lim["memory"]) if "memory" in lim else 0
+    # A limit without a request means request = limit (the apiserver defaults it; the
+    # kubelet repeats the rule for old objects).
+    shares = milli_cpu_to_shares(cpu_lim if cpu_req == 0 and cpu_lim else cpu_req)
+    quota = milli_cpu_to_quota(cpu_lim)
+    return {"cpuShares": shares, "cpuQuota": quota or None, "cpuPeriod": QUOTA_PERIOD,
+            "memoryLimit": mem_lim or None}
+
+
+def pod_cgroups(pod: dict, uid: str, qos: str | None = None) -> dict:
+    """The pod cgroup with its long-running containers' values under ``containers``."""
+    out = pod_cgroup(pod, uid, qos)
+    spec = pod.get("spec") or {}
+    running = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+    running += list(spec.get("containers") or ())
+    out["containers"] = {c.get("name", ""): container_cgroup(c) for c in running}
+    return out
+
+
+def qos_cgroups(allocatable_cpu: int, allocatable_memory: int | None, burstable_cpu_requests: int) -> dict:
+    """The node's QoS-level cgroups: the node-allocatable root and its two tiers.
+
+    ``allocatable_*`` are capacity minus reserved (upstream sizes ``kubepods`` without the
+    hard eviction threshold); ``burstable_cpu_requests`` sums the cpu requests (millicores)
+    of the Burstable pods holding resources. Guaranteed pods sit directly under the root.
+    """
+    return {
+        ROOT: {"cpuShares": milli_cpu_to_shares(allocatable_cpu), "memoryLimit": allocatable_memory},
+        BURSTABLE_PARENT: {"cpuShares": milli_cpu_to_shares(burstable_cpu_requests)},
+        BEST_EFFORT_PARENT: {"cpuShares": MIN_SHARES},
+    }

@@ -71,3 +71,28 @@ class NodeHost:
     def kill_node(self, name: str) -> None:
         """Chaos: this node's kubelet stops; no heartbeats, no status, pods frozen."""
         self._kubelets[name].stop()
+
+    def pressure(self, name: str, extra: dict[str, int], now: float, duration: float | None = None) -> None:
+        """Chaos: node-level usage (memory, disk and inode bytes/counts, pids) on top of the pods'."""
+        self.tick(now)
+        self._kubelets[name].set_pressure(extra, now, duration)
+
+    def device_health(self, name: str, resource: str, device: str | int, healthy: bool, now: float) -> str:
+        """Chaos: a device of ``resource`` on node ``name`` turns (un)healthy; returns its ID.
+        Raises ValueError (one line) for an unknown resource or device."""
+        self.tick(now)
+        return self._kubelets[name].set_device_health(resource, device, healthy, now)
+
+    def pod_resources(self, now: float) -> dict[str, dict]:
+        """Every live node's PodResources view: uid -> what the pod holds, with ``node``."""
+        out = {}
+        for name, k in self._kubelets.items():
+            if k.stopped:
+                continue
+            for uid, view in k.pod_resources(now).items():
+                view["node"] = name
+                out[uid] = view
+        return out
+
+    def node_resources(self) -> dict[str, dict]:
+        return {name: k.node_resources() for name, k in self._kubelets.items() if not k.stopped}

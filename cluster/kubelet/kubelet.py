@@ -13,15 +13,27 @@ Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transi
 | (new)             | on_pod, phase already Succeeded/Failed  | SUCCEEDED/FAILED  | none (finished before this kubelet knew it) |
 | (new)             | on_pod, admission refuses               | REJECTED          | status Failed + reason/message; Warning event <reason> |
 | (new)             | on_pod, admitted                        | PENDING           | status Pending (ContainerCreating); timer start @ t+start-seconds |
-| PENDING, BACKOFF  | timer start                             | RUNNING           | status Running; timer exit @ t+run-seconds (if set) |
+| PENDING, BACKOFF  | timer start                             | RUNNING           | status Running; timer exit @ t+run-seconds (if set); timer oom @ when memory first passes a limit (if ever) |
 | RUNNING           | timer exit; Never, or OnFailure and 0   | SUCCEEDED/FAILED  | status (terminated, exit code); resources released |
 | RUNNING           | timer exit; Always, or OnFailure and ≠0 | BACKOFF           | restartCount+1; status CrashLoopBackOff; Warning BackOff; timer start @ t+backoff |
+| RUNNING           | timer oom                               | as timer exit     | exit code 137, the killed containers' reason OOMKilled; Warning OOMKilling on the Node |
+| PENDING, BACKOFF  | the eviction manager picks it           | FAILED            | Warning Evicted; status Failed, reason Evicted, its message, DisruptionTarget; resources released |
+| RUNNING           | the eviction manager picks it           | STOPPING (evicting) | Warning Evicted; DisruptionTarget; Killing per container; timer stopped @ t+min(stop-seconds, eviction grace) |
 | RUNNING           | deletionTimestamp                       | STOPPING          | Killing event per container; timer stopped @ t+min(stop-seconds, grace) |
-| STOPPING          | deletionTimestamp with a shorter grace  | STOPPING          | timer stopped moved earlier (measured from the stop's start) |
-| STOPPING          | timer stopped                           | DELETED           | confirm delete; resources released |
+| STOPPING          | deletionTimestamp with a shorter grace  | STOPPING          | timer stopped moved earlier (measured from the stop's start); the stop now ends in a confirm |
+| STOPPING          | timer stopped (or oom), evicting and not deleted | FAILED   | status Failed, reason Evicted, exit 143 (or 137 if the grace ran out); resources released |
+| STOPPING          | timer stopped (or oom), otherwise       | DELETED           | confirm delete; resources released |
 | PENDING, BACKOFF, REJECTED, SUCCEEDED, FAILED | deletionTimestamp | DELETED | confirm delete at once; resources released |
 | DELETED           | on_pod                                  | DELETED           | none: the confirm is sent once |
-| any               | on_pod_deleted                          | (forgotten)       | timer cancelled; resources released; queued status dropped |
+| any               | on_pod_deleted                          | (forgotten)       | timers cancelled; resources released; queued status dropped |
+
+Admission (upstream's handler chain, first refusal wins): the eviction manager's handler
+(BestEffort pods are refused under MemoryPressure, every pod under disk or PID pressure,
+reason Evicted), then ``NodeAllocation.admit``: exclusive CPUs, devices, then
+GeneralPredicates (``admission.py``). "Resources" are the pod's effective requests, its
+exclusive CPUs, devices and host ports; releasing them returns all of these to the node.
+The eviction manager's loop, OOM timers and the pressure conditions are in
+``pressure.py``.
 
 A delay of 0 runs its transition inline, so a pod without annotations is admitted and
 Running within one ``on_pod`` call (the outbox coalesces both statuses into one write).
@@ -35,17 +47,25 @@ the previous crash.
 """
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+
 from ..api.annotations import AnnotationError, Emulation, emulation
 from ..api.events import make_event
 from ..api.objects import is_terminating, phase_of, uid_of
 from ..api.resources import PODS, pod_requests
+from ..scheduler.podterms import host_ports
 from ..sim import TimerQueue
 from . import admission
-from .cgroups import pod_cgroup
-from .node import NodeConfig, internal_ip, node_labels, node_object, node_status, pod_ip
+from .allocation import NodeAllocation
+from .cgroups import pod_cgroups
+from .eviction import EvictionManager
+from .evictionconfig import parse_eviction_config
+from .node import NodeConfig, internal_ip, node_conditions, node_labels, node_object, node_status, pod_ip
 from .outbox import Outbox
 from .pods import (BACKOFF, DELETED, FAILED, REJECTED, RUNNING, STOPPING,
                    SUCCEEDED, PodRecord, pod_status)
+from .pressure import EVICT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
 from .qos import pod_qos_class
 
 LEASE_SECONDS = 10.0
@@ -58,25 +78,38 @@ COMPONENT = "kubelet"
 START, EXIT, STOPPED, LEASE = "start", "exit", "stopped", "lease"
 
 
-class Kubelet:
-    __slots__ = ("config", "name", "index", "host_ip", "allocatable", "_outbox", "_timers",
-                 "_pods", "_used", "_active", "_ip_serial", "_lease", "_lease_due", "_stopped")
+class Kubelet(PressureMixin):
+    __slots__ = ("config", "name", "index", "host_ip", "alloc", "eviction", "_outbox", "_timers",
+                 "_pods", "_used", "_ports", "_active", "_ip_serial", "_lease", "_lease_due", "_stopped",
+                 "_extra", "_extra_timer", "_evict_timer", "_evict_due", "_pressure")
 
     def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
         self.config = config
         self.name = config.name
         self.index = index
         self.host_ip = internal_ip(index)
-        self.allocatable = config.allocatable()
+        # Both raise ValueError for a kubelet configuration upstream would refuse at startup.
+        self.alloc = NodeAllocation(config)
+        self.eviction = EvictionManager(_eviction_config(json.dumps(config.kubelet or {}, sort_keys=True, default=str)))
         self._outbox = outbox
         self._timers = timers
         self._pods: dict[str, PodRecord] = {}
         self._used: dict[str, int] = {}  # summed requests of the pods holding resources
+        self._ports: dict[tuple, int] = {}  # host ports of those pods, with how many hold each
         self._active = 0  # how many pods hold resources
         self._ip_serial = 0
         self._lease = None
         self._lease_due = 0.0
         self._stopped = False
+        self._extra: dict[str, int] = {}  # node-level usage from the pressure chaos action
+        self._extra_timer = None
+        self._evict_timer = None  # the eviction manager's next synchronize, while it runs
+        self._evict_due = 0.0
+        self._pressure: dict[str, tuple[bool, float]] = {}  # condition -> (True?, since)
+
+    @property
+    def allocatable(self) -> dict[str, int]:
+        return self.alloc.allocatable()
 
     # ---- node ---------------------------------------------------------------------
 
@@ -84,12 +117,23 @@ class Kubelet:
         """Create the Node, renew the lease, and keep renewing it every 10 s."""
         if self._stopped:
             return
-        self._outbox.node_creates.append(node_object(self.config, self.index, now, self.allocatable))
+        self._outbox.node_creates.append(node_object(self.config, self.index, now, self.allocatable,
+                                                     self.alloc.capacity()))
         self._renew(now, now)
 
     def post_node_status(self, now: float) -> None:
         if not self._stopped:
-            self._outbox.node_status[self.name] = node_status(self.config, self.index, now, self.allocatable)
+            self._outbox.node_status[self.name] = node_status(
+                self.config, self.index, now, self.allocatable, self.alloc.capacity(),
+                node_conditions(now, self._pressure))
+
+    def set_device_health(self, resource: str, device: str | int, healthy: bool, now: float) -> str:
+        """Chaos: a device plugin reports a device's new health; the node status follows.
+        Returns the device ID; raises ValueError (one line) for an unknown resource or device."""
+        device_id = self.alloc.set_device_health(resource, device, healthy)
+        if self.alloc.take_update():
+            self.post_node_status(now)
+        return device_id
 
     def _renew(self, due: float, now: float) -> None:
         self._outbox.leases[self.name] = now
@@ -101,9 +145,11 @@ class Kubelet:
     def stop(self) -> None:
         """The node died: cancel every timer; from now on it produces nothing."""
         self._stopped = True
-        self._timers.cancel(self._lease)
+        for handle in (self._lease, self._evict_timer, self._extra_timer):
+            self._timers.cancel(handle)
         for rec in self._pods.values():
             self._timers.cancel(rec.timer)
+            self._timers.cancel(rec.oom_timer)
 
     @property
     def stopped(self) -> bool:
@@ -130,6 +176,7 @@ class Kubelet:
         if rec is None:
             return
         self._timers.cancel(rec.timer)
+        self._timers.cancel(rec.oom_timer)
         self._release(rec)
         self._outbox.pod_status.pop(uid, None)  # a write to a deleted object would only fail
 
@@ -139,13 +186,20 @@ class Kubelet:
         _, kind, uid, gen = token
         if kind == LEASE:
             self._renew(self._lease_due, now)
-            return
-        rec = self._pods.get(uid)
-        if rec is None or rec.gen != gen:
-            return  # superseded or forgotten
-        rec.timer = None
-        # Transitions happen at the scheduled time, so a late tick does not shift the trace.
-        {START: self._start, EXIT: self._exit, STOPPED: self._confirm}[kind](rec, rec.due)
+        elif kind == EVICT:
+            self._sync(self._evict_due)  # at the scheduled time, as the lifecycle timers
+        elif kind == UNPRESSURE:
+            self._unpressure(now)
+        else:
+            rec = self._pods.get(uid)
+            if rec is None:
+                return  # forgotten
+            if kind == OOM:
+                self._on_oom(rec, gen)
+            elif rec.gen == gen:  # else superseded
+                rec.timer = None
+                # Transitions happen at the scheduled time, so a late tick does not shift the trace.
+                {START: self._start, EXIT: self._exit, STOPPED: self._stop_done}[kind](rec, rec.due)
 
     # ---- queries ------------------------------------------------------------------
 
@@ -160,6 +214,20 @@ class Kubelet:
     def cgroup_of(self, uid: str) -> dict | None:
         rec = self._pods.get(uid)
         return rec.cgroup if rec else None
+
+    def pod_resources(self, now: float) -> dict[str, dict]:
+        """uid -> what the pod holds here (upstream's PodResources API, plus cgroups and
+        usage), for every pod holding resources."""
+        out = {}
+        for uid, rec in self._pods.items():
+            if rec.requests is not None:
+                view = self.alloc.pod_view(rec)
+                view["usage"] = usage_view(rec, now)
+                out[uid] = view
+        return out
+
+    def node_resources(self) -> dict:
+        return self.alloc.node_view()
 
     def requested(self) -> dict[str, int]:
         """Summed requests of the pods holding resources, with their count under ``pods``."""
@@ -184,19 +252,22 @@ class Kubelet:
             rec.state = phase
             return
         requests = admission.effective_requests(pod_requests(pod), self.allocatable)
-        rejection = admission.admit(pod, requests, self._view())
+        rejection = self._eviction_admit(pod, rec) or self.alloc.admit(pod, rec, requests, self._view())
         if rejection is not None:
             self._reject(rec, rejection, now)
             return
-        self._hold(rec, requests)
-        rec.cgroup = pod_cgroup(pod, rec.uid, rec.qos)
+        self._hold(rec, requests, host_ports(pod))
+        rec.cgroup = pod_cgroups(pod, rec.uid, rec.qos)
+        rec.usage = declared_usage(pod)
         rec.pod_ip = self.host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._next_ip()
         self._write(rec)
+        if rec.usage is not None:
+            self._ensure_sync(now)
         self._after(rec, emu.start_seconds, START, now)
 
     def _view(self) -> admission.NodeView:
         return admission.NodeView(self.name, self.allocatable, self._used, self._active,
-                                  node_labels(self.config), tuple(self.config.taints or ()))
+                                  node_labels(self.config), tuple(self.config.taints or ()), self._ports)
 
     def _reject(self, rec: PodRecord, rejection: admission.Rejection, now: float) -> None:
         rec.state = REJECTED
@@ -208,16 +279,19 @@ class Kubelet:
         self._ip_serial += 1
         return pod_ip(self.index, self._ip_serial - 1)
 
-    def _hold(self, rec: PodRecord, requests: dict[str, int]) -> None:
-        rec.requests = requests
+    def _hold(self, rec: PodRecord, requests: dict[str, int], ports: tuple) -> None:
+        rec.requests, rec.ports = requests, ports
         self._active += 1
         used = self._used
         for name, amount in requests.items():
             used[name] = used.get(name, 0) + amount
+        for port in ports:
+            self._ports[port] = self._ports.get(port, 0) + 1
 
     def _release(self, rec: PodRecord) -> None:
         if rec.requests is None:
             return
+        self.alloc.release(rec)
         self._active -= 1
         used = self._used
         for name, amount in rec.requests.items():
@@ -226,7 +300,12 @@ class Kubelet:
                 used[name] = left
             else:
                 used.pop(name, None)
-        rec.requests = None
+        for port in rec.ports:
+            if self._ports[port] == 1:
+                del self._ports[port]
+            else:
+                self._ports[port] -= 1
+        rec.requests, rec.ports = None, ()
 
     # ---- lifecycle ----------------------------------------------------------------
 
@@ -236,7 +315,7 @@ class Kubelet:
         rec.timer = None
         rec.gen += 1
         if delay <= 0:
-            {START: self._start, EXIT: self._exit, STOPPED: self._confirm}[kind](rec, t)
+            {START: self._start, EXIT: self._exit, STOPPED: self._stop_done}[kind](rec, t)
             return
         rec.due = t + delay
         rec.timer = self._timers.schedule(rec.due, (self.name, kind, rec.uid, rec.gen))
@@ -244,16 +323,24 @@ class Kubelet:
     def _start(self, rec: PodRecord, t: float) -> None:
         rec.state = RUNNING
         rec.started_at = rec.ready_at = t
+        rec.runs += 1
         self._write(rec)
+        if rec.usage is not None:
+            self._schedule_oom(rec, t)
         run = rec.emu.run_seconds
         rec.exit_at = None if run is None else t + run
         if run is not None:
             self._after(rec, run, EXIT, t)
 
-    def _exit(self, rec: PodRecord, t: float) -> None:
-        code = rec.emu.exit_code
+    def _exit(self, rec: PodRecord, t: float, code: int | None = None, oom: tuple[str, ...] = ()) -> None:
+        """The containers' run ended: by themselves (``code`` None: the declared exit code)
+        or killed by the kernel for memory (``oom`` names the containers killed)."""
+        self._timers.cancel(rec.oom_timer)
+        rec.oom_timer = None
+        if code is None:
+            code = rec.emu.exit_code
         since_crash = t - rec.last_exit[2] if rec.last_exit else None
-        rec.last_exit = (code, rec.started_at, t)
+        rec.last_exit = (code, rec.started_at, t, oom)
         rec.ready_at, rec.exit_at = t, None
         if rec.policy == "Never" or (rec.policy == "OnFailure" and code == 0):
             rec.state = SUCCEEDED if code == 0 else FAILED
@@ -274,6 +361,7 @@ class Kubelet:
     def _on_deletion(self, rec: PodRecord, pod: dict, now: float) -> None:
         if rec.state == DELETED:
             return
+        rec.deleting = True
         grace = _grace_of(pod)
         if rec.state == RUNNING:
             rec.state, rec.stop_begin = STOPPING, now
@@ -297,10 +385,18 @@ class Kubelet:
         rec.stop_end = end
         self._after(rec, end - now, STOPPED, now)
 
+    def _stop_done(self, rec: PodRecord, t: float) -> None:
+        """A stop ended: an evicted pod stays as Failed unless it was deleted meanwhile."""
+        if rec.evicting and not rec.deleting:
+            self._finish_eviction(rec, t)
+        else:
+            self._confirm(rec, t)
+
     def _confirm(self, rec: PodRecord, t: float) -> None:
         """Containers are gone: release the resources and ask for the grace-0 delete."""
         self._timers.cancel(rec.timer)
-        rec.timer = None
+        self._timers.cancel(rec.oom_timer)
+        rec.timer = rec.oom_timer = None
         rec.state = DELETED
         self._release(rec)
         self._outbox.pod_deletes[rec.uid] = rec.key()
@@ -313,6 +409,12 @@ class Kubelet:
     def _event(self, rec: PodRecord, reason: str, message: str, t: float, type: str = "Normal") -> None:
         self._outbox.events.append(make_event(rec.ref(), reason, message, t, type=type,
                                               component=COMPONENT, host=self.name))
+
+
+@lru_cache(maxsize=64)
+def _eviction_config(kubelet_json: str):
+    """Nodes of one pool share one parsed (immutable) eviction configuration."""
+    return parse_eviction_config(json.loads(kubelet_json))
 
 
 def _next_backoff(previous: int, since_crash: float | None) -> int:

@@ -25,6 +25,12 @@ _PRESSURE = {
     "DiskPressure": ("KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
     "PIDPressure": ("KubeletHasSufficientPID", "kubelet has sufficient PID available"),
 }
+# ... and (reason, message) when the eviction manager reports the pressure.
+_UNDER_PRESSURE = {
+    "MemoryPressure": ("KubeletHasInsufficientMemory", "kubelet has insufficient memory available"),
+    "DiskPressure": ("KubeletHasDiskPressure", "kubelet has disk pressure"),
+    "PIDPressure": ("KubeletHasInsufficientPID", "kubelet has insufficient PID available"),
+}
 
 
 def _threshold(raw: str, capacity: int) -> int:
@@ -111,15 +117,34 @@ def healthy_conditions(now: float) -> list[dict]:
     return conds
 
 
+def node_conditions(now: float, pressure: dict[str, tuple[bool, float]] | None = None) -> list[dict]:
+    """The node's conditions; ``pressure`` maps a pressure condition to (True?, since when)."""
+    if not pressure:
+        return healthy_conditions(now)
+    ts = rfc3339(now)
+    conds = []
+    for ctype, healthy in _PRESSURE.items():
+        on, since = pressure.get(ctype, (False, now))
+        reason, message = _UNDER_PRESSURE[ctype] if on else healthy
+        cond = _condition(ctype, "True" if on else "False", reason, message, ts)
+        cond["lastTransitionTime"] = rfc3339(since)
+        conds.append(cond)
+    conds.append(_condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", ts))
+    return conds
+
+
 def _formatted(values: dict[str, int]) -> dict[str, str]:
     return {name: format_resource(name, amount) for name, amount in values.items()}
 
 
-def node_status(config: NodeConfig, index: int, now: float, allocatable: dict[str, int]) -> dict:
+def node_status(config: NodeConfig, index: int, now: float, allocatable: dict[str, int],
+                capacity: dict[str, int] | None = None, conditions: list[dict] | None = None) -> dict:
+    """``capacity`` defaults to the configured one (the kubelet passes the device
+    manager's counts for extended resources); ``conditions`` to all healthy."""
     return {
-        "capacity": _formatted(config.capacity_ints()),
+        "capacity": _formatted(config.capacity_ints() if capacity is None else capacity),
         "allocatable": _formatted(allocatable),
-        "conditions": healthy_conditions(now),
+        "conditions": healthy_conditions(now) if conditions is None else conditions,
         "addresses": [
             {"type": "InternalIP", "address": internal_ip(index)},
             {"type": "Hostname", "address": config.name},
@@ -140,7 +165,8 @@ def node_status(config: NodeConfig, index: int, now: float, allocatable: dict[st
     }
 
 
-def node_object(config: NodeConfig, index: int, now: float, allocatable: dict[str, int]) -> dict:
+def node_object(config: NodeConfig, index: int, now: float, allocatable: dict[str, int],
+                capacity: dict[str, int] | None = None) -> dict:
     cidr = pod_cidr(index)
     return {
         "apiVersion": "v1",
@@ -148,5 +174,5 @@ def node_object(config: NodeConfig, index: int, now: float, allocatable: dict[st
         "metadata": {"name": config.name, "labels": node_labels(config)},
         "spec": {"taints": [dict(t) for t in config.taints or ()],
                  "podCIDR": cidr, "podCIDRs": [cidr]},
-        "status": node_status(config, index, now, allocatable),
+        "status": node_status(config, index, now, allocatable, capacity),
     }

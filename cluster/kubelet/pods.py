@@ -32,6 +32,8 @@ class PodRecord:
         "requests", "qos", "cgroup", "admitted_at", "scheduled_ts", "pod_ip",
         "started_at", "ready_at", "restarts", "backoff", "last_exit",
         "timer", "gen", "due", "exit_at", "stop_begin", "stop_end", "reason", "message",
+        "priority", "grace", "static", "mem_requests", "ports", "usage", "runs", "oom_timer", "oom_at",
+        "deleting", "evicting", "disruption",
     )
 
     def __init__(self, pod: dict, emu: Emulation, now: float):
@@ -54,7 +56,8 @@ class PodRecord:
         self.ready_at = now  # last readiness transition
         self.restarts = 0
         self.backoff = 0  # the last CrashLoopBackOff delay, seconds; 0 = none yet
-        self.last_exit: tuple[int, float, float] | None = None  # (exit code, started, finished)
+        # (exit code, started, finished, names of the containers the kernel OOM-killed)
+        self.last_exit: tuple[int, float, float, tuple[str, ...]] | None = None
         self.timer = None  # TimerQueue handle of the one pending lifecycle timer
         self.gen = 0  # bumped per timer so a stale token is recognised
         self.due = now  # when the pending timer fires
@@ -62,6 +65,20 @@ class PodRecord:
         self.stop_begin: float | None = None
         self.stop_end: float | None = None
         self.reason = self.message = ""
+        # What the eviction manager ranks by (reference §3.4) and quotes in its message.
+        self.priority = int(spec.get("priority") or 0)
+        self.grace = spec.get("terminationGracePeriodSeconds")
+        self.static = _is_static_or_mirror(meta)
+        self.mem_requests = tuple((c.get("name", ""), ((c.get("resources") or {}).get("requests") or {}).get("memory"))
+                                  for c in spec.get("containers") or ())
+        self.usage = None  # container -> usage.ContainerUsage, when any usage is declared
+        self.runs = 0  # container starts so far; tags the OOM timer of the current run
+        self.oom_timer = None  # TimerQueue handle of the current run's OOM kill
+        self.oom_at = 0.0  # when that kill happens
+        self.ports: tuple = ()  # host ports held while the pod holds resources
+        self.deleting = False  # a deletionTimestamp was seen
+        self.evicting = False  # STOPPING because the eviction manager chose this pod
+        self.disruption: tuple[str, str, float] | None = None  # DisruptionTarget (reason, message, time)
 
     def key(self) -> tuple[str, str, str]:
         return (self.namespace, self.name, self.uid)
@@ -76,6 +93,12 @@ class PodRecord:
 
     def format_pod(self) -> str:
         return f"{self.name}_{self.namespace}({self.uid})"
+
+
+def _is_static_or_mirror(meta: dict) -> bool:
+    ann = meta.get("annotations") or {}
+    source = ann.get("kubernetes.io/config.source")
+    return (source is not None and source != "api") or "kubernetes.io/config.mirror" in ann
 
 
 def _scheduled_ts(pod: dict, now: float) -> str:
@@ -116,26 +139,36 @@ def _conditions(rec: PodRecord) -> list[dict]:
     else:
         msg = f"containers with unready status: [{' '.join(rec.app_names())}]"
         ready = [_cond(t, "False", ready_ts, "ContainersNotReady", msg) for t in ("Ready", "ContainersReady")]
-    return [_cond("Initialized", "True", rfc3339(rec.admitted_at)), *ready,
-            _cond("PodScheduled", "True", rec.scheduled_ts)]
+    out = [_cond("Initialized", "True", rfc3339(rec.admitted_at)), *ready,
+           _cond("PodScheduled", "True", rec.scheduled_ts)]
+    if rec.disruption is not None:
+        reason, message, t = rec.disruption
+        out.append(_cond("DisruptionTarget", "True", rfc3339(t), reason, message))
+    return out
 
 
-def _terminated(exit_info: tuple[int, float, float]) -> dict:
-    code, started, finished = exit_info
-    return {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+def _terminated(exit_info: tuple, name: str = "") -> dict:
+    code, started, finished = exit_info[:3]
+    if name and name in exit_info[3]:
+        reason = "OOMKilled"
+    else:
+        reason = "Completed" if code == 0 else "Error"
+    return {"terminated": {"exitCode": code, "reason": reason,
                            "startedAt": rfc3339(started), "finishedAt": rfc3339(finished)}}
 
 
 def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
     """(state, lastState, running) of a long-running container in the record's state."""
     if rec.state in (RUNNING, STOPPING):
-        return {"running": {"startedAt": rfc3339(rec.started_at)}}, {}, True
+        # A restarted container keeps showing how its previous run ended (e.g. OOMKilled).
+        last = _terminated(rec.last_exit, name) if rec.last_exit else {}
+        return {"running": {"startedAt": rfc3339(rec.started_at)}}, last, True
     if rec.state == BACKOFF:
         msg = f"back-off {go_duration(rec.backoff)} restarting failed container={name} pod={rec.format_pod()}"
-        last = _terminated(rec.last_exit) if rec.last_exit else {}
+        last = _terminated(rec.last_exit, name) if rec.last_exit else {}
         return {"waiting": {"reason": "CrashLoopBackOff", "message": msg}}, last, False
     if rec.state in (SUCCEEDED, FAILED) and rec.last_exit:
-        return _terminated(rec.last_exit), {}, False
+        return _terminated(rec.last_exit, name), {}, False
     return {"waiting": {"reason": "ContainerCreating"}}, {}, False
 
 
@@ -146,7 +179,7 @@ def _container_status(name: str, image: str, state: dict, last: dict, running: b
 
 def _init_statuses(rec: PodRecord) -> list[dict]:
     # Regular init containers are emulated as completing instantly at admission.
-    done = _terminated((0, rec.admitted_at, rec.admitted_at))
+    done = _terminated((0, rec.admitted_at, rec.admitted_at, ()))
     out = []
     for name, image, sidecar in rec.init:
         if sidecar:
@@ -176,4 +209,6 @@ def pod_status(rec: PodRecord, host_ip: str) -> dict:
               **_ips(rec, host_ip), "startTime": rfc3339(rec.admitted_at), "containerStatuses": statuses}
     if rec.init:
         status["initContainerStatuses"] = _init_statuses(rec)
+    if rec.state == FAILED and rec.reason:  # evicted: the eviction manager's reason and message
+        status["reason"], status["message"] = rec.reason, rec.message
     return status

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from ..api.events import involved_ref
 from ..api.objects import condition, is_terminating, labels_of, node_name_of, phase_of, ref
+from ..api.quantity import resource_int
+from ..api.resources import node_allocatable, resource_list
 from ..api.selectors import LabelSelector
 from .mirror import Mirror
 from .schema import Expectation
@@ -25,6 +27,9 @@ def check(e: Expectation, m: Mirror) -> tuple[bool, str]:
     if e.event is not None:
         n = sum(1 for ev in m.events if _event_matches(e.event, ev))
         return _compare(e, n, "matching events")
+    if e.eventOrder is not None:
+        seen = [involved_ref(ev) for ev in m.events if ev.get("reason") == e.eventOrder.reason]
+        return seen == e.eventOrder.objects, f"{e.eventOrder.reason} events for {', '.join(seen) or 'nothing'}"
     if e.count is not None:
         return _compare(e, _count(e, m), f"{e.count.kind}s")
     violations = m.violations[e.invariant]
@@ -56,26 +61,64 @@ def _pod(e: Expectation, m: Mirror) -> tuple[bool, str]:
     if not pods:
         return False, f"{what}: absent"
     for pod in pods:
-        ok, detail = _pod_fields(e, pod)
+        ok, detail = _pod_fields(e, pod, m)
         if not ok:
             return False, f"{ref(pod)}: {detail}"
-    return True, f"{what}: {_pod_fields(e, pods[0])[1]}"
+    return True, f"{what}: {_pod_fields(e, pods[0], m)[1]}"
 
 
-def _pod_fields(e: Expectation, pod: dict) -> tuple[bool, str]:
+def _container_statuses(status: dict) -> list[dict]:
+    return list(status.get("initContainerStatuses") or ()) + list(status.get("containerStatuses") or ())
+
+
+def _termination_reasons(status: dict) -> list[str]:
+    out = []
+    for cs in _container_statuses(status):
+        for part in ("state", "lastState"):
+            reason = ((cs.get(part) or {}).get("terminated") or {}).get("reason")
+            if reason:
+                out.append(reason)
+    return out
+
+
+def _pod_fields(e: Expectation, pod: dict, m: Mirror) -> tuple[bool, str]:
     status = pod.get("status") or {}
+    held = m.resources.get((pod.get("metadata") or {}).get("uid", "")) or {}
     seen = {
         "phase": phase_of(pod),
         "nodeName": node_name_of(pod),
         "nominatedNodeName": status.get("nominatedNodeName") or "",
         "reason": status.get("reason") or "",
+        "message": status.get("message") or "",
         "qosClass": status.get("qosClass") or "",
         "terminating": is_terminating(pod),
+        "restartCount": sum(cs.get("restartCount", 0) for cs in status.get("containerStatuses") or ()),
+        "terminationReason": _termination_reasons(status),
+        "waitingReason": [((cs.get("state") or {}).get("waiting") or {}).get("reason")
+                          for cs in _container_statuses(status)],
+        "cpuset": held.get("cpuset"),
+        "devices": {r: len(ids) for r, ids in (held.get("devices") or {}).items()},
+        "env": {k: v for env in (held.get("env") or {}).values() for k, v in env.items()},
+        "cpuThrottled": bool((held.get("usage") or {}).get("cpuThrottled")),
     }
     wanted = {k: getattr(e, k) for k in seen if getattr(e, k) is not None}
-    bad = [k for k, v in wanted.items() if seen[k] != v]
+    bad = [k for k, v in wanted.items() if not _pod_field_ok(k, seen[k], v)]
     shown = ", ".join(f"{k}={seen[k]}" for k in (wanted or {"phase": 0}))
     return (not bad, shown)
+
+
+def _pod_field_ok(field: str, seen, want) -> bool:
+    if field == "message":
+        return want in seen
+    if field == "restartCount":
+        return _compare(want, seen, "")[0]
+    if field in ("terminationReason", "waitingReason"):
+        return want in seen
+    if field == "devices":
+        return all(seen.get(r, 0) == n for r, n in want.items())
+    if field == "env":
+        return all(k in seen and (v == "*" or seen[k] == v) for k, v in want.items())
+    return seen == want
 
 
 def _node(e: Expectation, m: Mirror) -> tuple[bool, str]:
@@ -93,11 +136,20 @@ def _node(e: Expectation, m: Mirror) -> tuple[bool, str]:
         c = condition(node, e.condition.get("type", "")) or {}
         parts.append(f"{e.condition.get('type')}={c.get('status', 'absent')}")
         ok &= c.get("status") == e.condition.get("status", "True")
-    if e.taint is not None:
-        taints = (node.get("spec") or {}).get("taints") or []
-        has = any(all(t.get(k) == v for k, v in e.taint.items()) for t in taints)
-        parts.append(f"taint {e.taint} {'present' if has else 'absent'}")
-        ok &= has
+    taints = (node.get("spec") or {}).get("taints") or []
+    for want, present in ((e.taint, True), (e.noTaint, False)):
+        if want is not None:
+            has = any(all(t.get(k) == v for k, v in want.items()) for t in taints)
+            parts.append(f"taint {want} {'present' if has else 'absent'}")
+            ok &= has == present
+    for field, values in (("allocatable", node_allocatable(node)),
+                          ("capacity", resource_list((node.get("status") or {}).get("capacity")))):
+        want = getattr(e, field)
+        if want is not None:
+            for name, q in want.items():
+                have = values.get(name, 0)
+                parts.append(f"{field} {name}={have}")
+                ok &= have == resource_int(name, str(q))
     return ok, f"node {e.node}: {', '.join(parts)}"
 
 
@@ -161,18 +213,20 @@ class Tracker:
                     self._decide(v, False, f"not within {e.within:g}s: {detail}", now)
                 else:
                     v.detail = detail
-            elif mode == "always":
+            elif mode == "always" or (mode == "until" and now <= e.until):
                 ok, detail = check(e, m)
                 if not ok:
                     self._decide(v, False, detail, now)
                 else:
                     v.detail = detail
+            elif mode == "until":
+                self._decide(v, True, f"held until {e.until:g}s: {v.detail}", now)
 
     def settled(self, m: Mirror) -> bool:
         """Every ``within`` is decided and every ``at: end`` holds now: nothing left to wait for."""
         for e, v in zip(self.expectations, self.verdicts):
             mode = e.mode()
-            if mode == "within" and v.ok is None:
+            if mode in ("within", "until") and v.ok is None:
                 return False
             if mode == "end" and not check(e, m)[0]:
                 return False

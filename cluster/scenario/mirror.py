@@ -1,15 +1,19 @@
 """The scenario runner's view of the cluster, built only from watch events.
 
 Owns the copies of Pods, Nodes and Events the runner observes, the times it first saw
-each pod created, bound and Running (for the report's metrics), and the incremental
-invariant checks (``noOvercommit``, ``noDoubleBinding``). It sees what a user with
-``kubectl get -w`` would see, never any component's private state. Called by the driver
-after every watch batch; read by expectations and the report.
+each pod created, bound and Running (for the report's metrics), the latest view of the
+kubelets' PodResources API (what each pod holds: cgroups, cpuset, devices, usage; the
+driver polls it), and the invariant checks (``noOvercommit``, ``noDoubleBinding``
+incrementally; ``cpusetsExclusive``, ``devicesExclusive`` on each new PodResources view).
+It sees what a user with ``kubectl get -w`` and the kubelets' PodResources sockets would
+see, never any component's private state. Called by the driver after every watch batch;
+read by expectations and the report.
 """
 from __future__ import annotations
 
 from ..api.objects import node_name_of, phase_of
 from ..api.resources import node_allocatable, pod_requests
+from .podresources import cpuset_violations, device_violations
 
 
 class Mirror:
@@ -20,7 +24,10 @@ class Mirror:
         self.created_at: dict[str, float] = {}  # uid -> emulated time first seen
         self.bound_at: dict[str, float] = {}  # uid -> real seconds when first seen bound
         self.running_at: dict[str, float] = {}  # uid -> emulated time first seen Running
-        self.violations: dict[str, list[str]] = {"noOvercommit": [], "noDoubleBinding": []}
+        self.violations: dict[str, list[str]] = {"noOvercommit": [], "noDoubleBinding": [],
+                                                 "cpusetsExclusive": [], "devicesExclusive": []}
+        self.resources: dict[str, dict] = {}  # uid -> the kubelet's PodResources view
+        self.node_resources: dict[str, dict] = {}  # node -> QoS cgroups, shared CPUs, devices
         self._bound_node: dict[str, str] = {}
         self._running: dict[str, tuple[str, dict]] = {}  # uid -> (node, requests)
         self._node_sum: dict[str, dict[str, int]] = {}
@@ -97,6 +104,21 @@ class Mirror:
             elif not over:
                 self._over.discard(node)
         self._dirty.clear()
+
+    def set_pod_resources(self, pods: dict[str, dict], nodes: dict[str, dict], now: float) -> None:
+        """A fresh PodResources view from every node host; checks the two invariants on it."""
+        self.resources, self.node_resources = pods, nodes
+        refs = {p["metadata"].get("uid", ""): f"{ns}/{name}" for (ns, name), p in self.pods.items()}
+        entries = [(refs.get(uid, uid), v.get("node", ""), v.get("cpuset")) for uid, v in sorted(pods.items())]
+        shared = {n: v.get("sharedCpus") for n, v in nodes.items()}
+        found = {"cpusetsExclusive": cpuset_violations(entries, shared),
+                 "devicesExclusive": device_violations((refs.get(uid, uid), v.get("devices"))
+                                                       for uid, v in sorted(pods.items()))}
+        for name, lines in found.items():
+            for line in lines:
+                line = f"at {now:.1f}s {line}"
+                if not any(v.split(" ", 2)[2] == line.split(" ", 2)[2] for v in self.violations[name]):
+                    self.violations[name].append(line)
 
     def requested_on(self, node: str) -> dict[str, int]:
         return dict(self._node_sum.get(node, {}))

@@ -69,16 +69,29 @@ def build(run: ScenarioRun, mirror: Mirror, counters: dict, wall_seconds: float)
             {"index": i, "spec": e.model_dump(exclude_none=True), "ok": v.ok, "detail": v.detail, "decidedAt": v.decided_at}
             for i, (e, v) in enumerate(zip(run.tracker.expectations, run.tracker.verdicts))
         ],
-        "pods": [_pod(p) for _, p in sorted(mirror.pods.items())],
+        "pods": [_pod(p, mirror) for _, p in sorted(mirror.pods.items())],
         "nodes": [_node(n, mirror) for _, n in sorted(mirror.nodes.items())],
         "events": [_event(ev) for ev in sorted(mirror.events, key=event_time)],
         "metrics": metrics(mirror, counters),
     }
 
 
-def _pod(p: dict) -> dict:
+def _usage(usage: dict | None) -> dict | None:
+    if not usage:
+        return None
+    return {"memory": None if usage.get("memory") is None else format_resource("memory", usage["memory"]),
+            "cpu": None if usage.get("cpu") is None else format_resource("cpu", usage["cpu"]),
+            "cpuThrottled": usage.get("cpuThrottled", False)}
+
+
+def _pod(p: dict, mirror: Mirror) -> dict:
     m, st = p["metadata"], p.get("status") or {}
     running = phase_of(p) == "Running"
+    held = mirror.resources.get(m.get("uid", ""))
+    if held is not None:
+        cgroup = held.get("cgroup")
+    else:  # no kubelet view (its node was killed): what the kubelet would have written
+        cgroup = pod_cgroup(p, m.get("uid", "")) if running else None
     return {
         "namespace": m.get("namespace"),
         "name": m["name"],
@@ -94,23 +107,31 @@ def _pod(p: dict) -> dict:
         "deletionTimestamp": m.get("deletionTimestamp"),
         "startTime": st.get("startTime"),
         "restartCount": sum(c.get("restartCount", 0) for c in st.get("containerStatuses") or ()),
-        # The pod cgroup the kubelet writes for a running pod (reference §2.4).
-        "cgroup": pod_cgroup(p, m.get("uid", "")) if running else None,
-        "cpuset": None,
-        "devices": {},
+        # What the kubelet holds for the pod (its PodResources view): the pod cgroup with
+        # the containers' values (reference §2), exclusive CPUs, devices and their env.
+        "cgroup": cgroup,
+        "cpuset": (held or {}).get("cpuset"),
+        "devices": (held or {}).get("devices") or {},
+        "env": (held or {}).get("env") or {},
+        "usage": _usage((held or {}).get("usage")),
     }
 
 
 def _node(n: dict, mirror: Mirror) -> dict:
     name = n["metadata"]["name"]
     ready = (condition(n, "Ready") or {}).get("status") == "True"
+    held = mirror.node_resources.get(name) or {}
     return {
         "name": name,
         "ready": ready,
         "conditions": {c["type"]: c.get("status") for c in (n.get("status") or {}).get("conditions") or ()},
         "taints": (n.get("spec") or {}).get("taints") or [],
+        "capacity": dict((n.get("status") or {}).get("capacity") or {}),
         "allocatable": {r: format_resource(r, v) for r, v in node_allocatable(n).items()},
         "requested": {r: format_resource(r, v) for r, v in mirror.requested_on(name).items() if v},
+        "cgroups": held.get("cgroups"),
+        "sharedCpus": held.get("sharedCpus"),
+        "devices": held.get("devices") or {},
     }
 
 

@@ -14,10 +14,9 @@ from collections import deque
 from ..kubelet.node import NodeConfig
 from .expectations import Tracker
 from .mirror import Mirror
-from .schema import NodePool, Scenario, Step
+from .schema import DEFAULT_CAPACITY, NodePool, Scenario, Step
 
 MIN_AUTO_NODES_PER_HOST = 50
-DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
 
 
 def expand_pools(pools: list[NodePool], taken: dict[str, int] | None = None) -> list[NodeConfig]:
@@ -73,6 +72,10 @@ class ScenarioRun:
 
     def next_step_at(self) -> float | None:
         return self._steps[0].at if self._steps else None
+
+    def needs_pod_resources(self) -> bool:
+        """Whether an expectation reads the kubelets' PodResources view during the run."""
+        return any(e.needs_pod_resources() for e in self.scenario.spec.expect)
 
     def observe(self, mirror: Mirror, now: float) -> None:
         mirror.check_invariants(now)

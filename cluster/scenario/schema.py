@@ -16,11 +16,17 @@ from ..api.quantity import QuantityError, parse
 from ..api.selectors import LabelSelector, SelectorError
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..scheduler.config import ConfigError, build_config
+from ..kubelet.node import NodeConfig
 from ..store.admission import BUILTIN_NAMESPACES
+from . import defaults as pod_defaults
+from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
+from .chaos import check as check_chaos
 from .durations import parse_duration
+from ..kubelet.kubeletconfig import check_kubelet
 
-INVARIANTS = ("noOvercommit", "noDoubleBinding")
-CHAOS_ACTIONS = ("killNode",)
+INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive")
+DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
+__all__ = ["CHAOS_ACTIONS", "DEFAULT_CAPACITY", "INVARIANTS", "Scenario", "ScenarioError", "load", "load_file"]
 
 
 class ScenarioError(ValueError):
@@ -57,18 +63,6 @@ class DeleteSpec(_Strict):
     gracePeriodSeconds: int | None = None
 
 
-class ChaosSpec(_Strict):
-    action: str
-    node: str | None = None
-
-    @field_validator("action")
-    @classmethod
-    def _known(cls, v: str) -> str:
-        if v not in CHAOS_ACTIONS:
-            raise ValueError(f"is not a chaos action this version runs (supported: {', '.join(CHAOS_ACTIONS)})")
-        return v
-
-
 class Step(_Strict):
     at: float
     create: list[dict[str, Any]] = Field(default_factory=list)
@@ -90,6 +84,17 @@ class PodRef(_Strict):
     labelSelector: str | None = None
 
 
+class Comparator(_Strict):
+    equals: int | None = None
+    atLeast: int | None = None
+    atMost: int | None = None
+
+
+class EventOrder(_Strict):
+    reason: str
+    objects: list[str]  # Kind/namespace/name (Kind/name when cluster-scoped), in order
+
+
 class CountSpec(_Strict):
     kind: Literal["Pod", "Node", "Event"] = "Pod"
     phase: str | None = None
@@ -101,11 +106,13 @@ class CountSpec(_Strict):
 class Expectation(_Strict):
     within: float | None = None
     always: bool | None = None
+    until: float | None = None  # holds at every observation up to this time
     at: Literal["end"] | None = None
     # what is observed
     pod: PodRef | None = None
     node: str | None = None
     event: dict[str, str] | None = None
+    eventOrder: EventOrder | None = None
     count: CountSpec | None = None
     invariant: str | None = None
     # pod fields
@@ -113,19 +120,31 @@ class Expectation(_Strict):
     nodeName: str | None = None
     nominatedNodeName: str | None = None
     reason: str | None = None
+    message: str | None = None  # a substring of status.message
     qosClass: str | None = None
     terminating: bool | None = None
     absent: bool | None = None
+    restartCount: Comparator | None = None
+    terminationReason: str | None = None  # some container's state or lastState terminated reason
+    waitingReason: str | None = None  # some container's state.waiting.reason
+    cpuset: str | None = None  # exact, as the kubelet reports it
+    devices: dict[str, int] | None = None  # resource -> how many devices the pod holds
+    env: dict[str, str] | None = None  # device-plugin env; "*" = set to anything
+    cpuThrottled: bool | None = None
     # node fields
     ready: bool | None = None
     condition: dict[str, str] | None = None
     taint: dict[str, str] | None = None
+    noTaint: dict[str, str] | None = None
+    allocatable: dict[str, Any] | None = None
+    capacity: dict[str, Any] | None = None
     # comparators for count and event
     equals: int | None = None
     atLeast: int | None = None
     atMost: int | None = None
 
     _within = field_validator("within", mode="before")(lambda cls, v: None if v is None else _duration(v))
+    _until = field_validator("until", mode="before")(lambda cls, v: None if v is None else _duration(v))
 
     @field_validator("invariant")
     @classmethod
@@ -135,7 +154,16 @@ class Expectation(_Strict):
         return v
 
     def mode(self) -> str:
-        return "within" if self.within is not None else "always" if self.always else "end"
+        if self.within is not None:
+            return "within"
+        if self.until is not None:
+            return "until"
+        return "always" if self.always else "end"
+
+    def needs_pod_resources(self) -> bool:
+        """Whether checking it needs the kubelets' PodResources view (cpusets, devices, usage)."""
+        return (self.invariant in ("cpusetsExclusive", "devicesExclusive")
+                or any(v is not None for v in (self.cpuset, self.devices, self.env, self.cpuThrottled)))
 
 
 class ScenarioSpec(_Strict):
@@ -146,6 +174,7 @@ class ScenarioSpec(_Strict):
     objects: list[dict[str, Any]] = Field(default_factory=list)
     timeline: list[Step] = Field(default_factory=list)
     expect: list[Expectation] = Field(default_factory=list)
+    defaults: list[pod_defaults.PodDefaults] = Field(default_factory=list)  # see defaults.py
     # KubeSchedulerConfiguration: profiles, plugins, pluginConfig, backoff, percentageOfNodesToScore.
     scheduler: dict[str, Any] | None = None
 
@@ -276,6 +305,8 @@ def _check_semantics(s: Scenario) -> None:
             _check_pool(step.addNodes, f"spec.timeline[{j}].addNodes")
         step.create, checks = expand_repeats(step.create, f"spec.timeline[{j}].create")
         manifests += checks
+    _check_chaos(spec)
+    _apply_defaults(spec)
     classes = set(SYSTEM_PRIORITY_CLASSES)
     namespaces = set(BUILTIN_NAMESPACES)
     for path, obj in manifests:
@@ -283,6 +314,9 @@ def _check_semantics(s: Scenario) -> None:
             validate(obj, path)
         except ValidationError as e:
             raise ScenarioError(str(e)) from None
+        problem = pod_defaults.check_usage(path, obj)
+        if problem:
+            raise ScenarioError(problem)
         if obj.get("kind") == "PriorityClass":
             classes.add(obj["metadata"]["name"])
         if obj.get("kind") == "Namespace":
@@ -291,6 +325,41 @@ def _check_semantics(s: Scenario) -> None:
         _check_references(path, obj, classes, namespaces)
     for i, exp in enumerate(spec.expect):
         _check_expectation(exp, f"spec.expect[{i}]")
+
+
+def _apply_defaults(spec: ScenarioSpec) -> None:
+    problem = pod_defaults.check_selectors(spec.defaults)
+    if problem:
+        raise ScenarioError(problem)
+    # The templates of repeats were expanded already: every copy gets the defaults.
+    pod_defaults.apply(spec.defaults, spec.objects)
+    for step in spec.timeline:
+        pod_defaults.apply(spec.defaults, step.create)
+
+
+def _node_capacities(spec: ScenarioSpec) -> dict[str, dict[str, str]]:
+    """Every node the scenario creates (pools, then addNodes steps), with its capacity."""
+    taken: dict[str, int] = {}
+    out = {}
+    pools = list(spec.cluster.nodes) + [s.addNodes for s in spec.timeline if s.addNodes is not None]
+    for pool in pools:
+        for _ in range(pool.count):
+            i = taken.get(pool.namePrefix, 0)
+            taken[pool.namePrefix] = i + 1
+            out[f"{pool.namePrefix}-{i}"] = {**DEFAULT_CAPACITY, **{k: str(v) for k, v in pool.capacity.items()}}
+    return out
+
+
+def _check_chaos(spec: ScenarioSpec) -> None:
+    steps = [(j, s) for j, s in enumerate(spec.timeline) if s.chaos is not None]
+    if not steps:
+        return
+    nodes = _node_capacities(spec)
+    for j, step in steps:
+        try:
+            check_chaos(step.chaos, nodes)
+        except ChaosError as e:
+            raise ScenarioError(f"spec.timeline[{j}].chaos.{e}") from None
 
 
 def _check_pool(pool: NodePool, path: str) -> None:
@@ -305,6 +374,12 @@ def _check_pool(pool: NodePool, path: str) -> None:
     for name in ("cpu", "memory"):
         if name not in pool.capacity:
             raise ScenarioError(f"{path}.capacity.{name}: Required value: a node pool needs cpu and memory capacity")
+    config = NodeConfig(name=f"{pool.namePrefix}-0",
+                        capacity={**DEFAULT_CAPACITY, **{k: str(v) for k, v in pool.capacity.items()}},
+                        reserved={k: str(v) for k, v in pool.reserved.items()}, kubelet=dict(pool.kubelet))
+    problem = check_kubelet(config)
+    if problem:
+        raise ScenarioError(f"{path}.{problem}")
 
 
 def _check_references(path: str, obj: dict, classes: set[str], namespaces: set[str]) -> None:
@@ -324,12 +399,14 @@ def _check_references(path: str, obj: dict, classes: set[str], namespaces: set[s
 
 
 def _check_expectation(e: Expectation, path: str) -> None:
-    modes = [m for m in ("within", "always", "at") if getattr(e, m) not in (None, False)]
+    modes = [m for m in ("within", "always", "until", "at") if getattr(e, m) not in (None, False)]
     if len(modes) != 1:
-        raise ScenarioError(f"{path}: needs exactly one of within, always, at: end (got {modes or 'none'})")
-    subjects = [f for f in ("pod", "node", "event", "count", "invariant") if getattr(e, f) is not None]
+        raise ScenarioError(f"{path}: needs exactly one of within, always, until, at: end (got {modes or 'none'})")
+    subjects = [f for f in ("pod", "node", "event", "eventOrder", "count", "invariant") if getattr(e, f) is not None]
     if len(subjects) != 1:
-        raise ScenarioError(f"{path}: needs exactly one of pod, node, event, count, invariant (got {subjects or 'none'})")
+        raise ScenarioError(f"{path}: needs exactly one of pod, node, event, eventOrder, count, invariant "
+                            f"(got {subjects or 'none'})")
+    _check_fields_fit(e, path, subjects[0])
     if e.pod is not None and (e.pod.name is None) == (e.pod.labelSelector is None):
         raise ScenarioError(f"{path}.pod: needs exactly one of name, labelSelector")
     if e.count is not None or e.event is not None:
@@ -346,3 +423,27 @@ def _check_expectation(e: Expectation, path: str) -> None:
         unknown = set(e.event) - {"reason", "object", "type", "message"}
         if unknown:
             raise ScenarioError(f"{path}.event.{sorted(unknown)[0]}: unknown field")
+
+
+_POD_FIELDS = ("phase", "nodeName", "nominatedNodeName", "reason", "message", "qosClass", "terminating",
+               "restartCount", "terminationReason", "waitingReason", "cpuset", "devices", "env", "cpuThrottled")
+_NODE_FIELDS = ("ready", "condition", "taint", "noTaint", "allocatable", "capacity")
+
+
+def _check_fields_fit(e: Expectation, path: str, subject: str) -> None:
+    """Pod fields only with ``pod``, node fields only with ``node``; quantities parse."""
+    for fields, owner in ((_POD_FIELDS, "pod"), (_NODE_FIELDS, "node")):
+        for f in fields:
+            if getattr(e, f) is not None and subject != owner:
+                raise ScenarioError(f"{path}.{f}: a {owner} field, but this expectation observes {subject}")
+    if e.restartCount is not None and all(v is None for v in e.restartCount.model_dump().values()):
+        raise ScenarioError(f"{path}.restartCount: needs equals, atLeast or atMost")
+    for f in ("allocatable", "capacity"):
+        for name, q in (getattr(e, f) or {}).items():
+            try:
+                parse(str(q))
+            except QuantityError:
+                raise ScenarioError(f"{path}.{f}.{name}: {json.dumps(q)} is not a quantity") from None
+    for name, n in (e.devices or {}).items():
+        if n < 0:
+            raise ScenarioError(f"{path}.devices.{name}: {n} must be greater than or equal to 0")

@@ -115,6 +115,9 @@ class Cache:
         # id (the nominated pods' load) survive rows moving on swap-remove.
         self._ids: dict[str, int] = {}
         self._row_id = np.zeros(self._rows, dtype=np.int64)
+        # Per node id, bumped by anything that can change a preemption verdict there (see
+        # preemption_fast): a pod placed or removed, a nomination, allocatable, a start time.
+        self._versions = np.zeros(64, dtype=np.int64)
         self._infos: list[NodeInfo] = []
         self._nodes: dict[str, NodeInfo] = {}
         self._snapshot: Snapshot | None = None
@@ -178,6 +181,21 @@ class Cache:
     def row_ids(self) -> np.ndarray:
         """The stable id of each current row."""
         return self._row_id[: self._n]
+
+    def touch(self, node_id: int) -> None:
+        """Something on node ``node_id`` changed (see ``node_versions``)."""
+        if node_id >= len(self._versions):
+            grown = np.zeros(max(node_id + 1, 2 * len(self._versions)), dtype=np.int64)
+            grown[: len(self._versions)] = self._versions
+            self._versions = grown
+        self._versions[node_id] += 1
+
+    def node_versions(self) -> np.ndarray:
+        """A counter per node id that moves whenever the node's pods, nominations,
+        allocatable or pod start times change; covers every known id."""
+        if len(self._versions) < len(self._ids):
+            self.touch(len(self._ids) - 1)
+        return self._versions
 
     def topology(self, key: str) -> Topology:
         if self._topology_epoch != self.node_epoch:
@@ -255,6 +273,7 @@ class Cache:
 
     def _set_allocatable(self, ni: NodeInfo, alloc: dict[str, int]) -> None:
         ni.allocatable = alloc
+        self.touch(self._ids[ni.name])
         i = ni.index
         cols = [(self.columns.index(k), v) for k, v in alloc.items() if k != PODS]
         self._alloc[i, :] = 0  # after index(): a new column may have widened the array
@@ -406,8 +425,8 @@ class Cache:
         ni = pinfo.node
         if pinfo.same_spec(pod):
             pinfo.pod = pod
-            if ni is not None:
-                self.table.refresh_start(pinfo)
+            if ni is not None and self.table.refresh_start(pinfo):
+                self.touch(self._ids[ni.name])
         elif ni is not None and (pinfo.terms_changed(pod) or resources_signature(pod) != pinfo._sig):
             # Labels, terms, requests or ports changed: take it off and put it back.
             self._detach(ni, pinfo)

@@ -17,7 +17,7 @@ from .framework import CycleState, Framework, PostFilterResult, PreemptionHost
 from .nominator import MODE_OVERRIDE, NominatingInfo
 from .plugins.noderesources import TOO_MANY_PODS
 from .podterms import REQUIRED_ANTI_AFFINITY
-from .preemption_fast import fast_candidate
+from .preemption_fast import DryRunMemo, fast_candidate
 from .queue import SchedulingQueue
 from .status import Code, Status
 
@@ -28,6 +28,7 @@ PREEMPTION_REASON = "PreemptionByScheduler"
 class SchedulerHost(PreemptionHost):
     def __init__(self, cache: Cache, queue: SchedulingQueue, rng, pdbs: dict):
         self._cache, self._queue, self._rng, self._pdbs = cache, queue, rng, pdbs
+        self._memo = DryRunMemo()  # the vectorised dry run's verdicts, kept across cycles
         self._now = 0.0
         self.framework: Framework | None = None  # the profile whose cycle is running
 
@@ -80,10 +81,19 @@ class SchedulerHost(PreemptionHost):
         load = self._queue.nominator.load
         if load is None or load.special_at_or_above(pod.priority):
             return None
-        cols = [col for col, _ in pod.req_cols]
-        nominated = load.totals(cols, at_least=pod.priority, exclude_uid=pod.uid)
-        lower = self._cache.placed_load.totals(cols, below=pod.priority)
-        return fast_candidate(self._cache.table, snap, pod, nominated, lower, potential, offset, wanted, now)
+        return fast_candidate(self._cache, self._memo, pod, load, self._queue.nominator.node_of(pod.uid),
+                              potential, offset, wanted, now)
+
+    def nominated_node_fits(self, pod: PodInfo, node_name: str) -> bool:
+        """The preemptor's retry on its nominated node, cheaply: true when only resources
+        decide, preemption found every other filter passing there and no node changed
+        since (``passed_static``), and the node's resources now fit the pod with the
+        nominated pods of equal or higher priority (both filter passes, by arithmetic).
+        False means "run the full filter", never "does not fit"."""
+        if pod.passed_static != (node_name, self._cache.node_epoch) or not self.resources_decide(pod):
+            return False
+        i = self._cache.snapshot().index_of(node_name)
+        return i is not None and self._fit_on_node(pod, i, []).is_success()
 
     def resources_decide(self, pod: PodInfo) -> bool:
         """True when, on a node where preemption might help (its filters other than the

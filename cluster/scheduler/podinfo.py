@@ -43,7 +43,7 @@ class PodInfo:
 
     __slots__ = ("uid", "namespace", "name", "pod", "priority", "requests", "req_cols",
                  "nonzero_cpu", "nonzero_mem", "_sig", "labels", "terms", "host_ports", "node",
-                 "_terms_sig")
+                 "_terms_sig", "passed_static")
 
     def __init__(self, pod: dict, columns: "ResourceColumns"):
         self.uid = uid_of(pod)
@@ -52,6 +52,9 @@ class PodInfo:
         self._sig = None
         self._terms_sig = None
         self.node: NodeInfo | None = None
+        # (node name, Cache.node_epoch) where every filter but the resource fit passed,
+        # as preemption found when it nominated the node; see SchedulerHost.nominated_node_fits.
+        self.passed_static: tuple[str, int] | None = None
         self.refresh(pod, columns)
 
     def terms_changed(self, pod: dict) -> bool:
@@ -78,6 +81,7 @@ class PodInfo:
             self.pod = pod
             return False
         self.pod = pod
+        self.passed_static = None  # the spec changed: filters may judge it differently
         self.priority = priority_of(pod)
         tsig = _terms_signature(pod)
         if tsig != self._terms_sig:

@@ -86,11 +86,17 @@ class PodTable:
             if slot is not None:
                 self.node_row[slot] = row
 
-    def refresh_start(self, pinfo) -> None:
-        """Called on every update of a placed pod; cheap unless ``startTime`` changed."""
+    def refresh_start(self, pinfo) -> bool:
+        """Called on every update of a placed pod; cheap unless ``startTime`` changed.
+        True when it did."""
         slot = self._slot.get(pinfo.uid)
         if slot is not None and (pinfo.pod.get("status") or {}).get("startTime") != self._start_raw.get(pinfo.uid):
             self._set_start(pinfo, slot)
+            return True
+        return False
+
+    def slot_of(self, uid: str) -> int:
+        return self._slot[uid]
 
     def _set_start(self, pinfo, slot: int) -> None:
         self._start_raw[pinfo.uid] = (pinfo.pod.get("status") or {}).get("startTime")

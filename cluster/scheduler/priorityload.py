@@ -20,6 +20,7 @@ class PriorityLoad:
         self._count: dict[int, np.ndarray] = {}  # priority -> (ids,)
         self._special: dict[int, int] = {}  # priority -> pods with terms or host ports
         self._held: dict[str, tuple] = {}  # uid -> (priority, node id, req_cols, special)
+        self._on_node: dict[int, set[str]] = {}  # node id -> uids held there
 
     def _arrays(self, prio: int, node_id: int) -> tuple[np.ndarray, np.ndarray]:
         ids = max(node_id + 1, self._cache.known_node_ids(), 64)
@@ -41,15 +42,21 @@ class PriorityLoad:
         special = pinfo.terms is not None or bool(pinfo.host_ports)
         held = (pinfo.priority, node_id, pinfo.req_cols, special)
         self._held[pinfo.uid] = held
+        self._on_node.setdefault(node_id, set()).add(pinfo.uid)
         self._apply(held, 1)
 
     def remove(self, uid: str) -> None:
         held = self._held.pop(uid, None)
         if held is not None:
+            here = self._on_node[held[1]]
+            here.discard(uid)
+            if not here:
+                del self._on_node[held[1]]
             self._apply(held, -1)
 
     def _apply(self, held: tuple, sign: int) -> None:
         prio, node_id, req_cols, special = held
+        self._cache.touch(node_id)
         req, count = self._arrays(prio, node_id)
         count[node_id] += sign
         for col, amount in req_cols:
@@ -57,13 +64,21 @@ class PriorityLoad:
         if special:
             self._special[prio] = self._special.get(prio, 0) + sign
 
+    def held_on(self, node_id: int, at_least: int, exclude_uid: str = "") -> list[tuple]:
+        """(priority, req_cols) of the pods held on one node with priority >= ``at_least``,
+        without ``exclude_uid``: ``totals`` for a single node, without arrays."""
+        held = self._held
+        return [held[uid][0::2] for uid in self._on_node.get(node_id, ())
+                if uid != exclude_uid and held[uid][0] >= at_least]
+
     def special_at_or_above(self, priority: int) -> bool:
         return any(n > 0 for p, n in self._special.items() if p >= priority)
 
     def totals(self, cols: list[int], at_least: int | None = None, below: int | None = None,
-               exclude_uid: str = "") -> tuple[np.ndarray, np.ndarray] | None:
+               exclude_uid: str = "", rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """(requests per row in ``cols``, pods per row) of the pods whose priority is
-        ``>= at_least`` or ``< below``, without ``exclude_uid``; None when there are none."""
+        ``>= at_least`` or ``< below``, without ``exclude_uid``; None when there are none.
+        With ``rows``, only those snapshot rows, in that order."""
         if at_least is not None:
             prios = [p for p in self._req if p >= at_least]
         else:
@@ -71,6 +86,8 @@ class PriorityLoad:
         if not prios:
             return None
         ids = self._cache.row_ids()
+        if rows is not None:
+            ids = ids[rows]
         req = np.zeros((len(ids), len(cols)), dtype=np.int64)
         count = np.zeros(len(ids), dtype=np.int64)
         known = self._cache.known_node_ids()

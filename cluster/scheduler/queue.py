@@ -21,8 +21,16 @@ A pod's life in the queue (upstream's rules without queueing hints):
     move event the rejector cares for  unschedulablePods    backoffQ if backing off, else activeQ
     spec/metadata update               unschedulablePods    backoffQ if backing off, else activeQ
     backoff expired (flush)            backoffQ             activeQ
+    pop while activeQ is empty         backoffQ (rejected)  (in a cycle), backoff cut short
     parked > 5 min (flush)             unschedulablePods    backoffQ if backing off, else activeQ
     delete                             any                  -
+
+backoffQ is two heaps, as upstream since 1.33: pods a plugin rejected (ordered by backoff
+expiry, then QueueSort order) and pods that failed with an error (by expiry). With
+``pop_from_backoff`` (upstream's SchedulerPopFromBackoffQ, beta and on by default since
+1.33) an empty activeQ hands out the first rejected pod still backing off rather than
+leaving the scheduler idle; pods that failed with an error always wait their backoff out.
+Upstream also rounds expiries down to 1 s ordering windows; kubemu keeps exact expiries.
 
 Upstream flushes backoffQ every second and the leftovers every 30 s; ``flush`` runs at
 every ``schedule`` call, so pods move exactly when due and ``next_wakeup`` tells the
@@ -103,8 +111,9 @@ class SchedulingQueue:
     def __init__(self, sort: QueueSortPlugin, event_map: dict[str, set[str]] | None = None,
                  max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
                  initial_backoff: float = DEFAULT_INITIAL_BACKOFF, max_backoff: float = DEFAULT_MAX_BACKOFF,
-                 pre_enqueue: Callable[[PodInfo], Status] | None = None):
+                 pre_enqueue: Callable[[PodInfo], Status] | None = None, pop_from_backoff: bool = True):
         self._sort_key = sort.sort_key
+        self.pop_from_backoff = pop_from_backoff
         self._pre_enqueue = pre_enqueue or (lambda pinfo: SUCCESS)
         self._gated: dict[str, QueuedPodInfo] = {}
         self.nominator = PodNominator()
@@ -120,7 +129,10 @@ class SchedulingQueue:
         # nothing however many pods are parked (every bind confirmation is such an event).
         self._by_rejector: dict[str, dict[str, QueuedPodInfo]] = {}
         self._backoff: dict[str, QueuedPodInfo] = {}
-        self._backoff_heap: list[tuple[float, int, QueuedPodInfo]] = []  # (expiry, seq, qp); stale entries skipped
+        # Entries are (expiry, ..., seq, qp); an entry whose qp left backoffQ or was pushed
+        # again (another seq) is stale and skipped.
+        self._backoff_heap: list[tuple] = []  # rejected pods: (expiry, *sort key, seq, qp)
+        self._error_heap: list[tuple] = []  # failed with an error: (expiry, seq, qp)
         self._seq = itertools.count()
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
@@ -163,7 +175,20 @@ class SchedulingQueue:
     def _push_backoff(self, qp: QueuedPodInfo) -> None:
         qp.seq = next(self._seq)
         self._backoff[qp.uid] = qp
-        heapq.heappush(self._backoff_heap, (self.backoff_expiry(qp), qp.seq, qp))
+        if qp.unschedulable_plugins:
+            heapq.heappush(self._backoff_heap, (self.backoff_expiry(qp), *self._sort_key(qp), qp.seq, qp))
+        else:
+            heapq.heappush(self._error_heap, (self.backoff_expiry(qp), qp.seq, qp))
+
+    def _live_head(self, heap: list) -> tuple | None:
+        """The first entry of a backoff heap that is not stale, dropping stale ones."""
+        backoff = self._backoff
+        while heap:
+            qp = heap[0][-1]
+            if backoff.get(qp.uid) is qp and qp.seq == heap[0][-2]:
+                return heap[0]
+            heapq.heappop(heap)
+        return None
 
     def _requeue(self, qp: QueuedPodInfo, now: float) -> None:
         """To backoffQ while the pod's backoff lasts, else straight to activeQ."""
@@ -174,12 +199,7 @@ class SchedulingQueue:
 
     def next_wakeup(self) -> float | None:
         """The earliest emulated time a time-driven move is due (None: nothing waits)."""
-        heap, backoff = self._backoff_heap, self._backoff
-        while heap and backoff.get(heap[0][2].uid) is not heap[0][2]:
-            heapq.heappop(heap)  # stale: the pod left backoffQ
-        times = []
-        if heap:
-            times.append(heap[0][0])
+        times = [head[0] for head in map(self._live_head, (self._backoff_heap, self._error_heap)) if head]
         if self._unschedulable:
             first = next(iter(self._unschedulable.values()))
             times.append(first.timestamp + self.max_in_unschedulable)
@@ -206,19 +226,31 @@ class SchedulingQueue:
         heapq.heapify(self._heap)
 
     def pop(self) -> QueuedPodInfo | None:
-        """The next pod to schedule, or None when activeQ is empty."""
+        """The next pod to schedule: activeQ's head; when activeQ is empty and
+        ``pop_from_backoff`` is on, the first rejected pod in backoffQ; else None."""
         heap, active = self._heap, self._active
         while heap:
             entry = heapq.heappop(heap)
             qp = entry[-1]
             if active.get(qp.uid) is qp and qp.seq == entry[-2]:
                 del active[qp.uid]
-                qp.attempts += 1
-                if qp.initial_attempt_timestamp is None:
-                    qp.initial_attempt_timestamp = qp.timestamp
-                self.scheduling_cycle += 1
-                return qp
+                return self._popped(qp)
+        if self.pop_from_backoff and self._live_head(self._backoff_heap) is not None:
+            qp = heapq.heappop(self._backoff_heap)[-1]
+            del self._backoff[qp.uid]
+            return self._popped(qp)
         return None
+
+    def _popped(self, qp: QueuedPodInfo) -> QueuedPodInfo:
+        qp.attempts += 1
+        if qp.initial_attempt_timestamp is None:
+            qp.initial_attempt_timestamp = qp.timestamp
+        self.scheduling_cycle += 1
+        return qp
+
+    def has_ready(self) -> bool:
+        """Whether ``pop`` would hand out a pod now."""
+        return bool(self._active) or (self.pop_from_backoff and self._live_head(self._backoff_heap) is not None)
 
     # ---- informer events ---------------------------------------------------------------
 
@@ -329,11 +361,10 @@ class SchedulingQueue:
         parked longer than ``max_in_unschedulable`` (strictly longer, as upstream), which
         go through backoff if still backing off. Returns how many pods moved."""
         moved = 0
-        heap, backoff = self._backoff_heap, self._backoff
-        while heap and heap[0][0] <= now:
-            _, seq, qp = heapq.heappop(heap)
-            if backoff.get(qp.uid) is qp and qp.seq == seq:
-                del backoff[qp.uid]
+        for heap in (self._backoff_heap, self._error_heap):
+            while (head := self._live_head(heap)) is not None and head[0] <= now:
+                qp = heapq.heappop(heap)[-1]
+                del self._backoff[qp.uid]
                 self._push_active(qp)
                 moved += 1
         due = []

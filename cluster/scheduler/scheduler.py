@@ -16,7 +16,7 @@ seed and the same inputs makes the same choices.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
@@ -26,6 +26,7 @@ from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_n
 from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .filtering import run_filters
+from .output import ScheduleOutput
 from .host import SchedulerHost, apply_post_filter
 from .priorityload import PriorityLoad
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
@@ -55,6 +56,7 @@ class SchedulerConfig:
     pod_max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE
     pod_initial_backoff_seconds: float = DEFAULT_INITIAL_BACKOFF
     pod_max_backoff_seconds: float = DEFAULT_MAX_BACKOFF
+    pop_from_backoff: bool = True  # the SchedulerPopFromBackoffQ feature gate (see queue.py)
     registry: Registry | None = None  # out-of-tree plugins, merged into the default registry
 
     def __post_init__(self):
@@ -64,15 +66,6 @@ class SchedulerConfig:
                 raise ValueError(f"percentageOfNodesToScore: {pct!r} must be between 0 and 100")
         if not self.profiles:
             raise ValueError("profiles: at least one profile is required")
-
-
-@dataclass
-class ScheduleOutput:
-    binds: list[tuple[str, str, str, str]] = field(default_factory=list)  # (ns, name, uid, node)
-    pod_conditions: list[tuple[str, str, str, dict]] = field(default_factory=list)  # (ns, name, uid, cond)
-    events: list[dict] = field(default_factory=list)
-    deletes: list[tuple[str, str, str]] = field(default_factory=list)  # preemption victims (ns, name, uid)
-    nominations: list[tuple[str, str, str, str]] = field(default_factory=list)  # (ns, name, uid, node or "")
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -135,7 +128,7 @@ class Scheduler:
         self.cache = Cache(config.assume_ttl)
         self.queue = SchedulingQueue(fwks[0].queue_sort, event_map, config.pod_max_in_unschedulable_seconds,
                                      config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds,
-                                     self._pre_enqueue)
+                                     self._pre_enqueue, config.pop_from_backoff)
         self.next_start_node_index = 0
         self._rng = random.Random(seed)
         self._pdbs: dict[tuple[str, str], dict] = {}
@@ -305,9 +298,10 @@ class Scheduler:
     def pending_count(self) -> int:
         return len(self.queue)
 
-    def active_count(self) -> int:
-        """Pods ready for a scheduling attempt now (the actor polls without waiting while > 0)."""
-        return self.queue.active_count()
+    def has_ready(self) -> bool:
+        """Whether a pod is ready for a scheduling attempt now (the actor polls without
+        waiting while one is)."""
+        return self.queue.has_ready()
 
     def _framework_for(self, pod: dict) -> Framework | None:
         return self.frameworks.get((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER)
@@ -362,6 +356,12 @@ class Scheduler:
         if n == 0:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,)), None
         self.host.set_cycle(fwk, now)
+        nominated_name = self.queue.nominator.node_of(pinfo.uid) or pinfo.nominated_node_name
+        if nominated_name and self.host.nominated_node_fits(pinfo, nominated_name):
+            # Upstream tries the nominated node alone first (evaluateNominatedNode), which
+            # leaves the round-robin start at (start + 1) % 1 == 0 whatever the outcome.
+            self.next_start_node_index = 0
+            return snap.index_of(nominated_name), SUCCESS, None
         run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state, self.host.resources_decide)
         status, allowed = run.status, run.allowed
         if not status.is_success():
@@ -373,7 +373,6 @@ class Scheduler:
                 diag.unschedulable_plugins.add(status.plugin)
             return None, status, diag
         feasible = run.feasible
-        nominated_name = self.queue.nominator.node_of(pinfo.uid) or pinfo.nominated_node_name
         nominated = snap.index_of(nominated_name) if nominated_name else None
         if nominated is not None:
             # Upstream first searches the one-node list [nominated], which leaves its start
@@ -479,6 +478,9 @@ class Scheduler:
         if result is not None and result.nominated_node_name:
             self.stats["preemptions"] += 1
             self.stats["victims"] += len(result.victims)
+            # DefaultPreemption only nominates a node whose failure was resolvable: every
+            # filter that does not depend on the pods placed there passed.
+            pinfo.passed_static = (result.nominated_node_name, self.cache.node_epoch)
         return apply_post_filter(fwk, self.queue, pinfo, result, now, out)
 
     @staticmethod

@@ -113,33 +113,47 @@ class APIServer:
         obj["status"] = status
         self.store.put(kind, obj, "MODIFIED")
 
-    def patch_conditions(self, items: list[tuple[str, str, str, dict]], now: float) -> list[Result]:
-        """Merge one pod condition each (the scheduler's PodScheduled=False writes)."""
-        return [self._try(self._patch_condition, *item) for item in items]
+    def patch_pod_status(self, items: list[tuple[str, str, str, list[dict], str | None]],
+                         now: float) -> list[Result]:
+        """The scheduler's status patches, one write per pod: merge each condition of
+        (namespace, name, uid, conditions, nominated) and set ``status.nominatedNodeName``
+        to ``nominated`` ("" clears it, None leaves it). Upstream sends a failed pod's
+        PodScheduled=False and its nomination in one patch; a victim gets its
+        DisruptionTarget condition; lower-priority pods get their nomination cleared.
+        A patch that changes nothing writes nothing."""
+        return [self._try(self._patch_pod_status, *item) for item in items]
 
-    def _patch_condition(self, ns: str, name: str, uid: str, cond: dict) -> None:
-        pod = self._get("Pod", ns, name)
-        _check_uid(pod, uid)
-        set_condition(pod.setdefault("status", {}), cond)
-        self.store.put("Pod", pod, "MODIFIED")
-
-    def patch_nominations(self, items: list[tuple[str, str, str, str]], now: float) -> list[Result]:
-        """Set (or, with "", clear) ``status.nominatedNodeName`` of each (namespace, name,
-        uid, node): the scheduler's nomination of a preemptor and the clearing of
-        lower-priority nominations."""
-        return [self._try(self._patch_nomination, *item) for item in items]
-
-    def _patch_nomination(self, ns: str, name: str, uid: str, node: str) -> None:
+    def _patch_pod_status(self, ns: str, name: str, uid: str, conditions: list[dict], nominated: str | None) -> None:
         pod = self._get("Pod", ns, name)
         _check_uid(pod, uid)
         status = pod.setdefault("status", {})
-        if (status.get("nominatedNodeName") or "") == node:
-            return
-        if node:
-            status["nominatedNodeName"] = node
-        else:
-            status.pop("nominatedNodeName", None)
-        self.store.put("Pod", pod, "MODIFIED")
+        changed = bool(conditions)
+        for cond in conditions:
+            set_condition(status, cond)
+        if nominated is not None and (status.get("nominatedNodeName") or "") != nominated:
+            changed = True
+            if nominated:
+                status["nominatedNodeName"] = nominated
+            else:
+                status.pop("nominatedNodeName", None)
+        if changed:
+            self.store.put("Pod", pod, "MODIFIED")
+
+    def patch_node_taints(self, items: list[tuple[str, list[dict], list[dict]]], now: float) -> list[Result]:
+        """The node controllers' taint patches: for each (node name, taints to add or update,
+        taints to remove), matched by key and effect as upstream's taint helpers do. A patch
+        that changes nothing writes nothing."""
+        return [self._try(self._patch_node_taints, *item) for item in items]
+
+    def _patch_node_taints(self, name: str, add: list[dict], remove: list[dict]) -> None:
+        node = self._get("Node", "", name)
+        spec = node.setdefault("spec", {})
+        current = list(spec.get("taints") or ())
+        gone = {(t.get("key"), t.get("effect")) for t in [*remove, *add]}
+        taints = [t for t in current if (t.get("key"), t.get("effect")) not in gone] + [dict(t) for t in add]
+        if taints != current:
+            spec["taints"] = taints
+            self.store.put("Node", node, "MODIFIED")
 
     def bind(self, items: list[tuple[str, str, str, str]], now: float) -> list[Result]:
         """The binding subresource: set spec.nodeName once; a second bind is a Conflict."""

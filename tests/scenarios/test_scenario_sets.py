@@ -1,5 +1,5 @@
-"""Every scenario under scenarios/scheduling/ and scenarios/preemption/ passes end to end
-through the real actors.
+"""Every scenario under scenarios/scheduling/, scenarios/preemption/ and scenarios/kubelet/
+passes end to end through the real actors.
 
 Each file states its own expectations (placements, FailedScheduling and Preempted events,
 counts); the test runs it and reports the expectations that failed.
@@ -17,6 +17,7 @@ REQUIRED = {
                    "pod-affinity-zone", "topology-spread", "extended-resource", "fits-later"},
     "preemption": {"basic", "nominated-wait", "higher-preemptor", "never", "pdb", "system-critical",
                    "unresolvable"},
+    "kubelet": {"nodename-outofcpu", "memory-pressure", "soft-eviction", "oom", "cpu-manager", "gpus"},
 }
 SCENARIOS = sorted(p for d in REQUIRED for p in (ROOT / "scenarios" / d).glob("*.yaml"))
 

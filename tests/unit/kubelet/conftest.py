@@ -67,6 +67,7 @@ class Driver:
         self.events: list[tuple[float, str, str, str]] = []
         self.leases: list[tuple[float, str, float]] = []
         self.node_creates: list[dict] = []
+        self.node_statuses: list[tuple[float, str, dict]] = []
 
     @property
     def now(self) -> float:
@@ -94,6 +95,8 @@ class Driver:
         out = self.host.drain()
         now = self.now
         self.node_creates += out.node_creates
+        for name, st in out.node_status.items():
+            self.node_statuses.append((now, name, st))
         for name, renew in sorted(out.leases.items()):
             self.leases.append((now, name, renew))
         for ns, name, uid, st in out.pod_status.values():

@@ -72,3 +72,36 @@ def test_init_container_max_rule_feeds_shares():
     pod = _pod({"requests": {"cpu": "100m"}})
     pod["spec"]["initContainers"] = [{"name": "i", "resources": {"requests": {"cpu": "2"}}}]
     assert pod_cgroup(pod, "u6")["cpuShares"] == 2048
+
+
+@pytest.mark.parametrize("resources, expected", [
+    # requests and limits: shares from the request, quota from the limit
+    ({"requests": {"cpu": "250m"}, "limits": {"cpu": "1", "memory": "128Mi"}},
+     {"cpuShares": 256, "cpuQuota": 100000, "cpuPeriod": 100000, "memoryLimit": 128 * MI}),
+    # a limit alone: the request defaults to it
+    ({"limits": {"cpu": "500m"}}, {"cpuShares": 512, "cpuQuota": 50000, "cpuPeriod": 100000, "memoryLimit": None}),
+    # nothing: minimum shares, no quota (the period is still written), no memory limit
+    ({}, {"cpuShares": 2, "cpuQuota": None, "cpuPeriod": 100000, "memoryLimit": None}),
+    # a tiny limit gets the 1 ms quota floor
+    ({"limits": {"cpu": "5m"}}, {"cpuShares": 5, "cpuQuota": 1000, "cpuPeriod": 100000, "memoryLimit": None}),
+])
+def test_container_cgroup(resources, expected):
+    from cluster.kubelet.cgroups import container_cgroup
+    assert container_cgroup({"name": "c", "resources": resources}) == expected
+
+
+def test_pod_cgroups_list_sidecars_and_app_containers_only():
+    from cluster.kubelet.cgroups import pod_cgroups
+    pod = {"spec": {"initContainers": [{"name": "setup"}, {"name": "proxy", "restartPolicy": "Always"}],
+                    "containers": [{"name": "app"}]}}
+    assert list(pod_cgroups(pod, "u")["containers"]) == ["proxy", "app"]
+
+
+def test_qos_cgroups():
+    from cluster.kubelet.cgroups import qos_cgroups
+    assert qos_cgroups(3500, 7 * 2**30, 1500) == {
+        "kubepods": {"cpuShares": 3584, "memoryLimit": 7 * 2**30},
+        "kubepods/burstable": {"cpuShares": 1536},
+        "kubepods/besteffort": {"cpuShares": 2},
+    }
+    assert qos_cgroups(1000, None, 0)["kubepods/burstable"] == {"cpuShares": 2}

@@ -62,7 +62,7 @@ def test_set_overrides_before_validation():
         (scenario(bogus=1), "spec.bogus: unknown field"),
         (scenario(timeline=[{"at": "1s", "delete": {"nme": "p"}}]), "spec.timeline[0].delete.name: Required value"),
         (scenario(expect=[{"within": "10s", "pod": {"name": "p"}, "phase": "Running", "always": True}]),
-         "spec.expect[0]: needs exactly one of within, always, at: end"),
+         "spec.expect[0]: needs exactly one of within, always, until, at: end"),
         (scenario(expect=[{"always": True, "invariant": "noFun"}]), 'spec.expect[0].invariant: "noFun" is not an invariant'),
         (scenario(timeline=[{"at": "1s", "chaos": {"action": "explode"}}]), 'spec.timeline[0].chaos.action: "explode"'),
         (scenario(expect=[{"at": "end", "count": {"labelSelector": "app in web"}, "equals": 1}]),

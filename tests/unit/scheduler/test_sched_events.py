@@ -20,14 +20,33 @@ def test_pod_that_fits_nowhere_is_scheduled_when_a_fitting_node_is_added():
     assert s.schedule(5.0).binds == [("default", "big", "uid-default-big", "large")]
 
 
-def test_node_added_during_backoff_schedules_when_the_backoff_ends():
-    s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
+def test_node_added_during_backoff_schedules_when_the_backoff_ends_without_pop_from_backoff():
+    s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")], pop_from_backoff=False)
     s.schedule(0.0)
     s.on_node("ADDED", make_node("large", cpu="4"), 0.4)
     assert s.queue.backoff_count() == 1
     assert s.next_wakeup() == 1.0
+    assert not s.has_ready()
     assert s.schedule(0.9).binds == []
     assert [b[3] for b in s.schedule(1.0).binds] == ["large"]
+
+
+def test_node_added_during_backoff_schedules_at_once_when_activeq_is_empty():
+    s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
+    s.schedule(0.0)
+    s.on_node("ADDED", make_node("large", cpu="4"), 0.4)
+    assert s.queue.backoff_count() == 1 and s.has_ready()
+    assert [b[3] for b in s.schedule(0.4).binds] == ["large"]
+
+
+def test_a_busy_activeq_keeps_backoff_pods_waiting():
+    s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
+    s.schedule(0.0)
+    s.on_node("ADDED", make_node("large", cpu="4"), 0.4)
+    s.on_pod("ADDED", make_pod("tiny").req(cpu="100m"), 0.5)
+    out = s.schedule(0.5, max_pods=1)
+    assert [b[1] for b in out.binds] == ["tiny"]
+    assert s.queue.backoff_count() == 1
 
 
 def test_heartbeat_only_node_update_does_not_wake_pods():

@@ -69,3 +69,41 @@ def test_the_cache_is_unchanged_after_the_first_pass():
     snap = s.cache.snapshot()
     assert int(snap.requested[0, 0]) == 0 and int(snap.pod_count[0]) == 0
     assert s.cache.node_info("n1").pods == {}
+
+
+def _preempted(s, now=0.0):
+    """One cycle of the preemptor; its victims vanish at once. Returns the nominated node."""
+    out = s.schedule(now)
+    (_, _, _, node), = out.nominations
+    for _, _, uid in out.deletes:
+        s.on_pod("DELETED", s.cache.pod_info(uid).pod, now)
+    return node
+
+
+def _full_cluster():
+    nodes = [make_node("n1", cpu="1"), make_node("n2", cpu="1")]
+    low = [make_pod(f"low{i}").prio(1).req(cpu="900m").node(f"n{i + 1}") for i in range(2)]
+    s = make_scheduler(nodes, low)
+    s.on_pod("ADDED", make_pod("p").prio(100).req(cpu="900m"), 0.0)
+    return s, nodes
+
+
+def test_retry_on_the_nominated_node_skips_the_full_filter(monkeypatch):
+    s, _ = _full_cluster()
+    node = _preempted(s)
+    import cluster.scheduler.scheduler as sched_mod
+    calls = []
+    monkeypatch.setattr(sched_mod, "run_filters", lambda *a, **k: calls.append(a) or pytest.fail("full filter"))
+    assert [b[3] for b in s.schedule(2.0).binds] == [node]
+    assert calls == []
+
+
+def test_a_node_change_after_the_nomination_sends_the_retry_through_every_filter():
+    s, nodes = _full_cluster()
+    node = _preempted(s)
+    tainted = next(n for n in nodes if n["metadata"]["name"] == node).copy_().taint("dedicated")
+    s.on_node("MODIFIED", tainted, 1.0)
+    out = s.schedule(2.0)
+    assert out.binds == []
+    other = "n2" if node == "n1" else "n1"
+    assert [n[3] for n in out.nominations] == [other]  # preempts again, on the untainted node

@@ -8,8 +8,8 @@ import pytest
 from sched_builders import make_node, make_pod, make_scheduler
 
 from cluster.clock import rfc3339
-from cluster.scheduler import preemption
-from cluster.scheduler.preemption_fast import fast_candidate
+from cluster.scheduler import preemption, preemption_fast
+from cluster.scheduler.preemption_fast import DryRunMemo, fast_candidate
 
 
 def random_cluster(seed: int):
@@ -34,26 +34,97 @@ def random_cluster(seed: int):
     return s, s.cache.new_pod_info(preemptor), rng
 
 
+@pytest.fixture(params=["arrays", "one-by-one"])
+def compute_path(request, monkeypatch):
+    """Stale verdicts are computed as arrays or, for a few nodes, one node at a time:
+    both must agree with the per-node code."""
+    monkeypatch.setattr(preemption_fast, "_ONE_BY_ONE", 0 if request.param == "arrays" else 10 ** 6)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(60))
-def test_fast_dry_run_agrees_with_the_per_node_code(seed):
+def test_fast_dry_run_agrees_with_the_per_node_code(seed, compute_path):
     s, pod, rng = random_cluster(seed)
     fwk = s.frameworks["default-scheduler"]
     s.host.set_cycle(fwk, 30.0)
     snap = s.cache.snapshot()
     assert s.host.resources_decide(pod)
     potential = np.arange(snap.num_nodes)
-    offset = rng.randrange(snap.num_nodes)
+    if rng.random() < 0.5:  # some nodes failed in a way preemption cannot help
+        potential = np.array(sorted(rng.sample(range(snap.num_nodes), rng.randint(1, snap.num_nodes))))
+    offset = rng.randrange(len(potential))
     wanted = rng.choice([1, 2, 3, 100])
     budgets = preemption.PdbBudgets([])
     candidates, _, errors = preemption.dry_run(s.host, None, pod, snap, potential, offset, wanted, budgets, 30.0)
-    cols = [col for col, _ in pod.req_cols]
-    nominated = s.queue.nominator.load.totals(cols, at_least=pod.priority, exclude_uid=pod.uid)
-    lower = s.cache.placed_load.totals(cols, below=pod.priority)
-    fast = fast_candidate(s.cache.table, snap, pod, nominated, lower, potential, offset, wanted, 30.0)
-    if not candidates or errors:
-        assert fast is None
-        return
-    best = candidates[0] if len(candidates) == 1 else preemption.pick_one_node(candidates, 30.0)
-    assert fast is not None
+    expected = None
+    if candidates and not errors:
+        best = candidates[0] if len(candidates) == 1 else preemption.pick_one_node(candidates, 30.0)
+        expected = (best.name, [v.name for v in best.victims])
+    for chunk in (0, 1, 2, 5):  # 0: one step over every node; small chunks walk in steps
+        assert fast_names(s, pod, potential, offset, wanted, chunk, DryRunMemo()) == expected
+    assert fast_names(s, pod, potential, offset, wanted, 0, DryRunMemo(), own=True) == fast_names(
+        s, pod, potential, offset, wanted, 0, DryRunMemo(), own=True, fresh=True)
+
+
+def fast_names(s, pod, potential, offset, wanted, chunk, memo, own=False, fresh=False):
+    own_node = s.queue.nominator.node_of(pod.uid) if own else None
+    fast = fast_candidate(s.cache, memo, pod, s.queue.nominator.load, own_node, potential, offset, wanted, 30.0,
+                          chunk=chunk)
+    if fast is None:
+        return None
     node, victims = fast
-    assert (snap.node_name(node), [v.name for v in victims]) == (best.name, [v.name for v in best.victims])
+    return s.cache.snapshot().node_name(node), [v.name for v in victims]
+
+
+def per_node_names(s, pod, potential, offset, wanted):
+    snap = s.cache.snapshot()
+    candidates, _, errors = preemption.dry_run(s.host, None, pod, snap, potential, offset, wanted,
+                                               preemption.PdbBudgets([]), 30.0)
+    if not candidates or errors:
+        return None
+    best = candidates[0] if len(candidates) == 1 else preemption.pick_one_node(candidates, 30.0)
+    return best.name, [v.name for v in best.victims]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_memo_stays_right_while_the_cluster_changes(seed, compute_path):
+    """Verdicts memoised in one call must not survive a change on their node: pods bound
+    and deleted, nominations added and dropped, a start time appearing, allocatable."""
+    s, pod, rng = random_cluster(seed)
+    fwk = s.frameworks["default-scheduler"]
+    s.host.set_cycle(fwk, 30.0)
+    memo = DryRunMemo()
+    names = [n["metadata"]["name"] for n in (ni.node for ni in s.cache.snapshot().node_infos)]
+    for step in range(12):
+        snap = s.cache.snapshot()
+        potential = np.arange(snap.num_nodes)
+        offset, wanted = rng.randrange(snap.num_nodes), rng.choice([1, 2, 100])
+        assert fast_names(s, pod, potential, offset, wanted, rng.choice([0, 2]), memo) == \
+            per_node_names(s, pod, potential, offset, wanted), f"step {step}"
+        change = rng.choice(["bind", "delete", "nominate", "unnominate", "start", "allocatable"])
+        if change == "bind":
+            p = make_pod(f"new{step}").prio(rng.choice([1, 10, 50])).req(cpu="500m").node(rng.choice(names))
+            p["status"]["startTime"] = rfc3339(5.0)
+            s.on_pod("ADDED", p, 30.0)
+        elif change == "delete":
+            placed = [p for ni in s.cache.snapshot().node_infos for p in ni.pods.values()]
+            if placed:
+                s.on_pod("DELETED", rng.choice(placed).pod, 30.0)
+        elif change == "nominate":
+            nom = make_pod(f"nomx{step}").prio(rng.choice([50, 150])).req(cpu="500m").nominated(rng.choice(names))
+            s.queue.nominator.add(s.cache.new_pod_info(nom))
+        elif change == "unnominate":
+            uids = sorted(p.uid for p, _ in s.queue.nominator.entries())
+            if uids:
+                s.queue.nominator.delete(rng.choice(uids))
+        elif change == "start":
+            undated = [p for ni in s.cache.snapshot().node_infos for p in ni.pods.values()
+                       if not p.pod["status"].get("startTime")]
+            if undated:
+                p = rng.choice(undated).pod
+                s.on_pod("MODIFIED", dict(p, status=dict(p["status"], startTime=rfc3339(1.0))), 30.0)
+        elif change == "allocatable":
+            ni = rng.choice(s.cache.snapshot().node_infos)
+            node = ni.node
+            alloc = dict(node["status"]["allocatable"], cpu=str(rng.choice([2, 4, 8])))
+            s.on_node("MODIFIED", dict(node, status=dict(node["status"], allocatable=alloc)), 30.0)

@@ -77,8 +77,9 @@ def test_delete_from_each_sub_queue(q, clock):
     assert len(q) == 0 and q.pop() is None
 
 
-def park(q, name, now, plugins=(FIT,)):
-    q.add(info(make_pod(name)), now)
+def park(q, name, now, plugins=(FIT,), priority=None):
+    pod = make_pod(name) if priority is None else make_pod(name).prio(priority)
+    q.add(info(pod), now)
     qp = q.pop()
     qp.unschedulable_plugins = set(plugins)
     q.add_unschedulable_if_not_present(qp, now, q.scheduling_cycle)
@@ -221,13 +222,39 @@ def test_error_retries_follow_the_backoff_sequence(clock):
     assert gaps == [1, 2, 4, 8, 10, 10]
 
 
-def test_event_move_respects_remaining_backoff(q, clock):
+def test_event_move_respects_remaining_backoff(clock):
+    q = SchedulingQueue(PrioritySort(), EVENT_MAP, pop_from_backoff=False)
     qp = park(q, "a", clock.now())
     assert qp.attempts == 1
     clock.advance(0.5)  # 1 s backoff not over
     assert q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now()) == 1
     assert q.in_backoff(qp.uid) and q.pop() is None
     clock.advance(0.5)
+    q.flush(clock.now())
+    assert q.pop() is qp
+
+
+def test_empty_activeq_pops_a_rejected_pod_still_backing_off(q, clock):
+    qp = park(q, "a", clock.now())
+    clock.advance(0.5)
+    q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now())
+    assert q.in_backoff(qp.uid) and q.has_ready()
+    assert q.pop() is qp and qp.attempts == 2 and not q.has_ready()
+
+
+def test_backoffq_pops_by_expiry_then_priority(q, clock):
+    low, high = park(q, "low", clock.now()), park(q, "high", clock.now(), priority=100)
+    later = park(q, "later", clock.now() + 0.2, priority=1000)
+    q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now() + 0.3)
+    assert [q.pop(), q.pop(), q.pop()] == [high, low, later]
+
+
+def test_error_backoff_is_never_cut_short(q, clock):
+    qp = q.add(info(make_pod("a")), clock.now())
+    assert q.pop() is qp
+    q.requeue_after_error(qp, clock.now())
+    assert q.in_backoff(qp.uid) and not q.has_ready() and q.pop() is None
+    clock.advance(1.0)
     q.flush(clock.now())
     assert q.pop() is qp
 

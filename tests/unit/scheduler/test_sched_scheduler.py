@@ -6,7 +6,7 @@ import pytest
 from sched_builders import bound, confirm_all, make_node, make_pod, make_scheduler
 
 from cluster.clock import rfc3339
-from cluster.scheduler.scheduler import num_feasible_nodes_to_find, rotated_take
+from cluster.scheduler.scheduler import ScheduleOutput, num_feasible_nodes_to_find, rotated_take
 
 
 @pytest.mark.parametrize("nodes,pct,expected", [
@@ -328,3 +328,13 @@ def test_higher_priority_pod_is_scheduled_first():
                                                     make_pod("high").req(cpu="1").prio(100)])
     out = s.schedule(1.0)
     assert [b[1] for b in out.binds] == ["high"]
+
+
+def test_status_patches_merge_a_pods_condition_and_nomination():
+    out = ScheduleOutput()
+    out.pod_conditions += [("d", "victim", "u1", {"type": "DisruptionTarget"}),
+                           ("d", "pre", "u2", {"type": "PodScheduled"})]
+    out.nominations += [("d", "low", "u3", ""), ("d", "pre", "u2", "n1")]
+    assert out.status_patches() == [("d", "victim", "u1", [{"type": "DisruptionTarget"}], None),
+                                    ("d", "pre", "u2", [{"type": "PodScheduled"}], "n1"),
+                                    ("d", "low", "u3", [], "")]

@@ -101,16 +101,29 @@ def test_leases_are_created_then_renewed():
     assert lease["spec"]["holderIdentity"] == "n1"
 
 
-def test_patch_nominations_sets_clears_and_checks_uid():
+def test_patch_pod_status_sets_clears_and_checks_uid():
     api = APIServer()
     pod = api.create(make_pod("p"), 0)
     uid = pod["metadata"]["uid"]
-    assert api.patch_nominations([("default", "p", uid, "n1")], 1) == [None]
+    assert api.patch_pod_status([("default", "p", uid, [], "n1")], 1) == [None]
     assert api.get("Pod", "default", "p")["status"]["nominatedNodeName"] == "n1"
     rv = api.get("Pod", "default", "p")["metadata"]["resourceVersion"]
-    assert api.patch_nominations([("default", "p", uid, "n1")], 2) == [None]  # unchanged: no write
+    assert api.patch_pod_status([("default", "p", uid, [], "n1")], 2) == [None]  # unchanged: no write
+    assert api.patch_pod_status([("default", "p", uid, [], None)], 2) == [None]
     assert api.get("Pod", "default", "p")["metadata"]["resourceVersion"] == rv
-    assert api.patch_nominations([("default", "p", uid, "")], 3) == [None]
+    assert api.patch_pod_status([("default", "p", uid, [], "")], 3) == [None]
     assert "nominatedNodeName" not in api.get("Pod", "default", "p")["status"]
-    bad = api.patch_nominations([("default", "p", "other-uid", "n2"), ("default", "gone", "", "n2")], 4)
+    bad = api.patch_pod_status([("default", "p", "other-uid", [], "n2"), ("default", "gone", "", [], "n2")], 4)
     assert [r[0] for r in bad] == [409, 404]
+
+
+def test_patch_pod_status_writes_condition_and_nomination_at_once():
+    api = APIServer()
+    uid = api.create(make_pod("p"), 0)["metadata"]["uid"]
+    rv = int(api.get("Pod", "default", "p")["metadata"]["resourceVersion"])
+    cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}
+    assert api.patch_pod_status([("default", "p", uid, [cond], "n1")], 1) == [None]
+    pod = api.get("Pod", "default", "p")
+    assert int(pod["metadata"]["resourceVersion"]) == rv + 1
+    assert pod["status"]["nominatedNodeName"] == "n1"
+    assert [c["type"] for c in pod["status"]["conditions"]] == ["PodScheduled"]

@@ -1,0 +1,55 @@
+"""The invariants over what the kubelets say pods hold: ``cpusetsExclusive`` and
+``devicesExclusive``.
+
+Owns the two checks, written over report-shaped data so they can run both on the
+mirror's latest PodResources view during a run and on a finished report:
+
+- cpusetsExclusive: on every node, the CPUs a pod holds exclusively (its cpuset minus the
+  node's shared pool) appear in no other pod's cpuset on that node;
+- devicesExclusive: no device ID is held by two pods (device IDs name their node, so this
+  is a cluster-wide check).
+
+Each returns one line per violation, naming the pods and the CPUs or device.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..kubelet.cpumanager import format_cpuset, parse_cpuset
+
+# (pod ref "ns/name", node, cpuset or None)
+CpusetEntry = tuple[str, str, "str | None"]
+
+
+def cpuset_violations(pods: Iterable[CpusetEntry], shared: dict[str, "str | None"]) -> list[str]:
+    """``shared`` maps a node to its shared CPU pool (None: no static CPU manager)."""
+    by_node: dict[str, list[tuple[str, frozenset[int]]]] = {}
+    for ref, node, cpuset in pods:
+        if cpuset:
+            by_node.setdefault(node, []).append((ref, parse_cpuset(cpuset)))
+    out = []
+    for node, entries in sorted(by_node.items()):
+        pool = parse_cpuset(shared.get(node) or "")
+        for i, (ref, cpus) in enumerate(entries):
+            exclusive = cpus - pool
+            if not exclusive:
+                continue
+            for j, (other, other_cpus) in enumerate(entries):
+                both = exclusive & other_cpus
+                if j != i and both:
+                    out.append(f"node {node}: CPUs {format_cpuset(both)} of pod {ref} (exclusive) "
+                               f"are also in the cpuset of pod {other}")
+    return out
+
+
+def device_violations(pods: Iterable[tuple[str, dict[str, list[str]]]]) -> list[str]:
+    """``pods``: (pod ref, {resource: [device IDs]}) each."""
+    holder: dict[tuple[str, str], str] = {}
+    out = []
+    for ref, devices in pods:
+        for res, ids in sorted((devices or {}).items()):
+            for d in ids:
+                first = holder.setdefault((res, d), ref)
+                if first != ref:
+                    out.append(f"device {d} ({res}) is held by pods {first} and {ref}")
+    return out
