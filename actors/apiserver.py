@@ -12,7 +12,7 @@ import time
 
 import ray
 
-from actors.profiling import Profile, Profiled, tune_gc
+from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.clock import Clock, ClockSpec
 from cluster.store.apiserver import APIServer
 from cluster.store.errors import APIError, Expired
@@ -27,6 +27,7 @@ class APIServerActor(Profiled):
         self.api = APIServer(seed=seed, window=window)
         self._changed: asyncio.Event | None = None
         self.writes = 0
+        self.gc = GcPacer()
 
     async def start_clock(self, real_start: float) -> None:
         self.profile.start("apiserver")
@@ -37,7 +38,8 @@ class APIServerActor(Profiled):
 
     # -- writes (each ends by waking the watchers) ----------------------------------------
     async def create(self, objs: list[dict]) -> list:
-        return self._wrote(self.api.create_many(objs, self.clock.now()))
+        # The objects were deserialized for this call: nobody else holds them.
+        return self._wrote(self.api.create_many(objs, self.clock.now(), owned=True))
 
     async def update(self, obj: dict):
         try:
@@ -71,6 +73,7 @@ class APIServerActor(Profiled):
 
     def _wrote(self, result):
         self.writes += 1
+        self.gc.turn_done()
         if self._changed is not None:
             self._changed.set()
             self._changed = None

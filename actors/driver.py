@@ -125,6 +125,10 @@ async def _chaos(cluster: Cluster, chaos, log) -> None:
         answer = await host.device_health.remote(chaos.node, chaos.resource, chaos.device, chaos.healthy)
         if answer.startswith("error: "):
             log(f"chaos deviceHealth: {answer[7:]}")
+    elif chaos.action == "devicePlugin":
+        answer = await host.device_plugin.remote(chaos.node, chaos.resource, chaos.running)
+        if answer.startswith("error: "):
+            log(f"chaos devicePlugin: {answer[7:]}")
 
 
 async def _poll_resources(cluster: Cluster, mirror: Mirror, now: float) -> None:

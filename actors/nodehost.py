@@ -58,6 +58,15 @@ class NodeHostActor(Profiled):
         await self._flush()
         return device_id
 
+    async def device_plugin(self, name: str, resource: str, running: bool) -> str:
+        """An empty string when done, or ``error: <one line>`` for a resource without a plugin."""
+        try:
+            self.host.device_plugin(name, resource, running, self.clock.now())
+        except ValueError as e:
+            return f"error: {e}"
+        await self._flush()
+        return ""
+
     async def pod_resources(self) -> tuple[dict, dict]:
         """(uid -> what the pod holds, node -> QoS cgroups, shared CPUs and devices)."""
         return self.host.pod_resources(self.clock.now()), self.host.node_resources()

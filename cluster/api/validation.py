@@ -280,6 +280,8 @@ def _quantities(res: dict, field: str, path: str) -> dict:
             raise ValidationError(p, raw, "is not a quantity") from None
         if amount < 0:
             raise ValidationError(p, raw, "must be greater than or equal to 0")
+        if is_extended(name) and amount.denominator != 1:  # upstream IsIntegerResourceName
+            raise ValidationError(p, raw, "must be an integer")
         out[name] = (raw, amount)
     return out
 

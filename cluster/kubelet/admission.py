@@ -10,7 +10,9 @@ of failures so that, like upstream's includeAllFailures, all of them are known
 The chain, in upstream's order (the first rejection wins; the eviction manager's own
 admit handler runs before all of these, in ``Kubelet``):
 1. upstream's resource-allocation handler, which runs before the predicate handler: the
-   CPU manager, then the device manager, when ``admit`` is given them;
+   CPU manager, then the device manager, when ``admit`` is given them; a pod that now
+   holds devices sees allocatable raised to the devices allocated (upstream's
+   UpdatePluginResources) in the fit check;
 2. the OS label and OS field checks;
 3. GeneralPredicates: resources, node affinity/selector, node name, host ports, NoExecute
    taints (``GENERAL_PREDICATES``; insert a new check at its upstream place).
@@ -20,7 +22,7 @@ toleration matching), so the scheduler and the kubelet cannot disagree about a p
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Collection
 
 from ..api.objects import labels_of, node_name_of, uid_of
@@ -195,6 +197,14 @@ def admit(pod: dict, requests: dict[str, int], node: NodeView, cpus: CpuManager 
     rejection = cpus.admit(uid, pod) if cpus is not None else None
     if rejection is None and devices is not None:
         rejection = devices.allocate(pod)
+        if rejection is None:
+            # Upstream's UpdatePluginResources (sanitizeNodeAllocatable): once the pod holds
+            # devices, allocatable is at least the number of devices allocated, so devices
+            # that turned Unhealthy while held do not make the fit check refuse a pod the
+            # device manager could serve.
+            sanitized = devices.update_plugin_resources(uid, node.allocatable)
+            if sanitized is not node.allocatable:
+                node = replace(node, allocatable=sanitized)
     if rejection is None:
         rejection = _os_mismatch(pod, node)
     if rejection is None:

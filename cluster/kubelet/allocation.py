@@ -6,8 +6,9 @@ emulated device plugin per extended resource of the node's capacity (``devices.p
 cgroups, and the view of all of it that upstream's kubelet serves on its PodResources
 API (kubemu's report reads it). ``Kubelet`` builds one ``NodeAllocation`` per node, calls
 ``admit`` for a new pod (after the eviction manager's admit handler), ``release`` when the
-pod's containers are gone, and ``set_device_health`` / ``take_update`` for the
-``deviceHealth`` chaos action and the node status that follows.
+pod's containers are gone, ``set_device_health`` / ``set_device_plugin`` / ``expire`` /
+``take_update`` for the ``deviceHealth`` and ``devicePlugin`` chaos actions and the node
+status that follows.
 
 The plugins register before the Node object is first written, so the Node's first status
 already advertises the devices (upstream's first status shows 0 until the plugins
@@ -21,14 +22,14 @@ from . import admission
 from .cgroups import qos_cgroups
 from .cpumanager import NONE, STATIC, CpuManager, format_cpuset, parse_cpuset
 from .deviceplugin import UNHEALTHY, PluginError, natural_key, plugins_for_capacity
-from .devices import DeviceManager
+from .devices import REGISTERED, DeviceManager
 from .node import NodeConfig
 from .pods import PodRecord
 from .qos import BURSTABLE
 
 
 class NodeAllocation:
-    __slots__ = ("config", "cpus", "devices", "_capacity", "_allocatable", "_burstable_cpu")
+    __slots__ = ("config", "cpus", "devices", "_plugins", "_capacity", "_allocatable", "_burstable_cpu")
 
     def __init__(self, config: NodeConfig):
         """Raises ValueError (one line naming the setting) for a kubelet configuration the
@@ -42,6 +43,7 @@ class NodeAllocation:
         capacity = config.capacity_ints()
         plugins = plugins_for_capacity(config.name, capacity, (config.kubelet or {}).get("devicePlugins"))
         self.devices = DeviceManager(config.name) if plugins else None
+        self._plugins = {p.resource: p for p in plugins}  # they outlive their registration
         for plugin in plugins:
             self.devices.register(plugin)
         self._capacity = capacity if plugins else None  # None: the configured capacity
@@ -81,10 +83,7 @@ class NodeAllocation:
 
         ``device`` is a device ID or its index; returns the ID. Raises ValueError with a
         one-line message for an unknown resource or device."""
-        plugin = self.devices.plugin(resource) if self.devices is not None else None
-        if plugin is None:
-            known = ", ".join(sorted(n for n in self.capacity() if is_extended(n))) or "none"
-            raise ValueError(f"resource: {resource!r} has no device plugin on {self.config.name} (it has: {known})")
+        plugin = self._plugin(resource)
         ids = plugin.device_ids
         if isinstance(device, int) and not isinstance(device, bool):
             if not 0 <= device < len(ids):
@@ -96,6 +95,32 @@ class NodeAllocation:
         except PluginError as e:
             raise ValueError(str(e).split("; retrying")[0]) from None
         return str(device)
+
+    def set_device_plugin(self, resource: str, running: bool, now: float) -> None:
+        """The ``devicePlugin`` chaos action: the plugin for ``resource`` goes away (its
+        devices turn Unhealthy, and ``expire`` retires the resource once the grace has
+        passed) or comes back and registers again. Raises ValueError (one line) for a
+        resource without a plugin; repeating the current state changes nothing."""
+        plugin = self._plugin(resource)
+        if not running:
+            self.devices.plugin_stopped(resource, now)
+        elif self.devices.state(resource) != REGISTERED:
+            self.devices.register(plugin)
+
+    def next_expiry(self) -> float | None:
+        """When a stopped plugin's grace period ends, if one is running out."""
+        return self.devices.next_expiry() if self.devices is not None else None
+
+    def expire(self, now: float) -> bool:
+        """Retire the resources of plugins gone for their whole grace; True when any was."""
+        return bool(self.devices is not None and self.devices.expire(now))
+
+    def _plugin(self, resource: str):
+        plugin = self._plugins.get(resource)
+        if plugin is None:
+            known = ", ".join(sorted(self._plugins)) or "none"
+            raise ValueError(f"resource: {resource!r} has no device plugin on {self.config.name} (it has: {known})")
+        return plugin
 
     # ---- admission and release --------------------------------------------------------
 

@@ -96,12 +96,12 @@ def container_cgroup(container: dict) -> dict:
     writes no quota), ``cpuPeriod`` (always set, as upstream) and ``memoryLimit`` (None: none)."""
     res = container.get("resources") or {}
     req, lim = res.get("requests") or {}, res.get("limits") or {}
-    cpu_req = resource_int("cpu", req["cpu"]) if "cpu" in req else 0
+    cpu_req = resource_int("cpu", req["cpu"]) if "cpu" in req else None
     cpu_lim = resource_int("cpu", lim["cpu"]) if "cpu" in lim else 0
     mem_lim = resource_int("memory", lim["memory"]) if "memory" in lim else 0
     # A limit without a request means request = limit (the apiserver defaults it; the
-    # kubelet repeats the rule for old objects).
-    shares = milli_cpu_to_shares(cpu_lim if cpu_req == 0 and cpu_lim else cpu_req)
+    # kubelet repeats the rule for old objects). An explicit request of 0 stays 0.
+    shares = milli_cpu_to_shares(cpu_lim if cpu_req is None else cpu_req)
     quota = milli_cpu_to_quota(cpu_lim)
     return {"cpuShares": shares, "cpuQuota": quota or None, "cpuPeriod": QUOTA_PERIOD,
             "memoryLimit": mem_lim or None}

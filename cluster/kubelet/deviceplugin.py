@@ -329,11 +329,17 @@ def plugins_for_capacity(node: str, capacity: dict[str, int],
 
     ``settings`` maps a resource name to ``{numaNodes, preferredAllocation, preStartRequired}``.
     """
-    settings = settings or {}
-    for res in sorted(settings):
+    settings = {} if settings is None else settings
+    if not isinstance(settings, dict):
+        raise PluginError(f"devicePlugins: {settings!r} is not a mapping of extended resource to plugin "
+                          "settings; retrying does not help")
+    for res in sorted(settings, key=str):
         if res not in capacity or not is_extended(res):
             raise PluginError(f'devicePlugins: "{res}" is not an extended resource in the capacity '
                               f"of {node}; retrying does not help")
+        if settings[res] is not None and not isinstance(settings[res], dict):
+            raise PluginError(f"devicePlugins[{res}]: {settings[res]!r} is not a mapping of settings "
+                              f'(known: {", ".join(_SETTINGS)}); retrying does not help')
     out = []
     for res in sorted(n for n in capacity if is_extended(n)):
         kwargs = {}
@@ -341,6 +347,14 @@ def plugins_for_capacity(node: str, capacity: dict[str, int],
             if key not in _SETTINGS:
                 raise PluginError(f'devicePlugins[{res}].{key}: unknown setting (known: '
                                   f'{", ".join(_SETTINGS)}); retrying does not help')
+            if key == "numaNodes":
+                ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+                wanted = "a whole number >= 0"
+            else:
+                ok, wanted = isinstance(value, bool), "true or false"
+            if not ok:
+                raise PluginError(f"devicePlugins[{res}].{key}: {value!r} must be {wanted}; "
+                                  "retrying does not help")
             kwargs[_SETTINGS[key]] = value
         out.append(EmulatedPlugin(node, res, capacity[res], **kwargs))
     return out

@@ -3,17 +3,19 @@
 Owns, for one node: the registered device plugins (one endpoint per extended resource),
 the healthy and unhealthy device sets each plugin last reported through ListAndWatch, the
 capacity and allocatable they imply, which pod container holds which devices with the
-plugin's Allocate response for it, and the checkpoint of all that.
+plugin's Allocate response for it, and the checkpoint of all that (its file format is in
+``devicecheckpoint.py``).
 
-Who calls it: the ``Kubelet`` creates one ``DeviceManager`` and registers one
-``EmulatedPlugin`` per extended resource of its node's capacity (``deviceplugin.py``). At
-admission it calls ``allocate(pod)`` (init containers first, then app containers) and
-turns a returned ``Rejection`` into the pod's failure; when a pod terminates it calls
-``release(uid)``. After a ``deviceHealth`` chaos action flips a device on the plugin, or
-after a plugin is stopped, it calls ``poll()``/``plugin_stopped()``/``expire()`` and posts a
-node status when ``take_update()`` returns new capacity and allocatable. Before the fit
-check of a pod it calls ``update_plugin_resources``; ``checkpoint()``/``restore()`` carry the
-assignments across a kubelet restart. Time is passed in; nothing here reads a clock.
+Who calls it: the kubelet's ``NodeAllocation`` creates one ``DeviceManager`` and registers
+one ``EmulatedPlugin`` per extended resource of its node's capacity (``deviceplugin.py``).
+At admission ``admission.admit`` calls ``allocate(pod)`` (init containers first, then app
+containers), turns a returned ``Rejection`` into the pod's failure, and then
+``update_plugin_resources`` before the fit check; when a pod's containers are gone
+``release(uid)``. After a ``deviceHealth`` chaos action flips a device on the plugin, it
+calls ``poll()`` and posts a node status when ``take_update()`` returns new capacity and
+allocatable. ``plugin_stopped()``/``expire()`` (a plugin going away) and
+``checkpoint()``/``restore()`` (a kubelet restart) follow upstream but no scenario action
+reaches them yet. Time is passed in; nothing here reads a clock.
 
 Lifecycle of one resource (``state(resource)``):
 
@@ -34,20 +36,18 @@ for that); they are only never handed out again.
 """
 from __future__ import annotations
 
-import base64
-import json
-import zlib
 from dataclasses import dataclass
 
 from ..api.objects import uid_of
 from ..api.resources import resource_list
+from . import devicecheckpoint
 from .admission import Rejection
+from .devicecheckpoint import CHECKPOINT_NAME, CheckpointError  # noqa: F401 (re-exported)
 from .deviceplugin import (HEALTHY, SUPPORTED_VERSIONS, ContainerAllocateResponse, Device,
                            DevicePluginOptions, EmulatedPlugin, ListAndWatchResponse, PluginError,
                            is_extended_resource_name, merge_responses, natural_key)
 
 ENDPOINT_STOP_GRACE_SECONDS = 300  # upstream endpointStopGracePeriod, 5 minutes
-CHECKPOINT_NAME = "kubelet_internal_checkpoint"
 UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
 NO_TOPOLOGY = -1  # the NUMA key upstream's checkpoint uses for devices without topology
 
@@ -66,11 +66,6 @@ class DeviceError(Exception):
     def __init__(self, message: str, retryable: bool = False):
         super().__init__(message)
         self.retryable = retryable
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be restored. Retrying with the same bytes never helps."""
-    retryable = False
 
 
 def _sorted(ids) -> list[str]:
@@ -177,8 +172,9 @@ class DeviceManager:
         exact instant is not observable; kubemu retires at exactly stop + 300 s so one
         timer at ``next_expiry()`` is enough.
         """
+        # The same sum as next_expiry(), so a timer set for it always finds the resource due.
         gone = [res for res, ep in self._endpoints.items()
-                if ep.stopped_at is not None and now - ep.stopped_at >= ENDPOINT_STOP_GRACE_SECONDS]
+                if ep.stopped_at is not None and now >= ep.stopped_at + ENDPOINT_STOP_GRACE_SECONDS]
         for res in gone:
             del self._endpoints[res], self._healthy[res], self._unhealthy[res]
             self._all.pop(res, None)
@@ -440,75 +436,33 @@ class DeviceManager:
     # ---- checkpoint -------------------------------------------------------------------
 
     def checkpoint(self) -> bytes:
-        """Upstream's kubelet_internal_checkpoint shape, as JSON bytes.
-
-        Differences, all invisible inside kubemu: AllocResp holds the response as JSON (upstream:
-        protobuf), base64-encoded as Go encodes []byte; Checksum is the CRC-32 of the
-        canonical JSON of Data (upstream hashes Go's printed form of the struct).
-        """
-        entries = []
-        for uid in sorted(self._pods):
-            for container, grants in sorted(self._pods[uid].items()):
-                for res, g in sorted(grants.items()):
-                    resp = json.dumps(g.response.to_dict(), sort_keys=True, separators=(",", ":"))
-                    entries.append({
-                        "PodUID": uid, "ContainerName": container, "ResourceName": res,
-                        "DeviceIDs": {str(n): list(ids) for n, ids in g.by_numa.items()},
-                        "AllocResp": base64.b64encode(resp.encode()).decode(),
-                    })
+        """The assignments and registered resources as upstream's kubelet_internal_checkpoint
+        (``devicecheckpoint.py``). Upstream rewrites the file after every change; kubemu,
+        whose kubelets never restart mid-run, encodes the same state when asked."""
+        entries = [(uid, container, res, g.by_numa, g.response)
+                   for uid in sorted(self._pods)
+                   for container, grants in sorted(self._pods[uid].items())
+                   for res, g in sorted(grants.items())]
         # Upstream records only the healthy devices of every known resource.
         registered = {res: _sorted(self._healthy[res]) for res in sorted(self._healthy)}
-        data = {"PodDeviceEntries": entries, "RegisteredDevices": registered}
-        return json.dumps({"Data": data, "Checksum": _checksum(data)}, sort_keys=True).encode()
+        return devicecheckpoint.encode(entries, registered)
 
     def restore(self, blob: bytes | str, now: float) -> None:
         """Replace all state with a checkpoint, as a restarting kubelet does.
 
         Every resource in RegisteredDevices comes back Stopped since ``now`` with no devices
-        (capacity 0) until its plugin registers again; allocations are kept.
+        (capacity 0) until its plugin registers again; allocations are kept. A corrupt
+        checkpoint raises ``CheckpointError`` and changes nothing.
         """
-        data = _load_checkpoint(blob)
+        entries, registered = devicecheckpoint.decode(blob)
         pods: dict[str, dict[str, dict[str, Grant]]] = {}
-        for i, e in enumerate(data["PodDeviceEntries"]):
-            try:
-                grant = _grant_from_entry(e)
-                pods.setdefault(e["PodUID"], {}).setdefault(e["ContainerName"], {})[e["ResourceName"]] = grant
-            except (AttributeError, KeyError, TypeError, ValueError) as err:
-                raise CheckpointError(f"checkpoint.Data.PodDeviceEntries[{i}]: malformed entry ({err!r}); "
-                                      "retrying does not help") from None
-        self._endpoints = {res: _Endpoint(None, DevicePluginOptions(), stopped_at=now)
-                           for res in data["RegisteredDevices"]}
+        for uid, container, res, by_numa, response in entries:
+            ids = tuple(_sorted({d for group in by_numa.values() for d in group}))
+            pods.setdefault(uid, {}).setdefault(container, {})[res] = Grant(ids, by_numa, response)
+        self._endpoints = {res: _Endpoint(None, DevicePluginOptions(), stopped_at=now) for res in registered}
         self._healthy = {res: set() for res in self._endpoints}
         self._unhealthy = {res: set() for res in self._endpoints}
         self._all = {}
         self._retired = set()
         self._pods = pods
         self._recount()
-
-
-def _checksum(data: dict) -> int:
-    return zlib.crc32(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
-
-
-def _load_checkpoint(blob: bytes | str) -> dict:
-    try:
-        doc = json.loads(blob)
-        data, checksum = doc["Data"], doc["Checksum"]
-        entries, registered = data["PodDeviceEntries"], data["RegisteredDevices"]
-    except (ValueError, TypeError, KeyError) as err:
-        raise CheckpointError(f"checkpoint: not a device manager checkpoint ({err!r}); "
-                              "retrying does not help") from None
-    if not isinstance(entries, list) or not isinstance(registered, dict):
-        raise CheckpointError("checkpoint.Data: PodDeviceEntries must be a list and RegisteredDevices "
-                              "a map; retrying does not help")
-    if checksum != _checksum(data):
-        raise CheckpointError(f"checkpoint.Checksum: {checksum!r} does not match the data "
-                              f"({_checksum(data)}); the file is corrupt, retrying does not help")
-    return data
-
-
-def _grant_from_entry(e: dict) -> Grant:
-    by_numa = {int(n): tuple(ids) for n, ids in sorted(e["DeviceIDs"].items(), key=lambda kv: int(kv[0]))}
-    ids = tuple(_sorted({d for group in by_numa.values() for d in group}))
-    response = ContainerAllocateResponse.from_dict(json.loads(base64.b64decode(e["AllocResp"])))
-    return Grant(ids, by_numa, response)

@@ -19,7 +19,8 @@ Rules (upstream's, except where marked kubemu):
   defaults wholesale, EXCEPT (kubemu) that ``memory.available`` keeps its 100Mi default when
   the map does not name it, exactly as ``NodeConfig.eviction_hard`` does, so that the
   threshold evicting pods is the one subtracted from allocatable. ``"0%"`` disables it.
-- ``enforceNodeAllocatable`` (default ``["pods"]``) containing ``pods`` copies every hard
+- ``enforceNodeAllocatable`` (default ``["pods"]``; options ``pods``, ``system-reserved``,
+  ``kube-reserved``, or ``none`` alone) containing ``pods`` copies every hard
   ``memory.available`` threshold to ``allocatableMemory.available``.
 - durations use kubemu's scenario syntax (``30s``, ``5m``, ``1m30s``, or bare seconds),
   a superset of Go's for these values.
@@ -60,6 +61,8 @@ DEFAULT_EVICTION_HARD = {
 }
 DEFAULT_PRESSURE_TRANSITION_PERIOD = 300.0
 DEFAULT_ENFORCE_NODE_ALLOCATABLE = ("pods",)
+# Upstream's options; kubemu models no system or kube reserved cgroup, so only "pods" acts.
+ENFORCE_NODE_ALLOCATABLE_OPTIONS = ("pods", "system-reserved", "kube-reserved", "none")
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
@@ -272,6 +275,13 @@ def _enforces_pods(kubelet: dict) -> bool:
     keys = kubelet.get("enforceNodeAllocatable", DEFAULT_ENFORCE_NODE_ALLOCATABLE)
     if not isinstance(keys, (list, tuple)):
         raise _fail("enforceNodeAllocatable", f"{_show(keys)} is not a list")
+    for i, key in enumerate(keys):
+        if key not in ENFORCE_NODE_ALLOCATABLE_OPTIONS:
+            raise _fail(f"enforceNodeAllocatable[{i}]", f"{_show(key)} is not an option (valid: "
+                        f"{', '.join(ENFORCE_NODE_ALLOCATABLE_OPTIONS)})")
+    if "none" in keys and len(keys) > 1:
+        raise _fail("enforceNodeAllocatable", f'{_show(list(keys))} may not contain other enforcements '
+                    'when "none" is specified')
     return "pods" in keys
 
 

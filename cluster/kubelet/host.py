@@ -83,6 +83,12 @@ class NodeHost:
         self.tick(now)
         return self._kubelets[name].set_device_health(resource, device, healthy, now)
 
+    def device_plugin(self, name: str, resource: str, running: bool, now: float) -> None:
+        """Chaos: the device plugin for ``resource`` on node ``name`` goes away or comes back.
+        Raises ValueError (one line) for a resource without a plugin."""
+        self.tick(now)
+        self._kubelets[name].set_device_plugin(resource, running, now)
+
     def pod_resources(self, now: float) -> dict[str, dict]:
         """Every live node's PodResources view: uid -> what the pod holds, with ``node``."""
         out = {}

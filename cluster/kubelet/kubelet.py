@@ -75,13 +75,13 @@ BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff st
 DEFAULT_GRACE = 30
 COMPONENT = "kubelet"
 
-START, EXIT, STOPPED, LEASE = "start", "exit", "stopped", "lease"
+START, EXIT, STOPPED, LEASE, DEVICES = "start", "exit", "stopped", "lease", "devices"
 
 
 class Kubelet(PressureMixin):
     __slots__ = ("config", "name", "index", "host_ip", "alloc", "eviction", "_outbox", "_timers",
                  "_pods", "_used", "_ports", "_active", "_ip_serial", "_lease", "_lease_due", "_stopped",
-                 "_extra", "_extra_timer", "_evict_timer", "_evict_due", "_pressure")
+                 "_extra", "_extra_timer", "_evict_timer", "_evict_due", "_pressure", "_device_timer")
 
     def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
         self.config = config
@@ -106,6 +106,7 @@ class Kubelet(PressureMixin):
         self._evict_timer = None  # the eviction manager's next synchronize, while it runs
         self._evict_due = 0.0
         self._pressure: dict[str, tuple[bool, float]] = {}  # condition -> (True?, since)
+        self._device_timer = None  # the end of a stopped device plugin's grace period
 
     @property
     def allocatable(self) -> dict[str, int]:
@@ -135,6 +136,29 @@ class Kubelet(PressureMixin):
             self.post_node_status(now)
         return device_id
 
+    def set_device_plugin(self, resource: str, running: bool, now: float) -> None:
+        """Chaos: the device plugin for ``resource`` goes away or comes back. Gone, its
+        devices count as Unhealthy (allocatable 0) and after the 5-minute grace the
+        resource is retired (capacity 0); back, it registers again with its devices.
+        Raises ValueError (one line) for a resource without a plugin."""
+        if self._stopped:
+            return
+        self.alloc.set_device_plugin(resource, running, now)
+        self._timers.cancel(self._device_timer)
+        at = self.alloc.next_expiry()
+        self._device_timer = None if at is None else self._timers.schedule(at, (self.name, DEVICES, "", 0))
+        if self.alloc.take_update():
+            self.post_node_status(now)
+
+    def _expire_devices(self, now: float) -> None:
+        self._device_timer = None
+        self.alloc.expire(now)
+        at = self.alloc.next_expiry()
+        if at is not None:
+            self._device_timer = self._timers.schedule(at, (self.name, DEVICES, "", 0))
+        if self.alloc.take_update():
+            self.post_node_status(now)
+
     def _renew(self, due: float, now: float) -> None:
         self._outbox.leases[self.name] = now
         # Keep the 10 s cadence anchored to the schedule, unless the host fell a full period behind.
@@ -145,7 +169,7 @@ class Kubelet(PressureMixin):
     def stop(self) -> None:
         """The node died: cancel every timer; from now on it produces nothing."""
         self._stopped = True
-        for handle in (self._lease, self._evict_timer, self._extra_timer):
+        for handle in (self._lease, self._evict_timer, self._extra_timer, self._device_timer):
             self._timers.cancel(handle)
         for rec in self._pods.values():
             self._timers.cancel(rec.timer)
@@ -190,6 +214,8 @@ class Kubelet(PressureMixin):
             self._sync(self._evict_due)  # at the scheduled time, as the lifecycle timers
         elif kind == UNPRESSURE:
             self._unpressure(now)
+        elif kind == DEVICES:
+            self._expire_devices(now)
         else:
             rec = self._pods.get(uid)
             if rec is None:

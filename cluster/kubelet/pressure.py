@@ -42,6 +42,7 @@ BYTES_PER_INODE = 16384
 EXIT_KILLED = 137  # 128 + SIGKILL: the kernel's OOM killer, or the end of a grace period
 EXIT_SIGTERM = 143  # 128 + SIGTERM: the container stopped on its own within the grace period
 DISRUPTION_REASON = "TerminationByKubelet"
+KERNEL_MONITOR = "kernel-monitor"  # node-problem-detector's source for kernel log events
 EXTRA_KEYS = ("memory", "disk", "inodes", "pids")
 ACTIVE = (PENDING, RUNNING, BACKOFF)  # what the eviction manager may choose from
 
@@ -135,8 +136,11 @@ class PressureMixin:
                        if u.memory is not None and _limit(rec, n, "memoryLimit")
                        and u.memory.at(since) > _limit(rec, n, "memoryLimit"))
         for name in killed:
+            # Not the kubelet's: upstream's kubelet records only system-wide OOMs (SystemOOM).
+            # This is the event node-problem-detector's kernel monitor makes of the kernel log.
             self._node_event("OOMKilling", f"Memory cgroup out of memory: Killed process of container "
-                                           f"{name} in pod {rec.namespace}/{rec.name}", t, "Warning")
+                                           f"{name} in pod {rec.namespace}/{rec.name}", t, "Warning",
+                             component=KERNEL_MONITOR)
         self._timers.cancel(rec.timer)
         rec.timer = None
         if rec.state == STOPPING:
@@ -222,6 +226,9 @@ class PressureMixin:
     def _evict(self, rec: PodRecord, ev: Eviction, t: float) -> float:
         """Carry out the eviction manager's choice; returns how long to wait for the cleanup."""
         self._event(rec, ev.reason, ev.message, t, "Warning")
+        # Upstream records the eviction with AnnotatedEventf: the starved resource and the
+        # offending containers ride on the event as annotations.
+        self._outbox.events[-1]["metadata"]["annotations"].update(ev.annotations())
         rec.reason, rec.message = ev.reason, ev.message
         rec.disruption = (DISRUPTION_REASON, ev.message, t)
         if rec.state != RUNNING:
@@ -268,7 +275,8 @@ class PressureMixin:
         if changed:
             self.post_node_status(t)
 
-    def _node_event(self, reason: str, message: str, t: float, type: str = "Normal") -> None:
+    def _node_event(self, reason: str, message: str, t: float, type: str = "Normal",
+                    component: str = "kubelet") -> None:
         ref = {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
-        self._outbox.events.append(make_event(ref, reason, message, t, type=type, component="kubelet",
+        self._outbox.events.append(make_event(ref, reason, message, t, type=type, component=component,
                                               host=self.name))

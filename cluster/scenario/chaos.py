@@ -14,6 +14,9 @@ Actions:
 - ``{action: deviceHealth, node: N, resource: nvidia.com/gpu, device: 3, healthy: false}``:
   the node's device plugin reports the device (an index, or a device ID such as
   ``node-0-gpu-3``) with the new health.
+- ``{action: devicePlugin, node: N, resource: nvidia.com/gpu, running: false}``: the
+  node's device plugin for the resource goes away (``running: true``: it comes back and
+  registers again).
 """
 from __future__ import annotations
 
@@ -26,13 +29,14 @@ from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from .durations import parse_duration
 
-CHAOS_ACTIONS = ("killNode", "pressure", "deviceHealth")
+CHAOS_ACTIONS = ("killNode", "pressure", "deviceHealth", "devicePlugin")
 PRESSURE_FIELDS = ("memory", "disk", "inodes", "pids")
 # Fields each action takes, beyond ``action``; the first group is required.
 _FIELDS = {
     "killNode": (("node",), ()),
     "pressure": (("node",), (*PRESSURE_FIELDS, "duration")),
     "deviceHealth": (("node", "resource", "device", "healthy"), ()),
+    "devicePlugin": (("node", "resource", "running"), ()),
 }
 
 
@@ -53,6 +57,14 @@ class ChaosSpec(BaseModel):
     resource: str | None = None
     device: int | str | None = None
     healthy: bool | None = None
+    running: bool | None = None
+
+    @field_validator("device", mode="before")
+    @classmethod
+    def _device(cls, v):
+        if v is None or isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
+            return v
+        raise ValueError("is not a device index (0, 1, ...) or a device ID")
 
     @field_validator("action")
     @classmethod
@@ -86,7 +98,7 @@ def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]]) -> None:
 
     ``nodes`` maps every node name the scenario creates to its capacity."""
     required, optional = _FIELDS[chaos.action]
-    for f in ("node", *PRESSURE_FIELDS, "duration", "resource", "device", "healthy"):
+    for f in ("node", *PRESSURE_FIELDS, "duration", "resource", "device", "healthy", "running"):
         given = getattr(chaos, f) is not None
         if given and f not in required and f not in optional:
             raise ChaosError(f"{f}: not a field of {chaos.action} (it takes {', '.join(required + optional)})")
@@ -99,6 +111,8 @@ def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]]) -> None:
         _check_pressure(chaos)
     elif chaos.action == "deviceHealth":
         _check_device(chaos, nodes[chaos.node])
+    elif chaos.action == "devicePlugin":
+        _check_resource(chaos, nodes[chaos.node])
 
 
 def _check_pressure(chaos: ChaosSpec) -> None:
@@ -113,12 +127,17 @@ def _check_pressure(chaos: ChaosSpec) -> None:
             raise ChaosError(f"duration: {json.dumps(chaos.duration)} is {detail}") from None
 
 
-def _check_device(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
+def _check_resource(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
     res = chaos.resource
     if res not in capacity or not is_extended(res):
         known = ", ".join(sorted(n for n in capacity if is_extended(n))) or "none"
         raise ChaosError(f"resource: {json.dumps(res)} is not an extended resource of {chaos.node} "
                          f"(it has: {known})")
+
+
+def _check_device(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
+    _check_resource(chaos, capacity)
+    res = chaos.resource
     count = int(parse(str(capacity[res])))
     kind = res.rpartition("/")[2]
     ids = [f"{chaos.node}-{kind}-{i}" for i in range(count)]  # deviceplugin.py's naming rule

@@ -1,8 +1,9 @@
 """Scenario expectations: what each kind of expectation checks against the mirror.
 
-Owns the meaning of every expectation field of DESIGN §5 (pod, node, event, count,
-invariant) and of the three timings: ``within`` holds at some observation up to its
-deadline, ``always`` holds at every observation, ``at: end`` holds when the run ends.
+Owns the meaning of every expectation field of DESIGN §5 (pod, node, event, eventOrder,
+count, invariant) and of the four timings: ``within`` holds at some observation up to its
+deadline, ``always`` holds at every observation, ``until`` holds at every observation up
+to its time, ``at: end`` holds when the run ends.
 ``Tracker`` keeps one verdict per expectation; the runner feeds it observations.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..api.objects import condition, is_terminating, labels_of, node_name_of, ph
 from ..api.quantity import resource_int
 from ..api.resources import node_allocatable, resource_list
 from ..api.selectors import LabelSelector
+from ..kubelet.cpumanager import parse_cpuset
 from .mirror import Mirror
 from .schema import Expectation
 
@@ -108,6 +110,8 @@ def _pod_fields(e: Expectation, pod: dict, m: Mirror) -> tuple[bool, str]:
 
 
 def _pod_field_ok(field: str, seen, want) -> bool:
+    if field == "cpuset":  # the same CPUs, however the list is written
+        return seen is not None and parse_cpuset(seen) == parse_cpuset(want)
     if field == "message":
         return want in seen
     if field == "restartCount":

@@ -109,7 +109,8 @@ class Mirror:
         """A fresh PodResources view from every node host; checks the two invariants on it."""
         self.resources, self.node_resources = pods, nodes
         refs = {p["metadata"].get("uid", ""): f"{ns}/{name}" for (ns, name), p in self.pods.items()}
-        entries = [(refs.get(uid, uid), v.get("node", ""), v.get("cpuset")) for uid, v in sorted(pods.items())]
+        entries = [(refs.get(uid, uid), v.get("node", ""), v.get("cpuset"), v.get("exclusiveCpus"))
+                   for uid, v in sorted(pods.items())]
         shared = {n: v.get("sharedCpus") for n, v in nodes.items()}
         found = {"cpusetsExclusive": cpuset_violations(entries, shared),
                  "devicesExclusive": device_violations((refs.get(uid, uid), v.get("devices"))

@@ -4,8 +4,9 @@
 Owns the two checks, written over report-shaped data so they can run both on the
 mirror's latest PodResources view during a run and on a finished report:
 
-- cpusetsExclusive: on every node, the CPUs a pod holds exclusively (its cpuset minus the
-  node's shared pool) appear in no other pod's cpuset on that node;
+- cpusetsExclusive: on every node, the CPUs a pod holds exclusively (as the kubelet
+  reports them, or else its cpuset minus the node's shared pool) appear in no other pod's
+  cpuset on that node, nor in the shared pool;
 - devicesExclusive: no device ID is held by two pods (device IDs name their node, so this
   is a cluster-wide check).
 
@@ -17,24 +18,29 @@ from typing import Iterable
 
 from ..kubelet.cpumanager import format_cpuset, parse_cpuset
 
-# (pod ref "ns/name", node, cpuset or None)
-CpusetEntry = tuple[str, str, "str | None"]
+# (pod ref "ns/name", node, cpuset or None[, its exclusive CPUs as the kubelet reports them])
+CpusetEntry = tuple
 
 
 def cpuset_violations(pods: Iterable[CpusetEntry], shared: dict[str, "str | None"]) -> list[str]:
     """``shared`` maps a node to its shared CPU pool (None: no static CPU manager)."""
-    by_node: dict[str, list[tuple[str, frozenset[int]]]] = {}
-    for ref, node, cpuset in pods:
+    by_node: dict[str, list[tuple[str, frozenset[int], frozenset[int] | None]]] = {}
+    for ref, node, cpuset, *pinned in pods:
         if cpuset:
-            by_node.setdefault(node, []).append((ref, parse_cpuset(cpuset)))
+            exclusive = parse_cpuset(pinned[0]) if pinned and pinned[0] is not None else None
+            by_node.setdefault(node, []).append((ref, parse_cpuset(cpuset), exclusive))
     out = []
     for node, entries in sorted(by_node.items()):
         pool = parse_cpuset(shared.get(node) or "")
-        for i, (ref, cpus) in enumerate(entries):
-            exclusive = cpus - pool
+        for i, (ref, cpus, pinned) in enumerate(entries):
+            exclusive = cpus - pool if pinned is None else pinned
             if not exclusive:
                 continue
-            for j, (other, other_cpus) in enumerate(entries):
+            leaked = exclusive & pool
+            if leaked:
+                out.append(f"node {node}: CPUs {format_cpuset(leaked)} of pod {ref} (exclusive) "
+                           f"are also in the shared pool")
+            for j, (other, other_cpus, _) in enumerate(entries):
                 both = exclusive & other_cpus
                 if j != i and both:
                     out.append(f"node {node}: CPUs {format_cpuset(both)} of pod {ref} (exclusive) "

@@ -13,9 +13,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, field_validator
 
 from ..api.quantity import QuantityError, parse
+from ..api.resources import is_extended
 from ..api.selectors import LabelSelector, SelectorError
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..scheduler.config import ConfigError, build_config
+from ..kubelet.cpumanager import CpusetError, parse_cpuset
 from ..kubelet.node import NodeConfig
 from ..store.admission import BUILTIN_NAMESPACES
 from . import defaults as pod_defaults
@@ -371,6 +373,8 @@ def _check_pool(pool: NodePool, path: str) -> None:
                 raise ScenarioError(f"{path}.{field}.{name}: {json.dumps(q)} is not a quantity") from None
             if value < 0:
                 raise ScenarioError(f"{path}.{field}.{name}: {json.dumps(q)} must be greater than or equal to 0")
+            if is_extended(name) and value.denominator != 1:  # devices come in whole units
+                raise ScenarioError(f"{path}.{field}.{name}: {json.dumps(q)} must be an integer")
     for name in ("cpu", "memory"):
         if name not in pool.capacity:
             raise ScenarioError(f"{path}.capacity.{name}: Required value: a node pool needs cpu and memory capacity")
@@ -444,6 +448,11 @@ def _check_fields_fit(e: Expectation, path: str, subject: str) -> None:
                 parse(str(q))
             except QuantityError:
                 raise ScenarioError(f"{path}.{f}.{name}: {json.dumps(q)} is not a quantity") from None
+    if e.cpuset is not None:
+        try:
+            parse_cpuset(e.cpuset)
+        except CpusetError:
+            raise ScenarioError(f"{path}.cpuset: {json.dumps(e.cpuset)} is not a cpuset (use e.g. \"0-3,5\")") from None
     for name, n in (e.devices or {}).items():
         if n < 0:
             raise ScenarioError(f"{path}.devices.{name}: {n} must be greater than or equal to 0")

@@ -29,6 +29,10 @@ class SchedulerHost(PreemptionHost):
     def __init__(self, cache: Cache, queue: SchedulingQueue, rng, pdbs: dict):
         self._cache, self._queue, self._rng, self._pdbs = cache, queue, rng, pdbs
         self._memo = DryRunMemo()  # the vectorised dry run's verdicts, kept across cycles
+        # Preemptions whose effect is not seen yet: preemptor uid -> victim uids not yet
+        # seen deleted or terminating, and the reverse map (DefaultPreemption.pre_enqueue).
+        self._preempting: dict[str, set[str]] = {}
+        self._victim_of: dict[str, str] = {}
         self._now = 0.0
         self.framework: Framework | None = None  # the profile whose cycle is running
 
@@ -46,6 +50,35 @@ class SchedulerHost(PreemptionHost):
 
     def pdbs(self) -> list[dict]:
         return list(self._pdbs.values())
+
+    # ---- preemptions in flight ------------------------------------------------------
+
+    def begin_preemption(self, preemptor_uid: str, victim_uids: list[str]) -> None:
+        if victim_uids:
+            self._preempting[preemptor_uid] = set(victim_uids)
+            for uid in victim_uids:
+                self._victim_of[uid] = preemptor_uid
+
+    def preemption_pending(self, uid: str) -> bool:
+        return uid in self._preempting
+
+    def victim_gone(self, uid: str) -> str | None:
+        """A pod was seen deleted or terminating; if it was the last victim of a
+        preemption, that preemption is over: returns the preemptor's uid."""
+        preemptor = self._victim_of.pop(uid, None)
+        waiting = self._preempting.get(preemptor) if preemptor is not None else None
+        if waiting is None:
+            return None
+        waiting.discard(uid)
+        if waiting:
+            return None
+        del self._preempting[preemptor]
+        return preemptor
+
+    def forget_preemptor(self, uid: str) -> None:
+        """The preemptor was deleted or bound: nothing waits on its victims any more."""
+        for victim in self._preempting.pop(uid, ()):
+            self._victim_of.pop(victim, None)
 
     def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
         """Run PreFilter and Filter again with ``removed`` off their nodes (the cycle's
@@ -148,8 +181,9 @@ def apply_post_filter(fwk: Framework, queue: SchedulingQueue, pinfo: PodInfo, re
     if result is None:
         return None
     node = result.nominated_node_name
-    for victim in result.victims:
-        _evict(fwk, victim, pinfo, node, now, out)
+    evicted = [v.uid for v in result.victims if _evict(fwk, v, pinfo, node, now, out)]
+    if fwk.host is not None:
+        fwk.host.begin_preemption(pinfo.uid, evicted)
     for other in result.clear_nominations:
         queue.nominator.delete(other.uid)
         out.nominations.append((other.namespace, other.name, other.uid, ""))
@@ -159,9 +193,10 @@ def apply_post_filter(fwk: Framework, queue: SchedulingQueue, pinfo: PodInfo, re
     return NominatingInfo(node, MODE_OVERRIDE)
 
 
-def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: float, out) -> None:
+def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: float, out) -> bool:
+    """Write the victim's condition, delete and event; False if it was already going."""
     if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
-        return  # already going
+        return False
     cond = {"type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_REASON,
             "message": f"{fwk.profile_name}: preempting to accommodate a higher priority pod",
             "lastTransitionTime": rfc3339(now)}
@@ -169,3 +204,4 @@ def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: 
     out.deletes.append((victim.namespace, victim.name, victim.uid))
     out.events.append(make_event(victim.pod, "Preempted", f"Preempted by pod {preemptor.uid} on node {node}", now,
                                  component=fwk.profile_name))
+    return True

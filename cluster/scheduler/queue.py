@@ -22,6 +22,8 @@ A pod's life in the queue (upstream's rules without queueing hints):
     spec/metadata update               unschedulablePods    backoffQ if backing off, else activeQ
     backoff expired (flush)            backoffQ             activeQ
     pop while activeQ is empty         backoffQ (rejected)  (in a cycle), backoff cut short
+    any move into activeQ              -                    gated instead if PreEnqueue refuses
+    activate (e.g. preemption over)    gated                activeQ, if PreEnqueue now accepts
     parked > 5 min (flush)             unschedulablePods    backoffQ if backing off, else activeQ
     delete                             any                  -
 
@@ -191,11 +193,30 @@ class SchedulingQueue:
         return None
 
     def _requeue(self, qp: QueuedPodInfo, now: float) -> None:
-        """To backoffQ while the pod's backoff lasts, else straight to activeQ."""
+        """To backoffQ while the pod's backoff lasts, else to activeQ (through PreEnqueue)."""
         if self.is_backing_off(qp, now):
             self._push_backoff(qp)
         else:
+            self._enter_active(qp)
+
+    def _enter_active(self, qp: QueuedPodInfo) -> bool:
+        """Into activeQ if the PreEnqueue plugins let it (upstream's moveToActiveQ), else
+        gated until ``activate`` or its own update. True if it entered."""
+        status = self._pre_enqueue(qp.pinfo)
+        if status.is_success():
             self._push_active(qp)
+            return True
+        qp.unschedulable_plugins = {status.plugin}
+        self._gated[qp.uid] = qp
+        return False
+
+    def activate(self, uid: str, now: float) -> bool:
+        """Upstream's Activate (e.g. once the pod's preemption is over): a gated pod goes
+        straight to activeQ, backoff or not, if PreEnqueue now lets it."""
+        qp = self._gated.pop(uid, None)
+        if qp is None:
+            return False
+        return self._enter_active(qp)
 
     def next_wakeup(self) -> float | None:
         """The earliest emulated time a time-driven move is due (None: nothing waits)."""
@@ -235,10 +256,12 @@ class SchedulingQueue:
             if active.get(qp.uid) is qp and qp.seq == entry[-2]:
                 del active[qp.uid]
                 return self._popped(qp)
-        if self.pop_from_backoff and self._live_head(self._backoff_heap) is not None:
+        while self.pop_from_backoff and self._live_head(self._backoff_heap) is not None:
             qp = heapq.heappop(self._backoff_heap)[-1]
             del self._backoff[qp.uid]
-            return self._popped(qp)
+            if self._pre_enqueue(qp.pinfo).is_success():
+                return self._popped(qp)
+            self._enter_active(qp)  # gated: PreEnqueue refuses it
         return None
 
     def _popped(self, qp: QueuedPodInfo) -> QueuedPodInfo:
@@ -365,8 +388,7 @@ class SchedulingQueue:
             while (head := self._live_head(heap)) is not None and head[0] <= now:
                 qp = heapq.heappop(heap)[-1]
                 del self._backoff[qp.uid]
-                self._push_active(qp)
-                moved += 1
+                moved += self._enter_active(qp)
         due = []
         for qp in self._unschedulable.values():
             if now - qp.timestamp <= self.max_in_unschedulable:

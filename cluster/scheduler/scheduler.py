@@ -206,8 +206,14 @@ class Scheduler:
     def _on_assigned_pod(self, event_type: str, pod: dict, uid: str, now: float) -> None:
         self.queue.delete(uid)  # bound by someone else while pending
         self._binding.pop(uid, None)
+        self.host.forget_preemptor(uid)
+        gone = event_type == "DELETED" or is_terminal(pod)
+        if gone or is_terminating(pod):
+            preemptor = self.host.victim_gone(uid)
+            if preemptor is not None:
+                self.queue.activate(preemptor, now)  # its preemption is over
         # The upstream informer excludes terminal pods, so turning terminal reads as a delete.
-        if event_type == "DELETED" or is_terminal(pod):
+        if gone:
             if self.cache.remove_pod(uid) is not None:
                 self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
             return
@@ -252,6 +258,7 @@ class Scheduler:
     def _on_unassigned_pod(self, event_type: str, pod: dict, uid: str, now: float) -> None:
         if event_type == "DELETED" or is_terminal(pod) or is_terminating(pod) or not self._responsible_for(pod):
             self.queue.delete(uid)
+            self.host.forget_preemptor(uid)
             self._binding.pop(uid, None)
             if self.cache.forget_pod(uid) is not None:  # deleted while its bind was in flight
                 self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)

@@ -54,13 +54,16 @@ class APIServer:
             self.create(pc, 0.0)
 
     # -- create / update ------------------------------------------------------------------
-    def create(self, obj: dict, now: float) -> dict:
-        """Validate, admit and store one object; returns the stored object."""
+    def create(self, obj: dict, now: float, owned: bool = False) -> dict:
+        """Validate, admit and store one object; returns the stored object. ``owned``: the
+        caller hands ``obj`` over (it was just deserialized from a remote call), so it is
+        stored as is instead of copied."""
         try:
             validate(obj)
         except ValidationError as e:
             raise Invalid(str(e)) from None
-        obj = codec.clone(obj)
+        if not owned:
+            obj = codec.clone(obj)
         kind = obj["kind"]
         self.admission.admit_create(kind, obj, now)
         m = obj["metadata"]
@@ -71,8 +74,8 @@ class APIServer:
         self.store.put(kind, obj, "ADDED")
         return obj
 
-    def create_many(self, objs: list[dict], now: float) -> list[Result]:
-        return [self._try(self.create, o, now) for o in objs]
+    def create_many(self, objs: list[dict], now: float, owned: bool = False) -> list[Result]:
+        return [self._try(self.create, o, now, owned) for o in objs]
 
     def update(self, obj: dict, now: float) -> dict:
         """Replace an object's spec and metadata; a stale resourceVersion is a Conflict."""

@@ -15,10 +15,10 @@ writes (upstream's prepareCandidate); this plugin writes nothing.
 from __future__ import annotations
 
 from ..cache import PodInfo, Snapshot
-from ..framework import CycleState, PluginError, PostFilterPlugin, PostFilterResult
+from ..framework import CycleState, PluginError, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
 from ..preemption import (filter_pods_with_pdb_violation, more_important_key, num_candidates, pick_one_node,
                           pod_eligible, preempt)
-from ..status import Diagnosis, Status
+from ..status import SUCCESS, Code, Diagnosis, Status
 
 PERCENTAGE = "minCandidateNodesPercentage"
 ABSOLUTE = "minCandidateNodesAbsolute"
@@ -52,15 +52,28 @@ def parse_args(args: dict | None) -> tuple[int, int]:
     return pct, absolute
 
 
-class DefaultPreemption(PostFilterPlugin):
+WAITING = "waiting for the preemption for this pod to be finished"
+
+
+class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
     NAME = "DefaultPreemption"
-    # Without async preemption upstream registers no events: a pod is never rejected by
-    # this plugin, only by the filters it failed.
+    # No cluster event moves a pod this plugin gates: the Scheduler activates it once the
+    # deletions of its victims have been seen (see pre_enqueue).
     EVENTS = frozenset()
 
     def __init__(self, args: dict | None = None, handle=None):
         self.percentage, self.absolute = parse_args(args)
         self.handle = handle
+
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        """Upstream's async preemption (on by default since 1.33) keeps a preemptor out of
+        activeQ until its preemption's API calls are done, so that it cannot preempt again
+        meanwhile. kubemu sends those calls without waiting, so the pod waits until the
+        scheduler has seen each victim deleted or terminating."""
+        host = getattr(self.handle, "host", None)
+        if host is not None and host.preemption_pending(pod.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING,), self.NAME)
+        return SUCCESS
 
     def post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
                     diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:

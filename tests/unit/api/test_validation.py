@@ -205,6 +205,8 @@ def test_api_versions(kind, versions):
         ({f"{RES}.requests[nvidia.com/gpu]": "1", f"{RES}.limits[nvidia.com/gpu]": "2"}, 'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" must be equal to nvidia.com/gpu limit of 2'),
         ({f"{RES}.requests[nvidia.com/gpu]": "1"}, 'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" needs an equal nvidia.com/gpu limit: extended resources cannot be overcommitted'),
         ({f"{RES}.requests.hugepages-2Mi": "2Mi"}, None),  # not an extended resource
+        ({f"{RES}.limits[nvidia.com/gpu]": "1.5"}, 'spec.containers[0].resources.limits[nvidia.com/gpu]: "1.5" must be an integer'),
+        ({f"{RES}.limits[nvidia.com/gpu]": "500m"}, 'spec.containers[0].resources.limits[nvidia.com/gpu]: "500m" must be an integer'),
         ({"spec.overhead": {"cpu": "x"}}, 'spec.overhead.cpu: "x" is not a quantity'),
         # ports
         ({f"{C0}.ports": [{"containerPort": 1}, {"containerPort": 65535, "hostPort": 0, "protocol": "SCTP"}]}, None),

@@ -65,6 +65,7 @@ class Driver:
         self.statuses: dict[str, dict] = {}
         self.deletes: list[tuple[float, str]] = []
         self.events: list[tuple[float, str, str, str]] = []
+        self.raw_events: list[dict] = []
         self.leases: list[tuple[float, str, float]] = []
         self.node_creates: list[dict] = []
         self.node_statuses: list[tuple[float, str, dict]] = []
@@ -103,6 +104,7 @@ class Driver:
             self.statuses[name] = st
             cs = (st.get("containerStatuses") or [{}])[0]
             self.log.append((now, name, st["phase"], cs.get("restartCount", 0), next(iter(cs.get("state") or {"-": 0}))))
+        self.raw_events += out.events
         for ev in out.events:
             self.events.append((now, ev["involvedObject"]["name"], ev["reason"], ev["message"]))
         for ns, name, uid in out.pod_deletes.values():

@@ -84,6 +84,75 @@ def test_unhealthy_device_lowers_allocatable_in_the_node_status(driver, config):
     assert d.node_statuses[-1][2]["allocatable"][GPU] == "4"
 
 
+def test_a_held_device_turning_unhealthy_does_not_refuse_a_pod_that_gets_a_healthy_one(driver, config, pod):
+    # Upstream's UpdatePluginResources: once the new pod holds devices, the fit check sees
+    # allocatable raised to the devices allocated (4), not the healthy count (3).
+    d = driver(config("gpu-0", extra={GPU: "4"}))
+    for i in range(3):
+        d.send("ADDED", pod(f"g{i}", node="gpu-0", requests={GPU: "1"}, limits={GPU: "1"}))
+    d.host.device_health("gpu-0", GPU, 2, False, 1.0)  # held by g2
+    d.flush()
+    assert d.node_statuses[-1][2]["allocatable"][GPU] == "3"
+    late = pod("late", node="gpu-0", requests={GPU: "1"}, limits={GPU: "1"})
+    d.send("ADDED", late)
+    assert d.statuses["late"]["phase"] == "Running"
+    assert d.host.pod_resources(1.0)[late["metadata"]["uid"]]["devices"] == {GPU: ["gpu-0-gpu-3"]}
+    # With every healthy device taken, the device manager refuses the next one.
+    d.send("ADDED", pod("more", node="gpu-0", requests={GPU: "1"}, limits={GPU: "1"}))
+    assert d.statuses["more"]["reason"] == "UnexpectedAdmissionError"
+    assert "Requested: 1, Available: 0" in d.statuses["more"]["message"]
+
+
+def test_a_device_plugin_going_away_zeroes_allocatable_then_capacity_after_its_grace(driver, config, pod):
+    d = driver(config("gpu-0", extra={GPU: "4"}))
+    holder = pod("holder", node="gpu-0", requests={GPU: "1"}, limits={GPU: "1"})
+    d.send("ADDED", holder)
+    d.clock.set(10.0)
+    d.host.device_plugin("gpu-0", GPU, False, 10.0)
+    d.flush()
+    st = d.node_statuses[-1][2]
+    assert (st["capacity"][GPU], st["allocatable"][GPU]) == ("4", "0")
+    assert d.statuses["holder"]["phase"] == "Running"  # its device stays with it
+    d.send("ADDED", pod("late", node="gpu-0", requests={GPU: "1"}, limits={GPU: "1"}))
+    assert d.statuses["late"]["message"] == ("Pod was rejected: Allocate failed due to no healthy devices present; "
+                                             "cannot allocate unhealthy devices nvidia.com/gpu, which is unexpected")
+    d.run_until(309.0)
+    assert d.node_statuses[-1][2]["capacity"][GPU] == "4"
+    d.run_until(310.0)  # the 5-minute grace is over: the resource is retired
+    st = d.node_statuses[-1][2]
+    assert (st["capacity"][GPU], st["allocatable"][GPU]) == ("0", "0")
+    d.host.device_plugin("gpu-0", GPU, True, 320.0)
+    d.flush()
+    st = d.node_statuses[-1][2]
+    assert (st["capacity"][GPU], st["allocatable"][GPU]) == ("4", "4")
+    d.send("ADDED", pod("again", node="gpu-0", requests={GPU: "1"}, limits={GPU: "1"}))
+    assert d.host.pod_resources(320.0)[holder["metadata"]["uid"]]["devices"] == {GPU: ["gpu-0-gpu-0"]}
+    assert d.statuses["again"]["phase"] == "Running"
+
+
+def test_plugin_expiry_timer_fires_once_whatever_the_float_sum(driver, config):
+    # (212.3 + 300) - 212.3 < 300 in floating point: the expiry must still happen at its timer.
+    d = driver(config("gpu-0", extra={GPU: "2"}))
+    d.run_until(212.3)
+    d.host.device_plugin("gpu-0", GPU, False, 212.3)
+    d.flush()
+    d.run_until(600.0)
+    assert d.node_statuses[-1][2]["capacity"][GPU] == "0"
+    assert d.host.next_timer() is not None and d.host.next_timer() > 600.0  # only the lease is left
+
+
+def test_a_device_plugin_back_within_its_grace_keeps_the_resource(driver, config):
+    d = driver(config("gpu-0", extra={GPU: "2"}))
+    for t, running in ((0.0, False), (100.0, False), (200.0, True), (201.0, True)):
+        d.run_until(t)  # (a second stop keeps the first stop time; a second start changes nothing)
+        d.host.device_plugin("gpu-0", GPU, running, t)
+        d.flush()
+    d.run_until(1000.0)
+    assert [st["allocatable"][GPU] for _, _, st in d.node_statuses] == ["0", "2"]
+    with pytest.raises(ValueError, match="resource: 'example.com/fpga' has no device plugin on gpu-0"):
+        d.host.device_plugin("gpu-0", "example.com/fpga", False, 1000.0)
+
+
 @pytest.mark.parametrize("resource, device, message", [
     ("example.com/fpga", 0, "resource: 'example.com/fpga' has no device plugin on gpu-0 (it has: nvidia.com/gpu)"),
     (GPU, 4, "device: index 4 is out of range for nvidia.com/gpu on gpu-0 (0..3)"),
@@ -148,6 +217,14 @@ def test_plain_nodes_keep_no_cpu_or_device_manager(config):
     ({"kubelet": {"evictonHard": {}}}, "kubelet.evictonHard: unknown field"),
     ({"kubelet": {"devicePlugins": {"nvidia.com/gpu": {"numaNodes": 2}}}},
      'kubelet.devicePlugins: "nvidia.com/gpu" is not an extended resource in the capacity of node-0'),
+    ({"extra": {GPU: "2"}, "kubelet": {"devicePlugins": {GPU: {"numaNodes": -1}}}},
+     "kubelet.devicePlugins[nvidia.com/gpu].numaNodes: -1 must be a whole number >= 0"),
+    ({"extra": {GPU: "2"}, "kubelet": {"devicePlugins": {GPU: {"preStartRequired": 1}}}},
+     "kubelet.devicePlugins[nvidia.com/gpu].preStartRequired: 1 must be true or false"),
+    ({"extra": {GPU: "2"}, "kubelet": {"devicePlugins": {GPU: "fast"}}},
+     "kubelet.devicePlugins[nvidia.com/gpu]: 'fast' is not a mapping of settings"),
+    ({"kubelet": {"enforceNodeAllocatable": ["pods", 3]}},
+     "kubelet.enforceNodeAllocatable[1]: 3 is not an option (valid: pods, system-reserved, kube-reserved, none)"),
 ])
 def test_bad_kubelet_configuration_is_one_line(config, kw, message):
     problem = check_kubelet(config(**kw))

@@ -82,6 +82,9 @@ def test_init_container_max_rule_feeds_shares():
     ({"limits": {"cpu": "500m"}}, {"cpuShares": 512, "cpuQuota": 50000, "cpuPeriod": 100000, "memoryLimit": None}),
     # nothing: minimum shares, no quota (the period is still written), no memory limit
     ({}, {"cpuShares": 2, "cpuQuota": None, "cpuPeriod": 100000, "memoryLimit": None}),
+    # an explicit request of 0 is kept (upstream defaults only a missing request to the limit)
+    ({"requests": {"cpu": "0"}, "limits": {"cpu": "500m"}},
+     {"cpuShares": 2, "cpuQuota": 50000, "cpuPeriod": 100000, "memoryLimit": None}),
     # a tiny limit gets the 1 ms quota floor
     ({"limits": {"cpu": "5m"}}, {"cpuShares": 5, "cpuQuota": 1000, "cpuPeriod": 100000, "memoryLimit": None}),
 ])

@@ -36,6 +36,8 @@ def test_memory_above_limit_is_oom_killed_at_the_crossing_and_restarted_with_bac
                                               "finishedAt": ts(30.8)}}
     reasons = [(round(t, 6), obj, r) for t, obj, r, _ in d.events]
     assert reasons[:2] == [(10.4, "node-0", "OOMKilling"), (10.4, "leaky", "BackOff")]
+    # The OOM event is node-problem-detector's (the kubelet records none for a container).
+    assert d.raw_events[0]["source"] == {"component": "kernel-monitor", "host": "node-0"}
 
 
 def test_oom_with_restart_policy_never_fails_the_pod(driver, pod):
@@ -136,6 +138,10 @@ def test_evicted_pod_status(driver, config, pod):
     # The container stopped on SIGTERM (stop-seconds 0 < grace 1 s): 128 + 15.
     assert st["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
     assert d.host.kubelet("node-0").requested()["memory"] == 2 * GI  # over's request released
+    ev = next(e for e in d.raw_events if e["reason"] == "Evicted")
+    assert (ev["type"], ev["message"], ev["source"]["component"]) == ("Warning", st["message"], "kubelet")
+    assert {k: v for k, v in ev["metadata"]["annotations"].items() if k != "kubemu.io/time"} == {
+        "offending_containers": "c", "offending_containers_usage": "1500Mi", "starved_resource": "memory"}
 
 
 def test_memory_pressure_refuses_best_effort_pods_unless_they_tolerate_it(driver, config, pod):

@@ -35,6 +35,25 @@ def test_cpusets_exclusive_fails_when_a_shared_pod_runs_on_a_pinned_cpu():
         "node n1: CPUs 3 of pod d/web (exclusive) are also in the cpuset of pod d/a"]
 
 
+def test_cpusets_exclusive_uses_the_kubelets_exclusive_cpus_and_checks_the_shared_pool():
+    # CPU 3 is pinned to d/a but was left in the shared pool: every shared pod runs on it.
+    pods = [("d/a", "n1", "3", "3"), ("d/web", "n1", "0-3", "")]
+    assert cpuset_violations(pods, {"n1": "0-3"}) == [
+        "node n1: CPUs 3 of pod d/a (exclusive) are also in the shared pool",
+        "node n1: CPUs 3 of pod d/a (exclusive) are also in the cpuset of pod d/web"]
+    assert cpuset_violations([("d/a", "n1", "3", "3"), ("d/web", "n1", "0-2", "")], {"n1": "0-2"}) == []
+
+
+def test_cpuset_expectation_compares_cpus_not_spelling():
+    m = Mirror()
+    m.apply("Pod", "ADDED", _pod("a", "ua"), 0, 0)
+    m.set_pod_resources({"ua": {"node": "n1", "cpuset": "1-2,6"}}, {"n1": {"sharedCpus": "0,3-5,7"}}, 1.0)
+    assert check(exp(at="end", pod={"name": "a"}, cpuset="6,1,2"), m)[0]
+    assert not check(exp(at="end", pod={"name": "a"}, cpuset="1-2"), m)[0]
+    m.set_pod_resources({}, {}, 2.0)
+    assert not check(exp(at="end", pod={"name": "a"}, cpuset=""), m)[0]  # no view: no cpuset
+
+
 def test_devices_exclusive():
     ok = [("d/a", {GPU: ["n1-gpu-0", "n1-gpu-1"]}), ("d/b", {GPU: ["n1-gpu-2"]}), ("d/c", {})]
     assert device_violations(ok) == []

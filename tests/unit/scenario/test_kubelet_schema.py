@@ -35,6 +35,7 @@ def test_chaos_actions_load():
         {"at": "7s", "chaos": {"action": "deviceHealth", "node": "n-0", "resource": GPU, "device": "n-0-gpu-1",
                                "healthy": True}},
         {"at": "8s", "chaos": {"action": "killNode", "node": "n-1"}},
+        {"at": "9s", "chaos": {"action": "devicePlugin", "node": "n-1", "resource": GPU, "running": False}},
     ]))
     c = s.spec.timeline[0].chaos
     assert c.extra_usage() == {"memory": 3 * 2**30, "pids": 100} and c.duration_seconds() == 60.0
@@ -82,6 +83,35 @@ def test_chaos_actions_load():
      "spec.expect[0].restartCount: needs equals, atLeast or atMost"),
     (scenario(expect=[{"at": "end", "node": "n-0", "allocatable": {GPU: "two"}}]),
      'spec.expect[0].allocatable.nvidia.com/gpu: "two" is not a quantity'),
+    (chaos(action="deviceHealth", node="n-0", resource=GPU, device=True, healthy=False),
+     "spec.timeline[0].chaos.device: true is not a device index (0, 1, ...) or a device ID"),
+    (chaos(action="deviceHealth", node="n-0", resource=GPU, device=1.5, healthy=False),
+     "spec.timeline[0].chaos.device: 1.5 is not a device index (0, 1, ...) or a device ID"),
+    (chaos(action="devicePlugin", node="n-0", resource=GPU),
+     "spec.timeline[0].chaos.running: Required value for devicePlugin"),
+    (chaos(action="devicePlugin", node="n-0", resource="example.com/fpga", running=False),
+     'spec.timeline[0].chaos.resource: "example.com/fpga" is not an extended resource of n-0 (it has: nvidia.com/gpu)'),
+    (chaos(action="devicePlugin", node="n-0", resource=GPU, running=False, device=1),
+     "spec.timeline[0].chaos.device: not a field of devicePlugin (it takes node, resource, running)"),
+    (scenario(kubelet={"devicePlugins": {GPU: 2}}),
+     "spec.cluster.nodes[0].kubelet.devicePlugins[nvidia.com/gpu]: 2 is not a mapping of settings"),
+    (scenario(kubelet={"devicePlugins": [GPU]}),
+     "spec.cluster.nodes[0].kubelet.devicePlugins: ['nvidia.com/gpu'] is not a mapping of extended resource"),
+    (scenario(kubelet={"devicePlugins": {GPU: {"numaNodes": "two"}}}),
+     "spec.cluster.nodes[0].kubelet.devicePlugins[nvidia.com/gpu].numaNodes: 'two' must be a whole number >= 0"),
+    (scenario(kubelet={"devicePlugins": {GPU: {"preferredAllocation": "yes"}}}),
+     "spec.cluster.nodes[0].kubelet.devicePlugins[nvidia.com/gpu].preferredAllocation: 'yes' must be true or "
+     "false"),
+    (scenario(kubelet={"enforceNodeAllocatable": ["pods", "podz"]}),
+     'spec.cluster.nodes[0].kubelet.enforceNodeAllocatable[1]: "podz" is not an option (valid: pods, '
+     'system-reserved, kube-reserved, none)'),
+    (scenario(kubelet={"enforceNodeAllocatable": ["none", "pods"]}),
+     'spec.cluster.nodes[0].kubelet.enforceNodeAllocatable: ["none", "pods"] may not contain other enforcements'),
+    ({**scenario(), "spec": {**scenario()["spec"], "cluster": {"nodes": [
+        {"namePrefix": "n", "capacity": {"cpu": "4", "memory": "8Gi", GPU: "1.5"}}]}}},
+     'spec.cluster.nodes[0].capacity.nvidia.com/gpu: "1.5" must be an integer'),
+    (scenario(expect=[{"at": "end", "pod": {"name": "p"}, "cpuset": "1-a"}]),
+     'spec.expect[0].cpuset: "1-a" is not a cpuset'),
     (scenario(expect=[{"always": True, "invariant": "gpusShared"}]),
      'spec.expect[0].invariant: "gpusShared" is not an invariant (known: noOvercommit, noDoubleBinding, '
      'cpusetsExclusive, devicesExclusive)'),

@@ -107,3 +107,38 @@ def test_a_node_change_after_the_nomination_sends_the_retry_through_every_filter
     assert out.binds == []
     other = "n2" if node == "n1" else "n1"
     assert [n[3] for n in out.nominations] == [other]  # preempts again, on the untainted node
+
+
+def test_a_preemptor_waits_until_its_own_victims_are_seen_gone():
+    """Async preemption's gate: another preemption's victim going away must not send a
+    preemptor whose victims are still there into a second preemption."""
+    nodes = [make_node("n1", cpu="1"), make_node("n2", cpu="1")]
+    low = [make_pod(f"low{i}").prio(1).req(cpu="900m").node(f"n{i + 1}") for i in range(2)]
+    s = make_scheduler(nodes, low)
+    for name in ("p1", "p2"):
+        s.on_pod("ADDED", make_pod(name).prio(100).req(cpu="900m"), 0.0)
+    out = s.schedule(0.0)
+    victim_of = {nom[1]: victim for nom, victim in zip(out.nominations, out.deletes)}
+    assert s.stats["preemptions"] == 2 and len(victim_of) == 2
+    first, second = sorted(victim_of)
+    s.on_pod("DELETED", s.cache.pod_info(victim_of[second][2]).pod, 0.5)
+    out = s.schedule(0.5)  # both were moved to backoffQ; only the second may leave it
+    assert [b[1] for b in out.binds] == [second]
+    assert out.deletes == [] and s.stats["preemptions"] == 2
+    assert s.queue.is_gated(f"uid-default-{first}")
+    s.on_pod("DELETED", s.cache.pod_info(victim_of[first][2]).pod, 0.7)
+    assert not s.queue.is_gated(f"uid-default-{first}")
+    assert [b[1] for b in s.schedule(0.7).binds] == [first]
+    assert s.stats["preemptions"] == 2
+
+
+def test_a_victim_seen_terminating_ends_the_wait():
+    s, _ = _full_cluster()
+    out = s.schedule(0.0)
+    (_, _, uid), = out.deletes
+    victim = s.cache.pod_info(uid).pod
+    assert s.queue.is_gated("uid-default-p") is False  # parked, not yet moved
+    going = dict(victim, metadata=dict(victim["metadata"], deletionTimestamp="2026-01-01T00:00:01Z",
+                                       deletionGracePeriodSeconds=30))
+    s.on_pod("MODIFIED", going, 1.0)
+    assert not s.host.preemption_pending("uid-default-p")

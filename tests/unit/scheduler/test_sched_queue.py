@@ -9,6 +9,7 @@ from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import ClusterEvent
 from cluster.scheduler.plugins.queuesort import PrioritySort
 from cluster.scheduler.queue import SchedulingQueue, backoff_duration, is_pod_updated
+from cluster.scheduler.status import SUCCESS, Code, Status
 
 FIT = "NodeResourcesFit"
 EVENT_MAP = {ClusterEvent.NODE_ADD: {FIT}, ClusterEvent.ASSIGNED_POD_DELETE: {FIT}}
@@ -302,3 +303,19 @@ def test_event_moves_only_pods_whose_rejector_registered_for_it(clock):
     assert q.move_all_to_active(ClusterEvent.ASSIGNED_POD_ADD, clock.now() + 10) == 0
     assert q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now() + 10) == 1
     assert drain(q) == ["fit"]
+
+
+def test_a_move_into_activeq_goes_through_preenqueue_and_activate_lets_it_in(clock):
+    blocked = {"uid-default-a"}
+    q = SchedulingQueue(PrioritySort(), EVENT_MAP, pre_enqueue=lambda pinfo: (
+        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting",), "Gate") if pinfo.uid in blocked else SUCCESS))
+    blocked.clear()
+    qp = park(q, "a", clock.now())
+    blocked.add(qp.uid)
+    clock.advance(5)  # past its backoff: the move goes straight for activeQ
+    q.move_all_to_active(ClusterEvent.NODE_ADD, clock.now())
+    assert q.is_gated(qp.uid) and q.pop() is None
+    assert qp.unschedulable_plugins == {"Gate"}
+    assert not q.activate(qp.uid, clock.now())  # still refused
+    blocked.clear()
+    assert q.activate(qp.uid, clock.now()) and q.pop() is qp

@@ -127,3 +127,13 @@ def test_patch_pod_status_writes_condition_and_nomination_at_once():
     assert int(pod["metadata"]["resourceVersion"]) == rv + 1
     assert pod["status"]["nominatedNodeName"] == "n1"
     assert [c["type"] for c in pod["status"]["conditions"]] == ["PodScheduled"]
+
+
+def test_create_copies_the_callers_object_unless_it_is_handed_over():
+    api = APIServer()
+    mine = make_pod("kept")
+    api.create(mine, 0)
+    assert api.store.get("Pod", "default", "kept") is not mine and "uid" not in mine["metadata"]
+    given = make_pod("given")
+    assert api.create_many([given], 0, owned=True) == [None]
+    assert api.store.get("Pod", "default", "given") is given
