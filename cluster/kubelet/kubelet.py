@@ -286,7 +286,8 @@ class Kubelet(PressureMixin):
         rec.cgroup = pod_cgroups(pod, rec.uid, rec.qos)
         rec.usage = declared_usage(pod)
         rec.pod_ip = self.host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._next_ip()
-        self._write(rec)
+        if emu.start_seconds > 0:
+            self._write(rec)  # else the inline start below writes Running, which supersedes it
         if rec.usage is not None:
             self._ensure_sync(now)
         self._after(rec, emu.start_seconds, START, now)
