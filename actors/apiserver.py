@@ -28,6 +28,7 @@ class APIServerActor(Profiled):
         self._changed: asyncio.Event | None = None
         self.writes = 0
         self.gc = GcPacer()
+        self._last_write = 0.0
 
     async def start_clock(self, real_start: float) -> None:
         self.profile.start("apiserver")
@@ -73,7 +74,8 @@ class APIServerActor(Profiled):
 
     def _wrote(self, result):
         self.writes += 1
-        self.gc.turn_done()
+        self._last_write = time.monotonic()
+        self.gc.turn_done(idle=False)
         if self._changed is not None:
             self._changed.set()
             self._changed = None
@@ -109,6 +111,8 @@ class APIServerActor(Profiled):
                 any_events |= bool(events)
             remaining = deadline - time.monotonic()
             if any_events or remaining <= 0:
+                if not any_events:  # a quiet second is when a full collection costs nothing
+                    self.gc.turn_done(idle=time.monotonic() - self._last_write > 1.0)
                 return out
             if self._changed is None:
                 self._changed = asyncio.Event()

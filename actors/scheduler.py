@@ -75,7 +75,7 @@ class SchedulerActor(Profiled):
             await self._collect(now)
             out = self.scheduler.schedule(now, BATCH)
             self._send(out)
-            self.gc.turn_done()
+            self.gc.turn_done(idle=not (out.binds or out.deletes or self.scheduler.has_ready()))
             if not out.binds and self._inflight:
                 await asyncio.sleep(0.005)  # let bind replies arrive instead of spinning
 

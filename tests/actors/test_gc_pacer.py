@@ -33,6 +33,26 @@ def test_turns_freeze_and_a_full_collection_comes_when_due(monkeypatch):
     assert calls[5:] == ["freeze"]
 
 
+def test_a_due_collection_waits_for_an_idle_turn_but_not_forever(monkeypatch):
+    calls = []
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    monkeypatch.setattr(gc, "unfreeze", lambda: None)
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
+    clock = Tick()
+    pacer = GcPacer(full_every=60.0, clock=clock)
+    clock.t = 100.0
+    pacer.turn_done(idle=False)
+    assert calls == []
+    pacer.turn_done(idle=True)
+    assert calls == ["collect"]
+    clock.t = 100.0 + 599.0
+    pacer.turn_done(idle=False)
+    assert calls == ["collect"]
+    clock.t = 100.0 + 600.0  # busy for ten periods: collect anyway
+    pacer.turn_done(idle=False)
+    assert calls == ["collect", "collect"]
+
+
 def test_cyclic_garbage_frozen_by_a_turn_waits_for_the_full_collection():
     class Node:
         pass
