@@ -42,7 +42,6 @@ from ..api.objects import uid_of
 from ..api.resources import resource_list
 from . import devicecheckpoint
 from .admission import Rejection
-from .devicecheckpoint import CHECKPOINT_NAME, CheckpointError  # noqa: F401 (re-exported)
 from .deviceplugin import (HEALTHY, SUPPORTED_VERSIONS, ContainerAllocateResponse, Device,
                            DevicePluginOptions, EmulatedPlugin, ListAndWatchResponse, PluginError,
                            is_extended_resource_name, merge_responses, natural_key)

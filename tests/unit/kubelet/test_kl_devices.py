@@ -10,8 +10,9 @@ import pytest
 from cluster.kubelet.deviceplugin import (HEALTHY, NVIDIA_DRIVER_DIR, UNHEALTHY, ContainerAllocateResponse,
                                           Device, DeviceSpec, EmulatedPlugin, ListAndWatchResponse, Mount,
                                           PluginError, natural_key, plugins_for_capacity)
-from cluster.kubelet.devices import (ENDPOINT_STOP_GRACE_SECONDS, REGISTERED, RETIRED, STOPPED,
-                                     CheckpointError, DeviceManager, RegistrationError)
+from cluster.kubelet.devicecheckpoint import CheckpointError
+from cluster.kubelet.devices import (ENDPOINT_STOP_GRACE_SECONDS, REGISTERED, RETIRED, STOPPED, DeviceManager,
+                                     RegistrationError)
 
 GPU = "nvidia.com/gpu"
 NODE = "node-0"
