@@ -27,6 +27,7 @@ from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .filtering import run_filters
 from .output import ScheduleOutput
+from .search import num_feasible_nodes_to_find, rotated_take
 from .host import SchedulerHost, apply_post_filter
 from .priorityload import PriorityLoad
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
@@ -36,8 +37,6 @@ from .queue import (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_IN
                     SchedulingQueue)
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
 
 _NODE_CHANGE_EVENTS = (  # cache aspect -> cluster event, in upstream's order
@@ -66,36 +65,6 @@ class SchedulerConfig:
                 raise ValueError(f"percentageOfNodesToScore: {pct!r} must be between 0 and 100")
         if not self.profiles:
             raise ValueError("profiles: at least one profile is required")
-
-
-def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
-    """How many feasible nodes the search collects before it stops (upstream's formula)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-    num = num_all_nodes * percentage // 100
-    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def rotated_take(feasible: np.ndarray, start: int, k: int) -> tuple[np.ndarray, int]:
-    """Emulate upstream's search over ``feasible`` from ``start``, wrapping around.
-
-    Returns the positions of the first ``k`` feasible entries in search order and the
-    number of entries the search processed. Upstream stops when it finds a ``k+1``-th
-    feasible node (which it drops), so it has processed every entry before that one;
-    with ``k`` or fewer feasible entries it processes all of them.
-    """
-    n = len(feasible)
-    idx = np.flatnonzero(feasible)
-    split = int(np.searchsorted(idx, start))
-    if len(idx) <= k:
-        return np.concatenate((idx[split:], idx[:split])), n
-    tail = len(idx) - split
-    if tail > k:
-        return idx[split:split + k], int(idx[split + k]) - start
-    order = np.concatenate((idx[split:], idx[:k - tail]))
-    return order, (int(idx[k - tail]) - start) % n
 
 
 def truncate_message(message: str) -> str:

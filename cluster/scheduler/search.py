@@ -1,0 +1,42 @@
+"""Which feasible nodes a cycle scores: upstream's round-robin search, as arithmetic.
+
+Owns ``num_feasible_nodes_to_find`` (how many feasible nodes the search collects, from
+percentageOfNodesToScore) and ``rotated_take`` (the nodes upstream's search would collect
+from a start index, and how far it got). Called by ``Scheduler._search``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes the search collects before it stops (upstream's formula)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def rotated_take(feasible: np.ndarray, start: int, k: int) -> tuple[np.ndarray, int]:
+    """Emulate upstream's search over ``feasible`` from ``start``, wrapping around.
+
+    Returns the positions of the first ``k`` feasible entries in search order and the
+    number of entries the search processed. Upstream stops when it finds a ``k+1``-th
+    feasible node (which it drops), so it has processed every entry before that one;
+    with ``k`` or fewer feasible entries it processes all of them.
+    """
+    n = len(feasible)
+    idx = np.flatnonzero(feasible)
+    split = int(np.searchsorted(idx, start))
+    if len(idx) <= k:
+        return np.concatenate((idx[split:], idx[:split])), n
+    tail = len(idx) - split
+    if tail > k:
+        return idx[split:split + k], int(idx[split + k]) - start
+    order = np.concatenate((idx[split:], idx[:k - tail]))
+    return order, (int(idx[k - tail]) - start) % n
