@@ -135,6 +135,34 @@ class Store:
         self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data))
         return self.rv
 
+    # -- durability (the durable log in ``wal.py`` reads and restores these) ----------------
+    def snapshot_state(self) -> tuple[int, dict[str, dict[tuple[str, str], bytes]]]:
+        """The rv and, per kind, every object's encoded bytes: what a snapshot holds. Kinds
+        whose objects are all gone are included (empty), so a restored store still knows
+        they had events and expires their watchers."""
+        return self.rv, {
+            kind: {key: entry[1] for key, entry in bucket.items()}
+            for kind, bucket in self._objects.items()
+        }
+
+    @classmethod
+    def from_recovered(cls, recovered, window: int = DEFAULT_WINDOW) -> "Store":
+        """A store holding ``recovered``'s objects (``.rv``, ``.objects`` as from
+        ``wal.recover``) that continues its resourceVersion sequence.
+
+        The events before the restart are gone, so each known kind's window starts empty
+        with everything up to the recovered rv counted as evicted: a watcher from before the
+        restart gets Expired and relists, as upstream's do after an apiserver restart.
+        """
+        store = cls(window=window, start_rv=recovered.rv)
+        for kind, items in recovered.objects.items():
+            bucket = store._objects[kind] = {}
+            for key, data in items.items():
+                obj = codec.decode(data)
+                bucket[key] = (obj, data, _node(obj))
+            store._log(kind).evicted_upto = recovered.rv
+        return store
+
     def _log(self, kind: str) -> _KindLog:
         log = self._logs.get(kind)
         if log is None:
