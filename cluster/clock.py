@@ -69,7 +69,13 @@ class FakeClock(Clock):
 
 def rfc3339(t: float) -> str:
     """An emulated time as an RFC 3339 timestamp (second precision, as the API writes)."""
-    return (EPOCH + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _rfc3339_second(int(t))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rfc3339_second(second: int) -> str:
+    # Every write of a busy second formats the same instant: strftime once per second.
+    return (EPOCH + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def from_rfc3339(s: str) -> float:
