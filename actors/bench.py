@@ -82,6 +82,12 @@ async def _dump_profiles(cluster, log, reset: bool = False) -> None:
             log(f"profile written: {path}")
 
 
+async def _settle(cluster) -> None:
+    """Every actor runs its full garbage collection before a measured phase (a pause
+    that would otherwise land at a random point of some run's window)."""
+    await asyncio.gather(*[a.collect_garbage.remote() for _, a in _actors(cluster)])
+
+
 async def _cpu(cluster) -> dict[str, float]:
     """Process CPU seconds so far per actor role (the hosts summed), and this driver's."""
     out: dict[str, float] = {}
@@ -121,6 +127,7 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
             if bad:
                 raise RuntimeError(f"create failed: {bad[0]}")
         log(f"{pods} pods pending; starting the scheduler")
+        await _settle(cluster)
         await _dump_profiles(cluster, log, reset=True)
         cpu0 = await _cpu(cluster)
         await cluster.scheduler.start_clock.remote(start)
@@ -188,6 +195,7 @@ async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         _, _, count = await _wait_binds(cluster, fill, max(120.0, fill / 50))
         log(f"{count}/{fill} low-priority pods bound on {nodes} nodes; creating {pods} high-priority pods")
         await cluster.scheduler.reset_bind_window.remote()
+        await _settle(cluster)
         await _dump_profiles(cluster, log, reset=True)
         high = [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)]
         cpu0, start = await _cpu(cluster), time.time()

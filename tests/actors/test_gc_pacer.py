@@ -74,3 +74,20 @@ def test_cyclic_garbage_frozen_by_a_turn_waits_for_the_full_collection():
         assert ref() is None
     finally:
         gc.unfreeze()
+
+
+def test_collect_now_restarts_the_period(monkeypatch):
+    calls = []
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    monkeypatch.setattr(gc, "unfreeze", lambda: None)
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
+    clock = Tick()
+    pacer = GcPacer(full_every=60.0, clock=clock)
+    clock.t = 50.0
+    pacer.collect_now()
+    clock.t = 100.0  # 60 s after start, but only 50 s after the collection
+    pacer.turn_done()
+    assert calls == ["collect"]
+    clock.t = 110.0
+    pacer.turn_done()
+    assert calls == ["collect", "collect"]
