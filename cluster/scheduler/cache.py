@@ -184,18 +184,20 @@ class Cache:
 
     def touch(self, node_id: int) -> None:
         """Something on node ``node_id`` changed (see ``node_versions``)."""
-        if node_id >= len(self._versions):
-            grown = np.zeros(max(node_id + 1, 2 * len(self._versions)), dtype=np.int64)
-            grown[: len(self._versions)] = self._versions
-            self._versions = grown
+        self._cover_versions(node_id + 1)
         self._versions[node_id] += 1
 
     def node_versions(self) -> np.ndarray:
         """A counter per node id that moves whenever the node's pods, nominations,
         allocatable or pod start times change; covers every known id."""
-        if len(self._versions) < len(self._ids):
-            self.touch(len(self._ids) - 1)
+        self._cover_versions(len(self._ids))
         return self._versions
+
+    def _cover_versions(self, size: int) -> None:
+        if size > len(self._versions):
+            grown = np.zeros(max(size, 2 * len(self._versions)), dtype=np.int64)
+            grown[: len(self._versions)] = self._versions
+            self._versions = grown
 
     def topology(self, key: str) -> Topology:
         if self._topology_epoch != self.node_epoch:

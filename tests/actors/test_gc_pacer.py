@@ -3,7 +3,19 @@ collection only when one is due."""
 import gc
 import weakref
 
+import pytest
+
 from actors.profiling import GcPacer
+
+
+@pytest.fixture
+def collections(monkeypatch) -> list:
+    """The full collections a pacer runs, with freezing switched off."""
+    calls = []
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    monkeypatch.setattr(gc, "unfreeze", lambda: None)
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
+    return calls
 
 
 class Tick:
@@ -33,11 +45,8 @@ def test_turns_freeze_and_a_full_collection_comes_when_due(monkeypatch):
     assert calls[5:] == ["freeze"]
 
 
-def test_a_due_collection_waits_for_an_idle_turn_but_not_forever(monkeypatch):
-    calls = []
-    monkeypatch.setattr(gc, "freeze", lambda: None)
-    monkeypatch.setattr(gc, "unfreeze", lambda: None)
-    monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
+def test_a_due_collection_waits_for_an_idle_turn_but_not_forever(collections):
+    calls = collections
     clock = Tick()
     pacer = GcPacer(full_every=60.0, clock=clock)
     clock.t = 100.0
@@ -76,11 +85,8 @@ def test_cyclic_garbage_frozen_by_a_turn_waits_for_the_full_collection():
         gc.unfreeze()
 
 
-def test_collect_now_restarts_the_period(monkeypatch):
-    calls = []
-    monkeypatch.setattr(gc, "freeze", lambda: None)
-    monkeypatch.setattr(gc, "unfreeze", lambda: None)
-    monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
+def test_collect_now_restarts_the_period(collections):
+    calls = collections
     clock = Tick()
     pacer = GcPacer(full_every=60.0, clock=clock)
     clock.t = 50.0
