@@ -30,7 +30,8 @@ import os
 import sys
 import time
 
-from actors.driver import Cluster, init_ray
+from actors.cluster import Cluster
+from actors.raycluster import init_ray
 from cluster.clock import rfc3339
 from cluster.kubelet.node import node_object
 from cluster.scenario.runner import expand_pools
@@ -313,7 +314,10 @@ def _preempt_cycle(nodes: int, pods: int, log) -> dict:
             "seconds": round(seconds, 3), "podsPerSecond": rate, "victims": sched.stats["victims"]}
 
 
-def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=None, workload: str = "basic") -> dict:
+def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=None, workload: str = "basic",
+              chaos: dict | None = None) -> dict:
+    """``chaos``: the chaos bench's options (kill_rate, duration, time_scale, seed, targets,
+    restarts), as ``actors/benchchaos.py`` takes them."""
     log = log or (lambda s: print(s, file=sys.stderr))
     if nodes < 1:
         raise ValueError(f"--nodes: {nodes} must be at least 1")
@@ -329,4 +333,8 @@ def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=Non
         return asyncio.run(_preempt(nodes, pods, nodes_per_host, log))
     if name == "preempt-cycle":
         return _preempt_cycle(nodes, pods, log)
+    if name == "chaos":
+        from actors.benchchaos import run_chaos
+
+        return asyncio.run(run_chaos(nodes, pods, nodes_per_host=nodes_per_host, log=log, **(chaos or {})))
     return asyncio.run(_schedule(nodes, pods, nodes_per_host, workload, log))

@@ -2,11 +2,24 @@
 
 A thin async wrapper around ``cluster.store.reflector.Reflector``: ``poll`` lists the
 kinds that need it (first use, or after Expired) and otherwise long-polls one ``watch``
-call for all kinds at once, returning decoded ``(kind, type, object)`` events.
+call for all kinds at once, returning decoded ``(kind, type, object)`` events. Used by the
+scheduler, controller-manager and node-host actors and the scenario driver.
+
+The apiserver actor is restartable and Ray retries calls that were in flight when it died,
+so a restart normally shows up here as an Expired watch (the restarted store no longer
+holds the old resourceVersions) and a relist. Should Ray report the actor unreachable
+anyway, ``poll`` waits a short, growing pause, returns no events, and relists every kind on
+its next call: a reply lost in the failure may have carried events.
 """
 from __future__ import annotations
 
+import asyncio
+
+from ray.exceptions import RayActorError
+
 from cluster.store.reflector import Reflector
+
+FIRST_BACKOFF, MAX_BACKOFF = 0.05, 1.0  # real seconds after an unreachable apiserver
 
 
 class Informer:
@@ -14,13 +27,32 @@ class Informer:
         self.api = api
         self.reflector = Reflector(kinds)
         self.node_names = node_names
+        self.failures = 0  # calls Ray could not deliver
+        self.last_error = ""
+        self._backoff = FIRST_BACKOFF
 
     async def poll(self, timeout: float) -> list:
+        try:
+            out = await self._poll(timeout)
+        except RayActorError as e:
+            self.failures += 1
+            self.last_error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            self.reflector.relist_all()
+            await asyncio.sleep(self._backoff)
+            self._backoff = min(MAX_BACKOFF, self._backoff * 2)
+            return []
+        self._backoff = FIRST_BACKOFF
+        return out
+
+    async def _poll(self, timeout: float) -> list:
         to_list = self.reflector.kinds_to_list()
         if to_list:
+            # Every list is fetched before any is applied: a failure midway leaves the
+            # reflector as it was, so the retry reports each change exactly as it should.
+            replies = [await self.api.list.remote(kind, self.node_names if kind == "Pod" else None)
+                       for kind in to_list]
             out = []
-            for kind in to_list:
-                rv, items = await self.api.list.remote(kind, self.node_names if kind == "Pod" else None)
+            for kind, (rv, items) in zip(to_list, replies):
                 out += self.reflector.on_list(kind, rv, items)
             return out
         reply = await self.api.watch.remote(self.reflector.watch_since(), self.node_names, timeout)

@@ -3,11 +3,23 @@
 A thin shell around ``cluster.kubelet.host.NodeHost``. One loop per host: long-poll the
 apiserver for pods on this host's nodes, hand the events to the kubelets, run the timers
 that are due, and flush everything the kubelets wrote as one batched call per kind of write.
+
+Restartable (``max_restarts=-1``): ``actors/restart.py``'s ``restart(handle, real_start)``
+kills the process, waits for Ray's new one to answer ``ping`` and calls ``start_clock``
+once, which in a restarted process re-registers the nodes (the Node objects exist: their
+status and Lease are posted again, so the node lifecycle controller lifts Unknown and the
+unreachable taints) before the loop starts; the loop's fresh informer lists the pods bound
+to the host's nodes, and the kubelets adopt them without restarting anything (upstream's
+kubelet restart). Nodes stopped by ``kill_node`` come back alive with the process. A host
+killed with ``ray.kill(h, no_restart=True)`` (the killHost chaos) stays dead. ``api`` may
+be the apiserver's actor name: a handle argument would sit in Ray's object store, which a
+restart cannot count on (Ray issue 53727).
 """
 from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 
 import ray
 
@@ -19,16 +31,17 @@ from cluster.kubelet.host import NodeHost
 MAX_WAIT = 0.25  # real seconds a host sleeps in a watch when no timer is due sooner
 
 
-@ray.remote(num_cpus=0)
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
 class NodeHostActor(Profiled):
     def __init__(self, api, configs: list, first_index: int, time_scale: float = 1.0):
         self.profile = Profile()
         tune_gc()
-        self.api = api
+        self.api = api = ray.get_actor(api) if isinstance(api, str) else api
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.host = NodeHost(configs, first_index)
         self.informer = Informer(api, ["Pod"], sorted(self.host.node_names()))
         self._task: asyncio.Task | None = None
+        self._clock_started = False
         self.errors: list[str] = []
 
     async def register(self) -> int:
@@ -38,12 +51,26 @@ class NodeHostActor(Profiled):
         return len(self.host.node_names())
 
     async def start_clock(self, real_start: float) -> None:
+        """Start emulated time and the loop; a second call does nothing. In a restarted
+        process (Ray re-ran ``__init__``) the nodes are registered again first."""
+        if self._clock_started:
+            return
+        self._clock_started = True  # before any await: a concurrent call must see it
         self.profile.start("nodehost")
         self.clock.start(real_start)
+        if _reconstructed():
+            self.host.register_all(self.clock.now(), restarted=True)
+            await self._flush()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def kill_node(self, name: str) -> bool:
         return self.host.kill_node(name)
+
+    async def partition(self, name: str, duration: float | None) -> None:
+        self.host.partition(name, self.clock.now(), duration)
+
+    async def ping(self) -> bool:
+        return True
 
     async def pressure(self, name: str, extra: dict, duration: float | None) -> None:
         self.host.pressure(name, extra, self.clock.now(), duration)
@@ -112,3 +139,10 @@ class NodeHostActor(Profiled):
                     self.errors.append(f"{r[1]}: {r[2]}")
         del self.errors[:-20]
 
+
+def _reconstructed() -> bool:
+    """Whether Ray restarted this actor (its own property reads a deprecated attribute and
+    warns on every call; the answer is what we need)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ray.get_runtime_context().was_current_actor_reconstructed

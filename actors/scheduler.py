@@ -6,6 +6,16 @@ batches without waiting for the replies; replies are collected on later turns (a
 bind is forgotten and requeued by the domain object). The watch is a long poll only when
 nothing is ready, and never longer than the time to the scheduler's next wakeup (a
 backoff ending, an assumption expiring), converted from emulated to real seconds.
+
+Restartable: Ray restarts the actor after a crash or ``ray.kill(..., no_restart=False)``
+with a fresh constructor, and the driver starts its clock again once ``ping`` answers
+(``actors/restart.py``). The new instance lists everything: pods the old one bound arrive
+bound and go to the cache, pending ones (nominations included, from their status) to the
+queue. A bind the old instance sent may still land after that list; the apiserver then
+refuses the second bind with Conflict, the assumption is dropped and the watch brings the
+pod in bound, so no pod is bound twice. Likewise Ray retries a bind call that was in flight
+when the apiserver restarted; a bind whose first attempt had committed comes back as
+"already assigned" to the node this scheduler chose, which counts as success.
 """
 from __future__ import annotations
 
@@ -23,15 +33,18 @@ BATCH = 500  # scheduling cycles per turn before the results are sent
 IDLE_WAIT = 0.25
 
 
-@ray.remote(num_cpus=0)
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
 class SchedulerActor(Profiled):
     def __init__(self, api, seed: int = 0, time_scale: float = 1.0, config=None):
+        """``api``: the apiserver's handle, or the name it was created under. A name keeps
+        the constructor's arguments out of Ray's object store, where a handle would go and
+        could be evicted before a restart needs it (Ray issue 53727)."""
         self.profile = Profile()
         tune_gc()
-        self.api = api
+        self.api = ray.get_actor(api) if isinstance(api, str) else api
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.scheduler = Scheduler(config, seed=seed)
-        self.informer = Informer(api, ["Namespace", "Node", "Pod", "PodDisruptionBudget"])
+        self.informer = Informer(self.api, ["Namespace", "Node", "Pod", "PodDisruptionBudget"])
         self._inflight: list[tuple[object, list]] = []  # (concurrent future, binds)
         self._task: asyncio.Task | None = None
         self.bind_times: list[float] = []  # real time of each bind reply, for benchmarks
@@ -40,7 +53,11 @@ class SchedulerActor(Profiled):
     async def start_clock(self, real_start: float) -> None:
         self.profile.start("scheduler")
         self.clock.start(real_start)
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        if self._task is None or self._task.done():  # told twice (a restart helper's retry): one loop
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def ping(self) -> bool:
+        return True
 
     async def stats(self) -> dict:
         err = None
@@ -107,11 +124,28 @@ class SchedulerActor(Profiled):
             if not fut.done():
                 keep.append((fut, binds))
                 continue
-            results, t = fut.result(), time.time()
+            results, t = _bind_results(fut, len(binds)), time.time()
             for (ns, name, uid, node), r in zip(binds, results):
-                if r is None:
+                if r is None or _own_bind_retried(r, node):
                     self.bind_times.append(t)
                 else:
                     self.scheduler.on_bind_failed(ns, name, uid, r[2], r[0] in (404, 409), now)
         self._inflight = keep
+
+
+def _bind_results(fut, n: int) -> list:
+    """The per-pod replies of a bind call; when the call itself failed (the apiserver
+    unreachable for good, or raising), a retryable error for each pod, so the binds are
+    forgotten and the pods tried again; a bind that did land comes back through the watch."""
+    try:
+        return fut.result()
+    except Exception as e:  # Ray wraps the cause in types of its own
+        first = (str(e).splitlines() or [""])[0]
+        return [(503, "ServiceUnavailable", f"bind call failed: {type(e).__name__}: {first}")] * n
+
+
+def _own_bind_retried(result: tuple, node: str) -> bool:
+    """A Conflict saying the pod is already on ``node``: Ray retried a bind whose first
+    attempt the apiserver had committed (its reply was lost in a restart)."""
+    return result[0] == 409 and result[2].endswith(f'is already assigned to node "{node}"')
 

@@ -5,6 +5,13 @@ kubelet named by ``spec.nodeName``, due timer tokens to the kubelet named by the
 first element, and every kubelet writes into the one ``Outbox`` the shell drains and sends
 in batches. The actor shell calls ``register_all`` once, then ``on_pod_events`` per watch
 batch and ``tick`` whenever ``next_timer`` comes due, and ``drain`` after each of those.
+
+A restart of the host process (upstream: a kubelet restart; the container runtime keeps
+the containers running) is a new ``NodeHost`` built from the same configs: the shell calls
+``register_all(now, restarted=True)`` and its fresh informer's first batch is the list of
+the pods bound to its nodes, which the kubelets adopt in the state their status shows
+(``reconcile.py``). Every kubelet of the new host is alive, including one ``kill_node``
+stopped in the previous process: a restart revives the whole host, like a rebooted rack.
 """
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ from ..sim import TimerQueue
 from .kubelet import Kubelet
 from .node import NodeConfig
 from .outbox import Outbox
+from .reconcile import adopted_first
 
 
 class NodeHost:
@@ -32,16 +40,17 @@ class NodeHost:
     def kubelet(self, name: str) -> Kubelet:
         return self._kubelets[name]
 
-    def register_all(self, now: float) -> None:
+    def register_all(self, now: float, restarted: bool = False) -> None:
+        """Register every live node; ``restarted``: the Nodes exist from a previous process."""
         for k in self._kubelets.values():
-            k.register(now)
+            k.register(now, restarted)
 
     def on_pod_events(self, events: list[tuple[str, dict]], now: float) -> None:
         """Apply one watch batch of ("ADDED" | "MODIFIED" | "DELETED", pod) pairs."""
         # Timers due by now happened before these events did.
         self.tick(now)
         kubelets = self._kubelets
-        for etype, pod in events:
+        for etype, pod in adopted_first(events):
             k = kubelets.get(node_name_of(pod))
             if k is None:
                 continue  # not bound here (or BOOKMARK-like noise the shell passed on)
@@ -69,8 +78,14 @@ class NodeHost:
         return self.outbox.drain()
 
     def kill_node(self, name: str) -> None:
-        """Chaos: this node's kubelet stops; no heartbeats, no status, pods frozen."""
+        """Chaos: this node's kubelet stops; no heartbeats, no status, pods frozen (until a
+        restart of the host process, which revives it)."""
         self._kubelets[name].stop()
+
+    def partition(self, name: str, now: float, duration: float | None) -> None:
+        """Chaos: this node's heartbeats stop for ``duration`` (forever if None); pods keep running."""
+        self.tick(now)
+        self._kubelets[name].partition(now, duration)
 
     def pressure(self, name: str, extra: dict[str, int], now: float, duration: float | None = None) -> None:
         """Chaos: node-level usage (memory, disk and inode bytes/counts, pids) on top of the pods'."""

@@ -9,8 +9,13 @@ Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transi
 
 | state             | input                                   | next              | outputs |
 |-------------------|-----------------------------------------|-------------------|---------|
-| (new)             | on_pod, already terminating             | DELETED           | confirm delete |
 | (new)             | on_pod, phase already Succeeded/Failed  | SUCCEEDED/FAILED  | none (finished before this kubelet knew it) |
+| (new)             | on_pod, status Running, container running | RUNNING (adopted) | none; resources taken; timer exit @ startedAt+run-seconds; timer oom as at start |
+| (new)             | on_pod, status Running, container waiting after an exit | BACKOFF (adopted) | none; resources taken; timer start @ finishedAt+back-off |
+| (new)             | on_pod, status Pending with a startTime | PENDING (adopted) | none; resources taken; timer start @ startTime+start-seconds |
+| RUNNING (adopted) | the status has the kubelet's DisruptionTarget | STOPPING (evicting) | none; timer stopped @ since+min(stop-seconds, eviction grace) |
+| (adopted)         | the pod is already terminating          | as on deletionTimestamp below | (Killing per container when RUNNING) |
+| (new)             | on_pod, not adopted, already terminating | DELETED          | confirm delete |
 | (new)             | on_pod, admission refuses               | REJECTED          | status Failed + reason/message; Warning event <reason> |
 | (new)             | on_pod, admitted                        | PENDING           | status Pending (ContainerCreating); timer start @ t+start-seconds |
 | PENDING, BACKOFF  | timer start                             | RUNNING           | status Running; timer exit @ t+run-seconds (if set); timer oom @ when memory first passes a limit (if ever) |
@@ -26,6 +31,9 @@ Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transi
 | PENDING, BACKOFF, REJECTED, SUCCEEDED, FAILED | deletionTimestamp | DELETED | confirm delete at once; resources released |
 | DELETED           | on_pod                                  | DELETED           | none: the confirm is sent once |
 | any               | on_pod_deleted                          | (forgotten)       | timers cancelled; resources released; queued status dropped |
+
+Adopted (``reconcile.py``): first seen with a status past admission here, as after a host
+restart; taken over as the status shows, without admission, status write or event.
 
 Admission (upstream's handler chain, first refusal wins): the eviction manager's handler
 (BestEffort pods are refused under MemoryPressure, every pod under disk or PID pressure,
@@ -52,7 +60,7 @@ from functools import lru_cache
 
 from ..api.annotations import AnnotationError, Emulation, emulation
 from ..api.events import make_event
-from ..api.objects import is_terminating, phase_of, uid_of
+from ..api.objects import is_terminating, uid_of
 from ..api.resources import PODS, pod_requests
 from ..scheduler.podterms import host_ports
 from ..sim import TimerQueue
@@ -63,25 +71,25 @@ from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
 from .node import NodeConfig, internal_ip, node_conditions, node_labels, node_object, node_status, pod_ip
 from .outbox import Outbox
-from .pods import (BACKOFF, DELETED, FAILED, REJECTED, RUNNING, STOPPING,
-                   SUCCEEDED, PodRecord, pod_status)
+from .pods import (BACKOFF, BACKOFF_INITIAL, BACKOFF_MAX, DELETED, EXIT, FAILED, REJECTED, RUNNING, START,
+                   STOPPED, STOPPING, SUCCEEDED, PodRecord, pod_status)
 from .pressure import EVICT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
 from .qos import pod_qos_class
+from .reconcile import ReconcileMixin
 
 LEASE_SECONDS = 10.0
-BACKOFF_INITIAL = 10
-BACKOFF_MAX = 300
 BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff starts afresh
 DEFAULT_GRACE = 30
 COMPONENT = "kubelet"
 
-START, EXIT, STOPPED, LEASE, DEVICES = "start", "exit", "stopped", "lease", "devices"
+LEASE, DEVICES, HEAL = "lease", "devices", "heal"
 
 
-class Kubelet(PressureMixin):
+class Kubelet(PressureMixin, ReconcileMixin):
     __slots__ = ("config", "name", "index", "host_ip", "alloc", "eviction", "_outbox", "_timers",
                  "_pods", "_used", "_ports", "_active", "_ip_serial", "_lease", "_lease_due", "_stopped",
-                 "_extra", "_extra_timer", "_evict_timer", "_evict_due", "_pressure", "_device_timer")
+                 "_extra", "_extra_timer", "_evict_timer", "_evict_due", "_pressure", "_device_timer",
+                 "_partition", "_heal_timer")
 
     def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
         self.config = config
@@ -107,6 +115,8 @@ class Kubelet(PressureMixin):
         self._evict_due = 0.0
         self._pressure: dict[str, tuple[bool, float]] = {}  # condition -> (True?, since)
         self._device_timer = None  # the end of a stopped device plugin's grace period
+        self._partition = False  # heartbeats cut off (chaos), pods still running
+        self._heal_timer = None
 
     @property
     def allocatable(self) -> dict[str, int]:
@@ -114,16 +124,21 @@ class Kubelet(PressureMixin):
 
     # ---- node ---------------------------------------------------------------------
 
-    def register(self, now: float) -> None:
-        """Create the Node, renew the lease, and keep renewing it every 10 s."""
+    def register(self, now: float, restarted: bool = False) -> None:
+        """Create the Node, renew the lease, and keep renewing it every 10 s. ``restarted``:
+        the Node already exists (the create gets a 409) and may be Unknown and tainted, so
+        the full status follows, which lets the node lifecycle controller lift both."""
         if self._stopped:
             return
         self._outbox.node_creates.append(node_object(self.config, self.index, now, self.allocatable,
                                                      self.alloc.capacity()))
+        if restarted:
+            self.post_node_status(now)
+        self._timers.cancel(self._lease)  # registering twice must not double the heartbeat
         self._renew(now, now)
 
     def post_node_status(self, now: float) -> None:
-        if not self._stopped:
+        if not self._stopped and not self._partition:
             self._outbox.node_status[self.name] = node_status(
                 self.config, self.index, now, self.allocatable, self.alloc.capacity(),
                 node_conditions(now, self._pressure))
@@ -160,16 +175,38 @@ class Kubelet(PressureMixin):
             self.post_node_status(now)
 
     def _renew(self, due: float, now: float) -> None:
-        self._outbox.leases[self.name] = now
+        if not self._partition:
+            self._outbox.leases[self.name] = now
         # Keep the 10 s cadence anchored to the schedule, unless the host fell a full period behind.
         nxt = due + LEASE_SECONDS if due + LEASE_SECONDS > now else now + LEASE_SECONDS
         self._lease_due = nxt
         self._lease = self._timers.schedule(nxt, (self.name, LEASE, "", 0))
 
+    def partition(self, now: float, duration: float | None) -> None:
+        """Chaos: heartbeats (Lease renewals, node status) stop reaching the apiserver while
+        the pods keep running; after ``duration`` (if given) they resume. A later partition
+        of the same node replaces the end time."""
+        if self._stopped:
+            return
+        self._partition = True
+        self._timers.cancel(self._heal_timer)
+        self._heal_timer = None if duration is None else self._timers.schedule(now + duration, (self.name, HEAL, "", 0))
+
+    def _heal(self, now: float) -> None:
+        # Back in touch: renew at once and post the full status, so the node lifecycle
+        # controller sees Ready=True again (the kubelet's own conditions win over Unknown).
+        self._partition, self._heal_timer = False, None
+        self._outbox.leases[self.name] = now
+        self.post_node_status(now)
+
+    @property
+    def partitioned(self) -> bool:
+        return self._partition
+
     def stop(self) -> None:
         """The node died: cancel every timer; from now on it produces nothing."""
         self._stopped = True
-        for handle in (self._lease, self._evict_timer, self._extra_timer, self._device_timer):
+        for handle in (self._lease, self._evict_timer, self._extra_timer, self._device_timer, self._heal_timer):
             self._timers.cancel(handle)
         for rec in self._pods.values():
             self._timers.cancel(rec.timer)
@@ -216,6 +253,8 @@ class Kubelet(PressureMixin):
             self._unpressure(now)
         elif kind == DEVICES:
             self._expire_devices(now)
+        elif kind == HEAL:
+            self._heal(now)
         else:
             rec = self._pods.get(uid)
             if rec is None:
@@ -270,21 +309,17 @@ class Kubelet(PressureMixin):
         rec = PodRecord(pod, emu, now)
         rec.qos = pod_qos_class(pod)
         self._pods[rec.uid] = rec
+        if self._adopt(rec, pod, now):
+            return
         if is_terminating(pod):
             self._confirm(rec, now)
-            return
-        phase = phase_of(pod)
-        if phase in (SUCCEEDED, FAILED):
-            rec.state = phase
             return
         requests = admission.effective_requests(pod_requests(pod), self.allocatable)
         rejection = self._eviction_admit(pod, rec) or self.alloc.admit(pod, rec, requests, self._view())
         if rejection is not None:
             self._reject(rec, rejection, now)
             return
-        self._hold(rec, requests, host_ports(pod))
-        rec.cgroup = pod_cgroups(pod, rec.uid, rec.qos)
-        rec.usage = declared_usage(pod)
+        self._take(rec, pod, requests)
         rec.pod_ip = self.host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._next_ip()
         if emu.start_seconds > 0:
             self._write(rec)  # else the inline start below writes Running, which supersedes it
@@ -305,6 +340,12 @@ class Kubelet(PressureMixin):
     def _next_ip(self) -> str:
         self._ip_serial += 1
         return pod_ip(self.index, self._ip_serial - 1)
+
+    def _take(self, rec: PodRecord, pod: dict, requests: dict[str, int]) -> None:
+        """An admitted (or adopted) pod holds its requests and ports and gets its cgroups."""
+        self._hold(rec, requests, host_ports(pod))
+        rec.cgroup = pod_cgroups(pod, rec.uid, rec.qos)
+        rec.usage = declared_usage(pod)
 
     def _hold(self, rec: PodRecord, requests: dict[str, int], ports: tuple) -> None:
         rec.requests, rec.ports = requests, ports

@@ -20,6 +20,11 @@ FAILED = "Failed"
 REJECTED = "Rejected"  # refused by admission: phase Failed, never ran
 DELETED = "Deleted"  # the grace-0 confirm was emitted; waiting for the DELETED event
 
+# Kinds of a pod's lifecycle timer, and the CrashLoopBackOff range (upstream: 10 s doubling
+# to 300 s); ``kubelet.py`` drives them, ``reconcile.py`` resumes them after a restart.
+START, EXIT, STOPPED = "start", "exit", "stopped"
+BACKOFF_INITIAL, BACKOFF_MAX = 10, 300
+
 TERMINAL = frozenset((SUCCEEDED, FAILED, REJECTED, DELETED))
 _PHASE = {PENDING: "Pending", RUNNING: "Running", BACKOFF: "Running", STOPPING: "Running",
           SUCCEEDED: "Succeeded", FAILED: "Failed", REJECTED: "Failed", DELETED: "Failed"}

@@ -17,6 +17,22 @@ Actions:
 - ``{action: devicePlugin, node: N, resource: nvidia.com/gpu, running: false}``: the
   node's device plugin for the resource goes away (``running: true``: it comes back and
   registers again).
+- ``{action: killHost, node: N}``: the node-host process holding N is killed, with every
+  node in it (like a rack losing power).
+- ``{action: partition, node: N, duration: 60s}``: the node's heartbeats (Lease renewals and
+  node status) stop while its pods keep running; after ``duration`` they resume (without
+  it, they never do).
+- ``{action: restart, component: apiserver | scheduler | controller-manager}``: the
+  component's actor process dies and Ray starts it again; it recovers (the apiserver from
+  its durable log, the others by relisting). ``{action: restart, component: host, node:
+  N}`` restarts the node-host process holding N: its kubelets re-list and reconcile their
+  pods (running ones keep running).
+- ``{action: killRayNode, rayNode: I}``: Ray node I (1 .. spec.cluster.rayNodes - 1; node 0
+  holds the control plane) stops, with its raylet and every host on it.
+- ``{action: random, rate: 0.05, seed: 7, targets: [killNode, killHost, partition],
+  duration: 600s, partitionDuration: 60s}``: faults at random, ``rate`` per emulated second
+  on average (a Poisson process), each a target action on a node picked at random among
+  the live ones (``randomchaos.py``).
 """
 from __future__ import annotations
 
@@ -29,11 +45,21 @@ from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from .durations import parse_duration
 
-CHAOS_ACTIONS = ("killNode", "pressure", "deviceHealth", "devicePlugin")
+CHAOS_ACTIONS = ("killNode", "killHost", "partition", "restart", "killRayNode", "random",
+                 "pressure", "deviceHealth", "devicePlugin")
+COMPONENTS = ("apiserver", "scheduler", "controller-manager", "host")
+RANDOM_TARGETS = ("killNode", "killHost", "partition")
 PRESSURE_FIELDS = ("memory", "disk", "inodes", "pids")
+_ALL_FIELDS = ("node", *PRESSURE_FIELDS, "duration", "resource", "device", "healthy", "running",
+               "component", "rayNode", "rate", "seed", "targets", "partitionDuration")
 # Fields each action takes, beyond ``action``; the first group is required.
 _FIELDS = {
     "killNode": (("node",), ()),
+    "killHost": (("node",), ()),
+    "partition": (("node",), ("duration",)),
+    "restart": (("component",), ("node",)),
+    "killRayNode": (("rayNode",), ()),
+    "random": (("rate", "targets", "duration"), ("seed", "partitionDuration")),
     "pressure": (("node",), (*PRESSURE_FIELDS, "duration")),
     "deviceHealth": (("node", "resource", "device", "healthy"), ()),
     "devicePlugin": (("node", "resource", "running"), ()),
@@ -58,6 +84,12 @@ class ChaosSpec(BaseModel):
     device: int | str | None = None
     healthy: bool | None = None
     running: bool | None = None
+    component: str | None = None
+    rayNode: int | None = None
+    rate: float | None = None
+    seed: int | None = None
+    targets: list[str] | None = None
+    partitionDuration: Any = None
 
     @field_validator("device", mode="before")
     @classmethod
@@ -80,6 +112,13 @@ class ChaosSpec(BaseModel):
     def duration_seconds(self) -> float | None:
         return None if self.duration is None else parse_duration(self.duration)
 
+    def partition_seconds(self) -> float:
+        """How long each partition of a random action lasts (60 s unless given)."""
+        return DEFAULT_PARTITION if self.partitionDuration is None else parse_duration(self.partitionDuration)
+
+
+DEFAULT_PARTITION = 60.0
+
 
 def _amount(field: str, raw) -> int:
     try:
@@ -93,22 +132,36 @@ def _amount(field: str, raw) -> int:
     return int(value)
 
 
-def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]]) -> None:
+def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]], ray_nodes: int = 0) -> None:
     """Raise ChaosError unless the action's fields are complete and name a real target.
 
-    ``nodes`` maps every node name the scenario creates to its capacity."""
+    ``nodes`` maps every node name the scenario creates to its capacity; ``ray_nodes`` is
+    ``spec.cluster.rayNodes``."""
     required, optional = _FIELDS[chaos.action]
-    for f in ("node", *PRESSURE_FIELDS, "duration", "resource", "device", "healthy", "running"):
+    for f in _ALL_FIELDS:
         given = getattr(chaos, f) is not None
         if given and f not in required and f not in optional:
             raise ChaosError(f"{f}: not a field of {chaos.action} (it takes {', '.join(required + optional)})")
         if not given and f in required:
             raise ChaosError(f"{f}: Required value for {chaos.action}")
-    if chaos.node not in nodes:
+    if chaos.action == "restart" and (chaos.component == "host") != (chaos.node is not None):
+        raise ChaosError("node: Required value for restart of a host (the host holding that node)"
+                         if chaos.node is None else
+                         f"node: not a field of restart of the {chaos.component} (only a host restart takes it)")
+    if ("node" in required or chaos.node is not None) and chaos.node not in nodes:
         shown = ", ".join(sorted(nodes)[:5]) + (", ..." if len(nodes) > 5 else "")
         raise ChaosError(f"node: {json.dumps(chaos.node)} is not a node of this scenario (nodes: {shown or 'none'})")
+    for f in ("duration", "partitionDuration"):
+        _check_duration(chaos, f)
     if chaos.action == "pressure":
         _check_pressure(chaos)
+    elif chaos.action == "restart" and chaos.component not in COMPONENTS:
+        raise ChaosError(f"component: {json.dumps(chaos.component)} is not a component kubemu restarts "
+                         f"(supported: {', '.join(COMPONENTS)})")
+    elif chaos.action == "killRayNode":
+        _check_ray_node(chaos.rayNode, ray_nodes)
+    elif chaos.action == "random":
+        _check_random(chaos)
     elif chaos.action == "deviceHealth":
         _check_device(chaos, nodes[chaos.node])
     elif chaos.action == "devicePlugin":
@@ -119,12 +172,38 @@ def _check_pressure(chaos: ChaosSpec) -> None:
     if not any(getattr(chaos, f) is not None for f in PRESSURE_FIELDS):
         raise ChaosError(f"memory: Required value: pressure needs at least one of {', '.join(PRESSURE_FIELDS)}")
     chaos.extra_usage()
-    if chaos.duration is not None:
-        try:
-            chaos.duration_seconds()
-        except ValueError as e:
-            detail = str(e).split(" is ", 1)[-1]
-            raise ChaosError(f"duration: {json.dumps(chaos.duration)} is {detail}") from None
+
+
+def _check_duration(chaos: ChaosSpec, field: str) -> None:
+    raw = getattr(chaos, field)
+    if raw is None:
+        return
+    try:
+        seconds = parse_duration(raw)
+    except ValueError as e:
+        detail = str(e).split(" is ", 1)[-1]
+        raise ChaosError(f"{field}: {json.dumps(raw)} is {detail}") from None
+    if seconds <= 0 and chaos.action != "pressure":
+        raise ChaosError(f"{field}: {json.dumps(raw)} must be greater than 0")
+
+
+def _check_ray_node(index, ray_nodes: int) -> None:
+    if ray_nodes < 2:
+        raise ChaosError(f"rayNode: killRayNode needs spec.cluster.rayNodes of 2 or more (it is {ray_nodes})")
+    if isinstance(index, bool) or not 1 <= index < ray_nodes:
+        raise ChaosError(f"rayNode: {json.dumps(index)} is not a Ray node kubemu may stop "
+                         f"(1..{ray_nodes - 1}; node 0 holds the control plane)")
+
+
+def _check_random(chaos: ChaosSpec) -> None:
+    if not chaos.rate > 0:
+        raise ChaosError(f"rate: {json.dumps(chaos.rate)} must be greater than 0 (faults per emulated second)")
+    if not chaos.targets:
+        raise ChaosError(f"targets: Required value: at least one of {', '.join(RANDOM_TARGETS)}")
+    for i, t in enumerate(chaos.targets):
+        if t not in RANDOM_TARGETS:
+            raise ChaosError(f"targets[{i}]: {json.dumps(t)} is not an action random chaos runs "
+                             f"(supported: {', '.join(RANDOM_TARGETS)})")
 
 
 def _check_resource(chaos: ChaosSpec, capacity: dict[str, str]) -> None:

@@ -131,8 +131,7 @@ def _node(e: Expectation, m: Mirror) -> tuple[bool, str]:
         return node is None, f"node {e.node}: {'absent' if node is None else 'present'}"
     if node is None:
         return False, f"node {e.node}: absent"
-    ready_c = condition(node, "Ready") or {}
-    ready = ready_c.get("status") == "True"
+    ready = _node_ready(node)
     parts, ok = [f"ready={ready}"], True
     if e.ready is not None and ready != e.ready:
         ok = False
@@ -173,7 +172,8 @@ def _count(e: Expectation, m: Mirror) -> int:
     c = e.count
     sel = LabelSelector.parse(c.labelSelector) if c.labelSelector else None
     if c.kind == "Node":
-        return sum(1 for n in m.nodes.values() if sel is None or sel.matches(labels_of(n)))
+        return sum(1 for n in m.nodes.values() if (sel is None or sel.matches(labels_of(n)))
+                   and (c.ready is None or _node_ready(n) == c.ready))
     if c.kind == "Event":
         return sum(1 for ev in m.events if sel is None or sel.matches(labels_of(ev)))
     n = 0
@@ -183,6 +183,8 @@ def _count(e: Expectation, m: Mirror) -> int:
         if c.phase is not None and phase_of(pod) != c.phase:
             continue
         if c.nodeName is not None and node_name_of(pod) != c.nodeName:
+            continue
+        if c.terminating is not None and is_terminating(pod) != c.terminating:
             continue
         if sel is not None and not sel.matches(labels_of(pod)):
             continue
@@ -254,3 +256,7 @@ class Tracker:
     @property
     def passed(self) -> bool:
         return all(v.ok for v in self.verdicts)
+
+
+def _node_ready(node: dict) -> bool:
+    return (condition(node, "Ready") or {}).get("status") == "True"

@@ -1,10 +1,10 @@
 """The scenario runner's view of the cluster, built only from watch events.
 
-Owns the copies of Pods, Nodes and Events the runner observes, the times it first saw
+Owns the copies of Pods, Nodes, Events and ReplicaSets the runner observes, the times it first saw
 each pod created, bound and Running (for the report's metrics), the latest view of the
 kubelets' PodResources API (what each pod holds: cgroups, cpuset, devices, usage; the
-driver polls it), and the invariant checks (``noOvercommit``, ``noDoubleBinding``
-incrementally; ``cpusetsExclusive``, ``devicesExclusive`` on each new PodResources view).
+driver polls it), and the invariant checks (``noOvercommit``, ``noDoubleBinding`` and
+``noLostPods`` (``ownership.py``) incrementally; ``cpusetsExclusive``, ``devicesExclusive`` on each new PodResources view).
 It sees what a user with ``kubectl get -w`` and the kubelets' PodResources sockets would
 see, never any component's private state. Called by the driver after every watch batch;
 read by expectations and the report.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..api.objects import node_name_of, phase_of
 from ..api.resources import node_allocatable, pod_requests
+from .ownership import OwnedPods
 from .podresources import cpuset_violations, device_violations
 
 
@@ -25,7 +26,9 @@ class Mirror:
         self.bound_at: dict[str, float] = {}  # uid -> real seconds when first seen bound
         self.running_at: dict[str, float] = {}  # uid -> emulated time first seen Running
         self.violations: dict[str, list[str]] = {"noOvercommit": [], "noDoubleBinding": [],
-                                                 "cpusetsExclusive": [], "devicesExclusive": []}
+                                                 "cpusetsExclusive": [], "devicesExclusive": [],
+                                                 "noLostPods": []}
+        self.owned = OwnedPods()
         self.resources: dict[str, dict] = {}  # uid -> the kubelet's PodResources view
         self.node_resources: dict[str, dict] = {}  # node -> QoS cgroups, shared CPUs, devices
         self._bound_node: dict[str, str] = {}
@@ -50,10 +53,13 @@ class Mirror:
                 self._dirty.add(name)
         elif kind == "Event" and etype == "ADDED":
             self.events.append(obj)
+        elif kind == "ReplicaSet":
+            self.owned.on_replicaset(etype, obj)
 
     def _pod(self, etype: str, pod: dict, now: float, real_now: float) -> None:
         m = pod["metadata"]
         key, uid = (m.get("namespace", ""), m["name"]), m.get("uid", "")
+        self.owned.on_pod(etype, pod)
         if etype == "DELETED":
             self.pods.pop(key, None)
             self._set_running(uid, None, pod)
@@ -104,6 +110,7 @@ class Mirror:
             elif not over:
                 self._over.discard(node)
         self._dirty.clear()
+        self.violations["noLostPods"] += self.owned.check(now)
 
     def set_pod_resources(self, pods: dict[str, dict], nodes: dict[str, dict], now: float) -> None:
         """A fresh PodResources view from every node host; checks the two invariants on it."""

@@ -26,7 +26,7 @@ from .chaos import check as check_chaos
 from .durations import parse_duration
 from ..kubelet.kubeletconfig import check_kubelet
 
-INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive")
+INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive", "noLostPods")
 DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
 __all__ = ["CHAOS_ACTIONS", "DEFAULT_CAPACITY", "INVARIANTS", "Scenario", "ScenarioError", "load", "load_file"]
 
@@ -55,6 +55,9 @@ class NodePool(_Strict):
 
 class ClusterSpec(_Strict):
     nodesPerHost: int = Field(0, ge=0)
+    # Ray nodes to spread the node hosts over; 0: whatever Ray cluster the driver joins.
+    # Without RAY_ADDRESS, 2 or more starts a local multi-node Ray cluster on this machine.
+    rayNodes: int = Field(0, ge=0, le=16)
     nodes: list[NodePool] = Field(default_factory=list)
 
 
@@ -65,12 +68,17 @@ class DeleteSpec(_Strict):
     gracePeriodSeconds: int | None = None
 
 
+class RemoveNodes(_Strict):
+    names: list[str] = Field(min_length=1)
+
+
 class Step(_Strict):
     at: float
     create: list[dict[str, Any]] = Field(default_factory=list)
     delete: DeleteSpec | list[DeleteSpec] | None = None
     chaos: ChaosSpec | None = None
     addNodes: NodePool | None = None  # a pool; a shared namePrefix continues its numbering
+    removeNodes: RemoveNodes | None = None  # the Node objects are deleted
 
     _at = field_validator("at", mode="before")(lambda cls, v: _duration(v))
 
@@ -103,6 +111,8 @@ class CountSpec(_Strict):
     labelSelector: str | None = None
     nodeName: str | None = None
     namespace: str | None = None
+    terminating: bool | None = None  # Pods: only those being deleted (true) or not (false)
+    ready: bool | None = None  # Nodes: only those whose Ready condition is True (true) or not
 
 
 class Expectation(_Strict):
@@ -353,13 +363,18 @@ def _node_capacities(spec: ScenarioSpec) -> dict[str, dict[str, str]]:
 
 
 def _check_chaos(spec: ScenarioSpec) -> None:
-    steps = [(j, s) for j, s in enumerate(spec.timeline) if s.chaos is not None]
+    steps = [(j, s) for j, s in enumerate(spec.timeline) if s.chaos is not None or s.removeNodes is not None]
     if not steps:
         return
     nodes = _node_capacities(spec)
     for j, step in steps:
+        for i, name in enumerate(step.removeNodes.names if step.removeNodes else ()):
+            if name not in nodes:
+                raise ScenarioError(f"spec.timeline[{j}].removeNodes.names[{i}]: {json.dumps(name)} "
+                                    "is not a node of this scenario")
         try:
-            check_chaos(step.chaos, nodes)
+            if step.chaos is not None:
+                check_chaos(step.chaos, nodes, spec.cluster.rayNodes)
         except ChaosError as e:
             raise ScenarioError(f"spec.timeline[{j}].chaos.{e}") from None
 
@@ -416,6 +431,10 @@ def _check_expectation(e: Expectation, path: str) -> None:
     if e.count is not None or e.event is not None:
         if sum(x is not None for x in (e.equals, e.atLeast, e.atMost)) == 0:
             raise ScenarioError(f"{path}: a count or event expectation needs equals, atLeast or atMost")
+    if e.count is not None:
+        for field, kind in (("terminating", "Pod"), ("ready", "Node")):
+            if getattr(e.count, field) is not None and e.count.kind != kind:
+                raise ScenarioError(f"{path}.count.{field}: only a {kind} count takes it (kind is {e.count.kind})")
     for field, holder in (("pod", e.pod), ("count", e.count)):
         sel = getattr(holder, "labelSelector", None)
         if sel is not None:

@@ -158,6 +158,36 @@ class APIServer:
             spec["taints"] = taints
             self.store.put("Node", node, "MODIFIED")
 
+    def patch_node_conditions(self, items: list[tuple[str, list[dict]]], now: float) -> list[Result]:
+        """The node lifecycle controller's condition patches: for each (node name, conditions),
+        each condition replaces the node's condition of the same type, leaving the rest of
+        the status alone. Guarded by the heartbeat: a condition may only replace one whose
+        ``lastHeartbeatTime`` equals its own (or one that is absent). The controller keeps
+        the heartbeat it saw when it marks a condition Unknown, so if the kubelet has posted
+        since, the kubelet's newer status stands and the item is a Conflict (nothing of it is
+        written). A patch that changes nothing writes nothing."""
+        return [self._try(self._patch_node_conditions, item) for item in items]
+
+    def _patch_node_conditions(self, item) -> None:
+        name, conditions = _condition_patch(item)
+        node = self._get("Node", "", name)
+        status = node.setdefault("status", {})
+        for cond in conditions:
+            current = condition(node, cond["type"])
+            if current is not None and current.get("lastHeartbeatTime") != cond.get("lastHeartbeatTime"):
+                raise Conflict(
+                    f'Operation cannot be fulfilled on nodes "{name}": condition {cond["type"]} has a newer '
+                    f"heartbeat ({current.get('lastHeartbeatTime')}) than the patch was based on "
+                    f"({cond.get('lastHeartbeatTime')})"
+                )
+        changed = False
+        for cond in conditions:
+            if condition(node, cond["type"]) != cond:
+                set_condition(status, dict(cond))
+                changed = True
+        if changed:
+            self.store.put("Node", node, "MODIFIED")
+
     def bind(self, items: list[tuple[str, str, str, str]], now: float) -> list[Result]:
         """The binding subresource: set spec.nodeName once; a second bind is a Conflict."""
         return [self._try(self._bind_one, *item, now) for item in items]
@@ -361,6 +391,33 @@ def _mark_disruption_target(pod: dict, now: float) -> bool:
     cond["lastTransitionTime"] = current["lastTransitionTime"] if keep else rfc3339(now)
     set_condition(pod.setdefault("status", {}), cond)
     return True
+
+
+_CONDITION_STATUSES = ("True", "False", "Unknown")
+
+
+def _condition_patch(item) -> tuple[str, list[dict]]:
+    """Check one ``patch_node_conditions`` item's shape; Invalid names what is wrong."""
+    if not isinstance(item, (tuple, list)) or len(item) != 2:
+        raise Invalid(f"patch: {item!r} is not a (node name, conditions) pair")
+    name, conditions = item
+    if not isinstance(name, str) or not name:
+        raise Invalid(f"metadata.name: {name!r} is not a node name")
+    if not isinstance(conditions, (list, tuple)):
+        raise Invalid(f"status.conditions: {conditions!r} is not a list")
+    seen = set()
+    for i, cond in enumerate(conditions):
+        path = f"status.conditions[{i}]"
+        if not isinstance(cond, dict):
+            raise Invalid(f"{path}: {cond!r} is not a condition")
+        if not isinstance(cond.get("type"), str) or not cond["type"]:
+            raise Invalid(f"{path}.type: {cond.get('type')!r} is not a condition type")
+        if cond.get("status") not in _CONDITION_STATUSES:
+            raise Invalid(f"{path}.status: {cond.get('status')!r} is not one of True, False, Unknown")
+        if cond["type"] in seen:
+            raise Invalid(f"{path}.type: {cond['type']!r} is given twice")
+        seen.add(cond["type"])
+    return name, list(conditions)
 
 
 def _finalized(obj: dict) -> bool:

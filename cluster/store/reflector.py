@@ -24,6 +24,13 @@ class Reflector:
     def kinds_to_list(self) -> list[str]:
         return [k for k, rv in self.rv.items() if rv is None]
 
+    def relist_all(self) -> None:
+        """Relist every kind on the next poll: the connection failed, so a reply that carried
+        events may have been lost. What was known stays known, so the relist reports what
+        vanished meanwhile as DELETED."""
+        for kind in self.rv:
+            self.rv[kind] = None
+
     def watch_since(self) -> dict[str, int]:
         return {k: rv for k, rv in self.rv.items() if rv is not None}
 

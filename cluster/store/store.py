@@ -3,7 +3,9 @@
 Owns every object the apiserver serves, the global resourceVersion counter and, per kind, a
 bounded window of recent change events for watchers. The apiserver logic
 (``cluster/store/apiserver.py``) is its only writer; the apiserver actor calls ``list`` and
-``events_since`` to serve clients.
+``events_since`` to serve clients. With a ``journal`` (the durable log, see
+``cluster/store/durable.py``) every write is also recorded there, reusing the bytes encoded
+for the window.
 
 Each stored object is kept both as a dict and as its msgpack bytes, encoded once on write;
 watch events share those bytes with every watcher (DESIGN §2.4). A watcher that asks for a
@@ -57,8 +59,12 @@ class _KindLog:
 
 
 class Store:
-    def __init__(self, window: int = DEFAULT_WINDOW, start_rv: int = 0):
+    def __init__(self, window: int = DEFAULT_WINDOW, start_rv: int = 0, journal=None):
         self.rv = start_rv
+        # Anything with ``record_put``/``record_remove`` (the apiserver's ``DurableLog``):
+        # told of every write, with the bytes encoded for the watch window. None: no
+        # durability, and no cost beyond one attribute test per write.
+        self.journal = journal
         # kind -> (namespace, name) -> (object, its bytes, its node name when stored); the node is
         # kept apart because writers mutate the stored dict in place before calling put.
         self._objects: dict[str, dict[tuple[str, str], tuple[dict, bytes, str]]] = {}
@@ -91,9 +97,13 @@ class Store:
         The resume rv moves past filtered-out events too, so a quiet, selective watcher
         never falls behind the window (it acts as a bookmark).
         """
+        if since_rv > self.rv:
+            # Only a store that lost history (a restart without a durable log) is behind a
+            # watcher: without the relist it would wait silently until the rv caught up.
+            raise Expired(f"too large resource version: {since_rv} (current {self.rv})")
         log = self._logs.get(kind)
         if log is None:
-            return [], max(since_rv, self.rv)
+            return [], self.rv
         if since_rv < log.evicted_upto:
             raise Expired(f"too old resource version: {since_rv} ({log.evicted_upto})")
         start = bisect_right(log.rvs, since_rv)
@@ -125,6 +135,8 @@ class Store:
         bucket[key] = (obj, data, node)
         prev_node = prev[2] if prev else ""
         self._log(kind).append(Event(self.rv, event_type, m["name"], node, prev_node, data))
+        if self.journal is not None:
+            self.journal.record_put(kind, self.rv, event_type, key[0], key[1], data)
         return self.rv
 
     def remove(self, kind: str, ns: str, name: str) -> int:
@@ -133,6 +145,9 @@ class Store:
         obj["metadata"]["resourceVersion"] = str(self.rv)
         data = codec.encode(obj)
         self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data))
+        if self.journal is not None:
+            # Recovery needs only the key of a removal, so the log keeps no bytes for it.
+            self.journal.record_remove(kind, self.rv, ns, name)
         return self.rv
 
     # -- durability (the durable log in ``wal.py`` reads and restores these) ----------------
@@ -146,15 +161,16 @@ class Store:
         }
 
     @classmethod
-    def from_recovered(cls, recovered, window: int = DEFAULT_WINDOW) -> "Store":
+    def from_recovered(cls, recovered, window: int = DEFAULT_WINDOW, journal=None) -> "Store":
         """A store holding ``recovered``'s objects (``.rv``, ``.objects`` as from
-        ``wal.recover``) that continues its resourceVersion sequence.
+        ``wal.recover``) that continues its resourceVersion sequence, recording its new
+        writes in ``journal``.
 
         The events before the restart are gone, so each known kind's window starts empty
         with everything up to the recovered rv counted as evicted: a watcher from before the
         restart gets Expired and relists, as upstream's do after an apiserver restart.
         """
-        store = cls(window=window, start_rv=recovered.rv)
+        store = cls(window=window, start_rv=recovered.rv, journal=journal)
         for kind, items in recovered.objects.items():
             bucket = store._objects[kind] = {}
             for key, data in items.items():

@@ -1,11 +1,11 @@
 """The apiserver's durable log: an append-only record of every store mutation, periodic
 snapshots, and recovery from both after a restart.
 
-The apiserver actor (to come) owns one ``DurableLog``: for every ``Store.put``/``remove`` it
-calls ``record_put``/``record_remove``, calls ``commit()`` before it acknowledges the writes
-to anyone, and calls ``maybe_snapshot(store)`` between batches. On start it builds its Store
-with ``Store.from_recovered(log.recovered)``. Everything here is plain file IO on a directory
-the caller passes in; nothing reads the clock.
+The apiserver owns one ``DurableLog`` through ``cluster/store/durable.py``: its ``Store``
+calls ``record_put``/``record_remove`` for every write, ``commit()`` runs before the actor
+acknowledges the writes to anyone, and ``maybe_snapshot(store)`` between batches. On start
+the Store is built with ``Store.from_recovered(log.recovered)``. Everything here is plain
+file IO on a directory the caller passes in; nothing reads the clock.
 
 On-disk layout of the directory (numbers are 20-digit, zero-padded resourceVersions)::
 
@@ -42,6 +42,9 @@ import re
 import struct
 import zlib
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import msgpack
 
 from ..api import codec
 from .errors import APIError
@@ -71,10 +74,18 @@ class WalError(APIError):
         hint = "a retry may help" if retryable else "a retry will not help"
         super().__init__(f"{what} ({hint})")
         self.retryable = retryable
+        self._what = what
+
+    def __reduce__(self):
+        # Pickled across Ray (an actor's failure reaches its caller): rebuild from both
+        # arguments, not from the formatted message alone.
+        return (WalError, (self._what, self.retryable))
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
+    """One logged write; a tuple, so it is cheap to make (one per write) and msgpack writes
+    it as the record payload's array as it is."""
+
     rv: int
     kind: str
     type: str  # ADDED | MODIFIED | DELETED
@@ -102,8 +113,13 @@ def segment_path(directory: str, base: int) -> str:
 
 
 # -- writing -----------------------------------------------------------------------------
+# One packer for every record (the apiserver writes from one thread); packb would build a
+# new one per call. Same format as ``codec.encode``.
+_pack_record = msgpack.Packer(use_bin_type=True).pack
+
+
 def encode_record(rec: Record) -> bytes:
-    payload = codec.encode([rec.rv, rec.kind, rec.type, rec.namespace, rec.name, rec.data])
+    payload = _pack_record(rec)  # [rv, kind, type, namespace, name, data]
     return RECORD_HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
@@ -373,7 +389,9 @@ class DurableLog:
         try:
             os.makedirs(directory, exist_ok=True)
         except OSError as e:
-            raise WalError(f"{directory}: cannot create the log directory: {e.strerror or e}", True) from e
+            # Something else in the way of the directory stays there; a full disk can clear.
+            fixed = isinstance(e, (FileExistsError, NotADirectoryError, PermissionError))
+            raise WalError(f"{directory}: cannot create the log directory: {e.strerror or e}", not fixed) from e
         for name in os.listdir(directory):
             if _TEMP_RE.match(name):  # a snapshot a crash interrupted before its rename
                 _unlink_quietly(os.path.join(directory, name))
@@ -427,7 +445,14 @@ class DurableLog:
         accumulated since the last one; returns whether it did."""
         if not self.snapshot_due():
             return False
-        self.snapshot(*store.snapshot_state())
+        try:
+            self.snapshot(*store.snapshot_state())
+        except WalError:
+            # The committed records are safe in the log either way; a full disk would
+            # otherwise cost a whole failed snapshot at every commit, so wait another tenth
+            # of the interval before trying again.
+            self._since_snapshot = self.snapshot_every - max(1, self.snapshot_every // 10) - len(self._pending)
+            raise
         return True
 
     def snapshot(self, rv: int, objects: Objects) -> str:
@@ -458,6 +483,15 @@ class DurableLog:
     def close(self) -> None:
         self.commit()
         self._segment.close()
+
+    def abandon(self) -> None:
+        """Close without writing what is queued: for an owner that gave up on this log after
+        a failed commit and recovers afresh from what the directory holds."""
+        self._pending = []
+        try:
+            self._segment.close()
+        except OSError:
+            pass  # nothing is buffered after a commit, failed or not; the handle just goes
 
 
 def _fsync_dir(directory: str) -> None:

@@ -10,6 +10,13 @@ from actors.cli import main
     (["bench", "schedule", "--nodes", "0"], "--nodes: 0 must be at least 1"),
     (["bench", "schedule", "--pods", "0"], "--pods: 0 must be at least 1"),
     (["bench", "preempt", "--nodes", "0"], "--nodes: 0 must be at least 1"),
+    (["bench", "chaos", "--kill-rate", "0"], "--kill-rate: 0.0 must be greater than 0 (faults per emulated second)"),
+    (["bench", "chaos", "--targets", "killNode,reboot"],
+     "--targets: 'reboot' is not an action random chaos runs (supported: killNode, killHost, partition)"),
+    (["bench", "chaos", "--restart", "etcd"],
+     "--restart: 'etcd' is not a component kubemu restarts (supported: apiserver, scheduler, controller-manager, host)"),
+    (["bench", "chaos", "--duration", "0"], "--duration: 0.0 must be greater than 0"),
+    (["bench", "chaos", "--time-scale", "-1"], "--time-scale: -1.0 must be greater than 0"),
 ])
 def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):
     assert main(argv) == 2

@@ -133,3 +133,31 @@ def test_memory_per_node_is_small(config):
     tracemalloc.stop()
     grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
     assert grown / len(configs) < 4_000, grown / len(configs)
+
+
+def test_partition_stops_heartbeats_not_pods_then_heals(driver, config, pod):
+    d = driver(config("a"), config("b"))
+    d.host.partition("a", 5.0, 30.0)
+    d.host.on_pod_events([("ADDED", pod("pa", node="a"))], 6.0)
+    d.flush()
+    d.host.pressure("a", {"memory": 1}, 7.0)  # a status change during the partition is not posted
+    d.flush()
+    d.run_until(39)
+    # Leases: a at registration, then nothing until the heal at 35 s; b every 10 s.
+    assert [(t, n) for t, n, _ in d.leases] == [(0.0, "a"), (0.0, "b"), (10.0, "b"), (20.0, "b"),
+                                                 (30.0, "b"), (35.0, "a")]
+    assert [(t, n) for t, n, _ in d.node_statuses] == [(35.0, "a")]  # the full status, once back
+    assert d.statuses["pa"]["phase"] == "Running"  # its pods kept running all along
+    assert not d.host.kubelet("a").partitioned
+    d.run_until(50)
+    assert [t for t, n, _ in d.leases if n == "a"] == [0.0, 35.0, 40.0, 50.0]  # the old cadence resumes
+
+
+def test_partition_without_duration_lasts_and_a_dead_node_ignores_it(driver, config):
+    d = driver(config("a"), config("b"))
+    d.host.partition("a", 1.0, None)
+    d.host.kill_node("b")
+    d.host.partition("b", 1.0, 5.0)
+    d.run_until(100)
+    assert [n for t, n, _ in d.leases if t > 0] == []
+    assert d.host.kubelet("a").partitioned and not d.host.kubelet("b").partitioned

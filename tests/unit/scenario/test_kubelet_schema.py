@@ -114,7 +114,7 @@ def test_chaos_actions_load():
      'spec.expect[0].cpuset: "1-a" is not a cpuset'),
     (scenario(expect=[{"always": True, "invariant": "gpusShared"}]),
      'spec.expect[0].invariant: "gpusShared" is not an invariant (known: noOvercommit, noDoubleBinding, '
-     'cpusetsExclusive, devicesExclusive)'),
+     'cpusetsExclusive, devicesExclusive, noLostPods)'),
 ])
 def test_bad_kubelet_input_is_one_line(doc, message):
     with pytest.raises(ScenarioError) as err:

@@ -1,0 +1,159 @@
+"""``kubemu bench chaos``: a soak with random faults; does the cluster lose any pod?
+
+N nodes (the ``schedule`` bench's node shape) run M pods owned by ReplicaSets of at most
+``RS_SIZE`` replicas each. Once every pod runs, random chaos (``randomchaos.py``) kills
+node actors, host processes or cuts heartbeats at ``--kill-rate`` faults per emulated
+second for ``--duration`` emulated seconds, optionally restarting control-plane actors at
+even intervals (``--restart``). Then the cluster is given time to heal: nodes that died
+go NotReady after 40 s, their pods are evicted after their 300 s tolerations, and the
+ReplicaSets replace them on the living nodes.
+
+The verdict comes from watch events only, as in a scenario (``Mirror``): ``podsLost`` is
+the replicas not running on a live node, not terminating, when healing ends (0 when every
+ReplicaSet is whole again); ``violations`` counts noOvercommit, noDoubleBinding and
+noLostPods lines. Prints a human summary and, last, one JSON line.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+from actors.cluster import Cluster
+from actors.driver import Timeline
+from actors.informer import Informer
+from actors.raycluster import init_ray
+from cluster.api.objects import is_terminating, node_name_of, phase_of
+from cluster.scenario.chaos import RANDOM_TARGETS, ChaosSpec
+from cluster.scenario.mirror import Mirror
+from cluster.scenario.ownership import controller_uid
+from cluster.scenario.runner import expand_pools
+
+RS_SIZE = 1000
+HEAL_LIMIT = 900.0  # emulated seconds after the soak before a pod still missing counts as lost
+INVARIANTS = ("noOvercommit", "noDoubleBinding", "noLostPods")
+
+
+def replica_set(i: int, replicas: int) -> dict:
+    labels = {"app": f"soak-{i}"}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": f"soak-{i}", "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"terminationGracePeriodSeconds": 5,
+                                           "containers": [{"name": "c", "image": "pause", "resources": {
+                                               "requests": {"cpu": "100m", "memory": "500Mi"}}}]}}}}
+
+
+class Soak:
+    """The watch side of the soak: a Mirror, and how many replicas run on live nodes."""
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.mirror = Mirror()
+        self.informer = Informer(cluster.api, ["Node", "Pod", "ReplicaSet"])
+        self.created: set[str] = set()  # uids of every owned pod seen
+
+    async def observe(self, timeline: Timeline | None = None) -> float:
+        now = self.cluster.clock.now()
+        if timeline is not None:
+            await timeline.tick(now)
+        for kind, etype, obj in await self.informer.poll(0.05):
+            self.mirror.apply(kind, etype, obj, now, time.time())
+            if kind == "Pod" and controller_uid(obj):
+                self.created.add(obj["metadata"].get("uid", ""))
+        self.mirror.check_invariants(now)
+        return now
+
+    def running(self) -> int:
+        """Owned pods Running, not terminating, on a node whose kubelet is alive."""
+        dead = self.cluster.dead_nodes
+        return sum(1 for p in self.mirror.pods.values()
+                   if controller_uid(p) and phase_of(p) == "Running" and not is_terminating(p)
+                   and node_name_of(p) not in dead)
+
+    async def wait_running(self, want: int, limit: float, timeline: Timeline | None = None) -> tuple[float, bool]:
+        """Observe until ``want`` replicas run or ``limit`` emulated seconds pass."""
+        start = self.cluster.clock.now()
+        while True:
+            now = await self.observe(timeline)
+            if self.running() >= want and not (timeline and timeline.randoms):
+                return now - start, True
+            if now - start > limit:
+                return now - start, False
+
+
+def _chaos_spec(rate: float, seed: int, targets: list[str], duration: float) -> ChaosSpec:
+    for t in targets:
+        if t not in RANDOM_TARGETS:
+            raise ValueError(f"--targets: {t!r} is not an action random chaos runs (supported: {', '.join(RANDOM_TARGETS)})")
+    if not rate > 0:
+        raise ValueError(f"--kill-rate: {rate} must be greater than 0 (faults per emulated second)")
+    return ChaosSpec(action="random", rate=rate, seed=seed, targets=targets, duration=duration)
+
+
+async def run_chaos(nodes: int, pods: int, *, kill_rate: float, duration: float, time_scale: float, seed: int,
+                    targets: list[str], restarts: list[str], nodes_per_host: int, log) -> dict:
+    from actors.bench import bench_pools
+
+    spec = _chaos_spec(kill_rate, seed, targets, duration)
+    t0 = time.time()
+    init_ray()
+    cluster = Cluster(expand_pools(bench_pools(nodes)), seed=seed, time_scale=time_scale, nodes_per_host=nodes_per_host)
+    try:
+        await cluster.register_nodes()
+        await cluster.start_clock()
+        sets = [replica_set(i, min(RS_SIZE, pods - i * RS_SIZE)) for i in range(math.ceil(pods / RS_SIZE))]
+        bad = [r for r in await cluster.api.create.remote(sets) if r is not None]
+        if bad:
+            raise RuntimeError(f"create failed: {bad[0]}")
+        soak, timeline = Soak(cluster), Timeline(cluster, log)
+        took, ok = await soak.wait_running(pods, max(600.0, pods / 10) * time_scale)
+        log(f"{nodes} nodes on {len(cluster.hosts)} hosts; {soak.running()}/{pods} pods running after "
+            f"{took:.0f}s emulated ({time.time() - t0:.0f}s real)")
+        if not ok:
+            raise RuntimeError(f"only {soak.running()} of {pods} pods ran before the soak; nothing measured")
+        healed = await _soak(cluster, soak, timeline, spec, restarts, log)
+        return _result(cluster, soak, timeline, nodes, pods, spec, healed, time.time() - t0, log)
+    finally:
+        cluster.shutdown()
+
+
+async def _soak(cluster: Cluster, soak: Soak, timeline: Timeline, spec: ChaosSpec, restarts: list[str], log):
+    start = await soak.observe()
+    await timeline.chaos(spec, start)
+    due = [(start + spec.duration_seconds() * (i + 1) / (len(restarts) + 1), c) for i, c in enumerate(restarts)]
+    while timeline.randoms or due:
+        now = await soak.observe(timeline)
+        while due and due[0][0] <= now:
+            component = due.pop(0)[1]
+            live = sorted(cluster.live_nodes(now))
+            node = live[len(timeline.chaos_log) * 7919 % len(live)] if component == "host" and live else None
+            await timeline.chaos(ChaosSpec(action="restart", component=component, node=node), now)
+    end = cluster.clock.now()
+    log(f"soak over at {end:.0f}s emulated: {len(timeline.chaos_log) - 1} faults; healing")
+    took, ok = await soak.wait_running(soak_target(soak), HEAL_LIMIT, timeline)
+    return took if ok else None
+
+
+def soak_target(soak: Soak) -> int:
+    return soak.mirror.owned.wanted()
+
+
+def _result(cluster, soak: Soak, timeline: Timeline, nodes: int, pods: int, spec: ChaosSpec, healed, wall: float,
+            log) -> dict:
+    faults: dict[str, int] = {}
+    for entry in timeline.chaos_log[1:]:
+        faults[entry["action"]] = faults.get(entry["action"], 0) + 1
+    lost = max(0, pods - soak.running())
+    violations = {name: len(soak.mirror.violations[name]) for name in INVARIANTS}
+    for name in INVARIANTS:
+        for line in soak.mirror.violations[name][:3]:
+            log(f"violation {name}: {line}")
+    log(f"faults {faults}; nodes down {len(cluster.dead_nodes)}; pods created {len(soak.created)}; "
+        f"healed {'in %.0fs emulated' % healed if healed is not None else 'NOT within %ds' % HEAL_LIMIT}; "
+        f"pods lost {lost}; violations {sum(violations.values())}")
+    return {"benchmark": "chaos", "nodes": nodes, "pods": pods, "seconds": round(wall, 1),
+            "killRate": spec.rate, "soakSeconds": spec.duration_seconds(), "timeScale": cluster.time_scale,
+            "targets": spec.targets, "faults": faults, "nodesDown": len(cluster.dead_nodes),
+            "restarts": [{"component": c, "realSeconds": round(s, 2)} for c, s in cluster.restarts],
+            "podsCreated": len(soak.created), "healSeconds": None if healed is None else round(healed, 1),
+            "podsLost": lost, "violations": sum(violations.values()), "violationsBy": violations}

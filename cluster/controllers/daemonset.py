@@ -1,0 +1,449 @@
+"""The DaemonSet controller: one pod per eligible node.
+
+Owns what upstream's ``pkg/controller/daemon`` decides: which nodes a DaemonSet should
+run on (``node_should_run``), the tolerations and node affinity it gives its pods
+(``add_daemon_tolerations``, ``replace_node_affinity``), which pods it deletes (failed,
+succeeded, duplicates, misscheduled) and its status. The shared machinery (ownership
+index, claiming, expectations, garbage collection, the sync loop) is
+``workload.WorkloadController``.
+
+Who calls it: the controller-manager actor feeds it DaemonSet, Node and Pod watch events
+(``on_event``), calls ``sync(now)`` after each batch and sends the returned ``Writes``; it
+arms a timer for ``next_wakeup()`` (expectation timeouts, backoffs, minReadySeconds).
+
+A DaemonSet moves through the states of the table in ``workload``, per DaemonSet (a
+terminating one is left alone, status included). The rules, as upstream applies them:
+
+- A node is eligible (should run) when the template's ``spec.nodeName`` is empty or the
+  node's, its nodeSelector and required node affinity match the node, and the pod, with
+  the daemon tolerations added, tolerates every NoSchedule and NoExecute taint. A pod
+  already there may continue when only NoSchedule taints are untolerated.
+- Daemon tolerations (upstream AddOrUpdateDaemonPodTolerations), operator Exists with no
+  tolerationSeconds: ``not-ready`` and ``unreachable`` NoExecute; ``disk-pressure``,
+  ``memory-pressure``, ``pid-pressure``, ``unschedulable`` NoSchedule; and
+  ``network-unavailable`` NoSchedule for hostNetwork pods (all ``node.kubernetes.io/``).
+- A pod is created for its node with generateName ``<name>-`` and a required node
+  affinity whose only term is ``matchFields: metadata.name In [<node>]`` (it replaces
+  any required terms of the template), so the default scheduler binds it there.
+- Per node: no pod and eligible -> create; a Failed pod -> delete it (Warning
+  ``FailedDaemonPod``; per node, not again before a backoff of 1 s doubling to 15 min
+  since the last one), and the next sync creates its replacement; a Succeeded pod ->
+  delete; more than one running pod -> keep the oldest (scheduled first, then
+  creationTimestamp, then name), delete the rest; not allowed to continue -> delete all.
+  A terminating pod still occupies its node, so no replacement until it is gone.
+- A deleted node: its bound pods are left to pod GC; its unscheduled pods are deleted.
+- Status: desiredNumberScheduled, currentNumberScheduled, numberMisscheduled,
+  numberReady, numberAvailable, numberUnavailable, updatedNumberScheduled (oldest pod
+  per node carries the template's ``controller-revision-hash``), observedGeneration (only
+  when the sync was allowed to manage, as upstream).
+
+Deviations: kubemu has no ControllerRevisions: the ``controller-revision-hash`` label is
+a hash of ``spec.template`` computed here (not upstream's value), and a template change
+does not roll pods (no RollingUpdate: pods are replaced only as they go, like OnDelete).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ..api.objects import is_terminal, is_terminating, labels_of, name_of, node_name_of, phase_of
+from ..clock import parse_timestamp
+from ..scheduler.plugins.nodeaffinity import REQUIRED, RequiredNodeAffinity
+from ..scheduler.plugins.tainttoleration import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
+from .workload import (BURST_REPLICAS, SLOW_START_INITIAL_BATCH, SUCCESSFUL_DELETE, OwnerState, PodKey,
+                       WorkloadController, Writes, available_at, base_pod, is_pod_ready)
+
+__all__ = ["DaemonSetController", "DAEMON_TOLERATIONS", "REVISION_HASH_LABEL", "add_daemon_tolerations",
+           "replace_node_affinity", "target_node", "template_hash", "node_should_run"]
+
+DAEMON_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", NO_EXECUTE),
+    ("node.kubernetes.io/unreachable", NO_EXECUTE),
+    ("node.kubernetes.io/disk-pressure", NO_SCHEDULE),
+    ("node.kubernetes.io/memory-pressure", NO_SCHEDULE),
+    ("node.kubernetes.io/pid-pressure", NO_SCHEDULE),
+    ("node.kubernetes.io/unschedulable", NO_SCHEDULE),
+)
+NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
+REVISION_HASH_LABEL = "controller-revision-hash"
+NODE_NAME_FIELD = "metadata.name"
+FAILED_DAEMON_POD, SUCCEEDED_DAEMON_POD = "FailedDaemonPod", "SucceededDaemonPod"
+# Upstream's failedPodsBackoff: flowcontrol.NewBackOff(1 s, 15 min).
+FAILED_POD_BACKOFF_BASE, FAILED_POD_BACKOFF_MAX = 1.0, 900.0
+_HASH_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's SafeEncodeString alphabet
+_STATUS_FIELDS = ("desiredNumberScheduled", "currentNumberScheduled", "numberReady", "updatedNumberScheduled",
+                  "numberMisscheduled")
+
+
+# ---- the pod a DaemonSet runs ----------------------------------------------------------
+
+def add_daemon_tolerations(spec: dict) -> None:
+    """Add (or replace with) the daemon tolerations in a pod spec, in place."""
+    wanted = list(DAEMON_TOLERATIONS) + ([(NETWORK_UNAVAILABLE, NO_SCHEDULE)] if spec.get("hostNetwork") else [])
+    for key, effect in wanted:
+        _add_or_update_toleration(spec, {"key": key, "operator": "Exists", "effect": effect})
+
+
+def _add_or_update_toleration(spec: dict, tol: dict) -> None:
+    # Upstream AddOrUpdateTolerationInPodSpec: a toleration with the same key, operator,
+    # value and effect is replaced (dropping its tolerationSeconds); otherwise appended.
+    same = (tol["key"], tol["operator"], "", tol["effect"])
+    out, updated = [], False
+    for t in spec.get("tolerations") or ():
+        if (t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or "") == same:
+            if t == tol:
+                return
+            out.append(dict(tol))
+            updated = True
+        else:
+            out.append(t)
+    if not updated:
+        out.append(dict(tol))
+    spec["tolerations"] = out
+
+
+def replace_node_affinity(spec: dict, node: str) -> None:
+    """Pin a pod spec to ``node`` (upstream ReplaceDaemonSetPodNodeNameNodeAffinity), in
+    place: the required node affinity becomes one ``matchFields`` term for the node; the
+    preferred terms and pod (anti-)affinity are kept."""
+    term = {"matchFields": [{"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}]}
+    affinity = spec.get("affinity")
+    if not affinity:
+        spec["affinity"] = {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [term]}}}
+        return
+    node_affinity = affinity.get("nodeAffinity")
+    if not node_affinity:
+        affinity["nodeAffinity"] = {REQUIRED: {"nodeSelectorTerms": [term]}}
+    elif node_affinity.get(REQUIRED) is None:
+        node_affinity[REQUIRED] = {"nodeSelectorTerms": [term]}
+    else:
+        node_affinity[REQUIRED]["nodeSelectorTerms"] = [term]
+
+
+def target_node(pod: dict) -> str | None:
+    """The node a daemon pod is for: spec.nodeName, else the first ``metadata.name In``
+    matchFields requirement with one value (upstream GetTargetNodeName), else None."""
+    name = node_name_of(pod)
+    if name:
+        return name
+    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    for term in (affinity.get(REQUIRED) or {}).get("nodeSelectorTerms") or ():
+        for req in term.get("matchFields") or ():
+            if req.get("key") == NODE_NAME_FIELD and req.get("operator") == "In":
+                values = req.get("values") or ()
+                return values[0] if len(values) == 1 else None
+    return None
+
+
+def template_hash(template: dict) -> str:
+    """A stable short hash of a pod template, spelled with upstream's safe alphabet."""
+    digest = hashlib.sha256(json.dumps(template, sort_keys=True, separators=(",", ":")).encode()).digest()
+    return "".join(_HASH_ALPHABET[ord(c) % len(_HASH_ALPHABET)] for c in str(int.from_bytes(digest[:4], "big")))
+
+
+class _Placement:
+    """The parts of a daemon pod that decide where it may run, compiled once per template."""
+
+    __slots__ = ("node_name", "affinity", "tolerations")
+
+    def __init__(self, spec: dict):
+        self.node_name = spec.get("nodeName") or ""
+        required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(REQUIRED)
+        self.affinity = RequiredNodeAffinity(spec.get("nodeSelector") or None, required)
+        self.tolerations = tuple(spec.get("tolerations") or ())
+
+    def check(self, node: dict) -> tuple[bool, bool]:
+        """(should run, may continue running) on ``node`` (upstream NodeShouldRunDaemonPod)."""
+        if self.node_name and self.node_name != name_of(node):
+            return False, False
+        if not self.affinity.matches(node):
+            return False, False
+        taints = (node.get("spec") or {}).get("taints")
+        if find_untolerated_taint(taints, self.tolerations) is None:
+            return True, True
+        return False, find_untolerated_taint(taints, self.tolerations, (NO_EXECUTE,)) is None
+
+
+def _daemon_spec(ds: dict) -> dict:
+    spec = dict(((ds.get("spec") or {}).get("template") or {}).get("spec") or {})
+    add_daemon_tolerations(spec)
+    return spec
+
+
+def node_should_run(ds: dict, node: dict) -> tuple[bool, bool]:
+    """(should run, may continue running) for DaemonSet ``ds`` on ``node``."""
+    return _Placement(_daemon_spec(ds)).check(node)
+
+
+def _oldest_first(pod: dict):
+    stamp = (pod.get("metadata") or {}).get("creationTimestamp")
+    created = parse_timestamp(stamp) if stamp else None
+    return (0 if node_name_of(pod) else 1, float("-inf") if created is None else created, name_of(pod))
+
+
+# ---- the controller ------------------------------------------------------------------
+
+class _DaemonSet(OwnerState):
+    __slots__ = ("placement", "hash", "min_ready", "by_node", "pod_node", "elig", "contrib", "totals", "manage",
+                 "touched", "failed", "wake", "next_available")
+
+    def configure(self) -> None:
+        spec = self.obj.get("spec") or {}
+        self.placement = _Placement(_daemon_spec(self.obj))
+        self.hash = template_hash(spec.get("template") or {})
+        self.min_ready = spec.get("minReadySeconds") or 0
+        self.by_node: dict[str, dict[PodKey, dict]] = {}  # target node -> this DaemonSet's pods
+        self.pod_node: dict[PodKey, str] = {}
+        self.elig: dict[str, tuple[bool, bool]] = {}  # node -> (should run, may continue)
+        self.contrib: dict[str, tuple] = {}  # node -> its share of the status
+        self.totals = [0] * len(_STATUS_FIELDS)
+        self.manage: set[str] = set()  # nodes to look at when next allowed to manage
+        self.touched: set[str] = set()  # nodes whose status share is stale
+        self.failed: dict[str, tuple[float, float]] = {}  # node -> (backoff, last failed-pod delete)
+        self.wake = self.next_available = None
+
+
+class DaemonSetController(WorkloadController):
+    """DaemonSets, Nodes and pods; ``sync`` returns the writes that converge them.
+
+    Incremental: a pod or node event marks only the nodes it touches, per DaemonSet; a
+    sync manages only marked nodes and updates only their share of the status.
+    """
+
+    NAME = "daemonset"
+    KIND = "DaemonSet"
+    COMPONENT = "daemonset-controller"
+    STATUS_FIELD = "daemonset_status"
+    kinds = ("DaemonSet", "Node", "Pod")
+
+    def __init__(self):
+        super().__init__()
+        self._nodes: dict[str, dict] = {}
+
+    def _new_state(self, obj: dict) -> _DaemonSet:
+        return _DaemonSet(obj)
+
+    def _claimable(self, pod: dict) -> bool:
+        return not is_terminating(pod)
+
+    def _base_pod(self, ds: _DaemonSet) -> dict:
+        pod = base_pod(ds.obj, self.KIND)
+        pod["metadata"]["labels"][REVISION_HASH_LABEL] = ds.hash
+        add_daemon_tolerations(pod["spec"])
+        return pod
+
+    # -- events ----------------------------------------------------------------------------
+    def _on_other(self, kind: str, etype: str, node: dict, now: float) -> None:
+        if kind != "Node":
+            return
+        name = name_of(node)
+        old = self._nodes.get(name)
+        if etype == "DELETED":
+            if old is None:
+                return
+            del self._nodes[name]
+        else:
+            self._nodes[name] = node
+            if old is not None and _placement_view(old) == _placement_view(node):
+                return  # a status change (heartbeat, conditions) moves no daemon pod
+        for ds in self._owners.values():
+            ds.elig.pop(name, None)
+            self._touch(ds, name)
+
+    def _touch(self, ds: _DaemonSet, node: str) -> None:
+        ds.manage.add(node)
+        ds.touched.add(node)
+        self._dirty.add(ds.uid)
+
+    def _rebuild(self, ds: _DaemonSet) -> None:
+        ds.configure()
+        ds.release = set()
+        for key, pod in self._index.owned(ds.uid).items():
+            self._pod_changed(ds, key, None, pod)
+        ds.manage |= set(self._nodes)
+        ds.touched |= set(self._nodes)
+
+    def _pod_changed(self, ds: _DaemonSet, key: PodKey, old: dict | None, new: dict | None) -> None:
+        if old is not None:
+            node = ds.pod_node.pop(key, None)
+            if node is not None:
+                bucket = ds.by_node[node]
+                del bucket[key]
+                if not bucket:
+                    del ds.by_node[node]
+                self._touch(ds, node)
+        ds.release.discard(key)
+        if new is None:
+            return
+        if not ds.selector.matches(labels_of(new)):
+            if self._claimable(new):
+                ds.release.add(key)
+            return
+        if is_terminal(new) and is_terminating(new):
+            return  # done and being removed: upstream no longer tracks it
+        node = target_node(new)
+        if node is not None:
+            ds.pod_node[key] = node
+            ds.by_node.setdefault(node, {})[key] = new
+            self._touch(ds, node)
+
+    def _create_failed(self, ds: _DaemonSet, pod: dict) -> None:
+        node = target_node(pod)
+        if node is not None:
+            self._touch(ds, node)
+
+    def _delete_failed(self, ds: _DaemonSet, key: PodKey) -> None:
+        node = ds.pod_node.get(key)
+        if node is not None:
+            self._touch(ds, node)
+
+    def _expired(self, ds: _DaemonSet) -> None:
+        # What was asked for was never seen: look at every node again.
+        ds.manage |= set(self._nodes) | set(ds.by_node)
+
+    # -- sync ------------------------------------------------------------------------------
+    def _sync_owner(self, ds: _DaemonSet, now: float, w: Writes) -> None:
+        if is_terminating(ds.obj):
+            return  # upstream neither manages nor reports on a DaemonSet being deleted
+        self._claim(ds, now, w)
+        managed = self._may_manage(ds, now)
+        if managed:
+            self._manage(ds, now, w)
+        self._refresh(ds)
+        self._write_status(ds, self._status(ds, now, managed), w)
+
+    def _eligibility(self, ds: _DaemonSet, node: dict) -> tuple[bool, bool]:
+        name = name_of(node)
+        got = ds.elig.get(name)
+        if got is None:
+            got = ds.elig[name] = ds.placement.check(node)
+        return got
+
+    def _manage(self, ds: _DaemonSet, now: float, w: Writes) -> None:
+        creates, deletes, waiting = [], [], set()
+        ds.wake = None
+        for name in sorted(ds.manage):
+            node = self._nodes.get(name)
+            if node is None:  # gone: only its unscheduled pods are ours to delete
+                deletes += [p for _, p in sorted(ds.by_node.get(name, {}).items())
+                            if not node_name_of(p) and not is_terminating(p)]
+                continue
+            create, dels, wait = self._plan_node(ds, node, now)
+            if create:
+                creates.append(name)
+            deletes += dels
+            if wait:
+                waiting.add(name)
+        n = min(len(creates), ds.batch, BURST_REPLICAS)
+        deletes, later = deletes[:BURST_REPLICAS], deletes[BURST_REPLICAS:]
+        ds.manage = waiting | set(creates[n:]) | {ds.pod_node.get(_pkey(p), "") for p in later} - {""}
+        if n or deletes:
+            ds.exp.expect(n, [_pkey(p) for p in deletes], now)
+        for name in creates[:n]:
+            pod = self._new_pod(ds)
+            replace_node_affinity(pod["spec"], name)
+            w.pod_creates.append(pod)
+        ds.batch = min(2 * ds.batch, BURST_REPLICAS) if n else SLOW_START_INITIAL_BATCH
+        for p in deletes:
+            m = p["metadata"]
+            w.pod_deletes.append((m["namespace"], m["name"], m.get("uid", ""), None))
+            self._event(ds, SUCCESSFUL_DELETE, f"Deleted pod: {m['name']}", now)
+
+    def _plan_node(self, ds: _DaemonSet, node: dict, now: float) -> tuple[bool, list, bool]:
+        """(create a pod, pods to delete, waiting on a failed-pod backoff) for one node."""
+        name = name_of(node)
+        should_run, may_continue = self._eligibility(ds, node)
+        pods = ds.by_node.get(name)
+        if should_run and not pods:
+            return True, [], False
+        if not pods:
+            return False, [], False
+        if not may_continue:
+            return False, [p for _, p in sorted(pods.items()) if not is_terminating(p)], False
+        running, deletes, wait = [], [], False
+        for key, p in sorted(pods.items()):
+            if is_terminating(p):
+                continue
+            if phase_of(p) == "Failed":
+                if self._in_failed_backoff(ds, name, now):
+                    wait = True
+                    continue
+                msg = f"Found failed daemon pod {key[0]}/{key[1]} on node {name}, will try to kill it"
+                self._event(ds, FAILED_DAEMON_POD, msg, now, "Warning")
+                deletes.append(p)
+            elif phase_of(p) == "Succeeded":
+                msg = f"Found succeeded daemon pod {key[0]}/{key[1]} on node {name}, will try to delete it"
+                self._event(ds, SUCCEEDED_DAEMON_POD, msg, now)
+                deletes.append(p)
+            else:
+                running.append(p)
+        if len(running) > 1:
+            deletes += sorted(running, key=_oldest_first)[1:]  # keep the oldest
+        return False, deletes, wait
+
+    def _in_failed_backoff(self, ds: _DaemonSet, node: str, now: float) -> bool:
+        """True while a failed pod on ``node`` must wait; otherwise take the next step."""
+        delay, last = ds.failed.get(node, (0.0, None))
+        fresh = last is None or now - last > 2 * FAILED_POD_BACKOFF_MAX  # upstream forgets old entries
+        if not fresh and now - last < delay:
+            ds.wake = min(ds.wake or float("inf"), last + delay)
+            return True
+        delay = FAILED_POD_BACKOFF_BASE if fresh else min(2 * delay, FAILED_POD_BACKOFF_MAX)
+        ds.failed[node] = (delay, now)
+        return False
+
+    # -- status ----------------------------------------------------------------------------
+    def _refresh(self, ds: _DaemonSet) -> None:
+        """Bring the touched nodes' shares of the status up to date."""
+        for name in ds.touched:
+            old = ds.contrib.pop(name, None)
+            new = self._share(ds, name)
+            for i in range(len(_STATUS_FIELDS)):
+                ds.totals[i] += (new[i] if new else 0) - (old[i] if old else 0)
+            if new is not None:
+                ds.contrib[name] = new
+        ds.touched = set()
+
+    def _share(self, ds: _DaemonSet, name: str) -> tuple | None:
+        """(desired, current, ready, updated, misscheduled, available from) for one node."""
+        node = self._nodes.get(name)
+        if node is None:
+            return None
+        should_run, _ = self._eligibility(ds, node)
+        pods = ds.by_node.get(name)
+        if not should_run:
+            return (0, 0, 0, 0, 1 if pods else 0, None)
+        if not pods:
+            return (1, 0, 0, 0, 0, None)
+        oldest = min(pods.values(), key=_oldest_first)
+        ready = is_pod_ready(oldest)
+        updated = labels_of(oldest).get(REVISION_HASH_LABEL) == ds.hash
+        return (1, 1, int(ready), int(updated), 0, available_at(oldest, ds.min_ready) if ready else None)
+
+    def _status(self, ds: _DaemonSet, now: float, managed: bool) -> dict:
+        desired, current, ready, updated, misscheduled = ds.totals
+        available, ds.next_available = ready, None
+        if ds.min_ready > 0 and ready:
+            times = [c[5] for c in ds.contrib.values() if c[5] is not None]
+            available = sum(1 for t in times if t <= now)
+            ds.next_available = min((t for t in times if t > now), default=None)
+        status = {**(ds.obj.get("status") or {}), "desiredNumberScheduled": desired,
+                  "currentNumberScheduled": current, "numberMisscheduled": misscheduled, "numberReady": ready,
+                  "updatedNumberScheduled": updated, "numberAvailable": available,
+                  "numberUnavailable": desired - available}
+        if managed and ds.generation is not None:
+            status["observedGeneration"] = ds.generation
+        return status
+
+    def _wakeups(self, ds: _DaemonSet, now: float):
+        return ds.wake, ds.next_available
+
+
+def _pkey(pod: dict) -> PodKey:
+    m = pod["metadata"]
+    return m["namespace"], m["name"]
+
+
+def _placement_view(node: dict) -> tuple:
+    """What of a node decides daemon placement: its labels and taints."""
+    return labels_of(node), (node.get("spec") or {}).get("taints")

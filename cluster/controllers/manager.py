@@ -1,0 +1,138 @@
+"""The controller-manager's loop logic: which controller hears which event, and the writes.
+
+Owns the contract every controller in this package keeps and the routing of events to
+them (the ``Writes`` a sync returns and the order of the calls are in ``writes``). The
+controller-manager actor (``actors/controllers.py``) is the only caller: it feeds each
+watch batch to ``ControllerManager.on_events``, calls ``sync(now)``, sends the returned
+``Writes`` call by call in ``writes.CALLS`` order, and sleeps no longer than ``next_wakeup()``.
+
+A controller is any object with:
+
+- ``kinds``: the kinds of watch events it wants (a tuple of kind names);
+- ``on_event(kind, event_type, obj, now)``: remember what changed (no writes here);
+- ``sync(now) -> Writes``: everything it wants written now; a returned write is assumed
+  sent, and the watch event that follows it is how the controller learns the outcome;
+- ``next_wakeup() -> float | None``: the emulated time it next needs a ``sync`` although
+  no event came (a grace period or a tolerationSeconds deadline), or None.
+
+Optionally, ``on_create_failed`` / ``on_update_failed`` / ``on_delete_failed`` /
+``on_status_failed`` hear of items the apiserver refused (``on_failed`` routes them; see
+``writes.FAILURES``). Adding a controller is adding it to ``default_controllers``, and a
+``Writes`` field plus a ``CALLS`` row in ``writes`` if it needs a new kind of call.
+"""
+from __future__ import annotations
+
+from .daemonset import DaemonSetController
+from .disruption import DisruptionController
+from .nodelifecycle import NodeLifecycleController
+from .nodetaints import NodeTaintController
+from .podgc import PodGC
+from .replicaset import ReplicaSetController
+from .tainteviction import TaintEvictionController
+from .writes import FAILURES, Writes
+
+
+class NodeTaintStep:
+    """Taint Nodes by Condition (``nodetaints``) in the controller shape: the latest copy of
+    each node seen since the last sync is checked once."""
+
+    kinds = ("Node",)
+
+    def __init__(self):
+        self.controller = NodeTaintController()
+        self._seen: dict[str, tuple[str, dict]] = {}
+
+    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
+        self._seen[(obj.get("metadata") or {}).get("name", "")] = (event_type, obj)
+
+    def sync(self, now: float) -> Writes:
+        out = Writes()
+        for name in sorted(self._seen):
+            patch = self.controller.on_node(*self._seen[name])
+            if patch is not None:
+                out.node_taints.append(patch)
+        self._seen.clear()
+        return out
+
+    def next_wakeup(self) -> float | None:
+        return None
+
+
+class DisruptionStep:
+    """The disruption controller in the controller shape; a write carries the PDB's uid."""
+
+    kinds = ("PodDisruptionBudget", "Pod")
+
+    def __init__(self):
+        self.controller = DisruptionController()
+
+    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
+        if kind == "Pod":
+            self.controller.on_pod(event_type, obj)
+        else:
+            self.controller.on_pdb(event_type, obj)
+
+    def sync(self, now: float) -> Writes:
+        out = Writes()
+        for ns, name, status in self.controller.sync(now):
+            uid = ((self.controller.pdb(ns, name) or {}).get("metadata") or {}).get("uid", "")
+            out.pdb_status.append((ns, name, uid, status))
+        return out
+
+    def next_wakeup(self) -> float | None:
+        return self.controller.next_recheck()
+
+
+LIST_ORDER = ("Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod")
+
+
+def default_controllers() -> list:
+    return [NodeLifecycleController(), NodeTaintStep(), TaintEvictionController(), PodGC(), DisruptionStep(),
+            ReplicaSetController(), DaemonSetController()]
+
+
+class ControllerManager:
+    """Routes watch events to the controllers that want them and merges their writes."""
+
+    def __init__(self, controllers: list | None = None):
+        self.controllers = default_controllers() if controllers is None else controllers
+        self._by_kind: dict[str, list] = {}
+        for c in self.controllers:
+            for kind in c.kinds:
+                self._by_kind.setdefault(kind, []).append(c)
+
+    @property
+    def kinds(self) -> list[str]:
+        """Every kind some controller watches, in list order: nodes and owners before pods,
+        so a relist knows the nodes before it judges the pods bound to them and the owners
+        before it counts their pods; kinds not in ``LIST_ORDER`` follow, first-wanted first."""
+        return sorted(self._by_kind, key=lambda k: LIST_ORDER.index(k) if k in LIST_ORDER else len(LIST_ORDER))
+
+    def on_events(self, events, now: float) -> None:
+        by_kind = self._by_kind
+        for kind, event_type, obj in events:
+            for c in by_kind.get(kind, ()):
+                c.on_event(kind, event_type, obj, now)
+
+    def sync(self, now: float) -> Writes:
+        out = Writes()
+        for c in self.controllers:
+            out.extend(c.sync(now))
+        return out
+
+    def next_wakeup(self) -> float | None:
+        times = [t for t in (c.next_wakeup() for c in self.controllers) if t is not None]
+        return min(times, default=None)
+
+    def on_failed(self, field: str, item, error, now: float) -> None:
+        """An item of ``Writes.<field>`` the apiserver refused with ``error`` (code, reason,
+        message): tell every controller that asks to hear of such failures (each ignores
+        items that are not its own)."""
+        hook = FAILURES.get(field)
+        if hook is None:
+            return
+        method, args = hook
+        for c in self.controllers:
+            report = getattr(c, method, None)
+            if report is not None:
+                report(*args(item), error, now)

@@ -1,0 +1,270 @@
+"""The node lifecycle controller: node health from heartbeats, and the NoExecute taints.
+
+Owns the controller's view of each node's health (when it last saw the node heartbeat),
+the Unknown conditions it writes when a node goes quiet, the ``NodeNotReady`` Event it
+records then, and the NoExecute taints of TaintBasedEvictions
+(``node.kubernetes.io/unreachable`` and ``node.kubernetes.io/not-ready``) that
+``tainteviction`` acts on. The NoSchedule taints that follow the same conditions belong
+to ``nodetaints`` (Taint Nodes by Condition). Who calls it: the controller-manager actor
+(through ``manager.ControllerManager``) feeds it Node and Lease watch events, calls
+``sync(now)`` and sends the returned ``Writes``; it sleeps no longer than
+``next_wakeup()``, the earliest grace expiry.
+
+A heartbeat is a Lease renewal (``spec.renewTime`` later than the last one seen) or a new
+``lastHeartbeatTime`` on the node's Ready condition. Like upstream, the controller does not
+compare those times with its clock (kubelets' clocks may be skewed): it notes *its own*
+time of seeing the heartbeat (the probe time) and the node has a grace period from there,
+node-monitor-grace-period (40 s) when the node has a Ready condition and
+node-startup-grace-period (60 s) when it never posted one. A node the controller has just
+started watching (first seen, or first seen again after a controller restart) is probed
+at that moment, so a restarted controller gives every node a fresh grace period.
+
+Node health, per node, as a state table:
+
+| state   | what happens                            | next: effect                                   |
+|---------|-----------------------------------------|------------------------------------------------|
+| (none)  | Node first seen                         | Healthy: probe = now                           |
+| Healthy | heartbeat seen                          | Healthy: probe = now                           |
+| Healthy | now >= probe + grace                    | Stale: Ready, MemoryPressure, DiskPressure and |
+|         |                                         | PIDPressure set to Unknown (NodeStatusUnknown) |
+|         |                                         | keeping their lastHeartbeatTime; NodeNotReady  |
+|         |                                         | Event when Ready was True                      |
+| Stale   | heartbeat seen (kubelet back)           | Healthy: probe = now (the kubelet's own status |
+|         |                                         | write brings Ready=True)                       |
+| Stale   | node seen again, still not all Unknown  | Stale: written again (once per node version,   |
+|         |                                         | or after MONITOR_PERIOD if nothing came back)  |
+| any     | Node deleted                            | (none)                                         |
+
+The NoExecute taint follows the Ready condition the node has after this controller's own
+write in the same pass:
+
+| Ready            | NoExecute taint wanted                                      |
+|------------------|-------------------------------------------------------------|
+| True             | neither (both removed)                                      |
+| False            | ``not-ready`` (an ``unreachable`` one is swapped out)        |
+| Unknown          | ``unreachable`` (a ``not-ready`` one is swapped out)         |
+| absent, or other | left as they are                                            |
+
+An added taint carries ``timeAdded`` (now). Deviations from upstream, on purpose:
+
+- the grace expires at exactly probe + grace (upstream: the first 5 s monitor pass strictly
+  after it); emulated time makes the boundary observable and a timer lands on it;
+- the taint follows the condition written in the same pass (upstream: the next pass);
+- no zone disruption handling and no tainting rate limit (upstream taints at
+  node-eviction-rate 0.1 nodes/s per healthy zone, slower in a disrupted zone, and not at
+  all when every zone is fully disrupted);
+- a node first seen without a Ready condition gets its startup grace from when the
+  controller first saw it (upstream: from its creationTimestamp);
+- pods on a node that goes Unknown are not marked Ready=False (upstream's
+  MarkPodsNotReady): kubemu's kubelet does not re-post pod status when it comes back.
+"""
+from __future__ import annotations
+
+import heapq
+
+from ..api.events import make_event
+from ..api.objects import NODE_LEASE_NAMESPACE, condition, name_of
+from ..clock import parse_timestamp, rfc3339
+from .writes import Writes
+
+NODE_MONITOR_GRACE_PERIOD = 40.0
+NODE_STARTUP_GRACE_PERIOD = 60.0
+# How long a write may go unanswered before the controller sends it again (upstream's
+# node-monitor-period: how often it looks at every node).
+MONITOR_PERIOD = 5.0
+
+NO_EXECUTE = "NoExecute"
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+EVICTION_TAINT_KEYS = (NOT_READY_TAINT, UNREACHABLE_TAINT)
+# Ready status -> the NoExecute taint key it calls for (None: no taint).
+READY_TAINT = {"True": None, "False": NOT_READY_TAINT, "Unknown": UNREACHABLE_TAINT}
+
+# Conditions the controller turns Unknown. NetworkUnavailable is left alone, as upstream
+# does: it is managed by the control plane, not posted by the kubelet.
+MONITORED_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+STATUS_UNKNOWN_REASON = "NodeStatusUnknown"
+STATUS_UNKNOWN_MESSAGE = "Kubelet stopped posting node status."
+NEVER_UPDATED_REASON = "NodeStatusNeverUpdated"
+NEVER_UPDATED_MESSAGE = "Kubelet never posted node status."
+NODE_NOT_READY = "NodeNotReady"
+COMPONENT = "node-controller"
+
+
+# ---- pure helpers ----------------------------------------------------------------------
+
+def ready_status(node: dict) -> str | None:
+    ready = condition(node, "Ready")
+    return None if ready is None else ready.get("status")
+
+
+def unknown_conditions(node: dict, now: float) -> list[dict]:
+    """The monitored conditions that must change to mark ``node`` Unknown (only those)."""
+    out = []
+    stamp = rfc3339(now)
+    for ctype in MONITORED_CONDITIONS:
+        current = condition(node, ctype)
+        if current is None:
+            created = (node.get("metadata") or {}).get("creationTimestamp")
+            out.append({"type": ctype, "status": "Unknown", "reason": NEVER_UPDATED_REASON,
+                        "message": NEVER_UPDATED_MESSAGE, "lastHeartbeatTime": created,
+                        "lastTransitionTime": stamp})
+        elif current.get("status") != "Unknown":
+            out.append({**current, "status": "Unknown", "reason": STATUS_UNKNOWN_REASON,
+                        "message": STATUS_UNKNOWN_MESSAGE, "lastTransitionTime": stamp})
+    return out
+
+
+def no_execute_patch(node: dict, ready: str | None, now: float) -> tuple[str, list, list] | None:
+    """The taint patch that brings the node's eviction taints in line with ``ready``, or None."""
+    if ready not in READY_TAINT:
+        return None  # no Ready condition (or a status upstream has no case for): hands off
+    have = {t.get("key") for t in (node.get("spec") or {}).get("taints") or ()
+            if t.get("effect") == NO_EXECUTE and t.get("key") in EVICTION_TAINT_KEYS}
+    key = READY_TAINT[ready]
+    want = set() if key is None else {key}
+    if have == want:
+        return None
+    add = [{"key": k, "effect": NO_EXECUTE, "timeAdded": rfc3339(now)} for k in sorted(want - have)]
+    remove = [{"key": k, "effect": NO_EXECUTE} for k in sorted(have - want)]
+    return name_of(node), add, remove
+
+
+def lease_renew_time(lease: dict) -> float | None:
+    """A node Lease's ``spec.renewTime`` as emulated seconds; None when absent or unreadable
+    (such a lease is no heartbeat)."""
+    stamp = (lease.get("spec") or {}).get("renewTime")
+    return parse_timestamp(stamp) if isinstance(stamp, str) else None
+
+
+# ---- the controller --------------------------------------------------------------------
+
+class _Health:
+    """What the controller knows about one node (upstream's nodeHealthData)."""
+
+    __slots__ = ("node", "probe", "heartbeat", "has_ready", "sent_rv", "retry_at")
+
+    def __init__(self, node: dict, now: float):
+        self.node = node
+        self.probe = now
+        ready = condition(node, "Ready")
+        self.has_ready = ready is not None
+        self.heartbeat = ready.get("lastHeartbeatTime") if ready else None
+        self.sent_rv = None  # the node version the last writes were based on
+        self.retry_at = 0.0
+
+    def grace(self) -> float:
+        return NODE_MONITOR_GRACE_PERIOD if self.has_ready else NODE_STARTUP_GRACE_PERIOD
+
+    def deadline(self) -> float:
+        return self.probe + self.grace()
+
+    def observe(self, node: dict, now: float) -> None:
+        """A new copy of the node: a changed Ready heartbeat (or a Ready condition that
+        appeared or vanished) counts as the kubelet being heard from."""
+        ready = condition(node, "Ready")
+        heartbeat = ready.get("lastHeartbeatTime") if ready else None
+        if (ready is not None) != self.has_ready or heartbeat != self.heartbeat:
+            self.probe = now
+        self.node, self.has_ready, self.heartbeat = node, ready is not None, heartbeat
+        if (node.get("metadata") or {}).get("resourceVersion") != self.sent_rv:
+            self.retry_at = 0.0  # the node moved on: judge the new version, no retry needed
+
+
+class NodeLifecycleController:
+    """Node health and eviction taints; see the module docstring for the state tables."""
+
+    kinds = ("Node", "Lease")
+
+    def __init__(self):
+        self._health: dict[str, _Health] = {}
+        self._renewed: dict[str, float] = {}  # node -> latest lease renewTime seen
+        self._dirty: set[str] = set()
+        self._timers: list[tuple[float, str]] = []  # (when, node); stale entries skipped
+
+    # -- events ----------------------------------------------------------------------
+    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
+        if kind == "Lease":
+            self._on_lease(event_type, obj, now)
+        elif kind == "Node":
+            self._on_node(event_type, obj, now)
+
+    def _on_node(self, event_type: str, node: dict, now: float) -> None:
+        name = name_of(node)
+        if event_type == "DELETED":
+            self._health.pop(name, None)
+            self._dirty.discard(name)
+            return
+        health = self._health.get(name)
+        if health is None:
+            health = self._health[name] = _Health(node, now)
+        else:
+            health.observe(node, now)
+        self._dirty.add(name)
+        heapq.heappush(self._timers, (health.deadline(), name))
+
+    def _on_lease(self, event_type: str, lease: dict, now: float) -> None:
+        if event_type == "DELETED" or (lease.get("metadata") or {}).get("namespace") != NODE_LEASE_NAMESPACE:
+            return
+        renew = lease_renew_time(lease)
+        name = name_of(lease)
+        if renew is None or renew <= self._renewed.get(name, float("-inf")):
+            return
+        self._renewed[name] = renew
+        health = self._health.get(name)
+        if health is not None:
+            health.probe = now
+            heapq.heappush(self._timers, (health.deadline(), name))
+
+    # -- sync ------------------------------------------------------------------------
+    def sync(self, now: float) -> Writes:
+        due = self._dirty
+        self._dirty = set()
+        timers = self._timers
+        while timers and timers[0][0] <= now:
+            when, name = heapq.heappop(timers)
+            if self._live(when, name):
+                due.add(name)
+        out = Writes()
+        for name in sorted(due):
+            health = self._health.get(name)
+            if health is not None:
+                self._sync_node(name, health, now, out)
+        return out
+
+    def _sync_node(self, name: str, health: _Health, now: float, out: Writes) -> None:
+        node = health.node
+        rv = (node.get("metadata") or {}).get("resourceVersion")
+        if health.sent_rv == rv and now < health.retry_at:
+            return  # our last writes for this version are still on their way back
+        before = ready_status(node)
+        ready = before
+        conditions = unknown_conditions(node, now) if now >= health.deadline() else []
+        if conditions:
+            ready = "Unknown"
+            out.node_conditions.append((name, conditions))
+            if before == "True":
+                out.events.append(make_event(node, NODE_NOT_READY, f"Node {name} status is now: {NODE_NOT_READY}",
+                                             now, component=COMPONENT))
+        patch = no_execute_patch(node, ready, now)
+        if patch is not None:
+            out.node_taints.append(patch)
+        if conditions or patch is not None:
+            health.sent_rv, health.retry_at = rv, now + MONITOR_PERIOD
+            heapq.heappush(self._timers, (health.retry_at, name))
+
+    # -- timers and reads ------------------------------------------------------------
+    def next_wakeup(self) -> float | None:
+        timers = self._timers
+        while timers and not self._live(*timers[0]):
+            heapq.heappop(timers)
+        return timers[0][0] if timers else None
+
+    def _live(self, when: float, name: str) -> bool:
+        health = self._health.get(name)
+        return health is not None and when in (health.deadline(), health.retry_at)
+
+    def probe_time(self, name: str) -> float | None:
+        """When the controller last heard from the node (None: not watching it)."""
+        health = self._health.get(name)
+        return None if health is None else health.probe

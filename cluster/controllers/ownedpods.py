@@ -1,0 +1,266 @@
+"""What a workload controller knows about the pods it owns, as upstream's controller_utils.
+
+Owns the pod-side helpers the ReplicaSet and DaemonSet controllers share: which pod a
+controller reference names and whether it is active, ready or available; the
+``PodIndex`` (pods by controller uid, orphans by namespace, so an event costs O(1));
+``Expectations`` (upstream's ControlleeExpectations with uid-tracked deletes) and
+``Backoff`` (the workqueue's per-item failure backoff); ``OwnerState`` and the pod built
+from an owner's template. ``workload.WorkloadController`` runs on these; nothing else
+calls them except tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..api.codec import decode, encode
+from ..api.objects import condition, is_terminal, is_terminating, name_of, namespace_of, uid_of
+from ..api.selectors import LabelSelector, SelectorError
+from ..clock import parse_timestamp
+
+# Upstream's ExpectationsTimeout: an expectation not fulfilled by then counts as satisfied.
+EXPECTATIONS_TIMEOUT = 300.0
+# The controller workqueue's per-item exponential failure backoff (5 ms doubling to 1000 s).
+FAILURE_BACKOFF_BASE, FAILURE_BACKOFF_MAX = 0.005, 1000.0
+
+SLOW_START_INITIAL_BATCH = 1  # the first batch of creates after a start, a failure or a full owner
+
+PodKey = tuple[str, str]  # (namespace, name)
+
+
+# ---- pods: ownership, activity, readiness --------------------------------------------
+
+def controller_ref(obj: dict) -> dict | None:
+    """The ownerReference with ``controller: true``, or None (upstream GetControllerOf)."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def owner_reference(owner: dict, kind: str) -> dict:
+    """The controller reference a workload puts on its pods (upstream NewControllerRef)."""
+    m = owner.get("metadata") or {}
+    return {"apiVersion": "apps/v1", "kind": kind, "name": m.get("name", ""), "uid": m.get("uid", ""),
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def is_pod_active(pod: dict) -> bool:
+    """Neither Succeeded/Failed nor terminating (upstream IsPodActive)."""
+    return not is_terminal(pod) and not is_terminating(pod)
+
+
+def is_pod_ready(pod: dict) -> bool:
+    ready = condition(pod, "Ready")
+    return ready is not None and ready.get("status") == "True"
+
+
+def ready_since(pod: dict) -> float | None:
+    """When the Ready condition last turned True, or None (not ready, or no time recorded)."""
+    ready = condition(pod, "Ready")
+    if ready is None or ready.get("status") != "True" or not ready.get("lastTransitionTime"):
+        return None
+    return parse_timestamp(ready["lastTransitionTime"])
+
+
+def available_at(pod: dict, min_ready: float) -> float | None:
+    """From when the pod counts as available (upstream IsPodAvailable), or None for never.
+
+    Ready with minReadySeconds 0 is available at once (-inf). Upstream requires
+    ``lastTransitionTime + minReadySeconds`` to be strictly before now; here the instant
+    itself counts, so a timer set for it finds the pod available.
+    """
+    if not is_pod_ready(pod):
+        return None
+    if min_ready <= 0:
+        return float("-inf")
+    since = ready_since(pod)
+    return None if since is None else since + min_ready
+
+
+def selector_of(obj: dict) -> LabelSelector:
+    """The owner's ``spec.selector``; a missing, empty or invalid one selects nothing
+    (upstream refuses to manage a workload that selects everything)."""
+    try:
+        sel = LabelSelector.from_dict((obj.get("spec") or {}).get("selector"))
+    except SelectorError:
+        return LabelSelector.nothing()
+    return LabelSelector.nothing() if sel.empty else sel
+
+
+def error_text(error) -> str:
+    """The message of an apiserver error tuple ``(code, reason, message)`` (or any value)."""
+    if isinstance(error, (tuple, list)) and len(error) == 3:
+        return str(error[2])
+    return str(error)
+
+
+def _not_found(error) -> bool:
+    return isinstance(error, (tuple, list)) and len(error) == 3 and error[1] == "NotFound"
+
+
+def _key(obj: dict) -> PodKey:
+    return namespace_of(obj), name_of(obj)
+
+
+# ---- the pod index -------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Change:
+    """One pod event as the index saw it. Owners: a uid, "" for an orphan, None for a pod
+    this controller does not track (controlled by another kind, or absent)."""
+
+    key: PodKey
+    old: dict | None
+    old_owner: str | None
+    new: dict | None
+    new_owner: str | None
+    created: bool  # a pod uid not seen before under this key
+
+
+class PodIndex:
+    """Pods controlled by ``kind`` (by controller uid) and orphans (by namespace)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._where: dict[PodKey, tuple[str, dict]] = {}
+        self._owned: dict[str, dict[PodKey, dict]] = {}
+        self._orphans: dict[str, dict[PodKey, dict]] = {}
+
+    def owner_of(self, pod: dict) -> str | None:
+        ref = controller_ref(pod)
+        if ref is None:
+            return ""
+        return ref.get("uid", "") if ref.get("kind") == self.kind else None
+
+    def get(self, key: PodKey) -> tuple[str, dict] | None:
+        return self._where.get(key)
+
+    def owned(self, uid: str) -> dict[PodKey, dict]:
+        return self._owned.get(uid, {})
+
+    def orphans(self, ns: str) -> dict[PodKey, dict]:
+        return self._orphans.get(ns, {})
+
+    def apply(self, etype: str, pod: dict) -> Change | None:
+        key = _key(pod)
+        prev = self._where.get(key)
+        old_owner, old = prev if prev is not None else (None, None)
+        if prev is not None:
+            self._drop(key, old_owner)
+        if etype == "DELETED":
+            return Change(key, old, old_owner, None, None, False) if prev is not None else None
+        owner = self.owner_of(pod)
+        if owner is not None:
+            self._where[key] = (owner, pod)
+            bucket = self._owned.setdefault(owner, {}) if owner else self._orphans.setdefault(key[0], {})
+            bucket[key] = pod
+        if prev is None and owner is None:
+            return None
+        created = old is None or uid_of(old) != uid_of(pod)
+        return Change(key, old, old_owner, pod, owner, created)
+
+    def _drop(self, key: PodKey, owner: str) -> None:
+        del self._where[key]
+        table, slot = (self._owned, owner) if owner else (self._orphans, key[0])
+        bucket = table[slot]
+        del bucket[key]
+        if not bucket:
+            del table[slot]
+
+
+# ---- expectations and backoff --------------------------------------------------------
+
+class Expectations:
+    """Creates still to be observed (a count) and deletes still to be observed (pod keys)."""
+
+    __slots__ = ("adds", "dels", "stamp")
+
+    def __init__(self):
+        self.adds, self.dels, self.stamp = 0, set(), None
+
+    def expect(self, adds: int, dels, now: float) -> None:
+        self.adds, self.dels, self.stamp = adds, set(dels), now
+
+    def creation_observed(self) -> None:
+        if self.adds > 0:
+            self.adds -= 1
+
+    def deletion_observed(self, key: PodKey) -> None:
+        self.dels.discard(key)
+
+    def fulfilled(self) -> bool:
+        return self.adds <= 0 and not self.dels
+
+    def satisfied(self, now: float) -> bool:
+        return self.fulfilled() or self.stamp is None or now >= self.stamp + EXPECTATIONS_TIMEOUT
+
+    def deadline(self) -> float | None:
+        return None if self.fulfilled() or self.stamp is None else self.stamp + EXPECTATIONS_TIMEOUT
+
+
+class Backoff:
+    """Per-owner retry delay after failed writes: 5 ms doubling to 1000 s, reset on success."""
+
+    __slots__ = ("failures", "retry_at", "_last")
+
+    def __init__(self):
+        self.failures, self.retry_at, self._last = 0, 0.0, None
+
+    def fail(self, now: float) -> None:
+        if self._last == now:
+            return  # the items of one batch fail together: one step, as one requeue upstream
+        self._last = now
+        self.failures += 1
+        self.retry_at = now + min(FAILURE_BACKOFF_BASE * 2 ** (self.failures - 1), FAILURE_BACKOFF_MAX)
+
+    def reset(self) -> None:
+        self.failures, self.retry_at, self._last = 0, 0.0, None
+
+    def ready(self, now: float) -> bool:
+        return now >= self.retry_at
+
+
+class OwnerState:
+    """What every workload controller keeps per owner; subclasses add their own slots."""
+
+    __slots__ = ("obj", "uid", "ns", "name", "selector", "exp", "batch", "backoff", "candidates", "release",
+                 "template")
+
+    def __init__(self, obj: dict):
+        self.obj = obj
+        self.uid, self.ns, self.name = uid_of(obj), namespace_of(obj), name_of(obj)
+        self.selector = selector_of(obj)
+        self.exp = Expectations()
+        self.batch = SLOW_START_INITIAL_BATCH
+        self.backoff = Backoff()
+        self.candidates: set[PodKey] = set()  # orphans that may be adoptable
+        self.release: set[PodKey] = set()  # owned pods whose labels no longer match
+        self.template: bytes | None = None  # the encoded base pod, built on first create
+
+    @property
+    def key(self) -> PodKey:
+        return self.ns, self.name
+
+    @property
+    def generation(self) -> int | None:
+        return (self.obj.get("metadata") or {}).get("generation")
+
+
+def base_pod(owner: dict, kind: str) -> dict:
+    """The pod an owner's ``spec.template`` describes (upstream GetPodFromTemplate): the
+    template's labels, annotations, finalizers and spec, ``generateName: <owner>-``, the
+    owner's namespace and its controller reference."""
+    template = (owner.get("spec") or {}).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    meta = {"generateName": f"{name_of(owner)}-", "namespace": namespace_of(owner),
+            "labels": dict(tmeta.get("labels") or {}), "ownerReferences": [owner_reference(owner, kind)]}
+    if tmeta.get("annotations"):
+        meta["annotations"] = dict(tmeta["annotations"])
+    if tmeta.get("finalizers"):
+        meta["finalizers"] = list(tmeta["finalizers"])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": decode(encode(template.get("spec") or {}))}
+
+
+def _with_refs(pod: dict, refs: list[dict]) -> dict:
+    # A copy with new ownerReferences; the rest is shared with the cached pod, never mutated.
+    return {**pod, "metadata": {**(pod.get("metadata") or {}), "ownerReferences": refs}}

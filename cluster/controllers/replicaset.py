@@ -1,0 +1,281 @@
+"""The ReplicaSet controller: keep ``spec.replicas`` active pods per ReplicaSet.
+
+Owns what upstream's ``pkg/controller/replicaset`` decides: which pods a ReplicaSet counts,
+how many it creates or deletes and which it deletes first (``deletion_order``), and the
+status it reports (``replicaset_status``). The shared machinery (ownership index,
+claiming, expectations, garbage collection, the sync loop) is ``workload.WorkloadController``.
+
+Who calls it: the controller-manager actor feeds it ReplicaSet and Pod watch events
+(``on_event``), calls ``sync(now)`` after each batch and sends the returned ``Writes``
+(``workload.Writes`` says which call takes which list); it arms a timer for
+``next_wakeup()`` (expectation timeouts, failure backoff, minReadySeconds).
+
+A ReplicaSet moves through the states of the table in ``workload`` (expectations
+satisfied, pending, expired; backing off; terminating; deleted). The rules, as upstream
+applies them:
+
+- A ReplicaSet's pods are those whose controller ownerReference names it (kind, uid);
+  an orphan (no controller) in its namespace that matches ``spec.selector`` is adopted,
+  an owned pod that no longer matches is released (both by updating the pod), and a pod
+  controlled by anything else is ignored.
+- Counted ("active") pods are neither Succeeded/Failed nor terminating: a pod stuck
+  Terminating on a dead node is replaced at once.
+- Too few: create ``replicas - active`` pods from ``spec.template`` (``generateName:
+  <name>-``), in slow-start batches (see ``workload``), at most 500 per sync.
+- Too many: delete the excess, at most 500 per sync, first by ``deletion_order``.
+- While creates or deletes asked for are not yet observed (expectations), the
+  ReplicaSet is not managed again; its status still is.
+- Status: ``replicas`` (active), ``fullyLabeledReplicas`` (active pods carrying every
+  template label), ``readyReplicas`` (Ready=True), ``availableReplicas`` (ready for
+  ``minReadySeconds``), ``observedGeneration`` (when the object has a generation); other
+  status fields are kept, and a status is written only when it changed.
+- A deleted ReplicaSet's pods are deleted (upstream: the garbage collector, through the
+  ownerReferences, with background propagation).
+
+Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
+``FailedDelete`` Events); ``SuccessfulDelete`` is recorded when the delete is asked for.
+"""
+from __future__ import annotations
+
+import math
+from functools import cmp_to_key
+
+from ..api.objects import labels_of, node_name_of, phase_of, uid_of
+from ..clock import parse_timestamp
+from .workload import (BURST_REPLICAS, SLOW_START_INITIAL_BATCH, SUCCESSFUL_DELETE, OwnerState, PodKey,
+                       WorkloadController, Writes, available_at, is_pod_active, is_pod_ready, ready_since)
+
+__all__ = ["ReplicaSetController", "deletion_order", "pods_to_delete", "replicaset_status", "DELETION_COST"]
+
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+# Upstream's podPhaseToOrdinal; a phase missing from it (none of an active pod's) is 0.
+_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+_ZERO = (0, 0, 0)
+
+
+# ---- which pods go first when scaling down -------------------------------------------
+
+class _Ranked:
+    """One pod with the facts upstream's ActivePodsWithRanks compares."""
+
+    __slots__ = ("pod", "node", "phase", "ready", "cost", "rank", "ready_time", "restarts", "created", "uid")
+
+    def __init__(self, pod: dict, rank: int):
+        self.pod, self.rank = pod, rank
+        self.node = node_name_of(pod)
+        self.phase = _PHASE_ORDINAL.get(phase_of(pod), 0)
+        self.ready = is_pod_ready(pod)
+        self.cost = _deletion_cost(pod)
+        self.ready_time = ready_since(pod) if self.ready else None
+        statuses = (pod.get("status") or {}).get("containerStatuses") or ()
+        self.restarts = max((s.get("restartCount") or 0 for s in statuses), default=0)
+        stamp = (pod.get("metadata") or {}).get("creationTimestamp")
+        self.created = parse_timestamp(stamp) if stamp else None
+        self.uid = uid_of(pod)
+
+
+def _deletion_cost(pod: dict) -> int:
+    value = ((pod.get("metadata") or {}).get("annotations") or {}).get(DELETION_COST)
+    try:
+        cost = int(value) if value is not None else 0
+    except (TypeError, ValueError):
+        return 0  # upstream ignores an unparsable cost
+    return cost if -(2**31) <= cost < 2**31 else 0
+
+
+def _sign(less: bool) -> int:
+    return -1 if less else 1
+
+
+def _by_time(t1: float | None, t2: float | None, a: _Ranked, b: _Ranked, now: float) -> int:
+    """Newer first (a missing time first of all), on upstream's LogarithmicScaleDown
+    scale: times whose age has the same integer log2 (in nanoseconds) tie, and ties go
+    by uid (pseudo-random, as upstream intends, yet stable for a seeded run)."""
+    if t1 is None or t2 is None:
+        return _sign(t1 is None)
+    r1 = int(math.log2((now - t1) * 1e9)) if now > t1 else -1
+    r2 = int(math.log2((now - t2) * 1e9)) if now > t2 else -1
+    if r1 == r2:
+        return 0 if a.uid == b.uid else _sign(a.uid < b.uid)
+    return _sign(r1 < r2)
+
+
+def _compare(a: _Ranked, b: _Ranked, now: float) -> int:
+    """Negative when ``a`` should be deleted before ``b`` (upstream ActivePodsWithRanks.Less)."""
+    if a.node != b.node and (not a.node or not b.node):
+        return _sign(not a.node)  # 1. unassigned first
+    if a.phase != b.phase:
+        return _sign(a.phase < b.phase)  # 2. Pending, then Unknown, then Running
+    if a.ready != b.ready:
+        return _sign(not a.ready)  # 3. not ready first
+    if a.cost != b.cost:
+        return _sign(a.cost < b.cost)  # 4. lower pod-deletion-cost first
+    if a.rank != b.rank:
+        return _sign(a.rank > b.rank)  # 5. more siblings on the same node first
+    if a.ready and b.ready and a.ready_time != b.ready_time:
+        return _by_time(a.ready_time, b.ready_time, a, b, now)  # 6. ready for less time first
+    if a.restarts != b.restarts:
+        return _sign(a.restarts > b.restarts)  # 7. more restarts first
+    if a.created != b.created:
+        return _by_time(a.created, b.created, a, b, now)  # 8. newer first
+    return 0
+
+
+def deletion_order(pods: list[dict], now: float) -> list[dict]:
+    """``pods`` (one ReplicaSet's active pods), the ones to delete first first.
+
+    The rank of a pod is how many of the given pods share its node (upstream ranks by
+    the active pods of the ReplicaSet and its Deployment siblings; kubemu has no
+    Deployments). Input is put in key order first, so the result is deterministic.
+    """
+    pods = sorted(pods, key=lambda p: ((p.get("metadata") or {}).get("namespace", ""),
+                                       (p.get("metadata") or {}).get("name", "")))
+    on_node: dict[str, int] = {}
+    for p in pods:
+        on_node[node_name_of(p)] = on_node.get(node_name_of(p), 0) + 1
+    ranked = [_Ranked(p, on_node[node_name_of(p)]) for p in pods]
+    ranked.sort(key=cmp_to_key(lambda a, b: _compare(a, b, now)))
+    return [r.pod for r in ranked]
+
+
+def pods_to_delete(pods: list[dict], count: int, now: float) -> list[dict]:
+    """The ``count`` pods to delete; all of them, unsorted, when that is every pod (as upstream)."""
+    if count >= len(pods):
+        return list(pods)
+    return deletion_order(pods, now)[:count]
+
+
+# ---- the status ----------------------------------------------------------------------
+
+def replicaset_status(rs: dict, pods: list[dict], now: float) -> dict:
+    """The status for ``rs`` given its counted pods (active, owned, matching); for tests
+    and one-off use, the controller keeps the same numbers incrementally."""
+    spec = rs.get("spec") or {}
+    tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    min_ready = spec.get("minReadySeconds") or 0
+    status = {**(rs.get("status") or {}), "replicas": len(pods),
+              "fullyLabeledReplicas": sum(1 for p in pods if _fully_labeled(tlabels.items(), p)),
+              "readyReplicas": sum(1 for p in pods if is_pod_ready(p)),
+              "availableReplicas": sum(1 for p in pods if _available(p, min_ready, now))}
+    generation = (rs.get("metadata") or {}).get("generation")
+    if generation is not None:
+        status["observedGeneration"] = generation
+    return status
+
+
+def _fully_labeled(template_labels, pod: dict) -> bool:
+    labels = labels_of(pod)
+    return all(labels.get(k) == v for k, v in template_labels)
+
+
+def _available(pod: dict, min_ready: float, now: float) -> bool:
+    at = available_at(pod, min_ready)
+    return at is not None and at <= now
+
+
+# ---- the controller ------------------------------------------------------------------
+
+class _ReplicaSet(OwnerState):
+    __slots__ = ("template_labels", "replicas", "min_ready", "active", "labeled", "ready", "next_available")
+
+    def configure(self) -> None:
+        spec = self.obj.get("spec") or {}
+        tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        self.template_labels = tuple(sorted(tlabels.items()))
+        replicas = spec.get("replicas")
+        self.replicas = 1 if replicas is None else replicas  # apps/v1 defaults to 1
+        self.min_ready = spec.get("minReadySeconds") or 0
+        self.active = self.labeled = self.ready = 0
+        self.next_available = None
+
+
+class ReplicaSetController(WorkloadController):
+    """ReplicaSets and their pods; ``sync`` returns the writes that converge them.
+
+    Incremental: a pod event updates its ReplicaSet's counters (active, fully labeled,
+    ready) in O(1) and marks it dirty; a sync looks only at dirty ReplicaSets, and at a
+    ReplicaSet's pods only to pick victims or, with minReadySeconds, to count available.
+    """
+
+    NAME = "replicaset"
+    KIND = "ReplicaSet"
+    COMPONENT = "replicaset-controller"
+    STATUS_FIELD = "replicaset_status"
+    kinds = ("ReplicaSet", "Pod")
+
+    def _new_state(self, obj: dict) -> _ReplicaSet:
+        return _ReplicaSet(obj)
+
+    def _claimable(self, pod: dict) -> bool:
+        return is_pod_active(pod)  # upstream claims among active pods only
+
+    def _rebuild(self, rs: _ReplicaSet) -> None:
+        rs.configure()
+        rs.release = set()
+        for key, pod in self._index.owned(rs.uid).items():
+            self._pod_changed(rs, key, None, pod)
+
+    def _counts(self, rs: _ReplicaSet, pod: dict) -> tuple[int, int, int]:
+        if not is_pod_active(pod) or not rs.selector.matches(labels_of(pod)):
+            return _ZERO
+        return 1, int(_fully_labeled(rs.template_labels, pod)), int(is_pod_ready(pod))
+
+    def _pod_changed(self, rs: _ReplicaSet, key: PodKey, old: dict | None, new: dict | None) -> None:
+        if old is not None:
+            a, b, c = self._counts(rs, old)
+            rs.active, rs.labeled, rs.ready = rs.active - a, rs.labeled - b, rs.ready - c
+        if new is not None:
+            a, b, c = self._counts(rs, new)
+            rs.active, rs.labeled, rs.ready = rs.active + a, rs.labeled + b, rs.ready + c
+            if is_pod_active(new) and not a:
+                rs.release.add(key)  # owned and active but no longer selected
+                return
+        rs.release.discard(key)
+
+    def _counted(self, rs: _ReplicaSet) -> list[dict]:
+        return [p for p in self._index.owned(rs.uid).values() if self._counts(rs, p)[0]]
+
+    def _sync_owner(self, rs: _ReplicaSet, now: float, w: Writes) -> None:
+        self._claim(rs, now, w)
+        if self._may_manage(rs, now):
+            self._manage(rs, now, w)
+        self._write_status(rs, self._status(rs, now), w)
+
+    def _manage(self, rs: _ReplicaSet, now: float, w: Writes) -> None:
+        diff = rs.active - rs.replicas
+        if diff < 0:
+            n = min(-diff, rs.batch, BURST_REPLICAS)
+            rs.exp.expect(n, (), now)
+            w.pod_creates.extend(self._new_pod(rs) for _ in range(n))
+            rs.batch = min(2 * rs.batch, BURST_REPLICAS)
+            return
+        rs.batch = SLOW_START_INITIAL_BATCH  # at size: the next shortfall starts slow again
+        if diff == 0:
+            return
+        victims = pods_to_delete(self._counted(rs), min(diff, BURST_REPLICAS), now)
+        victims.sort(key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
+        rs.exp.expect(0, [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in victims], now)
+        for p in victims:
+            m = p["metadata"]
+            w.pod_deletes.append((m["namespace"], m["name"], m.get("uid", ""), None))
+            self._event(rs, SUCCESSFUL_DELETE, f"Deleted pod: {m['name']}", now)
+
+    def _status(self, rs: _ReplicaSet, now: float) -> dict:
+        available, rs.next_available = rs.ready, None
+        if rs.min_ready > 0 and rs.ready:
+            available, times = 0, []
+            for p in self._counted(rs):
+                at = available_at(p, rs.min_ready)
+                if at is not None and at <= now:
+                    available += 1
+                elif at is not None:
+                    times.append(at)
+            rs.next_available = min(times, default=None)
+        status = {**(rs.obj.get("status") or {}), "replicas": rs.active, "fullyLabeledReplicas": rs.labeled,
+                  "readyReplicas": rs.ready, "availableReplicas": available}
+        if rs.generation is not None:
+            status["observedGeneration"] = rs.generation
+        return status
+
+    def _wakeups(self, rs: _ReplicaSet, now: float):
+        return (rs.next_available,)

@@ -1,0 +1,253 @@
+"""The NoExecute taint manager (upstream's taint-eviction-controller).
+
+Owns, for every pod bound to a node with NoExecute taints, the decision whether and when
+the pod must go: a pod that does not tolerate one of the taints goes at once; a pod that
+tolerates all of them goes after the smallest ``tolerationSeconds`` among the tolerations
+that matched (the first toleration that tolerates each taint, as upstream's
+GetMatchingTolerations picks them); a matched toleration without ``tolerationSeconds``
+does not limit the time, so when none of them has one the pod stays for good. The taints
+usually come from ``nodelifecycle`` (``node.kubernetes.io/unreachable`` and ``not-ready``,
+which every pod tolerates for 300 s through the apiserver's DefaultTolerationSeconds
+admission), but any NoExecute taint counts. Who calls it: the controller-manager actor
+(through ``manager.ControllerManager``) feeds it Node and Pod watch events, calls
+``sync(now)`` and sends the returned ``Writes``: the pod's DisruptionTarget condition
+(reason ``DeletionByTaintManager``), then a normal graceful delete (the pod's own grace
+period), and a ``TaintManagerEviction`` Event. It sleeps no longer than
+``next_wakeup()``, the earliest eviction deadline.
+
+A pod's eviction, as a state table:
+
+| state     | what happens                                     | next                          |
+|-----------|--------------------------------------------------|-------------------------------|
+| (none)    | node NoExecute-tainted, a taint not tolerated    | Scheduled, deadline = now     |
+| (none)    | all tolerated, smallest tolerationSeconds s      | Scheduled, deadline = now + s |
+| (none)    | all tolerated, no tolerationSeconds              | (none): tolerated forever     |
+| Scheduled | taints or tolerations change, still limited      | Scheduled, deadline unchanged |
+| Scheduled | a taint no longer tolerated                      | Scheduled, deadline = now     |
+| Scheduled | the node loses its NoExecute taints, or the pod  | (none), "Cancelling deletion" |
+|           | now tolerates them forever, or the pod is gone   | Event                         |
+| Scheduled | deadline reached, pod not terminating            | Fired: condition, delete,     |
+|           |                                                  | "Marking for deletion" Event  |
+| Scheduled | deadline reached, pod already terminating        | Fired, nothing written        |
+| Fired     | taints or tolerations change, still limited      | Fired (never deleted twice)   |
+| Fired     | a taint no longer tolerated                      | Scheduled, deadline = now     |
+| Fired     | taints removed, or pod gone                      | (none), no Event              |
+
+The clock of a limited toleration starts when this controller first schedules the pod's
+eviction, not at the taint's ``timeAdded``: that is what upstream's taint manager does
+(its timed queue keeps the first schedule's start), so a controller restarted during an
+outage gives pods their full tolerationSeconds again, and a pod that lands on a node
+tainted long ago still gets its time. Deletions of a node leave its pods' schedules in
+place (as upstream); pod GC deals with pods on nodes that are gone.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from ..api.events import make_event
+from ..api.objects import condition, is_terminating, name_of, namespace_of, node_name_of, uid_of
+from ..clock import rfc3339
+from ..scheduler.plugins.tainttoleration import tolerates_taint
+from .writes import Writes
+
+NO_EXECUTE = "NoExecute"
+DISRUPTION_TARGET = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
+                     "message": "Taint manager: deleting due to NoExecute taint"}
+EVICTION_REASON = "TaintManagerEviction"
+COMPONENT = "taint-eviction-controller"
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+# ---- pure helpers ----------------------------------------------------------------------
+
+def no_execute_taints(node: dict) -> list[dict]:
+    return [t for t in (node.get("spec") or {}).get("taints") or () if t.get("effect") == NO_EXECUTE]
+
+
+def matching_tolerations(taints: list[dict], tolerations: list[dict] | None) -> tuple[bool, list[dict]]:
+    """(every taint tolerated?, the first toleration that tolerates each taint)."""
+    used = []
+    for taint in taints:
+        match = next((t for t in tolerations or () if tolerates_taint(t, taint)), None)
+        if match is None:
+            return False, []
+        used.append(match)
+    return True, used
+
+
+def min_toleration_seconds(used: list[dict]) -> float | None:
+    """The smallest tolerationSeconds of ``used`` (0 or less: at once), or None when none
+    of them limits the time (tolerated forever)."""
+    if not used:
+        return 0.0
+    least = None
+    for toleration in used:
+        seconds = toleration.get("tolerationSeconds")
+        if seconds is None:
+            continue
+        if seconds <= 0:
+            return 0.0
+        least = seconds if least is None else min(least, seconds)
+    return None if least is None else float(least)
+
+
+def _pod_ref(key: Key, pod: dict | None) -> dict:
+    # A relist's DELETED event carries only the key; the Event still names the pod.
+    return pod if pod is not None else {"kind": "Pod", "metadata": {"namespace": key[0], "name": key[1]}}
+
+
+# ---- the controller --------------------------------------------------------------------
+
+@dataclass
+class _Eviction:
+    created: float
+    deadline: float
+    fired: bool = False
+
+
+class TaintEvictionController:
+    """Pods on NoExecute-tainted nodes and their eviction deadlines (see the state table)."""
+
+    kinds = ("Node", "Pod")
+
+    def __init__(self):
+        self._taints: dict[str, list[dict]] = {}  # node -> its NoExecute taints (non-empty)
+        self._pods: dict[Key, dict] = {}  # bound pods
+        self._on_node: dict[str, set[Key]] = {}
+        self._work: dict[Key, _Eviction] = {}
+        self._timers: list[tuple[float, str, str]] = []  # (deadline, ns, name); stale skipped
+        self._dirty_nodes: set[str] = set()
+        self._dirty_pods: set[Key] = set()
+        self._pending = Writes()  # cancellations noticed between syncs (their Events)
+
+    # -- events ----------------------------------------------------------------------
+    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
+        if kind == "Node":
+            self._node_event(event_type, obj)
+        elif kind == "Pod":
+            self._on_pod(event_type, obj, now)
+
+    def _node_event(self, event_type: str, node: dict) -> None:
+        name = name_of(node)
+        if event_type == "DELETED":
+            self._taints.pop(name, None)
+            return
+        taints = no_execute_taints(node)
+        if taints == self._taints.get(name, []):
+            return
+        if taints:
+            self._taints[name] = taints
+        else:
+            self._taints.pop(name, None)
+        self._dirty_nodes.add(name)
+
+    def _on_pod(self, event_type: str, pod: dict, now: float) -> None:
+        key = (namespace_of(pod), name_of(pod))
+        old = self._pods.get(key)
+        node = node_name_of(pod) if event_type != "DELETED" else ""
+        moved = old is None or node_name_of(old) != node
+        if old is not None and moved:
+            self._unindex(key, old)
+        if not node:
+            self._cancel(key, old, now, self._pending)  # gone (or never bound): nothing to evict
+            return
+        self._pods[key] = pod
+        self._on_node.setdefault(node, set()).add(key)
+        old_spec = (old or {}).get("spec") or {}
+        if moved or (pod.get("spec") or {}).get("tolerations") != old_spec.get("tolerations"):
+            self._dirty_pods.add(key)
+
+    def _unindex(self, key: Key, old: dict) -> None:
+        self._pods.pop(key, None)
+        keys = self._on_node.get(node_name_of(old))
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self._on_node[node_name_of(old)]
+
+    # -- sync ------------------------------------------------------------------------
+    def sync(self, now: float) -> Writes:
+        out, self._pending = self._pending, Writes()
+        done: set[Key] = set()
+        for node in sorted(self._dirty_nodes):
+            for key in sorted(self._on_node.get(node, ())):
+                self._process(key, self._taints.get(node), now, out)
+                done.add(key)
+        for key in sorted(self._dirty_pods - done):
+            pod = self._pods.get(key)
+            taints = self._taints.get(node_name_of(pod)) if pod is not None else None
+            if taints:  # an untainted node has nothing scheduled for its pods to cancel
+                self._process(key, taints, now, out)
+        self._dirty_nodes.clear()
+        self._dirty_pods.clear()
+        self._fire(now, out)
+        return out
+
+    def _process(self, key: Key, taints: list[dict] | None, now: float, out: Writes) -> None:
+        pod = self._pods[key]
+        if not taints:
+            self._cancel(key, pod, now, out)
+            return
+        tolerated, used = matching_tolerations(taints, (pod.get("spec") or {}).get("tolerations"))
+        if not tolerated:
+            self._cancel(key, pod, now, out)
+            self._schedule(key, now, now)
+            return
+        seconds = min_toleration_seconds(used)
+        if seconds is None:
+            self._cancel(key, pod, now, out)
+            return
+        if key not in self._work:  # a scheduled (or fired) eviction keeps its first start
+            self._schedule(key, now, now + seconds)
+
+    def _schedule(self, key: Key, created: float, deadline: float) -> None:
+        self._work[key] = _Eviction(created, deadline)
+        heapq.heappush(self._timers, (deadline, *key))
+
+    def _cancel(self, key: Key, pod: dict | None, now: float, out: Writes) -> None:
+        work = self._work.pop(key, None)
+        if work is not None and not work.fired:
+            out.events.append(make_event(_pod_ref(key, pod), EVICTION_REASON,
+                                         f"Cancelling deletion of Pod {key[0]}/{key[1]}", now, component=COMPONENT))
+
+    def _fire(self, now: float, out: Writes) -> None:
+        timers = self._timers
+        while timers and timers[0][0] <= now:
+            deadline, ns, name = heapq.heappop(timers)
+            key = (ns, name)
+            work = self._work.get(key)
+            if work is None or work.fired or work.deadline != deadline:
+                continue
+            work.fired = True
+            pod = self._pods.get(key)
+            if pod is None or is_terminating(pod):
+                continue  # already on its way out: one delete is enough
+            self._evict(key, pod, now, out)
+
+    def _evict(self, key: Key, pod: dict, now: float, out: Writes) -> None:
+        ns, name = key
+        uid = uid_of(pod)
+        out.events.append(make_event(pod, EVICTION_REASON, f"Marking for deletion Pod {ns}/{name}", now,
+                                     component=COMPONENT))
+        current = condition(pod, "DisruptionTarget") or {}
+        if any(current.get(k) != v for k, v in DISRUPTION_TARGET.items()):
+            out.pod_conditions.append((ns, name, uid, [{**DISRUPTION_TARGET, "lastTransitionTime": rfc3339(now)}],
+                                       None))
+        out.pod_deletes.append((ns, name, uid, None))
+
+    # -- timers and reads ------------------------------------------------------------
+    def next_wakeup(self) -> float | None:
+        timers = self._timers
+        while timers:
+            deadline, ns, name = timers[0]
+            work = self._work.get((ns, name))
+            if work is not None and not work.fired and work.deadline == deadline:
+                return deadline
+            heapq.heappop(timers)
+        return None
+
+    def scheduled(self) -> dict[Key, float]:
+        """(namespace, name) -> eviction deadline, for every eviction not yet fired."""
+        return {k: w.deadline for k, w in self._work.items() if not w.fired}

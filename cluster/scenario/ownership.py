@@ -1,0 +1,99 @@
+"""The ``noLostPods`` invariant: every pod a controller owns is accounted for.
+
+Owns, from watch events alone, each ReplicaSet's wanted size and the set of its pods that
+still count (neither terminal nor terminating, as the ReplicaSet controller counts them:
+Running or Pending on a node that may be dead but not yet evicted). A pod that is deleted,
+fails or starts terminating is accounted for once its controller has replaced it, so the
+invariant is broken only when a ReplicaSet stays short for longer than ``LOST_GRACE``
+emulated seconds: its controller has had ample time to notice and create a replacement
+and has not. The Mirror feeds it events and calls ``check`` on every observation.
+
+| owner state | event                                          | next     | effect                |
+|-------------|------------------------------------------------|----------|-----------------------|
+| FULL        | active < replicas                              | SHORT(t) | remember since when   |
+| SHORT(t)    | active >= replicas                             | FULL     | none                  |
+| SHORT(t)    | ``check`` at now - t > LOST_GRACE, once        | LOST     | one violation line    |
+| LOST        | active >= replicas                             | FULL     | none (line stays)     |
+
+DaemonSets are not judged here: how many pods a DaemonSet wants depends on which nodes
+it may run on, which scenarios check with ``count`` expectations instead.
+"""
+from __future__ import annotations
+
+from ..api.objects import is_terminal, is_terminating
+
+LOST_GRACE = 60.0  # emulated seconds a ReplicaSet may stay short before pods count as lost
+
+
+def controller_uid(pod: dict) -> str | None:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("kind") == "ReplicaSet":
+            return ref.get("uid")
+    return None
+
+
+class OwnedPods:
+    def __init__(self, grace: float = LOST_GRACE):
+        self.grace = grace
+        self._sets: dict[str, tuple[str, int]] = {}  # RS uid -> ("ns/name", replicas)
+        self._active: dict[str, set[str]] = {}  # RS uid -> uids of its pods that count
+        self._owner_of: dict[str, str] = {}  # pod uid -> RS uid
+        self._short_since: dict[str, float] = {}
+        self._reported: set[str] = set()
+
+    def on_replicaset(self, etype: str, rs: dict) -> None:
+        m = rs.get("metadata") or {}
+        uid = m.get("uid", "")
+        if etype == "DELETED":
+            self._sets.pop(uid, None)
+            self._short_since.pop(uid, None)
+            return
+        replicas = (rs.get("spec") or {}).get("replicas", 1)
+        self._sets[uid] = (f"{m.get('namespace', '')}/{m.get('name', '')}", int(replicas))
+
+    def on_pod(self, etype: str, pod: dict) -> None:
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        owner = self._owner_of.get(uid) or controller_uid(pod)
+        if owner is None:
+            return
+        self._owner_of[uid] = owner
+        counts = etype != "DELETED" and not is_terminal(pod) and not is_terminating(pod)
+        active = self._active.setdefault(owner, set())
+        if counts:
+            active.add(uid)
+        else:
+            active.discard(uid)
+            if etype == "DELETED":
+                del self._owner_of[uid]
+
+    def wanted(self) -> int:
+        """Replicas every ReplicaSet seen asks for, summed."""
+        return sum(replicas for _, replicas in self._sets.values())
+
+    def active(self, rs_uid: str) -> int:
+        return len(self._active.get(rs_uid, ()))
+
+    def shortfall(self) -> dict[str, int]:
+        """"ns/name" -> replicas missing, for every ReplicaSet that is short now."""
+        out = {}
+        for uid, (ref, replicas) in self._sets.items():
+            missing = replicas - self.active(uid)
+            if missing > 0:
+                out[ref] = missing
+        return out
+
+    def check(self, now: float) -> list[str]:
+        """New violation lines: ReplicaSets short for longer than the grace."""
+        out = []
+        for uid, (ref, replicas) in sorted(self._sets.items(), key=lambda kv: kv[1][0]):
+            have = self.active(uid)
+            if have >= replicas:
+                self._short_since.pop(uid, None)
+                self._reported.discard(uid)
+                continue
+            since = self._short_since.setdefault(uid, now)
+            if now - since > self.grace and uid not in self._reported:
+                self._reported.add(uid)
+                out.append(f"at {now:.1f}s ReplicaSet {ref}: {have} of {replicas} pods active "
+                           f"since {since:.1f}s ({replicas - have} lost, not replaced)")
+        return out

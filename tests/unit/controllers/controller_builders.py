@@ -1,0 +1,178 @@
+"""Small builders for the controller tests, and ``Loop``: an apiserver, the controller
+manager and a reflector in one process, pumped by hand like the controller-manager actor
+pumps its informer (list, watch, feed, sync, send), so traces are exact and time is ours."""
+from __future__ import annotations
+
+from cluster.api.objects import NODE_LEASE_NAMESPACE
+from cluster.clock import rfc3339
+from cluster.controllers.manager import ControllerManager
+from cluster.controllers.writes import CALLS, Writes
+from cluster.store.apiserver import APIServer
+from cluster.store.reflector import Reflector
+
+UNREACHABLE = "node.kubernetes.io/unreachable"
+NOT_READY = "node.kubernetes.io/not-ready"
+
+
+def cond(ctype: str, status: str, heartbeat: float = 0.0, transition: float = 0.0, **extra) -> dict:
+    return {"type": ctype, "status": status, "lastHeartbeatTime": rfc3339(heartbeat),
+            "lastTransitionTime": rfc3339(transition), **extra}
+
+
+def node(name: str = "n1", ready: str | None = "True", heartbeat: float = 0.0, rv: str = "1",
+         taints=(), pressure: bool = True) -> dict:
+    conds = []
+    if pressure:
+        conds = [cond(t, "False", heartbeat) for t in ("MemoryPressure", "DiskPressure", "PIDPressure")]
+    if ready is not None:
+        conds.append(cond("Ready", ready, heartbeat))
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "resourceVersion": rv, "uid": f"uid-{name}",
+                         "creationTimestamp": rfc3339(0)},
+            "spec": {"taints": [dict(t) for t in taints]}, "status": {"conditions": conds}}
+
+
+def lease(name: str = "n1", renew: float = 0.0, ns: str = NODE_LEASE_NAMESPACE) -> dict:
+    micro = rfc3339(renew)[:-1] + f".{int(round((renew % 1) * 1e6)):06d}Z"
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name, "namespace": ns},
+            "spec": {"holderIdentity": name, "renewTime": micro}}
+
+
+def taint(key: str, effect: str = "NoExecute", value: str | None = None, added: float | None = None) -> dict:
+    t = {"key": key, "effect": effect}
+    if value is not None:
+        t["value"] = value
+    if added is not None:
+        t["timeAdded"] = rfc3339(added)
+    return t
+
+
+def toleration(key: str = "", seconds: int | None = None, operator: str = "Exists", effect: str = "NoExecute",
+               value: str | None = None) -> dict:
+    t = {"key": key, "operator": operator, "effect": effect}
+    if value is not None:
+        t["value"] = value
+    if seconds is not None:
+        t["tolerationSeconds"] = seconds
+    return t
+
+
+def pod(name: str = "p", node_name: str | None = "n1", ns: str = "default", tolerations=None, phase: str = "Running",
+        created: float = 0.0, terminating: bool = False, uid: str | None = None, **status) -> dict:
+    p = {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{name}",
+                      "creationTimestamp": rfc3339(created)},
+         "spec": {"containers": [{"name": "c", "image": "pause"}]},
+         "status": {"phase": phase, **status}}
+    if node_name:
+        p["spec"]["nodeName"] = node_name
+    if tolerations is not None:
+        p["spec"]["tolerations"] = list(tolerations)
+    if terminating:
+        p["metadata"]["deletionTimestamp"] = rfc3339(created + 30)
+        p["metadata"]["deletionGracePeriodSeconds"] = 30
+    return p
+
+
+def summary(writes: Writes) -> list[tuple]:
+    """A compact, exact trace of a sync's writes: (call, object, detail)."""
+    out = []
+    for name, conds in writes.node_conditions:
+        out += [("condition", name, c["type"], c["status"], c["reason"]) for c in conds]
+    for name, add, remove in writes.node_taints:
+        out += [("taint+", name, t["key"], t["effect"]) for t in add]
+        out += [("taint-", name, t["key"], t["effect"]) for t in remove]
+    for ns, name, _uid, conds, _ in writes.pod_conditions:
+        out += [("pod-condition", f"{ns}/{name}", c["type"], c["reason"]) for c in conds]
+    for ns, name, _uid, status in writes.pod_status:
+        out.append(("pod-status", f"{ns}/{name}", status.get("phase")))
+    for ns, name, _uid, grace in writes.pod_deletes:
+        out.append(("delete", f"{ns}/{name}", grace))
+    for ev in writes.events:
+        io = ev["involvedObject"]
+        out.append(("event", ev["reason"], ev["message"], ev["type"], io["kind"]))
+    return out
+
+
+# ---- an in-process control plane -------------------------------------------------------
+
+_LOGIC = {"delete": "delete_many", "create": "create_many"}
+
+
+class Loop:
+    """APIServer + ControllerManager + Reflector, pumped by ``at(now)``."""
+
+    def __init__(self, controllers=None, api: APIServer | None = None):
+        self.api = api or APIServer()
+        self.manager = ControllerManager(controllers)
+        self.reflector = Reflector(self.manager.kinds)
+        self.trace: list[tuple] = []  # (now, summary line) of every write sent
+        self.results: list = []
+        self.now = 0.0
+
+    def restart_controllers(self, controllers=None) -> None:
+        """A fresh controller-manager against the same apiserver (it relists)."""
+        self.manager = ControllerManager(controllers)
+        self.reflector = Reflector(self.manager.kinds)
+
+    def _poll(self) -> list:
+        events = []
+        for kind in self.reflector.kinds_to_list():
+            rv, items = self.api.store.list(kind)
+            events += self.reflector.on_list(kind, rv, items)
+        for kind, rv in self.reflector.watch_since().items():
+            events += self.reflector.on_watch(kind, self.api.store.events_since(kind, rv, None))
+        return events
+
+    def at(self, now: float, rounds: int = 5) -> list[tuple]:
+        """Pump until quiet at emulated ``now``; returns the trace lines written at ``now``."""
+        self.now = now
+        lines = []
+        for _ in range(rounds):
+            self.manager.on_events(self._poll(), now)
+            writes = self.manager.sync(now)
+            if not writes:
+                break
+            lines += summary(writes)
+            self._send(writes, now)
+        self.trace += [(now, line) for line in lines]
+        return lines
+
+    def run(self, until: float, step: float | None = None) -> None:
+        """Advance to ``until`` stopping at every controller wakeup (and every ``step``)."""
+        now = self.now
+        for _ in range(10_000):
+            nxt = self.manager.next_wakeup()
+            candidates = [t for t in (nxt, until) if t is not None]
+            if step is not None:
+                candidates.append(now + step)
+            now = max(now, min(candidates))
+            self.at(now)
+            if now >= until:
+                return
+        raise AssertionError(f"no progress past {now}: next wakeup {self.manager.next_wakeup()}")
+
+    def _send(self, writes: Writes, now: float) -> None:
+        for field, method, lead in CALLS:
+            items = getattr(writes, field)
+            if items:
+                fn = getattr(self.api, _LOGIC.get(method, method))
+                self.results.append((method, fn(*lead, items, now)))
+
+    # -- acting as the kubelets -----------------------------------------------------
+    def register(self, name: str, now: float = 0.0) -> None:
+        n = node(name, heartbeat=now)
+        for key in ("resourceVersion", "uid", "creationTimestamp"):
+            del n["metadata"][key]
+        self.api.create(n, now)
+        self.api.renew_leases([(name, now)], now)
+
+    def renew(self, names, now: float) -> None:
+        self.api.renew_leases([(n, now) for n in names], now)
+
+    def post_ready(self, name: str, now: float) -> None:
+        """The kubelet's full status write: every condition healthy, heartbeat now."""
+        self.api.update_status("Node", [("", name, "", node(name, heartbeat=now)["status"])], now)
+
+    def node(self, name: str) -> dict:
+        return self.api.get("Node", "", name)

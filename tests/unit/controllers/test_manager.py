@@ -1,0 +1,95 @@
+"""The controller-manager's routing and writes: which controller hears what, merged writes
+in call order, the earliest wakeup, and the two adapted controllers."""
+from cluster.controllers.manager import ControllerManager, DisruptionStep, NodeTaintStep
+from cluster.controllers.writes import CALLS, Writes
+
+from controller_builders import UNREACHABLE, node, pod, summary
+
+
+class _Probe:
+    def __init__(self, kinds, wakeup=None, writes=None):
+        self.kinds, self.wakeup, self.writes, self.seen = kinds, wakeup, writes or Writes(), []
+
+    def on_event(self, kind, etype, obj, now):
+        self.seen.append((kind, etype, now))
+
+    def sync(self, now):
+        return self.writes
+
+    def next_wakeup(self):
+        return self.wakeup
+
+
+def test_default_kinds_list_nodes_first():
+    assert ControllerManager().kinds == ["Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod"]
+
+
+def test_events_reach_the_controllers_that_want_them_and_writes_merge():
+    a = _Probe(("Node",), wakeup=30.0, writes=Writes(node_taints=[("n1", [], [])]))
+    b = _Probe(("Pod", "Node"), wakeup=12.5, writes=Writes(node_taints=[("n2", [], [])], pod_deletes=[1]))
+    c = _Probe(("Lease",))
+    m = ControllerManager([a, b, c])
+    m.on_events([("Node", "ADDED", {}), ("Pod", "MODIFIED", {}), ("Event", "ADDED", {})], 4.0)
+    assert a.seen == [("Node", "ADDED", 4.0)]
+    assert b.seen == [("Node", "ADDED", 4.0), ("Pod", "MODIFIED", 4.0)] and c.seen == []
+    out = m.sync(5.0)
+    assert out.node_taints == [("n1", [], []), ("n2", [], [])] and out.pod_deletes == [1]
+    assert out.count() == 3 and bool(out) and not Writes()
+    assert m.next_wakeup() == 12.5
+    assert ControllerManager([c]).next_wakeup() is None
+
+
+def test_every_writes_field_has_a_call():
+    assert [f for f, _, _ in CALLS] == list(Writes().__dataclass_fields__)
+
+
+def test_node_taint_step_checks_the_latest_copy_once():
+    step = NodeTaintStep()
+    stale = node(ready="True")
+    latest = node(ready="Unknown", rv="2")
+    step.on_event("Node", "MODIFIED", stale, 0)
+    step.on_event("Node", "MODIFIED", latest, 0)
+    assert summary(step.sync(0)) == [("taint+", "n1", UNREACHABLE, "NoSchedule")]
+    assert summary(step.sync(1)) == []
+    step.on_event("Node", "DELETED", latest, 2)
+    assert summary(step.sync(2)) == [] and step.next_wakeup() is None
+
+
+def test_disruption_step_writes_carry_the_pdb_uid():
+    step = DisruptionStep()
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": "b", "namespace": "default", "uid": "pdb-uid"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    step.on_event("PodDisruptionBudget", "ADDED", pdb, 0)
+    p = pod()
+    p["metadata"]["labels"] = {"app": "web"}
+    step.on_event("Pod", "ADDED", p, 0)
+    (ns, name, uid, status), = step.sync(0).pdb_status
+    assert (ns, name, uid, status["expectedPods"]) == ("default", "b", "pdb-uid", 1)
+    assert step.next_wakeup() is None
+
+
+class _Listener(_Probe):
+    def __init__(self):
+        super().__init__(("Pod",))
+        self.failures = []
+
+    def on_create_failed(self, pod, error, now):
+        self.failures.append(("create", pod["metadata"]["name"], error[0], now))
+
+    def on_delete_failed(self, ns, name, uid, error, now):
+        self.failures.append(("delete", f"{ns}/{name}/{uid}", error[0], now))
+
+    def on_status_failed(self, ns, name, uid, error, now):
+        self.failures.append(("status", f"{ns}/{name}/{uid}", error[0], now))
+
+
+def test_refused_items_reach_the_controllers_that_listen():
+    listener, deaf = _Listener(), _Probe(("Pod",))
+    m = ControllerManager([listener, deaf])
+    m.on_failed("pod_creates", {"metadata": {"name": "web-abcde"}}, (403, "Forbidden", "no"), 3.0)
+    m.on_failed("pod_deletes", ("default", "p", "u1", None), (404, "NotFound", "gone"), 4.0)
+    m.on_failed("replicaset_status", ("default", "web", "u2", {}), (409, "Conflict", "stale"), 5.0)
+    m.on_failed("node_taints", ("n1", [], []), (404, "NotFound", "gone"), 6.0)  # nobody listens for these
+    assert listener.failures == [("create", "web-abcde", 403, 3.0), ("delete", "default/p/u1", 404, 4.0),
+                                 ("status", "default/web/u2", 409, 5.0)]

@@ -1,0 +1,414 @@
+"""The ReplicaSet controller (pure, no Ray): exact writes for creates in slow-start batches
+with expectations, replacements, scale-down victims, status, adoption, garbage collection
+and every failure path."""
+from dataclasses import dataclass, field
+
+import pytest
+
+from cluster.controllers.replicaset import ReplicaSetController, deletion_order, replicaset_status
+from cluster.controllers.workload import BURST_REPLICAS, EXPECTATIONS_TIMEOUT, Writes
+
+from workload_builders import Fake, Real, names, pod, rs
+
+NOT_FOUND = (404, "NotFound", 'pods "x" not found')
+
+
+def fresh(*objs, now: float = 0.0) -> Fake:
+    return Fake(ReplicaSetController(), now).add(*objs)
+
+
+def running(name, owner, node="n1", ready_at=0.0):
+    return pod(name).owned_by(owner).on(node).ready(at=ready_at)
+
+
+def reasons(w: Writes) -> list[tuple[str, str]]:
+    return [(e["reason"], e["message"]) for e in w.events]
+
+
+# ---- creating -------------------------------------------------------------------------
+
+def test_created_pod_comes_from_the_template_with_a_controller_reference():
+    web = rs("web", replicas=1).template_labels(tier="fe").pod_spec(priorityClassName="high")
+    web.template["metadata"]["annotations"] = {"a": "b"}
+    w = fresh(web).sync()
+    assert w.pod_creates == [{
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"generateName": "web-", "namespace": "default", "labels": {"app": "web", "tier": "fe"},
+                     "annotations": {"a": "b"},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
+                                          "uid": "uid-rs-web", "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}], "priorityClassName": "high"},
+    }]
+    assert w.pod_creates[0]["spec"] is not web.template["spec"]  # a copy per pod
+
+
+def test_creates_come_in_slow_start_batches_gated_by_expectations():
+    f = fresh(rs("web", replicas=10))
+    sizes = []
+    for _ in range(5):
+        w = f.sync()
+        sizes.append(len(w.pod_creates))
+        assert f.sync().pod_creates == []  # nothing more until the batch is observed
+        f.land(w)
+    assert sizes == [1, 2, 4, 3, 0]
+
+
+def test_slow_start_is_capped_at_burst_replicas():
+    f = fresh(rs("big", replicas=2000))
+    sizes = []
+    while True:
+        w = f.sync()
+        if not w.pod_creates:
+            break
+        sizes.append(len(w.pod_creates))
+        f.land(w)
+    assert sizes == [1, 2, 4, 8, 16, 32, 64, 128, 256, BURST_REPLICAS, BURST_REPLICAS, 489]
+    assert sum(sizes) == 2000
+
+
+def test_successful_create_events_name_the_observed_pods():
+    f = fresh(rs("web", replicas=2))
+    f.land(f.sync())
+    w = f.sync()
+    assert reasons(w)[0] == ("SuccessfulCreate", "Created pod: web-0")
+    assert w.events[0]["involvedObject"]["kind"] == "ReplicaSet"
+
+
+def test_a_relist_of_existing_pods_records_no_create_events():
+    web = rs("web", replicas=1)
+    w = fresh(web, running("web-a", web)).sync()
+    assert w.pod_creates == [] and w.events == []
+
+
+@pytest.mark.parametrize("change", ["terminating", "deleted", "failed", "succeeded"])
+def test_a_pod_that_stops_counting_is_replaced(change):
+    web = rs("web", replicas=3)
+    pods = [running(f"web-{i}", web) for i in range(3)]
+    f = fresh(web, *pods)
+    assert f.sync().pod_creates == []
+    gone = pods[1].copy()
+    if change == "terminating":
+        f.modify(gone.terminating())
+    elif change == "deleted":
+        f.remove({"kind": "Pod", "metadata": {"namespace": "default", "name": "web-1"}})  # a relist: key only
+    else:
+        f.modify(gone.phase("Failed" if change == "failed" else "Succeeded"))
+    w = f.sync()
+    assert len(w.pod_creates) == 1
+    assert w.replicaset_status[0][3]["replicas"] == 2
+
+
+def test_terminating_pods_are_neither_counted_nor_deleted_again():
+    web = rs("web", replicas=1)
+    f = fresh(web, running("web-a", web).terminating(), running("web-b", web))
+    w = f.sync()
+    assert w.pod_creates == [] and w.pod_deletes == []
+    assert w.replicaset_status[0][3]["replicas"] == 1
+
+
+# ---- scaling down ---------------------------------------------------------------------
+
+def _owner():
+    return rs("web", replicas=0)
+
+
+ORDER_CASES = [
+    ("unassigned before assigned", [running("a", _owner()), pod("b").owned_by(_owner())], ["b", "a"]),
+    ("Pending before Unknown before Running",
+     [running("r", _owner()), pod("p").owned_by(_owner()).on("n1"),
+      pod("u").owned_by(_owner()).on("n1").phase("Unknown")], ["p", "u", "r"]),
+    ("not ready before ready",
+     [running("r", _owner()), pod("nr").owned_by(_owner()).on("n1").phase("Running").ready(ready=False)],
+     ["nr", "r"]),
+    ("lower deletion cost first",
+     [running("hi", _owner(), node="n1").cost(10), running("lo", _owner(), node="n2").cost(-5)], ["lo", "hi"]),
+    ("doubled up before alone",
+     [running("alone", _owner(), node="n1"), running("d1", _owner(), node="n2"),
+      running("d2", _owner(), node="n2")], ["d1", "d2", "alone"]),
+    ("ready for less time first (log2 buckets)",
+     [running("old", _owner(), node="n1", ready_at=0), running("new", _owner(), node="n2", ready_at=990)],
+     ["new", "old"]),
+    ("same log2 bucket of readiness: by uid, restarts not consulted",
+     [running("b", _owner(), node="n1", ready_at=1).restarts(9),
+      running("a", _owner(), node="n2", ready_at=2)], ["a", "b"]),
+    ("more restarts first",
+     [running("calm", _owner(), node="n1"), running("crashy", _owner(), node="n2").restarts(3)],
+     ["crashy", "calm"]),
+    ("newer before older",
+     [running("old", _owner(), node="n1").created(0), running("new", _owner(), node="n2").created(900)],
+     ["new", "old"]),
+]
+
+
+@pytest.mark.parametrize("pods,want", [c[1:] for c in ORDER_CASES], ids=[c[0] for c in ORDER_CASES])
+def test_deletion_order(pods, want):
+    assert names(deletion_order(pods, now=1000.0)) == want
+
+
+def test_scale_down_deletes_the_first_victims_and_waits_for_them():
+    web = rs("web", replicas=4)
+    pods = [running("ready-old", web, node="n1", ready_at=0), running("ready-new", web, node="n2", ready_at=900),
+            pod("pending").owned_by(web).on("n3"), pod("unbound").owned_by(web)]
+    f = fresh(web, *pods, now=1000.0)
+    assert f.sync().pod_deletes == []
+    f.modify(web.copy().replicas(1))
+    w = f.sync()
+    assert w.pod_deletes == [("default", n, f"uid-{n}", None) for n in ["pending", "ready-new", "unbound"]]
+    assert [r for r, _ in reasons(w)] == ["SuccessfulDelete"] * 3
+    assert f.sync().pod_deletes == []  # expectations: not again until observed
+    f.modify(pods[1].copy().terminating(), pods[2].copy().terminating())
+    assert f.sync().pod_deletes == []  # one deletion still unobserved
+    f.remove(pods[3])
+    assert f.sync().pod_deletes == [] and f.ctrl.expectations("default", "web").fulfilled()
+
+
+# ---- status -------------------------------------------------------------------------------
+
+def test_status_counts_and_is_written_only_when_it_changes():
+    web = rs("web", replicas=4).template_labels(tier="fe").min_ready(10).generation(7)
+    web.status(conditions=[{"type": "Custom", "status": "True"}])
+    pods = [running("a", web, ready_at=0).labels(app="web", tier="fe"),
+            running("b", web, ready_at=95).labels(app="web", tier="fe"),
+            pod("c").owned_by(web).labels(app="web").on("n1").phase("Running"),
+            pod("d").owned_by(web).labels(app="web")]
+    f = fresh(web, *pods, now=100.0)
+    w = f.sync()
+    assert w.replicaset_status == [("default", "web", "uid-rs-web", {
+        "conditions": [{"type": "Custom", "status": "True"}], "replicas": 4, "fullyLabeledReplicas": 2,
+        "readyReplicas": 2, "availableReplicas": 1, "observedGeneration": 7})]
+    assert f.sync().replicaset_status == []
+    assert f.ctrl.next_wakeup() == 105.0  # b becomes available at 95 + 10
+    f.now = 105.0
+    assert f.sync().replicaset_status[0][3]["availableReplicas"] == 2
+    assert f.ctrl.next_wakeup() is None
+
+
+def test_own_status_echo_does_not_resync_but_a_foreign_status_does():
+    web = rs("web", replicas=0)
+    f = fresh(web)
+    (ns, name, uid, status), = f.sync().replicaset_status
+    f.modify(web.copy().status(**status))
+    assert not f.sync()
+    f.modify(web.copy().status(replicas=9))
+    assert f.sync().replicaset_status[0][3]["replicas"] == 0
+
+
+def test_replicaset_status_function_matches_the_controller():
+    web = rs("web", replicas=2).generation(3)
+    pods = [running("a", web), pod("b").owned_by(web)]
+    assert replicaset_status(web, pods, 10.0) == {"replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 1,
+                                                  "availableReplicas": 1, "observedGeneration": 3}
+
+
+def test_sync_returns_the_writes_class_the_manager_chooses():
+    @dataclass
+    class Merged(Writes):
+        node_taints: list = field(default_factory=list)
+
+    class Controller(ReplicaSetController):
+        writes_class = Merged
+
+    w = Fake(Controller()).add(rs("web", replicas=1)).sync()
+    assert type(w) is Merged and len(w.pod_creates) == 1 and w.node_taints == []
+
+
+def test_missing_replicas_defaults_to_one():
+    assert len(fresh(rs("web", replicas=None)).sync().pod_creates) == 1
+
+
+# ---- ownership --------------------------------------------------------------------------------
+
+def test_matching_orphans_are_adopted_and_counted_others_ignored():
+    web = rs("web", replicas=3)
+    other = rs("other", replicas=5)
+    f = fresh(web, pod("orphan").labels(app="web").rv("7"), pod("stranger").labels(app="db"),
+              pod("dying").labels(app="web").terminating(), pod("foreign").owned_by(other).labels(app="web"))
+    w = f.sync()
+    assert [(p["metadata"]["name"], p["metadata"]["resourceVersion"], p["metadata"]["ownerReferences"][0]["uid"])
+            for p in w.pod_updates] == [("orphan", "7", "uid-rs-web")]
+    assert len(w.pod_creates) == 1  # 3 wanted, 1 adopted, slow start asks for 1
+    assert w.replicaset_status[0][3]["replicas"] == 1
+    assert not f.sync().pod_updates  # adopted once
+
+
+def test_an_owned_pod_that_no_longer_matches_is_released_and_replaced():
+    web = rs("web", replicas=1)
+    a = running("a", web)
+    f = fresh(web, a)
+    assert not f.sync().pod_creates
+    f.modify(a.copy().labels(app="debug"))
+    w = f.sync()
+    assert [p["metadata"]["ownerReferences"] for p in w.pod_updates] == [[]]
+    assert len(w.pod_creates) == 1
+
+
+def test_failed_adoption_is_undone_and_not_retried_until_the_pod_changes():
+    web = rs("web", replicas=1)
+    orphan = pod("orphan").labels(app="web").rv("7")
+    f = fresh(web, orphan)
+    w = f.sync()
+    assert names(w.pod_updates) == ["orphan"] and not w.pod_creates
+    f.ctrl.on_update_failed(w.pod_updates[0], (409, "Conflict", "modified"), f.now)
+    f.land(f.sync())  # the create that was skipped for the adopted pod is now needed
+    w = f.sync()
+    assert not w.pod_updates
+    f.modify(orphan.copy().rv("8"))
+    assert names(f.sync().pod_updates) == ["orphan"]
+
+
+# ---- deletion of the ReplicaSet (garbage collection) ---------------------------------------------
+
+def test_deleting_a_replicaset_deletes_its_pods_once_and_late_ones_too():
+    web = rs("web", replicas=2)
+    f = fresh(web, running("a", web), running("b", web).terminating(), pod("orphan").labels(app="web"))
+    w = f.sync()
+    assert names(w.pod_updates) == ["orphan"]
+    f.remove({"kind": "ReplicaSet", "metadata": {"namespace": "default", "name": "web"}})  # key only
+    w = f.sync()
+    assert w.pod_deletes == [("default", "a", "uid-a", None), ("default", "orphan", "uid-orphan", None)]
+    assert not w.replicaset_status
+    f.modify(running("a", web).phase("Running"))  # a status change before the delete lands
+    assert not f.sync().pod_deletes
+    f.add(pod("late").owned_by(web))
+    assert f.sync().pod_deletes == [("default", "late", "uid-late", None)]
+
+
+@pytest.mark.parametrize("error,retried", [(NOT_FOUND, False), ((500, "InternalError", "boom"), True)])
+def test_a_failed_garbage_collection_delete_is_retried_unless_the_pod_is_gone(error, retried):
+    web = rs("web", replicas=1)
+    f = fresh(web, running("a", web))
+    f.sync()
+    f.remove(web)
+    (ns, name, uid, _), = f.sync().pod_deletes
+    f.ctrl.on_delete_failed(ns, name, uid, error, f.now)
+    assert f.ctrl.next_wakeup() == (1.0 if retried else None)
+    f.now = 1.0
+    assert f.sync().pod_deletes == ([(ns, name, uid, None)] if retried else [])
+
+
+def test_a_replicaset_replaced_under_the_same_name_starts_afresh():
+    old = rs("web", replicas=1, uid="u1")
+    f = fresh(old, running("a", old))
+    f.sync()
+    w = f.add(rs("web", replicas=1, uid="u2")).sync()
+    assert w.pod_deletes == [("default", "a", "uid-a", None)]
+    assert len(w.pod_creates) == 1 and w.pod_creates[0]["metadata"]["ownerReferences"][0]["uid"] == "u2"
+
+
+def test_an_empty_or_invalid_selector_manages_nothing():
+    bad = rs("web", replicas=2)
+    bad.spec["selector"] = {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}
+    assert not fresh(bad).sync().pod_creates
+
+
+# ---- failures ---------------------------------------------------------------------------------
+
+def test_failed_create_backs_off_then_restarts_slow_start():
+    f = fresh(rs("web", replicas=10))
+    f.land(f.sync())
+    w = f.sync()
+    assert len(w.pod_creates) == 2
+    f.land(w, fail=2)
+    w = f.sync()
+    assert [r for r, _ in reasons(w)] == ["FailedCreate", "FailedCreate"]
+    assert reasons(w)[0][1] == "Error creating: exceeded quota" and w.events[0]["type"] == "Warning"
+    assert not w.pod_creates  # backing off
+    assert f.ctrl.next_wakeup() == pytest.approx(0.005)
+    f.now = 0.005
+    assert len(f.sync().pod_creates) == 1  # slow start begins again at one
+
+
+def _pod_of(ctrl):
+    return {"metadata": {"ownerReferences": [{"kind": "ReplicaSet", "uid": "uid-rs-web", "controller": True}]}}
+
+
+def test_repeated_failures_double_the_backoff():
+    f = fresh(rs("web", replicas=1))
+    waits = []
+    for _ in range(4):
+        f.land(f.sync(), fail=1)
+        f.sync()
+        waits.append(round(f.ctrl.next_wakeup() - f.now, 6))
+        f.now = f.ctrl.next_wakeup()
+    assert waits == [0.005, 0.01, 0.02, 0.04]
+
+
+def test_unreported_lost_creates_expire_after_the_timeout():
+    f = fresh(rs("web", replicas=3))
+    assert len(f.sync().pod_creates) == 1  # never lands, never reported
+    assert f.ctrl.next_wakeup() == EXPECTATIONS_TIMEOUT
+    f.now = EXPECTATIONS_TIMEOUT - 1
+    assert not f.sync().pod_creates
+    f.now = EXPECTATIONS_TIMEOUT
+    assert len(f.sync().pod_creates) == 1  # slow start begins again at one
+    assert f.ctrl.next_wakeup() == 2 * EXPECTATIONS_TIMEOUT
+
+
+def test_expired_deletes_let_the_replicaset_act_again():
+    web = rs("web", replicas=1)
+    f = fresh(web, running("a", web), running("b", web, node="n2"))
+    assert len(f.sync().pod_deletes) == 1
+    f.now = EXPECTATIONS_TIMEOUT
+    assert len(f.sync().pod_deletes) == 1
+    assert f.ctrl.expectations("default", "web").dels
+
+
+@pytest.mark.parametrize("error,want", [
+    (NOT_FOUND, ["SuccessfulDelete"]),  # gone anyway: no backoff, acts on what the cache shows
+    ((500, "InternalError", "boom"), ["FailedDelete"]),  # backs off
+])
+def test_failed_delete_lowers_expectations(error, want):
+    web = rs("web", replicas=1)
+    f = fresh(web, running("a", web), running("b", web, node="n2"))
+    (ns, name, uid, _), = f.sync().pod_deletes
+    f.ctrl.on_delete_failed(ns, name, uid, error, f.now)
+    assert f.ctrl.expectations("default", "web").fulfilled()
+    w = f.sync()
+    assert [r for r, _ in reasons(w)] == want
+    assert len(w.pod_deletes) == (1 if want == ["SuccessfulDelete"] else 0)
+
+
+def test_failed_status_write_is_sent_again():
+    web = rs("web", replicas=0)
+    f = fresh(web)
+    (ns, name, uid, status), = f.sync().replicaset_status
+    assert not f.sync()
+    f.ctrl.on_status_failed(ns, name, uid, (409, "Conflict", "x"), f.now)
+    assert f.sync().replicaset_status == [(ns, name, uid, status)]
+
+
+def test_failure_reports_for_unknown_owners_are_ignored():
+    f = fresh()
+    f.ctrl.on_create_failed(_pod_of(f.ctrl), NOT_FOUND, 0)
+    f.ctrl.on_delete_failed("default", "nope", "u", NOT_FOUND, 0)
+    f.ctrl.on_update_failed(pod("nope"), NOT_FOUND, 0)
+    f.ctrl.on_status_failed("default", "nope", "u", NOT_FOUND, 0)
+    assert not f.sync() and f.ctrl.next_wakeup() is None
+
+
+# ---- against the real apiserver -----------------------------------------------------------------
+
+def test_converges_against_the_apiserver_and_garbage_collects():
+    loop = Real(ReplicaSetController())
+    web = rs("web", replicas=5)
+    del web["metadata"]["uid"]
+    loop.create(web, pod("stray").labels(app="web"))
+    loop.pump()
+    pods = loop.pods()
+    assert len(pods) == 5 and not loop.errors
+    assert all(p["metadata"]["ownerReferences"][0]["uid"] == loop.get("ReplicaSet", "web")["metadata"]["uid"]
+               for p in pods)
+    assert loop.get("ReplicaSet", "web")["status"]["replicas"] == 5
+    loop.api.delete("ReplicaSet", "default", "web", None, None, loop.now)
+    loop.pump()
+    assert loop.pods() == []
+
+
+def test_refused_creates_against_the_apiserver_back_off_and_report():
+    loop = Real(ReplicaSetController())
+    web = rs("web", replicas=3).pod_spec(priorityClassName="missing")
+    del web["metadata"]["uid"]
+    loop.create(web)
+    loop.pump()
+    assert loop.pods() == [] and loop.errors[0][1] == "Forbidden"
+    assert loop.ctrl.next_wakeup() == pytest.approx(0.005)
