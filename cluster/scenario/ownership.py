@@ -1,19 +1,21 @@
 """The ``noLostPods`` invariant: every pod a controller owns is accounted for.
 
-Owns, from watch events alone, each ReplicaSet's wanted size and the set of its pods that
+Owns, from watch events alone, each ReplicaSet's wanted size, the set of its pods that
 still count (neither terminal nor terminating, as the ReplicaSet controller counts them:
-Running or Pending on a node that may be dead but not yet evicted). A pod that is deleted,
-fails or starts terminating is accounted for once its controller has replaced it, so the
-invariant is broken only when a ReplicaSet stays short for longer than ``LOST_GRACE``
-emulated seconds: its controller has had ample time to notice and create a replacement
-and has not. The Mirror feeds it events and calls ``check`` on every observation.
+Running or Pending on a node that may be dead but not yet evicted) and the most it ever
+had (its high-water mark, capped at its size). A pod that is deleted, fails or starts
+terminating is accounted for once its controller has replaced it, so the invariant is
+broken only when a ReplicaSet stays below its high-water mark for longer than
+``LOST_GRACE`` emulated seconds: its controller has had ample time to notice and create a
+replacement and has not. A ReplicaSet still scaling up has lost nothing, however slowly it
+grows. The Mirror feeds it events and calls ``check`` on every observation.
 
-| owner state | event                                          | next     | effect                |
+| owner state | event (held = min(high-water mark, replicas))  | next     | effect                |
 |-------------|------------------------------------------------|----------|-----------------------|
-| FULL        | active < replicas                              | SHORT(t) | remember since when   |
-| SHORT(t)    | active >= replicas                             | FULL     | none                  |
+| WHOLE       | active < held                                  | SHORT(t) | remember since when   |
+| SHORT(t)    | active >= held                                 | WHOLE    | none                  |
 | SHORT(t)    | ``check`` at now - t > LOST_GRACE, once        | LOST     | one violation line    |
-| LOST        | active >= replicas                             | FULL     | none (line stays)     |
+| LOST        | active >= held                                 | WHOLE    | none (line stays)     |
 
 DaemonSets are not judged here: how many pods a DaemonSet wants depends on which nodes
 it may run on, which scenarios check with ``count`` expectations instead.
@@ -38,6 +40,7 @@ class OwnedPods:
         self._sets: dict[str, tuple[str, int]] = {}  # RS uid -> ("ns/name", replicas)
         self._active: dict[str, set[str]] = {}  # RS uid -> uids of its pods that count
         self._owner_of: dict[str, str] = {}  # pod uid -> RS uid
+        self._high: dict[str, int] = {}  # RS uid -> the most active pods it has had
         self._short_since: dict[str, float] = {}
         self._reported: set[str] = set()
 
@@ -47,6 +50,7 @@ class OwnedPods:
         if etype == "DELETED":
             self._sets.pop(uid, None)
             self._short_since.pop(uid, None)
+            self._high.pop(uid, None)
             return
         replicas = (rs.get("spec") or {}).get("replicas", 1)
         self._sets[uid] = (f"{m.get('namespace', '')}/{m.get('name', '')}", int(replicas))
@@ -61,6 +65,7 @@ class OwnedPods:
         active = self._active.setdefault(owner, set())
         if counts:
             active.add(uid)
+            self._high[owner] = max(self._high.get(owner, 0), len(active))
         else:
             active.discard(uid)
             if etype == "DELETED":
@@ -73,21 +78,25 @@ class OwnedPods:
     def active(self, rs_uid: str) -> int:
         return len(self._active.get(rs_uid, ()))
 
+    def held(self, rs_uid: str) -> int:
+        """How many active pods the ReplicaSet has had and should still have."""
+        return min(self._high.get(rs_uid, 0), self._sets[rs_uid][1])
+
     def shortfall(self) -> dict[str, int]:
-        """"ns/name" -> replicas missing, for every ReplicaSet that is short now."""
+        """"ns/name" -> pods lost and not yet replaced, for every ReplicaSet short now."""
         out = {}
-        for uid, (ref, replicas) in self._sets.items():
-            missing = replicas - self.active(uid)
+        for uid, (ref, _) in self._sets.items():
+            missing = self.held(uid) - self.active(uid)
             if missing > 0:
                 out[ref] = missing
         return out
 
     def check(self, now: float) -> list[str]:
-        """New violation lines: ReplicaSets short for longer than the grace."""
+        """New violation lines: ReplicaSets short of their pods for longer than the grace."""
         out = []
         for uid, (ref, replicas) in sorted(self._sets.items(), key=lambda kv: kv[1][0]):
-            have = self.active(uid)
-            if have >= replicas:
+            have, held = self.active(uid), self.held(uid)
+            if have >= held:
                 self._short_since.pop(uid, None)
                 self._reported.discard(uid)
                 continue
@@ -95,5 +104,5 @@ class OwnedPods:
             if now - since > self.grace and uid not in self._reported:
                 self._reported.add(uid)
                 out.append(f"at {now:.1f}s ReplicaSet {ref}: {have} of {replicas} pods active "
-                           f"since {since:.1f}s ({replicas - have} lost, not replaced)")
+                           f"since {since:.1f}s ({held - have} lost, not replaced)")
         return out

@@ -49,10 +49,23 @@ def test_replaced_in_time_is_fine_and_other_owners_are_ignored():
     assert o.check(500.0) == [] and o.shortfall() == {}
 
 
+def test_a_slow_scale_up_loses_nothing_and_scale_down_is_not_a_loss():
+    o = OwnedPods()
+    o.on_replicaset("ADDED", rs(replicas=3))
+    o.on_pod("ADDED", pod("a"))
+    assert o.check(0.0) == [] and o.check(10 * LOST_GRACE) == [] and o.shortfall() == {}  # 1 of 3, none lost
+    o.on_pod("ADDED", pod("b"))
+    o.on_replicaset("MODIFIED", rs(replicas=1))  # scaled down: one of the two goes
+    o.on_pod("DELETED", pod("b"))
+    assert o.check(700.0) == [] and o.check(700.0 + 2 * LOST_GRACE) == []
+
+
 def test_the_mirror_reports_it():
     m = Mirror()
     m.apply("ReplicaSet", "ADDED", rs(replicas=2), 0.0, 0.0)
     m.apply("Pod", "ADDED", pod("a"), 0.0, 0.0)
-    m.check_invariants(0.0)
-    m.check_invariants(LOST_GRACE + 1)
+    m.apply("Pod", "ADDED", pod("b"), 0.0, 0.0)
+    m.apply("Pod", "DELETED", pod("b"), 1.0, 0.0)
+    m.check_invariants(1.0)
+    m.check_invariants(LOST_GRACE + 2)
     assert len(m.violations["noLostPods"]) == 1 and "1 of 2 pods active" in m.violations["noLostPods"][0]
