@@ -65,8 +65,21 @@ def _chaos_options(args) -> dict:
             "targets": [t for t in args.targets.split(",") if t], "restarts": restarts}
 
 
+def _stop_own_ray(started_here: bool) -> None:
+    """Stop the Ray this command started before printing the result: actors killed at the
+    end of a run still have retries in flight, and Ray's log monitor would print its
+    notes about them after our last line."""
+    import ray
+
+    if started_here and ray.is_initialized():
+        ray.shutdown()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    import ray
+
+    ray_before = ray.is_initialized()
     if args.command == "bench":
         from actors.bench import run_bench
 
@@ -76,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2
+        _stop_own_ray(not ray_before)
         print(json.dumps(result))
         return 0
     try:
@@ -94,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     except RayClusterError as e:  # raised before any actor is created
         print(f"kubemu: {e}", file=sys.stderr)
         return 2
+    _stop_own_ray(not ray_before)
     if args.report:
         with open(args.report, "w") as f:
             json.dump(report, f, indent=1)

@@ -112,11 +112,13 @@ class Cluster:
         return problems
 
     def shutdown(self) -> None:
-        for a in [self.scheduler, self.controllers, *self.live_hosts(), self.api]:
-            try:
-                ray.kill(a)
-            except Exception:  # already gone with its Ray node; nothing left to stop
-                pass
+        # The apiserver goes last, once its clients are gone: a client's watch in flight
+        # when the apiserver dies would be retried (and Ray would say so on the console).
+        clients = [self.scheduler, self.controllers, *self.live_hosts()]
+        for a in clients:
+            _kill(a)
+        time.sleep(0.5)  # a killed process takes a moment to exit (asking it would be retried)
+        _kill(self.api)
         if self.data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
@@ -183,3 +185,10 @@ class Cluster:
                 await self.kill_node(n)
         self.removed_nodes.update(names)
         return await self.api.delete.remote("Node", [("", n, None, None) for n in names])
+
+
+def _kill(actor) -> None:
+    try:
+        ray.kill(actor)
+    except Exception:  # already gone with its Ray node; nothing left to stop
+        pass
