@@ -3,8 +3,10 @@
 Modules: ``node`` (NodeConfig, allocatable, the Node object), ``admission`` (the admit
 checks and rejection reasons), ``qos`` and ``cgroups`` (upstream's QoS class and cgroup
 values), ``pods`` (per-pod state and its API status), ``kubelet`` (the lifecycle),
+``reconcile`` (taking over the pods a restarted kubelet finds bound to its node),
 ``allocation`` (what admitted pods hold: CPUs from ``cpumanager``, devices from
-``devices`` and ``deviceplugin``, whose checkpoint format is ``devicecheckpoint``), ``pressure`` (usage from ``usage``, OOM kills, the loop
+``devices`` and ``deviceplugin``, whose checkpoint format is ``devicecheckpoint``),
+``pressure`` (usage from ``usage``, OOM kills, the loop
 of the eviction manager in ``eviction`` with thresholds from ``evictionconfig``),
 ``kubeletconfig`` (the configuration keys and their check), ``outbox`` (batched
 outputs), ``host`` (routing inside one node-host actor). The node-host actor shell in
