@@ -66,7 +66,8 @@ def build(run: ScenarioRun, mirror: Mirror, counters: dict, wall_seconds: float)
         "endedAt": run.ended_at,
         "wallSeconds": round(wall_seconds, 2),
         "expectations": [
-            {"index": i, "spec": e.model_dump(exclude_none=True), "ok": v.ok, "detail": v.detail, "decidedAt": v.decided_at}
+            {"index": i, "spec": e.model_dump(exclude_none=True), "ok": v.ok, "detail": v.detail,
+             "decidedAt": v.decided_at, "implicit": i >= run.implicit_from}
             for i, (e, v) in enumerate(zip(run.tracker.expectations, run.tracker.verdicts))
         ],
         "pods": [_pod(p, mirror) for _, p in sorted(mirror.pods.items())],
@@ -149,9 +150,15 @@ def summary(report: dict) -> str:
     """The readable terminal summary of a report."""
     lines = [f"scenario {report['scenario']}: {'PASSED' if report['passed'] else 'FAILED'} "
              f"(ended at {report['endedAt']:.1f}s emulated, {report['wallSeconds']:.1f}s wall)"]
+    held = []
     for e in report["expectations"]:
+        if e.get("implicit") and e["ok"]:
+            held.append(e["spec"]["invariant"])
+            continue
         mark = "ok  " if e["ok"] else "FAIL"
         lines.append(f"  {mark} [{e['index']}] {e['detail']}")
+    if held:
+        lines.append(f"  ok   invariants checked in every run hold: {', '.join(held)}")
     phases: dict[str, int] = {}
     for p in report["pods"]:
         phases[p["phase"] or "?"] = phases.get(p["phase"] or "?", 0) + 1

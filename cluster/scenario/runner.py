@@ -3,7 +3,8 @@
 Owns the timeline (steps in time order, ties in file order), expanding node pools into
 per-node configs, packing nodes into hosts, and deciding when a run ends: at
 ``spec.duration``, or earlier once the timeline is done, every ``within`` expectation is
-decided and every ``at: end`` expectation holds. The driver (``actors/driver.py``) asks
+decided and every ``at: end`` expectation holds; and the invariants every run checks.
+The driver (``actors/driver.py``) asks
 it what is due and tells it what it observed; it never touches Ray.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import deque
 from ..kubelet.node import NodeConfig
 from .expectations import Tracker
 from .mirror import Mirror
-from .schema import DEFAULT_CAPACITY, NodePool, Scenario, Step
+from .schema import DEFAULT_CAPACITY, INVARIANTS, Expectation, NodePool, Scenario, Step
 
 MIN_AUTO_NODES_PER_HOST = 50
 
@@ -61,7 +62,12 @@ class ScenarioRun:
         spec = scenario.spec
         order = sorted(range(len(spec.timeline)), key=lambda i: (spec.timeline[i].at, i))
         self._steps: deque[Step] = deque(spec.timeline[i] for i in order)
-        self.tracker = Tracker(spec.expect)
+        # Every invariant is checked in every run; those the file does not ask for are
+        # added here ("implicit" in the report), so no scenario can break one unnoticed.
+        asked = {e.invariant for e in spec.expect if e.invariant is not None and e.mode() == "always"}
+        self.implicit_from = len(spec.expect)
+        self.tracker = Tracker(list(spec.expect) + [Expectation(always=True, invariant=name)
+                                                    for name in INVARIANTS if name not in asked])
         self.ended_at: float | None = None
 
     def due(self, now: float) -> list[Step]:
