@@ -56,6 +56,7 @@ class Cluster:
         self.removed_nodes: set[str] = set()
         self.partitioned: dict[str, float] = {}  # node -> emulated time its partition ends
         self.restarts: list[tuple[str, float]] = []  # (component, real seconds until it answered)
+        self._carried: dict[str, int] = {}  # the scheduler's counters from before its restarts
         self.next_index = 0
         for chunk in pack(node_configs, nodes_per_host, max(cpus, len(self.ray_ids))):
             self._new_host(chunk)
@@ -92,6 +93,11 @@ class Cluster:
         self.clock.start(start)
         actors = [self.api, self.scheduler, self.controllers, *self.hosts]
         await asyncio.gather(*[a.start_clock.remote(start) for a in actors])
+
+    async def scheduler_stats(self) -> dict:
+        """The scheduler's counters over the whole run, across its restarts."""
+        now = await self.scheduler.stats.remote()
+        return {k: v + self._carried.get(k, 0) if k in self._carried else v for k, v in now.items()}
 
     def live_hosts(self) -> list:
         return [h for i, h in enumerate(self.hosts) if i not in self.dead_hosts]
@@ -158,6 +164,11 @@ class Cluster:
             handle = self.hosts[i]
         else:
             handle = {"apiserver": self.api, "scheduler": self.scheduler, "controller-manager": self.controllers}[component]
+        if component == "scheduler":  # a new process counts from zero: keep what the old one counted
+            before = await self.scheduler.stats.remote()
+            for k, v in before.items():
+                if isinstance(v, int) and not isinstance(v, bool) and k != "pending":
+                    self._carried[k] = self._carried.get(k, 0) + v
         took = await restart_actor(handle, self.clock.spec.real_start)
         if component == "host":
             self.dead_nodes.difference_update(set(self.nodes_of[i]) - self.removed_nodes)

@@ -132,7 +132,7 @@ async def run_scenario(scenario: Scenario, log=lambda s: print(s, file=sys.stder
         now = await _loop(cluster, run, mirror, informer, timeline, log)
         await _poll_resources(cluster, mirror, now)
         run.finish(mirror, now)
-        counters = await cluster.scheduler.stats.remote()
+        counters = await cluster.scheduler_stats()
         report = reports.build(run, mirror, counters, time.time() - wall0)
         report["chaos"] = timeline.chaos_log
         report["watch"] = {"relists": informer.reflector.relists}  # the driver's own watch
