@@ -31,6 +31,7 @@ from cluster.scenario.runner import expand_pools
 RS_SIZE = 1000
 HEAL_LIMIT = 900.0  # emulated seconds after the soak before a pod still missing counts as lost
 INVARIANTS = ("noOvercommit", "noDoubleBinding", "noLostPods")
+REVIVE_EVERY = 2.0  # real seconds between looks for actors Ray restarted on its own
 
 
 def replica_set(i: int, replicas: int) -> dict:
@@ -51,6 +52,8 @@ class Soak:
         self.mirror = Mirror()
         self.informer = Informer(cluster.api, ["Node", "Pod", "ReplicaSet"])
         self.created: set[str] = set()  # uids of every owned pod seen
+        self.revived: list[str] = []  # actors Ray restarted on its own, started again
+        self._revived_at = time.time()
 
     async def observe(self, timeline: Timeline | None = None) -> float:
         now = self.cluster.clock.now()
@@ -61,6 +64,9 @@ class Soak:
             if kind == "Pod" and controller_uid(obj):
                 self.created.add(obj["metadata"].get("uid", ""))
         self.mirror.check_invariants(now)
+        if time.time() - self._revived_at >= REVIVE_EVERY:
+            self._revived_at = time.time()
+            self.revived += await self.cluster.revive()
         return now
 
     def running(self) -> int:
@@ -155,5 +161,5 @@ def _result(cluster, soak: Soak, timeline: Timeline, nodes: int, pods: int, spec
             "killRate": spec.rate, "soakSeconds": spec.duration_seconds(), "timeScale": cluster.time_scale,
             "targets": spec.targets, "faults": faults, "nodesDown": len(cluster.dead_nodes),
             "restarts": [{"component": c, "realSeconds": round(s, 2)} for c, s in cluster.restarts],
-            "podsCreated": len(soak.created), "healSeconds": None if healed is None else round(healed, 1),
+            "podsCreated": len(soak.created), "revived": soak.revived, "healSeconds": None if healed is None else round(healed, 1),
             "podsLost": lost, "violations": sum(violations.values()), "violationsBy": violations}

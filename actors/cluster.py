@@ -18,6 +18,7 @@ import time
 import uuid
 
 import ray
+from ray.exceptions import ActorUnavailableError, RayActorError
 
 from actors import raycluster
 from actors.apiserver import APIServerActor
@@ -27,6 +28,8 @@ from actors.restart import restart as restart_actor
 from actors.scheduler import SchedulerActor
 from cluster.clock import Clock, ClockSpec
 from cluster.scenario.runner import expand_pools, pack
+
+REVIVE_TIMEOUT = 5.0  # real seconds an actor has to say whether its clock runs
 
 
 class Cluster:
@@ -98,6 +101,24 @@ class Cluster:
         """The scheduler's counters over the whole run, across its restarts."""
         now = await self.scheduler.stats.remote()
         return {k: v + self._carried.get(k, 0) if k in self._carried else v for k, v in now.items()}
+
+    async def revive(self) -> list[str]:
+        """Start the clock of every live actor whose process Ray restarted on its own (a crash
+        nobody planned, unlike the ``restart`` action, which starts it itself); returns
+        which ones. An actor that does not answer within a few seconds is left for the
+        next call."""
+        actors = [("apiserver", self.api), ("scheduler", self.scheduler), ("controller-manager", self.controllers)]
+        actors += [(f"host of {self.nodes_of[i][0]}", h) for i, h in enumerate(self.hosts) if i not in self.dead_hosts]
+        revived = []
+        for name, actor in actors:
+            try:
+                started = await asyncio.wait_for(actor.clock_started.remote(), REVIVE_TIMEOUT)
+            except (asyncio.TimeoutError, RayActorError, ActorUnavailableError):
+                continue  # restarting still, or gone: nothing to do now
+            if not started:
+                await actor.start_clock.remote(self.clock.spec.real_start)
+                revived.append(name)
+        return revived
 
     def live_hosts(self) -> list:
         return [h for i, h in enumerate(self.hosts) if i not in self.dead_hosts]

@@ -179,6 +179,8 @@ async def _loop(cluster: Cluster, run: ScenarioRun, mirror: Mirror, informer: In
             log(_progress(mirror, run, now))
             for problem in await cluster.health():
                 log(f"kubemu: {problem}")
+            for name in await cluster.revive():
+                log(f"kubemu: {name} was restarted by Ray; its clock is running again")
 
 
 def _progress(mirror: Mirror, run: ScenarioRun, now: float) -> str:

@@ -49,9 +49,14 @@ class Profile:
 
 class Profiled:
     """Mixin for the actor classes: the remote methods a benchmark uses to see where the
-    CPU went. The actor sets ``self.profile`` in its constructor."""
+    CPU went, and whether the actor's clock runs (a process Ray restarted on its own has
+    a fresh, unstarted clock until somebody starts it). The actor sets ``self.profile``
+    and ``self.clock`` in its constructor."""
 
     profile: Profile
+
+    async def clock_started(self) -> bool:
+        return self.clock.started
 
     async def dump_profile(self, reset: bool = False) -> str | None:
         return self.profile.dump(reset)
