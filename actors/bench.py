@@ -7,6 +7,9 @@ last (scheduler_perf's SchedulingBasic shape: nodes of 4 CPU / 32Gi / 110 pods, 
 of the pods inter-pod or spread constraints (see ``bench_pod``). Prints a human summary
 and, last, one JSON line.
 
+``schedule`` and ``preempt`` run without the controller-manager, as scheduler_perf runs
+with only an apiserver and the scheduler (its actor exists but its clock never starts).
+
 ``preempt``: scheduler_perf's preemption shape: N nodes are first filled with four
 low-priority pods each (900m / 500Mi, grace period 0), then M high-priority pods of 900m
 are created, each of which fits only by preempting one low-priority pod. The rate is
@@ -84,8 +87,9 @@ async def _dump_profiles(cluster, log, reset: bool = False) -> None:
 
 
 async def _settle(cluster) -> None:
-    """Every actor runs its full garbage collection before a measured phase (a pause
-    that would otherwise land at a random point of some run's window)."""
+    """Every actor runs its full garbage collection (and the apiserver a due snapshot)
+    before a measured phase: a pause that would otherwise land at a random point of some
+    run's window."""
     await asyncio.gather(*[a.collect_garbage.remote() for _, a in _actors(cluster)])
 
 
@@ -190,7 +194,10 @@ async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
     cluster = Cluster(expand_pools(bench_pools(nodes)), seed=1, nodes_per_host=nodes_per_host)
     try:
         await cluster.register_nodes()
-        await cluster.start_clock()
+        # Like scheduler_perf, no controller-manager: its actor stays idle (clock not started).
+        start = time.time()
+        cluster.clock.start(start)
+        await asyncio.gather(*[a.start_clock.remote(start) for a in [cluster.api, cluster.scheduler, *cluster.hosts]])
         fill = nodes * FILL_PER_NODE
         await _create(cluster, PRIORITY_CLASSES + [preempt_pod(f"low-{i}", "bench-low") for i in range(fill)])
         _, _, count = await _wait_binds(cluster, fill, max(120.0, fill / 50))

@@ -109,11 +109,21 @@ class WorkloadController:
         self._claims: dict[PodKey, dict] = {}  # pod key -> the pod before our claim write
         self._blocked: dict[PodKey, str] = {}  # pod key -> resourceVersion whose claim failed
         self._out = self.writes_class()  # raised by events and failure reports; sent at the next sync
+        self._parked: dict[PodKey, dict] | None = {}  # pods seen before any owner; None after
 
     # -- events --------------------------------------------------------------------------
     def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
         if kind == self.KIND:
+            self._unpark(now)
             self._on_owner(etype, obj, now)
+        elif kind == "Pod" and self._parked is not None:
+            # No owner of this kind has ever been seen: nothing can own, adopt or collect
+            # these pods yet, so keep only the latest copy of each (the common cluster
+            # without ReplicaSets or DaemonSets pays a dict write per pod event).
+            if etype == "DELETED":
+                self._parked.pop(_key(obj), None)
+            else:
+                self._parked[_key(obj)] = obj
         elif kind == "Pod":
             key = _key(obj)
             self._claims.pop(key, None)  # the apiserver's word replaces any claim in flight
@@ -121,6 +131,14 @@ class WorkloadController:
             self._apply_pod(etype, obj, now, reoffer=unblocked)
         else:
             self._on_other(kind, etype, obj, now)
+
+    def _unpark(self, now: float) -> None:
+        """The first owner event: index the pods parked until now, in key order."""
+        if self._parked is None:
+            return
+        parked, self._parked = self._parked, None
+        for key in sorted(parked):
+            self._apply_pod("ADDED", parked[key], now)
 
     def _on_owner(self, etype: str, obj: dict, now: float) -> None:
         uid = self._by_key.get(_key(obj))

@@ -437,13 +437,13 @@ class DurableLog:
         self._since_snapshot += n
         return n
 
-    def snapshot_due(self) -> bool:
-        return self._since_snapshot + len(self._pending) >= self.snapshot_every
+    def snapshot_due(self, factor: float = 1.0) -> bool:
+        return self._since_snapshot + len(self._pending) >= self.snapshot_every * factor
 
-    def maybe_snapshot(self, store) -> bool:
-        """Snapshot ``store`` (anything with ``snapshot_state()``) once enough records have
-        accumulated since the last one; returns whether it did."""
-        if not self.snapshot_due():
+    def maybe_snapshot(self, store, factor: float = 1.0) -> bool:
+        """Snapshot ``store`` (anything with ``snapshot_state()``) once ``factor`` times the
+        interval's records have accumulated since the last one; returns whether it did."""
+        if not self.snapshot_due(factor):
             return False
         try:
             self.snapshot(*store.snapshot_state())

@@ -93,3 +93,20 @@ def test_refused_items_reach_the_controllers_that_listen():
     m.on_failed("node_taints", ("n1", [], []), (404, "NotFound", "gone"), 6.0)  # nobody listens for these
     assert listener.failures == [("create", "web-abcde", 403, 3.0), ("delete", "default/p/u1", 404, 4.0),
                                  ("status", "default/web/u2", 409, 5.0)]
+
+
+def test_disruption_counts_pods_seen_before_the_first_budget():
+    step = DisruptionStep()
+    early, late = pod(), pod()
+    early["metadata"].update(name="early", labels={"app": "web"})
+    late["metadata"].update(name="late", labels={"app": "web"})
+    step.on_event("Pod", "ADDED", early, 0)
+    step.on_event("Pod", "ADDED", late, 0)
+    step.on_event("Pod", "DELETED", late, 0)
+    assert not step.sync(0)  # no budget: nothing to write
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": "b", "namespace": "default", "uid": "pdb-uid"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    step.on_event("PodDisruptionBudget", "ADDED", pdb, 1)
+    (_, _, _, status), = step.sync(1).pdb_status
+    assert status["expectedPods"] == 1  # the early pod counted, the deleted one not

@@ -412,3 +412,17 @@ def test_refused_creates_against_the_apiserver_back_off_and_report():
     loop.pump()
     assert loop.pods() == [] and loop.errors[0][1] == "Forbidden"
     assert loop.ctrl.next_wakeup() == pytest.approx(0.005)
+
+
+def test_pods_seen_before_any_replicaset_are_parked_then_adopted_and_counted():
+    f = Fake(ReplicaSetController())
+    keep, gone = pod("orphan").labels(app="web").rv("7"), pod("gone").labels(app="web")
+    web = rs("web", replicas=3)
+    mine = running("mine", web)
+    f.add(keep, gone, mine).remove(gone)
+    assert not f.sync()  # no ReplicaSet yet: nothing to do, nothing indexed
+    f.add(web)
+    w = f.sync()
+    assert [p["metadata"]["name"] for p in w.pod_updates] == ["orphan"]  # the deleted one is not adopted
+    assert len(w.pod_creates) == 1  # 3 wanted: one owned, one adopted, slow start asks for 1
+    assert w.replicaset_status[0][3]["replicas"] == 2

@@ -161,6 +161,7 @@ def test_a_failed_snapshot_loses_no_write_and_is_retried_later(tmp_path, monkeyp
         for _ in range(n):
             d.api.create(make_pod(f"p{d.api.store.count('Pod')}"), 1.0)
             d.commit()
+            d.idle()
 
     monkeypatch.setattr("cluster.store.wal.write_snapshot", no_space)
     write(100)
@@ -218,3 +219,23 @@ def test_a_wal_error_survives_pickling_as_ray_sends_it():
     import pickle
     err = pickle.loads(pickle.dumps(WalError("d: cannot read", False)))
     assert (str(err), err.retryable, err.as_tuple()[0]) == ("d: cannot read (a retry will not help)", False, 500)
+
+
+def test_a_busy_apiserver_snapshots_when_idle_or_at_three_intervals(tmp_path):
+    d = Durable(str(tmp_path), snapshot_every=100)
+    boot = recover(str(tmp_path)).snapshot_rv
+
+    def write(n):
+        for _ in range(n):
+            d.api.create(make_pod(f"p{d.api.store.count('Pod')}"), 1.0)
+            d.commit()
+
+    write(150)
+    assert recover(str(tmp_path)).snapshot_rv == boot  # due, but the apiserver is busy
+    d.idle()
+    first = recover(str(tmp_path)).snapshot_rv
+    assert first == d.api.store.rv  # a quiet moment takes it
+    write(299)
+    assert recover(str(tmp_path)).snapshot_rv == first
+    write(1)  # three intervals of records: taken even though nobody went idle
+    assert recover(str(tmp_path)).snapshot_rv == d.api.store.rv
