@@ -66,9 +66,6 @@ class APIServerActor(Profiled):
             self.durable.save_clock(real_start)
         self.clock.start(real_start)
 
-    async def ping(self) -> bool:
-        return True
-
     async def collect_garbage(self) -> None:
         """Before a benchmark's measured phase: the full collection, and the snapshot if one
         is due, so that neither lands inside the window."""

@@ -136,12 +136,8 @@ async def _soak(cluster: Cluster, soak: Soak, timeline: Timeline, spec: ChaosSpe
             await timeline.chaos(ChaosSpec(action="restart", component=component, node=node), now)
     end = cluster.clock.now()
     log(f"soak over at {end:.0f}s emulated: {len(timeline.chaos_log) - 1} faults; healing")
-    took, ok = await soak.wait_running(soak_target(soak), HEAL_LIMIT, timeline)
+    took, ok = await soak.wait_running(soak.mirror.owned.wanted(), HEAL_LIMIT, timeline)
     return took if ok else None
-
-
-def soak_target(soak: Soak) -> int:
-    return soak.mirror.owned.wanted()
 
 
 def _result(cluster, soak: Soak, timeline: Timeline, nodes: int, pods: int, spec: ChaosSpec, healed, wall: float,

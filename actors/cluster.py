@@ -51,7 +51,7 @@ class Cluster:
         self.controllers = ControllerManagerActor.options(**pin).remote(api_name, time_scale)
         cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
         self.hosts: list = []
-        self.host_of: dict[str, object] = {}  # node name -> its host actor
+        self.host_index: dict[str, int] = {}  # node name -> its host's index in ``hosts``
         self.nodes_of: dict[int, list[str]] = {}  # host index -> its node names
         self.ray_node_of: dict[int, int] = {}  # host index -> Ray node index
         self.dead_hosts: set[int] = set()
@@ -75,7 +75,7 @@ class Cluster:
         self.hosts.append(host)
         self.nodes_of[i] = [c.name for c in configs]
         for cfg in configs:
-            self.host_of[cfg.name] = host
+            self.host_index[cfg.name] = i
         return host
 
     async def add_nodes(self, pool) -> list[str]:
@@ -125,7 +125,7 @@ class Cluster:
 
     def live_nodes(self, now: float) -> list[str]:
         """Nodes whose kubelet runs and reaches the apiserver: fair game for random chaos."""
-        return [n for n in self.host_of
+        return [n for n in self.host_index
                 if n not in self.dead_nodes and n not in self.removed_nodes and self.partitioned.get(n, -1.0) <= now]
 
     async def health(self) -> list[str]:
@@ -150,19 +150,19 @@ class Cluster:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
     # -- chaos on actors ----------------------------------------------------------------
-    def _host_index(self, node: str) -> int:
-        return next(i for i, names in self.nodes_of.items() if node in names)
+    def host_of(self, node: str):
+        return self.hosts[self.host_index[node]]
 
     async def kill_node(self, node: str) -> str:
         if node in self.dead_nodes:
             return f"{node} is already down"
-        await self.host_of[node].kill_node.remote(node)
+        await self.host_of(node).kill_node.remote(node)
         self.dead_nodes.add(node)
         return ""
 
     async def kill_host(self, node: str) -> list[str]:
         """Kill the host process holding ``node``; returns every node that went with it."""
-        i = self._host_index(node)
+        i = self.host_index[node]
         if i in self.dead_hosts:
             return []
         ray.kill(self.hosts[i], no_restart=True)
@@ -171,7 +171,7 @@ class Cluster:
         return list(self.nodes_of[i])
 
     async def partition(self, node: str, duration: float | None, now: float) -> None:
-        await self.host_of[node].partition.remote(node, duration)
+        await self.host_of(node).partition.remote(node, duration)
         self.partitioned[node] = float("inf") if duration is None else now + duration
 
     async def restart(self, component: str, node: str | None = None) -> float:
@@ -179,7 +179,7 @@ class Cluster:
         wait until Ray has started it again. A restarted host brings every node in it back
         (a rebooted rack), and its kubelets reconcile the pods they find."""
         if component == "host":
-            i = self._host_index(node)
+            i = self.host_index[node]
             if i in self.dead_hosts:
                 raise ValueError(f"node: the host holding {node} was killed for good")
             handle = self.hosts[i]

@@ -52,9 +52,6 @@ class ControllerManagerActor(Profiled):
             self.profile.start("controllers")
             self._task = asyncio.get_running_loop().create_task(self._run())
 
-    async def ping(self) -> bool:
-        return True
-
     async def healthy(self) -> list[str]:
         if self._task is not None and self._task.done() and self._task.exception():
             return [repr(self._task.exception())]

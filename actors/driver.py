@@ -91,7 +91,7 @@ class Timeline:
         if action == "partition":
             await cluster.partition(chaos.node, chaos.duration_seconds(), now)
             return ""
-        host = cluster.host_of[chaos.node]
+        host = cluster.host_of(chaos.node)
         if action == "pressure":
             await host.pressure.remote(chaos.node, chaos.extra_usage(), chaos.duration_seconds())
             return ""

@@ -69,9 +69,6 @@ class NodeHostActor(Profiled):
     async def partition(self, name: str, duration: float | None) -> None:
         self.host.partition(name, self.clock.now(), duration)
 
-    async def ping(self) -> bool:
-        return True
-
     async def pressure(self, name: str, extra: dict, duration: float | None) -> None:
         self.host.pressure(name, extra, self.clock.now(), duration)
         await self._flush()

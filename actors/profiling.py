@@ -49,11 +49,15 @@ class Profile:
 
 class Profiled:
     """Mixin for the actor classes: the remote methods a benchmark uses to see where the
-    CPU went, and whether the actor's clock runs (a process Ray restarted on its own has
-    a fresh, unstarted clock until somebody starts it). The actor sets ``self.profile``
-    and ``self.clock`` in its constructor."""
+    CPU went, and the two a restart uses: ``ping`` (the actor answers) and whether its
+    clock runs (a process Ray restarted on its own has a fresh, unstarted clock until
+    somebody starts it). The actor sets ``self.profile`` and ``self.clock`` in its
+    constructor."""
 
     profile: Profile
+
+    async def ping(self) -> bool:
+        return True
 
     async def clock_started(self) -> bool:
         return self.clock.started

@@ -56,9 +56,6 @@ class SchedulerActor(Profiled):
         if self._task is None or self._task.done():  # told twice (a restart helper's retry): one loop
             self._task = asyncio.get_running_loop().create_task(self._run())
 
-    async def ping(self) -> bool:
-        return True
-
     async def stats(self) -> dict:
         err = None
         if self._task is not None and self._task.done() and self._task.exception():

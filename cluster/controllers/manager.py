@@ -26,6 +26,7 @@ from .daemonset import DaemonSetController
 from .disruption import DisruptionController
 from .nodelifecycle import NodeLifecycleController
 from .nodetaints import NodeTaintController
+from .ownedpods import ParkedPods
 from .podgc import PodGC
 from .replicaset import ReplicaSetController
 from .tainteviction import TaintEvictionController
@@ -65,27 +66,18 @@ class DisruptionStep:
 
     def __init__(self):
         self.controller = DisruptionController()
-        # Pods seen before the first budget, latest copy each: without budgets nothing reads
-        # them, and most clusters have none (the controller-manager used to not even watch
-        # pods then).
-        self._parked: dict[tuple[str, str], dict] | None = {}
+        # Without budgets nothing reads the pods, and most clusters have none (the
+        # controller-manager used to not even watch pods then).
+        self._parked = ParkedPods()
 
     def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
-        if kind == "Pod" and self._parked is not None:
-            m = obj.get("metadata") or {}
-            key = (m.get("namespace", ""), m.get("name", ""))
-            if event_type == "DELETED":
-                self._parked.pop(key, None)
-            else:
-                self._parked[key] = obj
-        elif kind == "Pod":
-            self.controller.on_pod(event_type, obj)
-        else:
-            if self._parked is not None:
-                parked, self._parked = self._parked, None
-                for key in sorted(parked):
-                    self.controller.on_pod("ADDED", parked[key])
-            self.controller.on_pdb(event_type, obj)
+        if kind == "Pod":
+            if not self._parked.park(event_type, obj):
+                self.controller.on_pod(event_type, obj)
+            return
+        for pod in self._parked.release():
+            self.controller.on_pod("ADDED", pod)
+        self.controller.on_pdb(event_type, obj)
 
     def sync(self, now: float) -> Writes:
         out = Writes()

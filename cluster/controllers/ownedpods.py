@@ -102,6 +102,35 @@ def _key(obj: dict) -> PodKey:
     return namespace_of(obj), name_of(obj)
 
 
+# ---- parking: pods before there is anything to control --------------------------------
+
+class ParkedPods:
+    """Until a controller has anything to control (no owner, no budget yet), the latest copy
+    of each pod it was told of, by key: a dict write per pod event instead of indexing.
+    ``release`` hands them over once, in key order, and ends parking for good."""
+
+    __slots__ = ("_pods",)
+
+    def __init__(self):
+        self._pods: dict[PodKey, dict] | None = {}
+
+    def park(self, etype: str, pod: dict) -> bool:
+        """Keep the event if parking is still on; returns whether it did."""
+        if self._pods is None:
+            return False
+        if etype == "DELETED":
+            self._pods.pop(_key(pod), None)
+        else:
+            self._pods[_key(pod)] = pod
+        return True
+
+    def release(self) -> list[dict]:
+        if self._pods is None:
+            return []
+        pods, self._pods = self._pods, None
+        return [pods[key] for key in sorted(pods)]
+
+
 # ---- the pod index -------------------------------------------------------------------
 
 @dataclass(slots=True)

@@ -58,7 +58,8 @@ from ..api.codec import decode, encode
 from ..api.events import make_event
 from ..api.objects import is_terminating, labels_of, uid_of
 from .ownedpods import (  # noqa: F401 (re-exported for the two controllers)
-    EXPECTATIONS_TIMEOUT, SLOW_START_INITIAL_BATCH, Backoff, Change, Expectations, OwnerState, PodIndex, PodKey,
+    EXPECTATIONS_TIMEOUT, SLOW_START_INITIAL_BATCH, Backoff, Change, Expectations, OwnerState, ParkedPods,
+    PodIndex, PodKey,
     _key, _not_found, _with_refs,
     available_at, base_pod, controller_ref, error_text, is_pod_active, is_pod_ready, owner_reference,
     ready_since, selector_of,
@@ -109,36 +110,25 @@ class WorkloadController:
         self._claims: dict[PodKey, dict] = {}  # pod key -> the pod before our claim write
         self._blocked: dict[PodKey, str] = {}  # pod key -> resourceVersion whose claim failed
         self._out = self.writes_class()  # raised by events and failure reports; sent at the next sync
-        self._parked: dict[PodKey, dict] | None = {}  # pods seen before any owner; None after
+        # Until the first owner nothing can own, adopt or collect a pod: the common cluster
+        # without ReplicaSets or DaemonSets pays a dict write per pod event.
+        self._parked = ParkedPods()
 
     # -- events --------------------------------------------------------------------------
     def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
         if kind == self.KIND:
-            self._unpark(now)
+            for pod in self._parked.release():
+                self._apply_pod("ADDED", pod, now)
             self._on_owner(etype, obj, now)
-        elif kind == "Pod" and self._parked is not None:
-            # No owner of this kind has ever been seen: nothing can own, adopt or collect
-            # these pods yet, so keep only the latest copy of each (the common cluster
-            # without ReplicaSets or DaemonSets pays a dict write per pod event).
-            if etype == "DELETED":
-                self._parked.pop(_key(obj), None)
-            else:
-                self._parked[_key(obj)] = obj
         elif kind == "Pod":
+            if self._parked.park(etype, obj):
+                return
             key = _key(obj)
             self._claims.pop(key, None)  # the apiserver's word replaces any claim in flight
             unblocked = self._blocked.pop(key, None) is not None  # a new version may be claimed
             self._apply_pod(etype, obj, now, reoffer=unblocked)
         else:
             self._on_other(kind, etype, obj, now)
-
-    def _unpark(self, now: float) -> None:
-        """The first owner event: index the pods parked until now, in key order."""
-        if self._parked is None:
-            return
-        parked, self._parked = self._parked, None
-        for key in sorted(parked):
-            self._apply_pod("ADDED", parked[key], now)
 
     def _on_owner(self, etype: str, obj: dict, now: float) -> None:
         uid = self._by_key.get(_key(obj))

@@ -23,15 +23,15 @@ it may run on, which scenarios check with ``count`` expectations instead.
 from __future__ import annotations
 
 from ..api.objects import is_terminal, is_terminating
+from ..controllers.ownedpods import controller_ref
 
 LOST_GRACE = 60.0  # emulated seconds a ReplicaSet may stay short before pods count as lost
 
 
 def controller_uid(pod: dict) -> str | None:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("kind") == "ReplicaSet":
-            return ref.get("uid")
-    return None
+    """The uid of the ReplicaSet controlling ``pod``, if one does."""
+    ref = controller_ref(pod)
+    return ref.get("uid") if ref is not None and ref.get("kind") == "ReplicaSet" else None
 
 
 class OwnedPods:

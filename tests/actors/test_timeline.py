@@ -9,7 +9,9 @@ from cluster.scenario.chaos import ChaosSpec
 class FakeCluster:
     def __init__(self, nodes):
         self.nodes, self.dead_nodes, self.calls = list(nodes), set(), []
-        self.host_of = {n: self for n in nodes}
+
+    def host_of(self, node):
+        return self
 
     def live_nodes(self, now):
         return [n for n in self.nodes if n not in self.dead_nodes]
