@@ -13,6 +13,7 @@ timeline, and its watchers relist. Ray restarts the actor after a crash or a
 only see a pause (and, for a retried write whose first attempt had committed, the
 AlreadyExists or Conflict a lost reply would give against a real apiserver).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,8 +41,14 @@ def _refused(result, error: tuple):
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
 class APIServerActor(Profiled):
-    def __init__(self, seed: int = 0, window: int = 50_000, time_scale: float = 1.0,
-                 data_dir: str | None = None, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY):
+    def __init__(
+        self,
+        seed: int = 0,
+        window: int = 50_000,
+        time_scale: float = 1.0,
+        data_dir: str | None = None,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ):
         """``data_dir``: where the durable log lives; None keeps everything in memory (a
         restart then starts from nothing)."""
         self.profile = Profile()
@@ -192,9 +199,13 @@ class APIServerActor(Profiled):
         d = self.durable
         if d is None:
             return {}
-        return {"dataDir": d.directory, "recoveredResourceVersion": d.recovered_rv,
-                "snapshotResourceVersion": d.log.snapshot_rv, "commitsFailed": d.commits_failed,
-                "snapshotError": d.snapshot_error}
+        return {
+            "dataDir": d.directory,
+            "recoveredResourceVersion": d.recovered_rv,
+            "snapshotResourceVersion": d.log.snapshot_rv,
+            "commitsFailed": d.commits_failed,
+            "snapshotError": d.snapshot_error,
+        }
 
     async def counts(self) -> dict:
         return {kind: self.api.store.count(kind) for kind in ("Pod", "Node", "Event", "Lease")} | {

@@ -26,6 +26,7 @@ kubelet's Running status).
 Ray, no apiserver): what the scheduling algorithm alone costs per pod, bind confirmations
 included. Comparing it with ``schedule`` shows how much the actor path adds.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,28 +55,47 @@ def bench_pod(i: int, workload: str = "basic") -> dict:
     spread constraint (maxSkew 1, DoNotSchedule) over its app, or required affinity to its
     app's zone."""
     app = f"app-{i // GROUP}" if workload == "mixed" else "bench"
-    spec: dict = {"containers": [{"name": "c", "image": "pause",
-                                  "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}
+    spec: dict = {
+        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]
+    }
     same_app = {"matchLabels": {"app": app}}
     if workload == "mixed" and i % 3 == 0:
         kind = (i // 3) % 3
         if kind == 0:
-            spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 100, "podAffinityTerm": {"labelSelector": same_app, "topologyKey": HOST_KEY}}]}}
+            spec["affinity"] = {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 100, "podAffinityTerm": {"labelSelector": same_app, "topologyKey": HOST_KEY}}
+                    ]
+                }
+            }
         elif kind == 1:
-            spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": ZONE_KEY,
-                                                  "whenUnsatisfiable": "DoNotSchedule", "labelSelector": same_app}]
+            spec["topologySpreadConstraints"] = [
+                {"maxSkew": 1, "topologyKey": ZONE_KEY, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": same_app}
+            ]
         else:
-            spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": same_app, "topologyKey": ZONE_KEY}]}}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"pod-{i}", "namespace": "default", "labels": {"app": app}},
-            "spec": spec}
+            spec["affinity"] = {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": same_app, "topologyKey": ZONE_KEY}
+                    ]
+                }
+            }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i}", "namespace": "default", "labels": {"app": app}},
+        "spec": spec,
+    }
 
 
 def _actors(cluster) -> list[tuple[str, object]]:
-    return [("apiserver", cluster.api), ("scheduler", cluster.scheduler), ("controllers", cluster.controllers),
-            *[("hosts", h) for h in cluster.hosts]]
+    return [
+        ("apiserver", cluster.api),
+        ("scheduler", cluster.scheduler),
+        ("controllers", cluster.controllers),
+        *[("hosts", h) for h in cluster.hosts],
+    ]
 
 
 async def _dump_profiles(cluster, log, reset: bool = False) -> None:
@@ -110,9 +130,16 @@ def _cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, f
 
 def bench_pools(nodes: int) -> list[NodePool]:
     per_zone, extra = divmod(nodes, ZONES)
-    return [NodePool(namePrefix=f"z{z}-node", count=per_zone + (z < extra), labels={ZONE_KEY: f"zone-{z}"},
-                     capacity={"cpu": "4", "memory": "32Gi", "pods": "110"})
-            for z in range(ZONES) if per_zone + (z < extra)]
+    return [
+        NodePool(
+            namePrefix=f"z{z}-node",
+            count=per_zone + (z < extra),
+            labels={ZONE_KEY: f"zone-{z}"},
+            capacity={"cpu": "4", "memory": "32Gi", "pods": "110"},
+        )
+        for z in range(ZONES)
+        if per_zone + (z < extra)
+    ]
 
 
 async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dict:
@@ -151,9 +178,18 @@ async def _schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, l
         rate = round(count / seconds, 1) if seconds > 0 else None
         log(f"bound {count}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s")
         log(f"CPU seconds from the scheduler's start to the last poll: {cpu}")
-        return {"benchmark": "schedule", "workload": workload, "nodes": nodes, "pods": pods, "bound": count,
-                "hosts": len(cluster.hosts), "seconds": round(seconds, 3), "podsPerSecond": rate,
-                "bindConflicts": stats.get("bindConflicts", 0), "cpuSeconds": cpu}
+        return {
+            "benchmark": "schedule",
+            "workload": workload,
+            "nodes": nodes,
+            "pods": pods,
+            "bound": count,
+            "hosts": len(cluster.hosts),
+            "seconds": round(seconds, 3),
+            "podsPerSecond": rate,
+            "bindConflicts": stats.get("bindConflicts", 0),
+            "cpuSeconds": cpu,
+        }
     finally:
         cluster.shutdown()
 
@@ -166,16 +202,23 @@ FILL_PER_NODE = 4
 
 
 def preempt_pod(name: str, priority_class: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "labels": {"app": priority_class}},
-            "spec": {"priorityClassName": priority_class, "terminationGracePeriodSeconds": 0,
-                     "containers": [{"name": "c", "image": "pause",
-                                     "resources": {"requests": {"cpu": "900m", "memory": "500Mi"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": priority_class}},
+        "spec": {
+            "priorityClassName": priority_class,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "900m", "memory": "500Mi"}}}
+            ],
+        },
+    }
 
 
 async def _create(cluster, objs: list[dict]) -> None:
     for i in range(0, len(objs), CREATE_BATCH):
-        bad = [r for r in await cluster.api.create.remote(objs[i:i + CREATE_BATCH]) if r is not None]
+        bad = [r for r in await cluster.api.create.remote(objs[i : i + CREATE_BATCH]) if r is not None]
         if bad:
             raise RuntimeError(f"create failed: {bad[0]}")
 
@@ -216,12 +259,22 @@ async def _preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         await _dump_profiles(cluster, log)
         seconds = (last - start) if count else 0.0
         rate = round(count / seconds, 1) if seconds > 0 else None
-        log(f"bound {count}/{pods} high-priority pods {seconds:.2f}s after their creation began: {rate} pods/s; "
-            f"{stats['preemptions']} preemptions, {stats['victims']} victims")
+        log(
+            f"bound {count}/{pods} high-priority pods {seconds:.2f}s after their creation began: {rate} pods/s; "
+            f"{stats['preemptions']} preemptions, {stats['victims']} victims"
+        )
         log(f"CPU seconds meanwhile (the window runs on past the last bind by up to 0.2 s): {cpu}")
-        return {"benchmark": "preempt", "nodes": nodes, "pods": pods, "bound": count, "seconds": round(seconds, 3),
-                "podsPerSecond": rate, "preemptions": stats["preemptions"], "victims": stats["victims"],
-                "cpuSeconds": cpu}
+        return {
+            "benchmark": "preempt",
+            "nodes": nodes,
+            "pods": pods,
+            "bound": count,
+            "seconds": round(seconds, 3),
+            "podsPerSecond": rate,
+            "preemptions": stats["preemptions"],
+            "victims": stats["victims"],
+            "cpuSeconds": cpu,
+        }
     finally:
         cluster.shutdown()
 
@@ -263,8 +316,15 @@ def _cycle(nodes: int, pods: int, workload: str, log) -> dict:
     seconds = time.perf_counter() - start
     rate = round(bound / seconds, 1) if seconds > 0 else None
     log(f"bound {bound}/{pods} pods in {seconds:.2f}s: {rate} pods/s, {1e6 * seconds / max(bound, 1):.0f} us per pod")
-    return {"benchmark": "cycle", "workload": workload, "nodes": nodes, "pods": pods, "bound": bound,
-            "seconds": round(seconds, 3), "podsPerSecond": rate}
+    return {
+        "benchmark": "cycle",
+        "workload": workload,
+        "nodes": nodes,
+        "pods": pods,
+        "bound": bound,
+        "seconds": round(seconds, 3),
+        "podsPerSecond": rate,
+    }
 
 
 def _echo_status_patches(sched: Scheduler, out, pending: dict, now: float) -> None:
@@ -311,18 +371,37 @@ def _preempt_cycle(nodes: int, pods: int, log) -> dict:
         bound += _confirm_binds(sched, out, pending, now)
         for _, _, uid, node in out.binds:  # the kubelet's Running status
             pod = pending[uid]
-            sched.on_pod("MODIFIED", dict(pod, spec=dict(pod["spec"], nodeName=node),
-                                          status={"phase": "Running", "startTime": rfc3339(now)}), now)
+            sched.on_pod(
+                "MODIFIED",
+                dict(
+                    pod, spec=dict(pod["spec"], nodeName=node), status={"phase": "Running", "startTime": rfc3339(now)}
+                ),
+                now,
+            )
         now += 1.0  # past every backoff of the previous round
     seconds = time.perf_counter() - start
     rate = round(bound / seconds, 1) if seconds > 0 else None
     log(f"bound {bound}/{pods} pods in {seconds:.2f}s: {rate} pods/s; {sched.stats['victims']} victims")
-    return {"benchmark": "preempt-cycle", "nodes": nodes, "pods": pods, "bound": bound,
-            "seconds": round(seconds, 3), "podsPerSecond": rate, "victims": sched.stats["victims"]}
+    return {
+        "benchmark": "preempt-cycle",
+        "nodes": nodes,
+        "pods": pods,
+        "bound": bound,
+        "seconds": round(seconds, 3),
+        "podsPerSecond": rate,
+        "victims": sched.stats["victims"],
+    }
 
 
-def run_bench(name: str, nodes: int, pods: int, nodes_per_host: int = 0, log=None, workload: str = "basic",
-              chaos: dict | None = None) -> dict:
+def run_bench(
+    name: str,
+    nodes: int,
+    pods: int,
+    nodes_per_host: int = 0,
+    log=None,
+    workload: str = "basic",
+    chaos: dict | None = None,
+) -> dict:
     """``chaos``: the chaos bench's options (kill_rate, duration, time_scale, seed, targets,
     restarts), as ``actors/benchchaos.py`` takes them."""
     log = log or (lambda s: print(s, file=sys.stderr))

@@ -13,6 +13,7 @@ the replicas not running on a live node, not terminating, when healing ends (0 w
 ReplicaSet is whole again); ``violations`` counts noOvercommit, noDoubleBinding and
 noLostPods lines. Prints a human summary and, last, one JSON line.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,12 +37,24 @@ REVIVE_EVERY = 2.0  # real seconds between looks for actors Ray restarted on its
 
 def replica_set(i: int, replicas: int) -> dict:
     labels = {"app": f"soak-{i}"}
-    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": f"soak-{i}", "namespace": "default"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels},
-                                  "spec": {"terminationGracePeriodSeconds": 5,
-                                           "containers": [{"name": "c", "image": "pause", "resources": {
-                                               "requests": {"cpu": "100m", "memory": "500Mi"}}}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": f"soak-{i}", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "terminationGracePeriodSeconds": 5,
+                    "containers": [
+                        {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}
+                    ],
+                },
+            },
+        },
+    }
 
 
 class Soak:
@@ -72,9 +85,11 @@ class Soak:
     def running(self) -> int:
         """Owned pods Running, not terminating, on a node whose kubelet is alive."""
         dead = self.cluster.dead_nodes
-        return sum(1 for p in self.mirror.pods.values()
-                   if controller_uid(p) and phase_of(p) == "Running" and not is_terminating(p)
-                   and node_name_of(p) not in dead)
+        return sum(
+            1
+            for p in self.mirror.pods.values()
+            if controller_uid(p) and phase_of(p) == "Running" and not is_terminating(p) and node_name_of(p) not in dead
+        )
 
     async def wait_running(self, want: int, limit: float, timeline: Timeline | None = None) -> tuple[float, bool]:
         """Observe until ``want`` replicas run or ``limit`` emulated seconds pass."""
@@ -90,14 +105,27 @@ class Soak:
 def _chaos_spec(rate: float, seed: int, targets: list[str], duration: float) -> ChaosSpec:
     for t in targets:
         if t not in RANDOM_TARGETS:
-            raise ValueError(f"--targets: {t!r} is not an action random chaos runs (supported: {', '.join(RANDOM_TARGETS)})")
+            raise ValueError(
+                f"--targets: {t!r} is not an action random chaos runs (supported: {', '.join(RANDOM_TARGETS)})"
+            )
     if not rate > 0:
         raise ValueError(f"--kill-rate: {rate} must be greater than 0 (faults per emulated second)")
     return ChaosSpec(action="random", rate=rate, seed=seed, targets=targets, duration=duration)
 
 
-async def run_chaos(nodes: int, pods: int, *, kill_rate: float, duration: float, time_scale: float, seed: int,
-                    targets: list[str], restarts: list[str], nodes_per_host: int, log) -> dict:
+async def run_chaos(
+    nodes: int,
+    pods: int,
+    *,
+    kill_rate: float,
+    duration: float,
+    time_scale: float,
+    seed: int,
+    targets: list[str],
+    restarts: list[str],
+    nodes_per_host: int,
+    log,
+) -> dict:
     from actors.bench import bench_pools
 
     spec = _chaos_spec(kill_rate, seed, targets, duration)
@@ -113,8 +141,10 @@ async def run_chaos(nodes: int, pods: int, *, kill_rate: float, duration: float,
             raise RuntimeError(f"create failed: {bad[0]}")
         soak, timeline = Soak(cluster), Timeline(cluster, log)
         took, ok = await soak.wait_running(pods, max(600.0, pods / 10) * time_scale)
-        log(f"{nodes} nodes on {len(cluster.hosts)} hosts; {soak.running()}/{pods} pods running after "
-            f"{took:.0f}s emulated ({time.time() - t0:.0f}s real)")
+        log(
+            f"{nodes} nodes on {len(cluster.hosts)} hosts; {soak.running()}/{pods} pods running after "
+            f"{took:.0f}s emulated ({time.time() - t0:.0f}s real)"
+        )
         if not ok:
             raise RuntimeError(f"only {soak.running()} of {pods} pods ran before the soak; nothing measured")
         healed = await _soak(cluster, soak, timeline, spec, restarts, log)
@@ -140,8 +170,9 @@ async def _soak(cluster: Cluster, soak: Soak, timeline: Timeline, spec: ChaosSpe
     return took if ok else None
 
 
-def _result(cluster, soak: Soak, timeline: Timeline, nodes: int, pods: int, spec: ChaosSpec, healed, wall: float,
-            log) -> dict:
+def _result(
+    cluster, soak: Soak, timeline: Timeline, nodes: int, pods: int, spec: ChaosSpec, healed, wall: float, log
+) -> dict:
     faults: dict[str, int] = {}
     for entry in timeline.chaos_log[1:]:
         faults[entry["action"]] = faults.get(entry["action"], 0) + 1
@@ -150,12 +181,27 @@ def _result(cluster, soak: Soak, timeline: Timeline, nodes: int, pods: int, spec
     for name in INVARIANTS:
         for line in soak.mirror.violations[name][:3]:
             log(f"violation {name}: {line}")
-    log(f"faults {faults}; nodes down {len(cluster.dead_nodes)}; pods created {len(soak.created)}; "
-        f"healed {'in %.0fs emulated' % healed if healed is not None else 'NOT within %ds' % HEAL_LIMIT}; "
-        f"pods lost {lost}; violations {sum(violations.values())}")
-    return {"benchmark": "chaos", "nodes": nodes, "pods": pods, "seconds": round(wall, 1),
-            "killRate": spec.rate, "soakSeconds": spec.duration_seconds(), "timeScale": cluster.time_scale,
-            "targets": spec.targets, "faults": faults, "nodesDown": len(cluster.dead_nodes),
-            "restarts": [{"component": c, "realSeconds": round(s, 2)} for c, s in cluster.restarts],
-            "podsCreated": len(soak.created), "revived": soak.revived, "healSeconds": None if healed is None else round(healed, 1),
-            "podsLost": lost, "violations": sum(violations.values()), "violationsBy": violations}
+    log(
+        f"faults {faults}; nodes down {len(cluster.dead_nodes)}; pods created {len(soak.created)}; "
+        f"healed {f'in {healed:.0f}s emulated' if healed is not None else f'NOT within {HEAL_LIMIT:.0f}s'}; "
+        f"pods lost {lost}; violations {sum(violations.values())}"
+    )
+    return {
+        "benchmark": "chaos",
+        "nodes": nodes,
+        "pods": pods,
+        "seconds": round(wall, 1),
+        "killRate": spec.rate,
+        "soakSeconds": spec.duration_seconds(),
+        "timeScale": cluster.time_scale,
+        "targets": spec.targets,
+        "faults": faults,
+        "nodesDown": len(cluster.dead_nodes),
+        "restarts": [{"component": c, "realSeconds": round(s, 2)} for c, s in cluster.restarts],
+        "podsCreated": len(soak.created),
+        "revived": soak.revived,
+        "healSeconds": None if healed is None else round(healed, 1),
+        "podsLost": lost,
+        "violations": sum(violations.values()),
+        "violationsBy": violations,
+    }

@@ -8,6 +8,7 @@ a whole Ray node. It remembers what it broke (dead hosts and nodes, partitions) 
 checks skip the dead and random chaos picks among the living. Called by the scenario
 driver and by ``kubemu bench``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -33,9 +34,19 @@ REVIVE_TIMEOUT = 5.0  # real seconds an actor has to say whether its clock runs
 
 
 class Cluster:
-    def __init__(self, node_configs: list, *, seed: int = 1, time_scale: float = 1.0,
-                 nodes_per_host: int = 0, window: int = 50_000, scheduler_config=None, taken=None,
-                 ray_nodes: int = 0, durable: bool = True):
+    def __init__(
+        self,
+        node_configs: list,
+        *,
+        seed: int = 1,
+        time_scale: float = 1.0,
+        nodes_per_host: int = 0,
+        window: int = 50_000,
+        scheduler_config=None,
+        taken=None,
+        ray_nodes: int = 0,
+        durable: bool = True,
+    ):
         self.time_scale = time_scale
         self.taken = {} if taken is None else taken  # namePrefix -> next index, for addNodes
         self.clock = Clock(ClockSpec(time_scale), time.time)
@@ -125,8 +136,11 @@ class Cluster:
 
     def live_nodes(self, now: float) -> list[str]:
         """Nodes whose kubelet runs and reaches the apiserver: fair game for random chaos."""
-        return [n for n in self.host_index
-                if n not in self.dead_nodes and n not in self.removed_nodes and self.partitioned.get(n, -1.0) <= now]
+        return [
+            n
+            for n in self.host_index
+            if n not in self.dead_nodes and n not in self.removed_nodes and self.partitioned.get(n, -1.0) <= now
+        ]
 
     async def health(self) -> list[str]:
         problems = []
@@ -184,7 +198,9 @@ class Cluster:
                 raise ValueError(f"node: the host holding {node} was killed for good")
             handle = self.hosts[i]
         else:
-            handle = {"apiserver": self.api, "scheduler": self.scheduler, "controller-manager": self.controllers}[component]
+            handle = {"apiserver": self.api, "scheduler": self.scheduler, "controller-manager": self.controllers}[
+                component
+            ]
         if component == "scheduler":  # a new process counts from zero: keep what the old one counted
             before = await self.scheduler.stats.remote()
             for k, v in before.items():

@@ -14,6 +14,7 @@ Restartable (chaos ``restart``): Ray re-runs ``__init__`` and the driver calls
 every node for the first time, so each gets a full grace period, as after an upstream
 kube-controller-manager restart.
 """
+
 from __future__ import annotations
 
 import asyncio

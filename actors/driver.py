@@ -5,6 +5,7 @@ apiserver and the chaos actions to the cluster, watches Pods, Nodes, Events and
 ReplicaSets into a ``Mirror`` like any other client, lets ``ScenarioRun`` judge the
 expectations, and builds the report.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -62,7 +63,11 @@ class Timeline:
 
     async def chaos(self, chaos, now: float) -> None:
         detail = await self._chaos(chaos, now)
-        target = (f"host of {chaos.node}" if chaos.component == "host" else chaos.component) or chaos.node or (f"ray node {chaos.rayNode}" if chaos.rayNode is not None else "")
+        target = (
+            (f"host of {chaos.node}" if chaos.component == "host" else chaos.component)
+            or chaos.node
+            or (f"ray node {chaos.rayNode}" if chaos.rayNode is not None else "")
+        )
         self.chaos_log.append({"time": round(now, 3), "action": chaos.action, "target": target, "detail": detail})
         shown = detail if len(detail) <= 160 else detail[:150] + f" ... ({detail.count(',') + 1} in all)"
         self.log(f"[{now:8.1f}s] chaos {chaos.action} {target}{': ' + shown if detail else ''}")
@@ -117,13 +122,21 @@ async def run_scenario(scenario: Scenario, log=lambda s: print(s, file=sys.stder
     raycluster.init_ray(spec.cluster.rayNodes)
     taken: dict[str, int] = {}
     nodes = expand_pools(spec.cluster.nodes, taken)
-    cluster = Cluster(nodes, seed=spec.seed, time_scale=spec.timeScale, nodes_per_host=spec.cluster.nodesPerHost,
-                      scheduler_config=scheduler_config(scenario), taken=taken, ray_nodes=spec.cluster.rayNodes)
+    cluster = Cluster(
+        nodes,
+        seed=spec.seed,
+        time_scale=spec.timeScale,
+        nodes_per_host=spec.cluster.nodesPerHost,
+        scheduler_config=scheduler_config(scenario),
+        taken=taken,
+        ray_nodes=spec.cluster.rayNodes,
+    )
     try:
         registered = await cluster.register_nodes()
         spread = f" over {len(cluster.ray_ids)} Ray nodes" if cluster.ray_ids else ""
-        log(f"kubemu: {registered} nodes on {len(cluster.hosts)} hosts{spread} registered in "
-            f"{time.time() - wall0:.1f}s")
+        log(
+            f"kubemu: {registered} nodes on {len(cluster.hosts)} hosts{spread} registered in {time.time() - wall0:.1f}s"
+        )
         mirror, run, timeline = Mirror(), ScenarioRun(scenario), Timeline(cluster, log)
         informer = Informer(cluster.api, ["Node", "Pod", "Event", "ReplicaSet"])
         await cluster.start_clock()
@@ -153,8 +166,9 @@ def _placement(cluster: Cluster) -> dict:
     return out
 
 
-async def _loop(cluster: Cluster, run: ScenarioRun, mirror: Mirror, informer: Informer, timeline: Timeline,
-                log) -> float:
+async def _loop(
+    cluster: Cluster, run: ScenarioRun, mirror: Mirror, informer: Informer, timeline: Timeline, log
+) -> float:
     clock, last_progress = cluster.clock, time.time()
     # The PodResources view is polled only when an expectation reads it; the report's copy
     # is taken once at the end.
@@ -189,6 +203,8 @@ def _progress(mirror: Mirror, run: ScenarioRun, now: float) -> str:
         p = phase_of(pod) or "?"
         phases[p] = phases.get(p, 0) + 1
     decided = sum(v.ok is not None for v in run.tracker.verdicts)
-    return (f"[{now:8.1f}s] nodes {len(mirror.nodes)}; pods "
-            + (", ".join(f"{v} {k}" for k, v in sorted(phases.items())) or "none")
-            + f"; expectations decided {decided}/{len(run.tracker.verdicts)}")
+    return (
+        f"[{now:8.1f}s] nodes {len(mirror.nodes)}; pods "
+        + (", ".join(f"{v} {k}" for k, v in sorted(phases.items())) or "none")
+        + f"; expectations decided {decided}/{len(run.tracker.verdicts)}"
+    )

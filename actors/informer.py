@@ -11,6 +11,7 @@ holds the old resourceVersions) and a relist. Should Ray report the actor unreac
 anyway, ``poll`` waits a short, growing pause, returns no events, and relists every kind on
 its next call: a reply lost in the failure may have carried events.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,8 +50,7 @@ class Informer:
         if to_list:
             # Every list is fetched before any is applied: a failure midway leaves the
             # reflector as it was, so the retry reports each change exactly as it should.
-            replies = [await self.api.list.remote(kind, self.node_names if kind == "Pod" else None)
-                       for kind in to_list]
+            replies = [await self.api.list.remote(kind, self.node_names if kind == "Pod" else None) for kind in to_list]
             out = []
             for kind, (rv, items) in zip(to_list, replies):
                 out += self.reflector.on_list(kind, rv, items)

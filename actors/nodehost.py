@@ -15,6 +15,7 @@ killed with ``ray.kill(h, no_restart=True)`` (the killHost chaos) stays dead. ``
 be the apiserver's actor name: a handle argument would sit in Ray's object store, which a
 restart cannot count on (Ray issue 53727).
 """
+
 from __future__ import annotations
 
 import asyncio

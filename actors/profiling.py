@@ -6,6 +6,7 @@ its event-loop thread profiles that thread's CPU time with cProfile, and ``dump(
 both are no-ops. Used by the apiserver, scheduler and node-host actors; ``kubemu bench``
 asks them to dump before it shuts the cluster down.
 """
+
 from __future__ import annotations
 
 import cProfile

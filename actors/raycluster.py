@@ -8,6 +8,7 @@ control-plane actors are pinned to Ray node 0 (the head), node hosts are dealt r
 over the live Ray nodes, so with N hosts and M Ray nodes every Ray node gets hosts once
 N >= M. Called by ``actors/cluster.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,14 +33,17 @@ def init_ray(ray_nodes: int = 0) -> None:
         if address is None and ray_nodes >= 2:
             _local = _start_local(ray_nodes)
             address = _local.address
-        ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=True,
-                 configure_logging=True)
+        ray.init(
+            address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=True, configure_logging=True
+        )
         if _local is not None:
             _local.wait_for_nodes()
     have = len(node_ids())
     if ray_nodes >= 2 and have < ray_nodes:
-        raise RayClusterError(f"spec.cluster.rayNodes: {ray_nodes} Ray nodes asked for, the Ray cluster has {have} "
-                              "(run without RAY_ADDRESS in a fresh process to start a local one)")
+        raise RayClusterError(
+            f"spec.cluster.rayNodes: {ray_nodes} Ray nodes asked for, the Ray cluster has {have} "
+            "(run without RAY_ADDRESS in a fresh process to start a local one)"
+        )
 
 
 def _start_local(ray_nodes: int):
@@ -47,8 +51,10 @@ def _start_local(ray_nodes: int):
 
     # A marker resource per Ray node numbers them, whatever order Ray lists them in.
     cpus = max(1, (os.cpu_count() or 1) // ray_nodes)
-    local = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus, "include_dashboard": False,
-                                                          "resources": {f"{MARK}0": 1}})
+    local = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": cpus, "include_dashboard": False, "resources": {f"{MARK}0": 1}},
+    )
     for i in range(1, ray_nodes):
         _workers.append(local.add_node(num_cpus=cpus, resources={f"{MARK}{i}": 1}))
     return local
@@ -71,7 +77,7 @@ def node_ids() -> list[str]:
     head = ray.get_runtime_context().get_node_id()
 
     def index(n) -> tuple:
-        marks = [int(r[len(MARK):]) for r in n.get("Resources", {}) if r.startswith(MARK)]
+        marks = [int(r[len(MARK) :]) for r in n.get("Resources", {}) if r.startswith(MARK)]
         return (marks[0] if marks else 1 << 30, n["NodeID"] != head, n["NodeID"])
 
     return [n["NodeID"] for n in sorted(nodes, key=index)]
@@ -89,8 +95,10 @@ def can_kill_ray_nodes() -> bool:
 def kill_ray_node(index: int) -> None:
     """Stop Ray node ``index`` (1-based among the workers: the head is 0) with its raylet."""
     if _local is None:
-        raise RayClusterError("rayNode: killRayNode needs the local Ray cluster kubemu starts itself "
-                              "(spec.cluster.rayNodes >= 2 and no RAY_ADDRESS)")
+        raise RayClusterError(
+            "rayNode: killRayNode needs the local Ray cluster kubemu starts itself "
+            "(spec.cluster.rayNodes >= 2 and no RAY_ADDRESS)"
+        )
     if not 1 <= index <= len(_workers):
         raise RayClusterError(f"rayNode: {index} is not a worker Ray node (1..{len(_workers)})")
     _local.remove_node(_workers[index - 1])

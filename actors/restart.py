@@ -7,6 +7,7 @@ way a crash would, waits until a new incarnation answers, and starts that one's 
 the cluster's timeline. Callers of the actor meanwhile see only a pause: Ray holds and
 retries their calls.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -17,6 +17,7 @@ pod in bound, so no pod is bound twice. Likewise Ray retries a bind call that wa
 when the apiserver restarted; a bind whose first attempt had committed comes back as
 "already assigned" to the node this scheduler chose, which counts as success.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,8 +25,8 @@ import time
 
 import ray
 
-from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from actors.informer import Informer
+from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.clock import Clock, ClockSpec
 from cluster.scheduler.scheduler import Scheduler
 
@@ -145,4 +146,3 @@ def _own_bind_retried(result: tuple, node: str) -> bool:
     """A Conflict saying the pod is already on ``node``: Ray retried a bind whose first
     attempt the apiserver had committed (its reply was lost in a restart)."""
     return result[0] == 409 and result[2].endswith(f'is already assigned to node "{node}"')
-

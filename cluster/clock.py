@@ -7,12 +7,13 @@ hand. Emulated time is in seconds since the scenario started:
 ``emulated = (source() - real_start) * time_scale``, and 0 until ``start`` is called, so
 slow actor start-up never eats into a scenario's timeline.
 """
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable
 
 # Object timestamps are rendered against a fixed epoch so that a replay with the same seed
 # writes the same creationTimestamps.

@@ -10,10 +10,12 @@ Cancellation is lazy: a cancelled entry stays in the heap and is skipped when it
 the top; the heap is rebuilt when dead entries outnumber live ones, so a kubelet that
 keeps rescheduling does not grow it without bound.
 """
+
 from __future__ import annotations
 
 import heapq
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 Handle = int
 

@@ -1,4 +1,5 @@
 """Shared fixtures: one local Ray for every test that needs it (started on first use)."""
+
 import pytest
 
 

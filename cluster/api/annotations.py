@@ -4,6 +4,7 @@ Owns their names, defaults and parsing; the kubelet reads them through ``emulati
 validation calls the same parser so a bad value is refused at create time with its field
 path. See the README's annotation table for the user-facing description.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -4,6 +4,7 @@ The apiserver encodes each stored object once and shares the bytes with every wa
 with the write-ahead log; clients decode on arrival. Objects are plain JSON-shaped dicts, so
 the codec is msgpack with string keys and nothing else.
 """
+
 from __future__ import annotations
 
 import msgpack

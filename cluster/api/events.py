@@ -4,6 +4,7 @@ The scheduler, the kubelets and the controllers all describe what they did with 
 this module owns their shape so the report and expectations can read them uniformly.
 Events are created through the apiserver in batches like every other write.
 """
+
 from __future__ import annotations
 
 import itertools

@@ -5,6 +5,7 @@ user's manifests load unchanged and the codec is trivial. This module owns the l
 kubemu serves, which of them are namespaced, and the key every component uses to name an
 object: ``(kind, namespace, name)`` with ``""`` as the namespace of cluster-scoped kinds.
 """
+
 from __future__ import annotations
 
 # kind -> (apiVersion, namespaced)

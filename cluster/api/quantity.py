@@ -6,6 +6,7 @@ resource in whole units (bytes, pods, devices), rounded up the way upstream's
 ``Quantity.MilliValue()`` and ``Quantity.Value()`` round. Called by validation, by
 ``resources`` (pod and node resource vectors) and by the report for formatting.
 """
+
 from __future__ import annotations
 
 import math

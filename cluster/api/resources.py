@@ -5,6 +5,7 @@ maximum, pod overhead) and the scheduler's "non-zero" request variant. Called by
 scheduler cache, the kubelet's admission and the invariant checker, so all three agree on
 what a pod asks for. Inputs are API-shaped dicts that have passed validation.
 """
+
 from __future__ import annotations
 
 from .quantity import resource_int

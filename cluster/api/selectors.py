@@ -10,6 +10,7 @@ It also owns label syntax (label keys and values, RFC 1123 names) because a sele
 like upstream's, refuses requirements whose keys or values could never be labels;
 validation reuses the same predicates for metadata.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,9 +18,18 @@ import json
 import re
 
 __all__ = [
-    "SelectorError", "LabelSelector", "node_selector_requirement_matches", "node_selector_term_matches",
-    "node_selector_matches", "required_node_affinity_matches", "is_dns_label", "is_dns_subdomain",
-    "is_qualified_name", "is_label_value", "KEY_RULE", "VALUE_RULE",
+    "SelectorError",
+    "LabelSelector",
+    "node_selector_requirement_matches",
+    "node_selector_term_matches",
+    "node_selector_matches",
+    "required_node_affinity_matches",
+    "is_dns_label",
+    "is_dns_subdomain",
+    "is_qualified_name",
+    "is_label_value",
+    "KEY_RULE",
+    "VALUE_RULE",
 ]
 
 # ---- label syntax (upstream's RFC 1123 and qualified-name patterns, used with fullmatch) --
@@ -109,22 +119,20 @@ class LabelSelector:
         # requirements: iterable of (opcode, key, values tuple)
         reqs = sorted(requirements, key=lambda r: r[1])
         self._display = tuple((op, key, tuple(sorted(set(vals)))) for op, key, vals in reqs)
-        self._reqs = tuple(
-            (op, key, vals[0] if op in (_EQ, _NE) else frozenset(vals)) for op, key, vals in reqs
-        )
+        self._reqs = tuple((op, key, vals[0] if op in (_EQ, _NE) else frozenset(vals)) for op, key, vals in reqs)
         self._nothing = nothing
 
     @classmethod
-    def nothing(cls) -> "LabelSelector":
+    def nothing(cls) -> LabelSelector:
         """The selector a null ``selector`` field means: it matches no object."""
         return cls(nothing=True)
 
     @classmethod
-    def everything(cls) -> "LabelSelector":
+    def everything(cls) -> LabelSelector:
         return cls()
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "LabelSelector":
+    def from_dict(cls, d: dict | None) -> LabelSelector:
         """Compile a metav1.LabelSelector; ``None`` matches nothing, ``{}`` everything."""
         if d is None:
             return cls.nothing()
@@ -133,7 +141,7 @@ class LabelSelector:
         return cls(_from_match_labels(d.get("matchLabels")) + _from_expressions(d.get("matchExpressions")))
 
     @classmethod
-    def parse(cls, s: str) -> "LabelSelector":
+    def parse(cls, s: str) -> LabelSelector:
         """Compile the string form (``a=b,c!=d,e in (x,y),f notin (z),g,!h``)."""
         if not isinstance(s, str):
             raise SelectorError("a label selector string is required", "", s)
@@ -151,8 +159,11 @@ class LabelSelector:
     def required_values(self) -> list[tuple[str, frozenset]]:
         """(key, allowed values) for each ``=``/``in`` requirement: an index can narrow a
         search to objects carrying one of those labels before ``matches`` checks the rest."""
-        return [(key, frozenset((operand,)) if op == _EQ else operand)
-                for op, key, operand in self._reqs if op in (_EQ, _IN)]
+        return [
+            (key, frozenset((operand,)) if op == _EQ else operand)
+            for op, key, operand in self._reqs
+            if op in (_EQ, _IN)
+        ]
 
     @property
     def requirement_count(self) -> int:

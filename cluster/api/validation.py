@@ -13,6 +13,7 @@ Usage annotations (``kubemu.io/memory-usage``, ``kubemu.io/cpu-usage``) are acce
 as a quantity or as a string starting ``ramp(`` or ``spike(``; the kubelet module owns
 the profile grammar and parses the profiles themselves.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,12 +21,11 @@ import re
 
 from . import annotations as ann
 from .objects import KINDS
-from .quantity import QuantityError, parse as parse_quantity
+from .quantity import QuantityError
+from .quantity import parse as parse_quantity
 from .resources import is_extended
 from .selectors import (
     ENDS_RULE,
-    KEY_RULE as _KEY_RULE,
-    VALUE_RULE as _VALUE_RULE,
     LabelSelector,
     SelectorError,
     is_dns_label,
@@ -33,11 +33,25 @@ from .selectors import (
     is_label_value,
     is_qualified_name,
 )
+from .selectors import (
+    KEY_RULE as _KEY_RULE,
+)
+from .selectors import (
+    VALUE_RULE as _VALUE_RULE,
+)
 
 __all__ = [
-    "ValidationError", "NO_VALUE", "validate", "validate_pod_spec", "API_VERSIONS",
-    "HIGHEST_USER_PRIORITY", "SYSTEM_PRIORITY_CLASSES",
-    "is_dns_label", "is_dns_subdomain", "is_qualified_name", "is_label_value",  # re-exported
+    "ValidationError",
+    "NO_VALUE",
+    "validate",
+    "validate_pod_spec",
+    "API_VERSIONS",
+    "HIGHEST_USER_PRIORITY",
+    "SYSTEM_PRIORITY_CLASSES",
+    "is_dns_label",
+    "is_dns_subdomain",
+    "is_qualified_name",
+    "is_label_value",  # re-exported
 ]
 
 HIGHEST_USER_PRIORITY = 1_000_000_000
@@ -217,7 +231,7 @@ def _annotation_base(key: str) -> tuple[str | None, str]:
         return key, ""
     for known in ann.KNOWN:
         if key.startswith(known + ".") and len(key) > len(known) + 1:
-            return known, key[len(known) + 1:]
+            return known, key[len(known) + 1 :]
     return None, ""
 
 
@@ -296,7 +310,9 @@ def _check_resources(container: dict, cpath: str) -> None:
         limit = limits.get(name)
         if is_extended(name):
             if limit is None:
-                raise ValidationError(p, raw, f"needs an equal {name} limit: extended resources cannot be overcommitted")
+                raise ValidationError(
+                    p, raw, f"needs an equal {name} limit: extended resources cannot be overcommitted"
+                )
             if amount != limit[1]:
                 raise ValidationError(p, raw, f"must be equal to {name} limit of {limit[0]}")
         elif limit is not None and amount > limit[1]:
@@ -341,7 +357,9 @@ def _check_toleration(t: dict, path: str) -> None:
     if op == "Exists" and t.get("value"):
         raise ValidationError(_at(path, "value"), t["value"], "must be empty when operator is Exists")
     if _int(t, "tolerationSeconds", path) is not None and t.get("effect") != "NoExecute":
-        raise ValidationError(_at(path, "effect"), t.get("effect", ""), "must be NoExecute when tolerationSeconds is set")
+        raise ValidationError(
+            _at(path, "effect"), t.get("effect", ""), "must be NoExecute when tolerationSeconds is set"
+        )
 
 
 def validate_pod_spec(spec: dict, path: str = "spec") -> set:

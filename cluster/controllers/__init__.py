@@ -16,6 +16,7 @@ apiserver calls (DESIGN §4, "controller-manager actor"). Modules:
 - ``writes``: the ``Writes`` a controller's sync returns and the order they are sent in;
 - ``manager``: the controller contract and the routing of watch events to controllers.
 """
+
 from .disruption import DisruptionController, pdb_status, pdbs_for_pod
 
 __all__ = ["DisruptionController", "pdb_status", "pdbs_for_pod"]

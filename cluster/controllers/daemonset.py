@@ -41,6 +41,7 @@ Deviations: kubemu has no ControllerRevisions: the ``controller-revision-hash`` 
 a hash of ``spec.template`` computed here (not upstream's value), and a template change
 does not roll pods (no RollingUpdate: pods are replaced only as they go, like OnDelete).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,11 +51,29 @@ from ..api.objects import is_terminal, is_terminating, labels_of, name_of, node_
 from ..clock import parse_timestamp
 from ..scheduler.plugins.nodeaffinity import REQUIRED, RequiredNodeAffinity
 from ..scheduler.plugins.tainttoleration import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
-from .workload import (BURST_REPLICAS, SLOW_START_INITIAL_BATCH, SUCCESSFUL_DELETE, OwnerState, PodKey,
-                       WorkloadController, Writes, available_at, base_pod, is_pod_ready)
+from .workload import (
+    BURST_REPLICAS,
+    SLOW_START_INITIAL_BATCH,
+    SUCCESSFUL_DELETE,
+    OwnerState,
+    PodKey,
+    WorkloadController,
+    Writes,
+    available_at,
+    base_pod,
+    is_pod_ready,
+)
 
-__all__ = ["DaemonSetController", "DAEMON_TOLERATIONS", "REVISION_HASH_LABEL", "add_daemon_tolerations",
-           "replace_node_affinity", "target_node", "template_hash", "node_should_run"]
+__all__ = [
+    "DaemonSetController",
+    "DAEMON_TOLERATIONS",
+    "REVISION_HASH_LABEL",
+    "add_daemon_tolerations",
+    "replace_node_affinity",
+    "target_node",
+    "template_hash",
+    "node_should_run",
+]
 
 DAEMON_TOLERATIONS = (
     ("node.kubernetes.io/not-ready", NO_EXECUTE),
@@ -71,11 +90,17 @@ FAILED_DAEMON_POD, SUCCEEDED_DAEMON_POD = "FailedDaemonPod", "SucceededDaemonPod
 # Upstream's failedPodsBackoff: flowcontrol.NewBackOff(1 s, 15 min).
 FAILED_POD_BACKOFF_BASE, FAILED_POD_BACKOFF_MAX = 1.0, 900.0
 _HASH_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's SafeEncodeString alphabet
-_STATUS_FIELDS = ("desiredNumberScheduled", "currentNumberScheduled", "numberReady", "updatedNumberScheduled",
-                  "numberMisscheduled")
+_STATUS_FIELDS = (
+    "desiredNumberScheduled",
+    "currentNumberScheduled",
+    "numberReady",
+    "updatedNumberScheduled",
+    "numberMisscheduled",
+)
 
 
 # ---- the pod a DaemonSet runs ----------------------------------------------------------
+
 
 def add_daemon_tolerations(spec: dict) -> None:
     """Add (or replace with) the daemon tolerations in a pod spec, in place."""
@@ -183,9 +208,23 @@ def _oldest_first(pod: dict):
 
 # ---- the controller ------------------------------------------------------------------
 
+
 class _DaemonSet(OwnerState):
-    __slots__ = ("placement", "hash", "min_ready", "by_node", "pod_node", "elig", "contrib", "totals", "manage",
-                 "touched", "failed", "wake", "next_available")
+    __slots__ = (
+        "placement",
+        "hash",
+        "min_ready",
+        "by_node",
+        "pod_node",
+        "elig",
+        "contrib",
+        "totals",
+        "manage",
+        "touched",
+        "failed",
+        "wake",
+        "next_available",
+    )
 
     def configure(self) -> None:
         spec = self.obj.get("spec") or {}
@@ -325,8 +364,11 @@ class DaemonSetController(WorkloadController):
         for name in sorted(ds.manage):
             node = self._nodes.get(name)
             if node is None:  # gone: only its unscheduled pods are ours to delete
-                deletes += [p for _, p in sorted(ds.by_node.get(name, {}).items())
-                            if not node_name_of(p) and not is_terminating(p)]
+                deletes += [
+                    p
+                    for _, p in sorted(ds.by_node.get(name, {}).items())
+                    if not node_name_of(p) and not is_terminating(p)
+                ]
                 continue
             create, dels, wait = self._plan_node(ds, node, now)
             if create:
@@ -427,10 +469,16 @@ class DaemonSetController(WorkloadController):
             times = [c[5] for c in ds.contrib.values() if c[5] is not None]
             available = sum(1 for t in times if t <= now)
             ds.next_available = min((t for t in times if t > now), default=None)
-        status = {**(ds.obj.get("status") or {}), "desiredNumberScheduled": desired,
-                  "currentNumberScheduled": current, "numberMisscheduled": misscheduled, "numberReady": ready,
-                  "updatedNumberScheduled": updated, "numberAvailable": available,
-                  "numberUnavailable": desired - available}
+        status = {
+            **(ds.obj.get("status") or {}),
+            "desiredNumberScheduled": desired,
+            "currentNumberScheduled": current,
+            "numberMisscheduled": misscheduled,
+            "numberReady": ready,
+            "updatedNumberScheduled": updated,
+            "numberAvailable": available,
+            "numberUnavailable": desired - available,
+        }
         if managed and ds.generation is not None:
             status["observedGeneration"] = ds.generation
         return status

@@ -52,20 +52,37 @@ Deviations from upstream, on purpose:
   wakes only the first matching PDB (a known quirk), which can leave others stale until
   their next event.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..api.objects import condition, is_terminal, is_terminating, labels_of, name_of, namespace_of, phase_of
 from ..api.selectors import LabelSelector, SelectorError
 from ..clock import from_rfc3339, rfc3339
 
 __all__ = [
-    "DELETION_TIMEOUT", "MAX_DISRUPTED_PODS", "DISRUPTION_ALLOWED", "SUFFICIENT_PODS", "INSUFFICIENT_PODS",
-    "SYNC_FAILED", "ALWAYS_ALLOW", "IF_HEALTHY_BUDGET", "DisruptionController", "pdb_status", "pdbs_for_pod",
-    "covered_pods", "pod_is_healthy", "scaled_value", "expected_and_desired", "set_disruption_condition",
-    "status_needs_write", "recheck_time", "selector_of", "generation_of",
+    "DELETION_TIMEOUT",
+    "MAX_DISRUPTED_PODS",
+    "DISRUPTION_ALLOWED",
+    "SUFFICIENT_PODS",
+    "INSUFFICIENT_PODS",
+    "SYNC_FAILED",
+    "ALWAYS_ALLOW",
+    "IF_HEALTHY_BUDGET",
+    "DisruptionController",
+    "pdb_status",
+    "pdbs_for_pod",
+    "covered_pods",
+    "pod_is_healthy",
+    "scaled_value",
+    "expected_and_desired",
+    "set_disruption_condition",
+    "status_needs_write",
+    "recheck_time",
+    "selector_of",
+    "generation_of",
 ]
 
 # How long an approved eviction keeps its pod out of currentHealthy while the pod has not
@@ -86,6 +103,7 @@ Key = tuple[str, str]  # (namespace, name)
 
 
 # ---- which pods, which are healthy ---------------------------------------------------
+
 
 def selector_of(pdb: dict) -> LabelSelector:
     """The PDB's selector; one that cannot be compiled matches nothing (as upstream skips it)."""
@@ -120,6 +138,7 @@ def generation_of(pdb: dict) -> int:
 
 
 # ---- the numbers ---------------------------------------------------------------------
+
 
 def scaled_value(value, total: int) -> int:
     """An int-or-percent against ``total``; a percentage is rounded up, as upstream does."""
@@ -200,13 +219,19 @@ def pdb_status(pdb: dict, pods: Iterable[dict], now: float) -> dict:
 def _fail_safe(old: dict, message: str, now: float) -> dict:
     """Upstream's answer to a PDB it cannot evaluate: allow no disruption, say why."""
     status = {**old, "disruptionsAllowed": 0, "conditions": [dict(c) for c in old.get("conditions") or ()]}
-    cond = {"type": DISRUPTION_ALLOWED, "status": "False", "reason": SYNC_FAILED, "message": message,
-            "observedGeneration": old.get("observedGeneration", 0)}
+    cond = {
+        "type": DISRUPTION_ALLOWED,
+        "status": "False",
+        "reason": SYNC_FAILED,
+        "message": message,
+        "observedGeneration": old.get("observedGeneration", 0),
+    }
     _set_condition(status, cond, now)
     return status
 
 
 # ---- the condition -------------------------------------------------------------------
+
 
 def set_disruption_condition(status: dict, now: float) -> None:
     """Set DisruptionAllowed from ``status["disruptionsAllowed"]`` (in place)."""
@@ -263,6 +288,7 @@ def recheck_time(status: dict) -> float | None:
 
 
 # ---- the controller ------------------------------------------------------------------
+
 
 class _Budget:
     __slots__ = ("pdb", "selector")

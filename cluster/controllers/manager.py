@@ -20,6 +20,7 @@ Optionally, ``on_create_failed`` / ``on_update_failed`` / ``on_delete_failed`` /
 ``writes.FAILURES``). Adding a controller is adding it to ``default_controllers``, and a
 ``Writes`` field plus a ``CALLS`` row in ``writes`` if it needs a new kind of call.
 """
+
 from __future__ import annotations
 
 from .daemonset import DaemonSetController
@@ -94,8 +95,15 @@ LIST_ORDER = ("Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet",
 
 
 def default_controllers() -> list:
-    return [NodeLifecycleController(), NodeTaintStep(), TaintEvictionController(), PodGC(), DisruptionStep(),
-            ReplicaSetController(), DaemonSetController()]
+    return [
+        NodeLifecycleController(),
+        NodeTaintStep(),
+        TaintEvictionController(),
+        PodGC(),
+        DisruptionStep(),
+        ReplicaSetController(),
+        DaemonSetController(),
+    ]
 
 
 class ControllerManager:

@@ -58,6 +58,7 @@ An added taint carries ``timeAdded`` (now). Deviations from upstream, on purpose
 - pods on a node that goes Unknown are not marked Ready=False (upstream's
   MarkPodsNotReady): kubemu's kubelet does not re-post pod status when it comes back.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -93,6 +94,7 @@ COMPONENT = "node-controller"
 
 # ---- pure helpers ----------------------------------------------------------------------
 
+
 def ready_status(node: dict) -> str | None:
     ready = condition(node, "Ready")
     return None if ready is None else ready.get("status")
@@ -106,12 +108,26 @@ def unknown_conditions(node: dict, now: float) -> list[dict]:
         current = condition(node, ctype)
         if current is None:
             created = (node.get("metadata") or {}).get("creationTimestamp")
-            out.append({"type": ctype, "status": "Unknown", "reason": NEVER_UPDATED_REASON,
-                        "message": NEVER_UPDATED_MESSAGE, "lastHeartbeatTime": created,
-                        "lastTransitionTime": stamp})
+            out.append(
+                {
+                    "type": ctype,
+                    "status": "Unknown",
+                    "reason": NEVER_UPDATED_REASON,
+                    "message": NEVER_UPDATED_MESSAGE,
+                    "lastHeartbeatTime": created,
+                    "lastTransitionTime": stamp,
+                }
+            )
         elif current.get("status") != "Unknown":
-            out.append({**current, "status": "Unknown", "reason": STATUS_UNKNOWN_REASON,
-                        "message": STATUS_UNKNOWN_MESSAGE, "lastTransitionTime": stamp})
+            out.append(
+                {
+                    **current,
+                    "status": "Unknown",
+                    "reason": STATUS_UNKNOWN_REASON,
+                    "message": STATUS_UNKNOWN_MESSAGE,
+                    "lastTransitionTime": stamp,
+                }
+            )
     return out
 
 
@@ -119,8 +135,11 @@ def no_execute_patch(node: dict, ready: str | None, now: float) -> tuple[str, li
     """The taint patch that brings the node's eviction taints in line with ``ready``, or None."""
     if ready not in READY_TAINT:
         return None  # no Ready condition (or a status upstream has no case for): hands off
-    have = {t.get("key") for t in (node.get("spec") or {}).get("taints") or ()
-            if t.get("effect") == NO_EXECUTE and t.get("key") in EVICTION_TAINT_KEYS}
+    have = {
+        t.get("key")
+        for t in (node.get("spec") or {}).get("taints") or ()
+        if t.get("effect") == NO_EXECUTE and t.get("key") in EVICTION_TAINT_KEYS
+    }
     key = READY_TAINT[ready]
     want = set() if key is None else {key}
     if have == want:
@@ -138,6 +157,7 @@ def lease_renew_time(lease: dict) -> float | None:
 
 
 # ---- the controller --------------------------------------------------------------------
+
 
 class _Health:
     """What the controller knows about one node (upstream's nodeHealthData)."""
@@ -244,8 +264,11 @@ class NodeLifecycleController:
             ready = "Unknown"
             out.node_conditions.append((name, conditions))
             if before == "True":
-                out.events.append(make_event(node, NODE_NOT_READY, f"Node {name} status is now: {NODE_NOT_READY}",
-                                             now, component=COMPONENT))
+                out.events.append(
+                    make_event(
+                        node, NODE_NOT_READY, f"Node {name} status is now: {NODE_NOT_READY}", now, component=COMPONENT
+                    )
+                )
         patch = no_execute_patch(node, ready, now)
         if patch is not None:
             out.node_taints.append(patch)

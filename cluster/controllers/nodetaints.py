@@ -14,6 +14,7 @@ sends the returned patches in one ``patch_node_taints`` batch. The kubelets repo
 conditions; they never write taints themselves, as upstream. The NoExecute taints of
 unreachable and not-ready nodes belong to the node lifecycle controller's other pass.
 """
+
 from __future__ import annotations
 
 NO_SCHEDULE = "NoSchedule"
@@ -47,8 +48,11 @@ def wanted_taints(node: dict) -> set[str]:
 
 def tainting_patch(node: dict) -> Patch | None:
     """The patch that brings the node's NoSchedule condition taints in line, or None."""
-    have = {t.get("key") for t in (node.get("spec") or {}).get("taints") or ()
-            if t.get("effect") == NO_SCHEDULE and t.get("key") in OWNED_KEYS}
+    have = {
+        t.get("key")
+        for t in (node.get("spec") or {}).get("taints") or ()
+        if t.get("effect") == NO_SCHEDULE and t.get("key") in OWNED_KEYS
+    }
     want = wanted_taints(node)
     if have == want:
         return None

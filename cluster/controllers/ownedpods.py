@@ -8,6 +8,7 @@ controller reference names and whether it is active, ready or available; the
 from an owner's template. ``workload.WorkloadController`` runs on these; nothing else
 calls them except tests.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ PodKey = tuple[str, str]  # (namespace, name)
 
 # ---- pods: ownership, activity, readiness --------------------------------------------
 
+
 def controller_ref(obj: dict) -> dict | None:
     """The ownerReference with ``controller: true``, or None (upstream GetControllerOf)."""
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
@@ -40,8 +42,14 @@ def controller_ref(obj: dict) -> dict | None:
 def owner_reference(owner: dict, kind: str) -> dict:
     """The controller reference a workload puts on its pods (upstream NewControllerRef)."""
     m = owner.get("metadata") or {}
-    return {"apiVersion": "apps/v1", "kind": kind, "name": m.get("name", ""), "uid": m.get("uid", ""),
-            "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "name": m.get("name", ""),
+        "uid": m.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def is_pod_active(pod: dict) -> bool:
@@ -104,6 +112,7 @@ def _key(obj: dict) -> PodKey:
 
 # ---- parking: pods before there is anything to control --------------------------------
 
+
 class ParkedPods:
     """Until a controller has anything to control (no owner, no budget yet), the latest copy
     of each pod it was told of, by key: a dict write per pod event instead of indexing.
@@ -132,6 +141,7 @@ class ParkedPods:
 
 
 # ---- the pod index -------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class Change:
@@ -199,6 +209,7 @@ class PodIndex:
 
 # ---- expectations and backoff --------------------------------------------------------
 
+
 class Expectations:
     """Creates still to be observed (a count) and deletes still to be observed (pod keys)."""
 
@@ -252,8 +263,7 @@ class Backoff:
 class OwnerState:
     """What every workload controller keeps per owner; subclasses add their own slots."""
 
-    __slots__ = ("obj", "uid", "ns", "name", "selector", "exp", "batch", "backoff", "candidates", "release",
-                 "template")
+    __slots__ = ("obj", "uid", "ns", "name", "selector", "exp", "batch", "backoff", "candidates", "release", "template")
 
     def __init__(self, obj: dict):
         self.obj = obj
@@ -281,8 +291,12 @@ def base_pod(owner: dict, kind: str) -> dict:
     owner's namespace and its controller reference."""
     template = (owner.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata") or {}
-    meta = {"generateName": f"{name_of(owner)}-", "namespace": namespace_of(owner),
-            "labels": dict(tmeta.get("labels") or {}), "ownerReferences": [owner_reference(owner, kind)]}
+    meta = {
+        "generateName": f"{name_of(owner)}-",
+        "namespace": namespace_of(owner),
+        "labels": dict(tmeta.get("labels") or {}),
+        "ownerReferences": [owner_reference(owner, kind)],
+    }
     if tmeta.get("annotations"):
         meta["annotations"] = dict(tmeta["annotations"])
     if tmeta.get("finalizers"):

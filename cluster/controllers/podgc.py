@@ -40,10 +40,10 @@ Deviations from upstream, on purpose: the rules run whenever something changed a
 each quarantine's end, not on a 20 s period (the period is kept as the time after which a
 delete that never came back is sent again).
 """
+
 from __future__ import annotations
 
-from ..api.objects import condition, is_terminal, is_terminating, name_of, namespace_of, node_name_of, phase_of, \
-    uid_of
+from ..api.objects import condition, is_terminal, is_terminating, name_of, namespace_of, node_name_of, phase_of, uid_of
 from ..clock import parse_timestamp, rfc3339
 from .writes import Writes
 
@@ -51,13 +51,18 @@ TERMINATED_POD_GC_THRESHOLD = 12500
 QUARANTINE_SECONDS = 40.0
 GC_CHECK_PERIOD = 20.0
 OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
-ORPHAN_CONDITION = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
-                    "message": "PodGC: node no longer exists"}
+ORPHAN_CONDITION = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "DeletionByPodGC",
+    "message": "PodGC: node no longer exists",
+}
 
 Key = tuple[str, str]  # (namespace, name)
 
 
 # ---- pure helpers ----------------------------------------------------------------------
+
 
 def out_of_service(node: dict) -> bool:
     """Not Ready and tainted ``node.kubernetes.io/out-of-service`` (any effect)."""
@@ -90,13 +95,13 @@ def failed_status(pod: dict, cond: dict | None, now: float) -> dict:
 
 # ---- the controller --------------------------------------------------------------------
 
+
 class PodGC:
     """Pods and nodes as the four rules need them (see the module docstring)."""
 
     kinds = ("Node", "Pod")
 
-    def __init__(self, terminated_threshold: int = TERMINATED_POD_GC_THRESHOLD,
-                 quarantine: float = QUARANTINE_SECONDS):
+    def __init__(self, terminated_threshold: int = TERMINATED_POD_GC_THRESHOLD, quarantine: float = QUARANTINE_SECONDS):
         self.threshold = terminated_threshold
         self.quarantine = quarantine
         self._nodes: set[str] = set()
@@ -213,8 +218,11 @@ class PodGC:
     # -- timers ----------------------------------------------------------------------
     def next_wakeup(self) -> float | None:
         """The next quarantine end not yet acted on, or the next re-ask of a lost delete."""
-        times = [since + self.quarantine for node, since in self._missing.items()
-                 if since + self.quarantine > self._synced and self._on_node.get(node)]
+        times = [
+            since + self.quarantine
+            for node, since in self._missing.items()
+            if since + self.quarantine > self._synced and self._on_node.get(node)
+        ]
         times += [t + GC_CHECK_PERIOD for t in self._asked.values()]
         return min(times, default=None)
 

@@ -35,6 +35,7 @@ applies them:
 Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
 ``FailedDelete`` Events); ``SuccessfulDelete`` is recorded when the delete is asked for.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,19 @@ from functools import cmp_to_key
 
 from ..api.objects import labels_of, node_name_of, phase_of, uid_of
 from ..clock import parse_timestamp
-from .workload import (BURST_REPLICAS, SLOW_START_INITIAL_BATCH, SUCCESSFUL_DELETE, OwnerState, PodKey,
-                       WorkloadController, Writes, available_at, is_pod_active, is_pod_ready, ready_since)
+from .workload import (
+    BURST_REPLICAS,
+    SLOW_START_INITIAL_BATCH,
+    SUCCESSFUL_DELETE,
+    OwnerState,
+    PodKey,
+    WorkloadController,
+    Writes,
+    available_at,
+    is_pod_active,
+    is_pod_ready,
+    ready_since,
+)
 
 __all__ = ["ReplicaSetController", "deletion_order", "pods_to_delete", "replicaset_status", "DELETION_COST"]
 
@@ -54,6 +66,7 @@ _ZERO = (0, 0, 0)
 
 
 # ---- which pods go first when scaling down -------------------------------------------
+
 
 class _Ranked:
     """One pod with the facts upstream's ActivePodsWithRanks compares."""
@@ -128,8 +141,9 @@ def deletion_order(pods: list[dict], now: float) -> list[dict]:
     the active pods of the ReplicaSet and its Deployment siblings; kubemu has no
     Deployments). Input is put in key order first, so the result is deterministic.
     """
-    pods = sorted(pods, key=lambda p: ((p.get("metadata") or {}).get("namespace", ""),
-                                       (p.get("metadata") or {}).get("name", "")))
+    pods = sorted(
+        pods, key=lambda p: ((p.get("metadata") or {}).get("namespace", ""), (p.get("metadata") or {}).get("name", ""))
+    )
     on_node: dict[str, int] = {}
     for p in pods:
         on_node[node_name_of(p)] = on_node.get(node_name_of(p), 0) + 1
@@ -147,16 +161,20 @@ def pods_to_delete(pods: list[dict], count: int, now: float) -> list[dict]:
 
 # ---- the status ----------------------------------------------------------------------
 
+
 def replicaset_status(rs: dict, pods: list[dict], now: float) -> dict:
     """The status for ``rs`` given its counted pods (active, owned, matching); for tests
     and one-off use, the controller keeps the same numbers incrementally."""
     spec = rs.get("spec") or {}
     tlabels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
     min_ready = spec.get("minReadySeconds") or 0
-    status = {**(rs.get("status") or {}), "replicas": len(pods),
-              "fullyLabeledReplicas": sum(1 for p in pods if _fully_labeled(tlabels.items(), p)),
-              "readyReplicas": sum(1 for p in pods if is_pod_ready(p)),
-              "availableReplicas": sum(1 for p in pods if _available(p, min_ready, now))}
+    status = {
+        **(rs.get("status") or {}),
+        "replicas": len(pods),
+        "fullyLabeledReplicas": sum(1 for p in pods if _fully_labeled(tlabels.items(), p)),
+        "readyReplicas": sum(1 for p in pods if is_pod_ready(p)),
+        "availableReplicas": sum(1 for p in pods if _available(p, min_ready, now)),
+    }
     generation = (rs.get("metadata") or {}).get("generation")
     if generation is not None:
         status["observedGeneration"] = generation
@@ -174,6 +192,7 @@ def _available(pod: dict, min_ready: float, now: float) -> bool:
 
 
 # ---- the controller ------------------------------------------------------------------
+
 
 class _ReplicaSet(OwnerState):
     __slots__ = ("template_labels", "replicas", "min_ready", "active", "labeled", "ready", "next_available")
@@ -271,8 +290,13 @@ class ReplicaSetController(WorkloadController):
                 elif at is not None:
                     times.append(at)
             rs.next_available = min(times, default=None)
-        status = {**(rs.obj.get("status") or {}), "replicas": rs.active, "fullyLabeledReplicas": rs.labeled,
-                  "readyReplicas": rs.ready, "availableReplicas": available}
+        status = {
+            **(rs.obj.get("status") or {}),
+            "replicas": rs.active,
+            "fullyLabeledReplicas": rs.labeled,
+            "readyReplicas": rs.ready,
+            "availableReplicas": available,
+        }
         if rs.generation is not None:
             status["observedGeneration"] = rs.generation
         return status

@@ -40,6 +40,7 @@ outage gives pods their full tolerationSeconds again, and a pod that lands on a 
 tainted long ago still gets its time. Deletions of a node leave its pods' schedules in
 place (as upstream); pod GC deals with pods on nodes that are gone.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -52,8 +53,12 @@ from ..scheduler.plugins.tainttoleration import tolerates_taint
 from .writes import Writes
 
 NO_EXECUTE = "NoExecute"
-DISRUPTION_TARGET = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
-                     "message": "Taint manager: deleting due to NoExecute taint"}
+DISRUPTION_TARGET = {
+    "type": "DisruptionTarget",
+    "status": "True",
+    "reason": "DeletionByTaintManager",
+    "message": "Taint manager: deleting due to NoExecute taint",
+}
 EVICTION_REASON = "TaintManagerEviction"
 COMPONENT = "taint-eviction-controller"
 
@@ -61,6 +66,7 @@ Key = tuple[str, str]  # (namespace, name)
 
 
 # ---- pure helpers ----------------------------------------------------------------------
+
 
 def no_execute_taints(node: dict) -> list[dict]:
     return [t for t in (node.get("spec") or {}).get("taints") or () if t.get("effect") == NO_EXECUTE]
@@ -99,6 +105,7 @@ def _pod_ref(key: Key, pod: dict | None) -> dict:
 
 
 # ---- the controller --------------------------------------------------------------------
+
 
 @dataclass
 class _Eviction:
@@ -209,8 +216,15 @@ class TaintEvictionController:
     def _cancel(self, key: Key, pod: dict | None, now: float, out: Writes) -> None:
         work = self._work.pop(key, None)
         if work is not None and not work.fired:
-            out.events.append(make_event(_pod_ref(key, pod), EVICTION_REASON,
-                                         f"Cancelling deletion of Pod {key[0]}/{key[1]}", now, component=COMPONENT))
+            out.events.append(
+                make_event(
+                    _pod_ref(key, pod),
+                    EVICTION_REASON,
+                    f"Cancelling deletion of Pod {key[0]}/{key[1]}",
+                    now,
+                    component=COMPONENT,
+                )
+            )
 
     def _fire(self, now: float, out: Writes) -> None:
         timers = self._timers
@@ -229,12 +243,14 @@ class TaintEvictionController:
     def _evict(self, key: Key, pod: dict, now: float, out: Writes) -> None:
         ns, name = key
         uid = uid_of(pod)
-        out.events.append(make_event(pod, EVICTION_REASON, f"Marking for deletion Pod {ns}/{name}", now,
-                                     component=COMPONENT))
+        out.events.append(
+            make_event(pod, EVICTION_REASON, f"Marking for deletion Pod {ns}/{name}", now, component=COMPONENT)
+        )
         current = condition(pod, "DisruptionTarget") or {}
         if any(current.get(k) != v for k, v in DISRUPTION_TARGET.items()):
-            out.pod_conditions.append((ns, name, uid, [{**DISRUPTION_TARGET, "lastTransitionTime": rfc3339(now)}],
-                                       None))
+            out.pod_conditions.append(
+                (ns, name, uid, [{**DISRUPTION_TARGET, "lastTransitionTime": rfc3339(now)}], None)
+            )
         out.pod_deletes.append((ns, name, uid, None))
 
     # -- timers and reads ------------------------------------------------------------

@@ -52,24 +52,57 @@ Deviations from upstream, on purpose:
   from ``generateName``, so it is known only then), and only while creates are expected,
   so a relist after a restart records none.
 """
+
 from __future__ import annotations
 
 from ..api.codec import decode, encode
 from ..api.events import make_event
 from ..api.objects import is_terminating, labels_of, uid_of
 from .ownedpods import (  # noqa: F401 (re-exported for the two controllers)
-    EXPECTATIONS_TIMEOUT, SLOW_START_INITIAL_BATCH, Backoff, Change, Expectations, OwnerState, ParkedPods,
-    PodIndex, PodKey,
-    _key, _not_found, _with_refs,
-    available_at, base_pod, controller_ref, error_text, is_pod_active, is_pod_ready, owner_reference,
-    ready_since, selector_of,
+    EXPECTATIONS_TIMEOUT,
+    SLOW_START_INITIAL_BATCH,
+    Backoff,
+    Change,
+    Expectations,
+    OwnerState,
+    ParkedPods,
+    PodIndex,
+    PodKey,
+    _key,
+    _not_found,
+    _with_refs,
+    available_at,
+    base_pod,
+    controller_ref,
+    error_text,
+    is_pod_active,
+    is_pod_ready,
+    owner_reference,
+    ready_since,
+    selector_of,
 )
 from .writes import Writes
 
 __all__ = [
-    "EXPECTATIONS_TIMEOUT", "BURST_REPLICAS", "SLOW_START_INITIAL_BATCH", "Writes", "PodIndex", "Change",
-    "Expectations", "Backoff", "OwnerState", "WorkloadController", "controller_ref", "owner_reference",
-    "is_pod_active", "is_pod_ready", "ready_since", "available_at", "selector_of", "base_pod", "PodKey",
+    "EXPECTATIONS_TIMEOUT",
+    "BURST_REPLICAS",
+    "SLOW_START_INITIAL_BATCH",
+    "Writes",
+    "PodIndex",
+    "Change",
+    "Expectations",
+    "Backoff",
+    "OwnerState",
+    "WorkloadController",
+    "controller_ref",
+    "owner_reference",
+    "is_pod_active",
+    "is_pod_ready",
+    "ready_since",
+    "available_at",
+    "selector_of",
+    "base_pod",
+    "PodKey",
 ]
 
 # Upstream's burstReplicas: at most this many creates (and deletes) per owner per sync.
@@ -154,8 +187,9 @@ class WorkloadController:
 
     def _respec(self, st: OwnerState) -> None:
         self._rebuild(st)
-        st.candidates = {k for k, p in self._index.orphans(st.ns).items()
-                         if self._claimable(p) and st.selector.matches(labels_of(p))}
+        st.candidates = {
+            k for k, p in self._index.orphans(st.ns).items() if self._claimable(p) and st.selector.matches(labels_of(p))
+        }
 
     def _forget(self, st: OwnerState, now: float) -> None:
         del self._owners[st.uid], self._by_key[st.key], self._by_ns[st.ns][st.uid]
@@ -370,8 +404,9 @@ class WorkloadController:
         self._out.events.append(make_event(st.obj, reason, message, now, type=type, component=self.COMPONENT))
 
     def _arm(self, st: OwnerState, now: float) -> None:
-        times = [t for t in (st.exp.deadline(), st.backoff.retry_at, *self._wakeups(st, now))
-                 if t is not None and t > now]
+        times = [
+            t for t in (st.exp.deadline(), st.backoff.retry_at, *self._wakeups(st, now)) if t is not None and t > now
+        ]
         if times:
             self._timers[st.uid] = min(times)
         else:

@@ -4,6 +4,7 @@ Owns ``Writes`` (one list per apiserver call, items shaped as that call takes th
 ``CALLS``, the table the controller-manager actor walks to send them. Every controller's
 ``sync(now)`` returns a ``Writes``; the controller-manager merges them (``manager``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
@@ -25,7 +26,7 @@ class Writes:
     daemonset_status: list = field(default_factory=list)  # (ns, name, uid, status)
     events: list = field(default_factory=list)  # Event objects
 
-    def extend(self, other: "Writes") -> None:
+    def extend(self, other: Writes) -> None:
         for f in fields(self):
             getattr(self, f.name).extend(getattr(other, f.name))
 

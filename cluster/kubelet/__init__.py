@@ -12,6 +12,7 @@ of the eviction manager in ``eviction`` with thresholds from ``evictionconfig``)
 outputs), ``host`` (routing inside one node-host actor). The node-host actor shell in
 ``actors/`` imports ``NodeHost`` and ``NodeConfig`` from here.
 """
+
 from .host import NodeHost
 from .kubelet import Kubelet
 from .node import NodeConfig

@@ -20,10 +20,12 @@ admit handler runs before all of these, in ``Kubelet``):
 The matching rules are the scheduler plugins' own (node affinity, host-port conflicts,
 toleration matching), so the scheduler and the kubelet cannot disagree about a pod.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Collection
+from typing import TYPE_CHECKING
 
 from ..api.objects import labels_of, node_name_of, uid_of
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, is_extended
@@ -176,16 +178,23 @@ def _os_mismatch(pod: dict, node: NodeView) -> Rejection | None:
     """The checks upstream runs before GeneralPredicates (no preemption can help them)."""
     want = labels_of(pod).get("kubernetes.io/os")
     if want is not None and want != node.labels.get("kubernetes.io/os", NODE_OS):
-        return Rejection("PodOSSelectorNodeLabelDoesNotMatch",
-                         "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label")
+        return Rejection(
+            "PodOSSelectorNodeLabelDoesNotMatch",
+            "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+        )
     os_name = ((pod.get("spec") or {}).get("os") or {}).get("name")
     if os_name is not None and os_name != NODE_OS:
         return Rejection("PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS")
     return None
 
 
-def admit(pod: dict, requests: dict[str, int], node: NodeView, cpus: CpuManager | None = None,
-          devices: DeviceManager | None = None) -> Rejection | None:
+def admit(
+    pod: dict,
+    requests: dict[str, int],
+    node: NodeView,
+    cpus: CpuManager | None = None,
+    devices: DeviceManager | None = None,
+) -> Rejection | None:
     """None when the pod may run; otherwise the rejection for its first failure.
 
     ``requests`` are the pod's effective requests (``effective_requests`` applied). With

@@ -14,6 +14,7 @@ The plugins register before the Node object is first written, so the Node's firs
 already advertises the devices (upstream's first status shows 0 until the plugins
 connect a moment later; nothing in kubemu can observe that moment).
 """
+
 from __future__ import annotations
 
 from ..api.quantity import format_resource, resource_int
@@ -87,8 +88,9 @@ class NodeAllocation:
         ids = plugin.device_ids
         if isinstance(device, int) and not isinstance(device, bool):
             if not 0 <= device < len(ids):
-                raise ValueError(f"device: index {device} is out of range for {resource} on "
-                                 f"{self.config.name} (0..{len(ids) - 1})")
+                raise ValueError(
+                    f"device: index {device} is out of range for {resource} on {self.config.name} (0..{len(ids) - 1})"
+                )
             device = ids[device]
         try:
             plugin.set_health(str(device), healthy)
@@ -124,8 +126,9 @@ class NodeAllocation:
 
     # ---- admission and release --------------------------------------------------------
 
-    def admit(self, pod: dict, rec: PodRecord, requests: dict[str, int],
-              view: admission.NodeView) -> admission.Rejection | None:
+    def admit(
+        self, pod: dict, rec: PodRecord, requests: dict[str, int], view: admission.NodeView
+    ) -> admission.Rejection | None:
         """Upstream's resource-allocation and predicate handlers, in order."""
         rejection = admission.admit(pod, requests, view, cpus=self.cpus, devices=self.devices)
         if rejection is None and rec.qos == BURSTABLE:
@@ -166,10 +169,14 @@ class NodeAllocation:
         devices = {}
         for res in sorted(n for n in self._capacity or () if is_extended(n)):
             bad = [d.id for d in self.devices.devices(res) if d.health == UNHEALTHY]
-            devices[res] = {"capacity": format_resource(res, self._capacity[res]),
-                            "allocatable": format_resource(res, self._allocatable.get(res, 0)),
-                            "unhealthy": sorted(bad, key=natural_key)}
-        return {"cgroups": qos_cgroups(max(0, cpu), None if mem is None else max(0, mem), self._burstable_cpu),
-                "cpuManagerPolicy": STATIC if self.cpus is not None else "none",
-                "sharedCpus": self.cpus.shared_pool() if self.cpus is not None else None,
-                "devices": devices}
+            devices[res] = {
+                "capacity": format_resource(res, self._capacity[res]),
+                "allocatable": format_resource(res, self._allocatable.get(res, 0)),
+                "unhealthy": sorted(bad, key=natural_key),
+            }
+        return {
+            "cgroups": qos_cgroups(max(0, cpu), None if mem is None else max(0, mem), self._burstable_cpu),
+            "cpuManagerPolicy": STATIC if self.cpus is not None else "none",
+            "sharedCpus": self.cpus.shared_pool() if self.cpus is not None else None,
+            "devices": devices,
+        }

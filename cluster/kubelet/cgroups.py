@@ -8,6 +8,7 @@ its ``burstable`` and ``besteffort`` tiers). The kubelet computes a pod's cgroup
 admission and keeps them, and the node's tiers, for the report; nothing is written
 anywhere because no container runs.
 """
+
 from __future__ import annotations
 
 from ..api.quantity import resource_int
@@ -75,8 +76,13 @@ def pod_cgroup(pod: dict, uid: str, qos: str | None = None) -> dict:
     Values a kubelet would leave unset are None. ``qos`` saves recomputing a known class.
     """
     qos = qos or get_pod_qos(pod)
-    out = {"parent": parent_of(qos, uid), "cpuShares": MIN_SHARES, "cpuQuota": None,
-           "cpuPeriod": None, "memoryLimit": None}
+    out = {
+        "parent": parent_of(qos, uid),
+        "cpuShares": MIN_SHARES,
+        "cpuQuota": None,
+        "cpuPeriod": None,
+        "memoryLimit": None,
+    }
     if qos == BEST_EFFORT:
         return out
     requests = pod_requests(pod)
@@ -103,8 +109,7 @@ def container_cgroup(container: dict) -> dict:
     # kubelet repeats the rule for old objects). An explicit request of 0 stays 0.
     shares = milli_cpu_to_shares(cpu_lim if cpu_req is None else cpu_req)
     quota = milli_cpu_to_quota(cpu_lim)
-    return {"cpuShares": shares, "cpuQuota": quota or None, "cpuPeriod": QUOTA_PERIOD,
-            "memoryLimit": mem_lim or None}
+    return {"cpuShares": shares, "cpuQuota": quota or None, "cpuPeriod": QUOTA_PERIOD, "memoryLimit": mem_lim or None}
 
 
 def pod_cgroups(pod: dict, uid: str, qos: str | None = None) -> dict:

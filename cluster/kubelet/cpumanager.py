@@ -41,12 +41,13 @@ Choices where upstream has no single answer:
   it is at the time of asking (upstream re-pins shared containers when the pool changes).
 - The checkpoint has upstream's ``cpu_manager_state`` shape without the checksum.
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..api.quantity import QuantityError, parse, resource_int
 from .admission import Rejection
@@ -209,8 +210,14 @@ class CpuManager:
 
     __slots__ = ("policy", "topology", "reserved", "_default", "_pods")
 
-    def __init__(self, capacity_cpus, reserved_milli: int = 0, reserved_cpus: str | None = None,
-                 policy: str = NONE, threads_per_core: int = 1):
+    def __init__(
+        self,
+        capacity_cpus,
+        reserved_milli: int = 0,
+        reserved_cpus: str | None = None,
+        policy: str = NONE,
+        threads_per_core: int = 1,
+    ):
         if policy not in POLICIES:
             raise ValueError(f"cpuManagerPolicy: {policy!r} is not a CPU manager policy (use none or static)")
         if isinstance(threads_per_core, bool) or not isinstance(threads_per_core, int) or threads_per_core < 1:
@@ -219,13 +226,15 @@ class CpuManager:
         self.topology = Topology(_count_cpus(capacity_cpus, "capacity.cpu"), threads_per_core)
         self.reserved = self._choose_reserved(reserved_milli, reserved_cpus)
         if policy == STATIC and not self.reserved:
-            raise ValueError('cpuManagerPolicy: "static" needs a cpu reservation greater than zero '
-                             "(reserved cpu, or reservedSystemCPUs)")
+            raise ValueError(
+                'cpuManagerPolicy: "static" needs a cpu reservation greater than zero '
+                "(reserved cpu, or reservedSystemCPUs)"
+            )
         self._default = self.topology.all_cpus()  # the shared pool, reserved CPUs included
         self._pods: dict[str, _PodCpus] = {}
 
     @classmethod
-    def from_node_config(cls, config, threads_per_core: int = 1) -> "CpuManager":
+    def from_node_config(cls, config, threads_per_core: int = 1) -> CpuManager:
         """From a ``NodeConfig``: capacity cpu, reserved cpu, and the kubelet settings
         ``cpuManagerPolicy`` and ``reservedSystemCPUs``."""
         kubelet = getattr(config, "kubelet", None) or {}
@@ -234,8 +243,13 @@ class CpuManager:
             reserved_milli = resource_int("cpu", raw) if raw is not None else 0
         except QuantityError:
             raise ValueError(f"reserved.cpu: {raw!r} is not a quantity") from None
-        return cls((config.capacity or {}).get("cpu", 0), reserved_milli, kubelet.get("reservedSystemCPUs"),
-                   kubelet.get("cpuManagerPolicy", NONE), threads_per_core)
+        return cls(
+            (config.capacity or {}).get("cpu", 0),
+            reserved_milli,
+            kubelet.get("reservedSystemCPUs"),
+            kubelet.get("cpuManagerPolicy", NONE),
+            threads_per_core,
+        )
 
     def _choose_reserved(self, reserved_milli: int, reserved_cpus: str | None) -> frozenset[int]:
         topo = self.topology
@@ -246,16 +260,19 @@ class CpuManager:
                 raise ValueError(f"reservedSystemCPUs: {e}") from None
             outside = cpus - topo.all_cpus()
             if outside:
-                raise ValueError(f"reservedSystemCPUs: {reserved_cpus!r} names CPUs the node does not have "
-                                 f"({format_cpuset(outside)}; it has {topo.num_cpus})")
+                raise ValueError(
+                    f"reservedSystemCPUs: {reserved_cpus!r} names CPUs the node does not have "
+                    f"({format_cpuset(outside)}; it has {topo.num_cpus})"
+                )
             return cpus
         if reserved_milli < 0:
             raise ValueError(f"reserved.cpu: {reserved_milli}m must be greater than or equal to 0")
         count = -(-reserved_milli // 1000)  # a fraction of a CPU cannot be handed out, so round up
         chosen = take_by_topology(topo, topo.all_cpus(), count)
         if chosen is None:
-            raise ValueError(f"reserved.cpu: {reserved_milli}m needs {count} whole CPU(s); "
-                             f"the node has {topo.num_cpus}")
+            raise ValueError(
+                f"reserved.cpu: {reserved_milli}m needs {count} whole CPU(s); the node has {topo.num_cpus}"
+            )
         return chosen
 
     # ---- admission and release --------------------------------------------------------------
@@ -339,8 +356,11 @@ class CpuManager:
 
     def assignments(self) -> dict[str, dict[str, str]]:
         """uid -> container -> exclusive cpuset, for pods holding exclusive CPUs."""
-        return {uid: {name: format_cpuset(cpus) for name, cpus in held.exclusive.items()}
-                for uid, held in self._pods.items() if held.exclusive}
+        return {
+            uid: {name: format_cpuset(cpus) for name, cpus in held.exclusive.items()}
+            for uid, held in self._pods.items()
+            if held.exclusive
+        }
 
     # ---- checkpoint ---------------------------------------------------------------------------
 
@@ -348,8 +368,7 @@ class CpuManager:
         """Upstream's cpu_manager_state (policyName, defaultCpuSet, entries), no checksum."""
         if self.policy == NONE:
             return {"policyName": NONE, "defaultCpuSet": "", "entries": {}}
-        return {"policyName": self.policy, "defaultCpuSet": format_cpuset(self._default),
-                "entries": self.assignments()}
+        return {"policyName": self.policy, "defaultCpuSet": format_cpuset(self._default), "entries": self.assignments()}
 
     def restore(self, state: dict) -> None:
         """Load a checkpoint; raises ValueError (one line) for one this node cannot use,
@@ -359,8 +378,10 @@ class CpuManager:
             raise ValueError(f"cpu_manager_state: {state!r} is not a mapping")
         name = state.get("policyName")
         if name != self.policy:
-            raise ValueError(f"cpu_manager_state.policyName: configured policy {self.policy!r} differs from "
-                             f"state checkpoint policy {name!r}")
+            raise ValueError(
+                f"cpu_manager_state.policyName: configured policy {self.policy!r} differs from "
+                f"state checkpoint policy {name!r}"
+            )
         default, entries = _parse_state(state)
         if self.policy == NONE or (not default and not entries):
             self._default, self._pods = self.topology.all_cpus(), {}
@@ -373,18 +394,24 @@ class CpuManager:
 
     def _inconsistency(self, default: frozenset[int], entries: dict) -> str | None:
         if not self.reserved <= default:
-            return (f"not all reserved cpus {format_cpuset(self.reserved)!r} are present in "
-                    f"defaultCpuSet {format_cpuset(default)!r}")
+            return (
+                f"not all reserved cpus {format_cpuset(self.reserved)!r} are present in "
+                f"defaultCpuSet {format_cpuset(default)!r}"
+            )
         known = set(default)
         for uid, per in entries.items():
             for container, cpus in per.items():
                 if cpus & known:
-                    return (f"pod {uid} container {container} cpuset {format_cpuset(cpus)!r} overlaps "
-                            f"the defaultCpuSet or another assignment")
+                    return (
+                        f"pod {uid} container {container} cpuset {format_cpuset(cpus)!r} overlaps "
+                        f"the defaultCpuSet or another assignment"
+                    )
                 known |= cpus
         if known != self.topology.all_cpus():
-            return (f"the node's CPUs {format_cpuset(self.topology.all_cpus())!r} do not match the CPUs in "
-                    f"the state {format_cpuset(known)!r}")
+            return (
+                f"the node's CPUs {format_cpuset(self.topology.all_cpus())!r} do not match the CPUs in "
+                f"the state {format_cpuset(known)!r}"
+            )
         return None
 
 

@@ -10,12 +10,13 @@ response as JSON (upstream: protobuf), base64-encoded as Go encodes ``[]byte``;
 ``Checksum`` is the CRC-32 of the canonical JSON of ``Data`` (upstream hashes Go's printed
 form of the struct).
 """
+
 from __future__ import annotations
 
 import base64
 import json
 import zlib
-from typing import Iterable
+from collections.abc import Iterable
 
 from .deviceplugin import ContainerAllocateResponse
 
@@ -27,6 +28,7 @@ Entry = tuple[str, str, str, dict[int, tuple[str, ...]], ContainerAllocateRespon
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be restored. Retrying with the same bytes never helps."""
+
     retryable = False
 
 
@@ -36,11 +38,15 @@ def encode(entries: Iterable[Entry], registered: dict[str, list[str]]) -> bytes:
     rows = []
     for uid, container, resource, by_numa, response in entries:
         resp = json.dumps(response.to_dict(), sort_keys=True, separators=(",", ":"))
-        rows.append({
-            "PodUID": uid, "ContainerName": container, "ResourceName": resource,
-            "DeviceIDs": {str(n): list(ids) for n, ids in by_numa.items()},
-            "AllocResp": base64.b64encode(resp.encode()).decode(),
-        })
+        rows.append(
+            {
+                "PodUID": uid,
+                "ContainerName": container,
+                "ResourceName": resource,
+                "DeviceIDs": {str(n): list(ids) for n, ids in by_numa.items()},
+                "AllocResp": base64.b64encode(resp.encode()).decode(),
+            }
+        )
     data = {"PodDeviceEntries": rows, "RegisteredDevices": registered}
     return json.dumps({"Data": data, "Checksum": _checksum(data)}, sort_keys=True).encode()
 
@@ -56,8 +62,9 @@ def decode(blob: bytes | str) -> tuple[list[Entry], list[str]]:
             response = ContainerAllocateResponse.from_dict(json.loads(base64.b64decode(e["AllocResp"])))
             entries.append((e["PodUID"], e["ContainerName"], e["ResourceName"], by_numa, response))
         except (AttributeError, KeyError, TypeError, ValueError) as err:
-            raise CheckpointError(f"checkpoint.Data.PodDeviceEntries[{i}]: malformed entry ({err!r}); "
-                                  "retrying does not help") from None
+            raise CheckpointError(
+                f"checkpoint.Data.PodDeviceEntries[{i}]: malformed entry ({err!r}); retrying does not help"
+            ) from None
     return entries, list(data["RegisteredDevices"])
 
 
@@ -71,12 +78,16 @@ def _load(blob: bytes | str) -> dict:
         data, checksum = doc["Data"], doc["Checksum"]
         entries, registered = data["PodDeviceEntries"], data["RegisteredDevices"]
     except (ValueError, TypeError, KeyError) as err:
-        raise CheckpointError(f"checkpoint: not a device manager checkpoint ({err!r}); "
-                              "retrying does not help") from None
+        raise CheckpointError(
+            f"checkpoint: not a device manager checkpoint ({err!r}); retrying does not help"
+        ) from None
     if not isinstance(entries, list) or not isinstance(registered, dict):
-        raise CheckpointError("checkpoint.Data: PodDeviceEntries must be a list and RegisteredDevices "
-                              "a map; retrying does not help")
+        raise CheckpointError(
+            "checkpoint.Data: PodDeviceEntries must be a list and RegisteredDevices a map; retrying does not help"
+        )
     if checksum != _checksum(data):
-        raise CheckpointError(f"checkpoint.Checksum: {checksum!r} does not match the data "
-                              f"({_checksum(data)}); the file is corrupt, retrying does not help")
+        raise CheckpointError(
+            f"checkpoint.Checksum: {checksum!r} does not match the data "
+            f"({_checksum(data)}); the file is corrupt, retrying does not help"
+        )
     return data

@@ -30,6 +30,7 @@ Emulation choices (upstream plugins are hardware-specific; these are kubemu's):
   character other than a letter or digit turned into ``_``: ``EXAMPLE_COM_FPGA_VISIBLE_DEVICES``),
   device specs ``/dev/<name><i>``, no mounts. Both add the annotation ``<resource>: <IDs>``.
 """
+
 from __future__ import annotations
 
 import re
@@ -116,22 +117,29 @@ class ContainerAllocateResponse:
         """The proto's field names, as a checkpoint stores them."""
         return {
             "envs": dict(self.envs),
-            "mounts": [{"container_path": m.container_path, "host_path": m.host_path,
-                        "read_only": m.read_only} for m in self.mounts],
-            "devices": [{"container_path": d.container_path, "host_path": d.host_path,
-                         "permissions": d.permissions} for d in self.devices],
+            "mounts": [
+                {"container_path": m.container_path, "host_path": m.host_path, "read_only": m.read_only}
+                for m in self.mounts
+            ],
+            "devices": [
+                {"container_path": d.container_path, "host_path": d.host_path, "permissions": d.permissions}
+                for d in self.devices
+            ],
             "annotations": dict(self.annotations),
             "cdi_devices": [{"name": n} for n in self.cdi_devices],
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ContainerAllocateResponse":
+    def from_dict(cls, d: dict) -> ContainerAllocateResponse:
         return cls(
             envs=dict(d.get("envs") or {}),
-            mounts=tuple(Mount(m["container_path"], m["host_path"], bool(m.get("read_only")))
-                         for m in d.get("mounts") or ()),
-            devices=tuple(DeviceSpec(s["container_path"], s["host_path"], s.get("permissions", ""))
-                          for s in d.get("devices") or ()),
+            mounts=tuple(
+                Mount(m["container_path"], m["host_path"], bool(m.get("read_only"))) for m in d.get("mounts") or ()
+            ),
+            devices=tuple(
+                DeviceSpec(s["container_path"], s["host_path"], s.get("permissions", ""))
+                for s in d.get("devices") or ()
+            ),
             annotations=dict(d.get("annotations") or {}),
             cdi_devices=tuple(c["name"] for c in d.get("cdi_devices") or ()),
         )
@@ -179,18 +187,30 @@ def is_extended_resource_name(name: str) -> bool:
 class EmulatedPlugin:
     """One device plugin: ``count`` devices of ``resource`` on ``node``, all Healthy at first."""
 
-    __slots__ = ("node", "resource", "version", "options", "revision", "log",
-                 "_ids", "_index", "_health", "_numa")
+    __slots__ = ("node", "resource", "version", "options", "revision", "log", "_ids", "_index", "_health", "_numa")
 
-    def __init__(self, node: str, resource: str, count: int, *, numa_nodes: int = 0,
-                 preferred: bool = False, pre_start_required: bool = False,
-                 version: str = VERSION, record: bool = False):
+    def __init__(
+        self,
+        node: str,
+        resource: str,
+        count: int,
+        *,
+        numa_nodes: int = 0,
+        preferred: bool = False,
+        pre_start_required: bool = False,
+        version: str = VERSION,
+        record: bool = False,
+    ):
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise PluginError(f"count: {count!r} must be a whole number of devices >= 0 "
-                              f"(plugin for {resource} on {node}); retrying does not help")
+            raise PluginError(
+                f"count: {count!r} must be a whole number of devices >= 0 "
+                f"(plugin for {resource} on {node}); retrying does not help"
+            )
         if isinstance(numa_nodes, bool) or not isinstance(numa_nodes, int) or numa_nodes < 0:
-            raise PluginError(f"numa_nodes: {numa_nodes!r} must be an integer >= 0 "
-                              f"(plugin for {resource} on {node}); retrying does not help")
+            raise PluginError(
+                f"numa_nodes: {numa_nodes!r} must be an integer >= 0 "
+                f"(plugin for {resource} on {node}); retrying does not help"
+            )
         self.node = node
         self.resource = resource
         self.version = version
@@ -221,8 +241,9 @@ class EmulatedPlugin:
 
     def list_and_watch(self) -> ListAndWatchResponse:
         """The latest message of the stream: every device with its health and topology."""
-        devices = tuple(Device(d, self._health[i], self._numa[i] if self._numa else ())
-                        for i, d in enumerate(self._ids))
+        devices = tuple(
+            Device(d, self._health[i], self._numa[i] if self._numa else ()) for i, d in enumerate(self._ids)
+        )
         return ListAndWatchResponse(devices, self.revision)
 
     def set_health(self, device_id: str, healthy: bool) -> bool:
@@ -238,10 +259,13 @@ class EmulatedPlugin:
     def get_preferred_allocation(self, available, must_include, size: int) -> list[str]:
         """The IDs this plugin would like a container to get, ``must_include`` first."""
         if not self.options.get_preferred_allocation_available:
-            raise PluginError(f"GetPreferredAllocation: the plugin for {self.resource} on {self.node} "
-                              "does not offer it; retrying does not help")
-        self._record("GetPreferredAllocation", sorted(available, key=self._order),
-                     sorted(must_include, key=self._order), size)
+            raise PluginError(
+                f"GetPreferredAllocation: the plugin for {self.resource} on {self.node} "
+                "does not offer it; retrying does not help"
+            )
+        self._record(
+            "GetPreferredAllocation", sorted(available, key=self._order), sorted(must_include, key=self._order), size
+        )
         for d in (*available, *must_include):
             self._known(d, "available_deviceIDs")
         return self._preference(set(available), set(must_include), size)
@@ -268,8 +292,10 @@ class EmulatedPlugin:
         i = self._index.get(device_id)
         if i is None:
             span = f"{self._ids[0]} .. {self._ids[-1]}" if self._ids else "no devices"
-            raise PluginError(f'{fieldname}: "{device_id}" is not a device of {self.resource} on '
-                              f"{self.node} (it has {span}); retrying does not help")
+            raise PluginError(
+                f'{fieldname}: "{device_id}" is not a device of {self.resource} on '
+                f"{self.node} (it has {span}); retrying does not help"
+            )
         return i
 
     def _order(self, device_id: str) -> int:
@@ -314,47 +340,50 @@ class EmulatedPlugin:
             paths = [f"/dev/{kind}{self._index[d]}" for d in ids]
             mounts = ()
         specs = tuple(DeviceSpec(p, p, DEVICE_PERMISSIONS) for p in paths)
-        return ContainerAllocateResponse({env_name(self.resource): joined}, mounts, specs,
-                                         {self.resource: joined})
+        return ContainerAllocateResponse({env_name(self.resource): joined}, mounts, specs, {self.resource: joined})
 
 
 # Keys a node pool's per-resource plugin settings may use (camelCase, as in scenario YAML).
-_SETTINGS = {"numaNodes": "numa_nodes", "preferredAllocation": "preferred",
-             "preStartRequired": "pre_start_required"}
+_SETTINGS = {"numaNodes": "numa_nodes", "preferredAllocation": "preferred", "preStartRequired": "pre_start_required"}
 
 
-def plugins_for_capacity(node: str, capacity: dict[str, int],
-                         settings: dict | None = None) -> list[EmulatedPlugin]:
+def plugins_for_capacity(node: str, capacity: dict[str, int], settings: dict | None = None) -> list[EmulatedPlugin]:
     """One plugin per extended resource of a node's capacity, sorted by resource name.
 
     ``settings`` maps a resource name to ``{numaNodes, preferredAllocation, preStartRequired}``.
     """
     settings = {} if settings is None else settings
     if not isinstance(settings, dict):
-        raise PluginError(f"devicePlugins: {settings!r} is not a mapping of extended resource to plugin "
-                          "settings; retrying does not help")
+        raise PluginError(
+            f"devicePlugins: {settings!r} is not a mapping of extended resource to plugin "
+            "settings; retrying does not help"
+        )
     for res in sorted(settings, key=str):
         if res not in capacity or not is_extended(res):
-            raise PluginError(f'devicePlugins: "{res}" is not an extended resource in the capacity '
-                              f"of {node}; retrying does not help")
+            raise PluginError(
+                f'devicePlugins: "{res}" is not an extended resource in the capacity of {node}; retrying does not help'
+            )
         if settings[res] is not None and not isinstance(settings[res], dict):
-            raise PluginError(f"devicePlugins[{res}]: {settings[res]!r} is not a mapping of settings "
-                              f'(known: {", ".join(_SETTINGS)}); retrying does not help')
+            raise PluginError(
+                f"devicePlugins[{res}]: {settings[res]!r} is not a mapping of settings "
+                f"(known: {', '.join(_SETTINGS)}); retrying does not help"
+            )
     out = []
     for res in sorted(n for n in capacity if is_extended(n)):
         kwargs = {}
         for key, value in (settings.get(res) or {}).items():
             if key not in _SETTINGS:
-                raise PluginError(f'devicePlugins[{res}].{key}: unknown setting (known: '
-                                  f'{", ".join(_SETTINGS)}); retrying does not help')
+                raise PluginError(
+                    f"devicePlugins[{res}].{key}: unknown setting (known: "
+                    f"{', '.join(_SETTINGS)}); retrying does not help"
+                )
             if key == "numaNodes":
                 ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
                 wanted = "a whole number >= 0"
             else:
                 ok, wanted = isinstance(value, bool), "true or false"
             if not ok:
-                raise PluginError(f"devicePlugins[{res}].{key}: {value!r} must be {wanted}; "
-                                  "retrying does not help")
+                raise PluginError(f"devicePlugins[{res}].{key}: {value!r} must be {wanted}; retrying does not help")
             kwargs[_SETTINGS[key]] = value
         out.append(EmulatedPlugin(node, res, capacity[res], **kwargs))
     return out

@@ -34,6 +34,7 @@ Lifecycle of one resource (``state(resource)``):
 Devices that turn Unhealthy stay assigned to the pods holding them (upstream never evicts
 for that); they are only never handed out again.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,9 +43,19 @@ from ..api.objects import uid_of
 from ..api.resources import resource_list
 from . import devicecheckpoint
 from .admission import Rejection
-from .deviceplugin import (HEALTHY, SUPPORTED_VERSIONS, ContainerAllocateResponse, Device,
-                           DevicePluginOptions, EmulatedPlugin, ListAndWatchResponse, PluginError,
-                           is_extended_resource_name, merge_responses, natural_key)
+from .deviceplugin import (
+    HEALTHY,
+    SUPPORTED_VERSIONS,
+    ContainerAllocateResponse,
+    Device,
+    DevicePluginOptions,
+    EmulatedPlugin,
+    ListAndWatchResponse,
+    PluginError,
+    is_extended_resource_name,
+    merge_responses,
+    natural_key,
+)
 
 ENDPOINT_STOP_GRACE_SECONDS = 300  # upstream endpointStopGracePeriod, 5 minutes
 UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
@@ -55,6 +66,7 @@ REGISTERED, STOPPED, RETIRED = "Registered", "Stopped", "Retired"
 
 class RegistrationError(ValueError):
     """A RegisterRequest the kubelet refuses. Registering again unchanged never helps."""
+
     retryable = False
 
 
@@ -89,8 +101,7 @@ class Grant:
 
 
 class DeviceManager:
-    __slots__ = ("node", "_endpoints", "_healthy", "_unhealthy", "_all", "_retired",
-                 "_pods", "_allocated", "_reported")
+    __slots__ = ("node", "_endpoints", "_healthy", "_unhealthy", "_all", "_retired", "_pods", "_allocated", "_reported")
 
     def __init__(self, node: str = ""):
         self.node = node
@@ -111,12 +122,14 @@ class DeviceManager:
         if req.version not in SUPPORTED_VERSIONS:
             raise RegistrationError(
                 f'version: "{req.version}" is not supported by this kubelet (supported: '
-                f'{", ".join(SUPPORTED_VERSIONS)}); registering again with it will not help')
+                f"{', '.join(SUPPORTED_VERSIONS)}); registering again with it will not help"
+            )
         if not is_extended_resource_name(req.resource_name):
             raise RegistrationError(
                 f'resource_name: "{req.resource_name}" is not an extended resource name (it needs '
                 "a DNS domain prefix outside kubernetes.io, e.g. example.com/dev); registering "
-                "again with it will not help")
+                "again with it will not help"
+            )
         # Upstream always accepts the newest plugin for a resource and drops the old endpoint.
         self._endpoints[req.resource_name] = _Endpoint(plugin, req.options)
         self._retired.discard(req.resource_name)
@@ -172,8 +185,11 @@ class DeviceManager:
         timer at ``next_expiry()`` is enough.
         """
         # The same sum as next_expiry(), so a timer set for it always finds the resource due.
-        gone = [res for res, ep in self._endpoints.items()
-                if ep.stopped_at is not None and now >= ep.stopped_at + ENDPOINT_STOP_GRACE_SECONDS]
+        gone = [
+            res
+            for res, ep in self._endpoints.items()
+            if ep.stopped_at is not None and now >= ep.stopped_at + ENDPOINT_STOP_GRACE_SECONDS
+        ]
         for res in gone:
             del self._endpoints[res], self._healthy[res], self._unhealthy[res]
             self._all.pop(res, None)
@@ -296,24 +312,26 @@ class DeviceManager:
             raise DeviceError(f"endpoint {resource} has been stopped", retryable=True)
         return ep.plugin
 
-    def _devices_to_allocate(self, uid: str, container: str, res: str, required: int,
-                             reusable: set[str]) -> list[str]:
+    def _devices_to_allocate(self, uid: str, container: str, res: str, required: int, reusable: set[str]) -> list[str]:
         held = self._held(uid, container, res)
         needed = required
         if held is not None:
             needed -= len(held)
             if needed != 0:
-                raise DeviceError(f'pod "{uid}" container "{container}" changed request for resource '
-                                  f'"{res}" from {len(held)} to {required}')
+                raise DeviceError(
+                    f'pod "{uid}" container "{container}" changed request for resource '
+                    f'"{res}" from {len(held)} to {required}'
+                )
         healthy = self._healthy.get(res)
         if healthy is None:
             raise DeviceError(f"cannot allocate unregistered device {res}", retryable=True)
         if not healthy:
-            raise DeviceError(f"no healthy devices present; cannot allocate unhealthy devices {res}",
-                              retryable=True)
+            raise DeviceError(f"no healthy devices present; cannot allocate unhealthy devices {res}", retryable=True)
         if held is not None and not healthy.issuperset(held):
-            raise DeviceError("previously allocated devices are no longer healthy; cannot allocate "
-                              f"unhealthy devices {res}", retryable=True)
+            raise DeviceError(
+                f"previously allocated devices are no longer healthy; cannot allocate unhealthy devices {res}",
+                retryable=True,
+            )
         if needed == 0:
             return []  # a restart or re-admission: the container keeps what it has
         chosen: list[str] = []
@@ -322,8 +340,10 @@ class DeviceManager:
         available = healthy - self._allocated.get(res, set())
         still = required - len(chosen)
         if len(available) < still:
-            raise DeviceError(f"requested number of devices unavailable for {res}. Requested: {still}, "
-                              f"Available: {len(available)}", retryable=True)
+            raise DeviceError(
+                f"requested number of devices unavailable for {res}. Requested: {still}, Available: {len(available)}",
+                retryable=True,
+            )
         preferred = self._preferred(res, available | set(chosen), chosen, required)
         if self._take(chosen, [d for d in preferred if d in available], required):
             return chosen
@@ -350,13 +370,12 @@ class DeviceManager:
         g = (self._pods.get(uid, {}).get(container) or {}).get(res)
         return g.ids if g is not None else None
 
-    def _grant(self, uid: str, container: str, res: str, ids: list[str],
-               response: ContainerAllocateResponse) -> None:
+    def _grant(self, uid: str, container: str, res: str, ids: list[str], response: ContainerAllocateResponse) -> None:
         by_numa: dict[int, list[str]] = {}
         known = self._all.get(res) or {}
         for d in _sorted(ids):
             dev = known.get(d)
-            for node in (dev.numa_nodes if dev is not None and dev.numa_nodes else (NO_TOPOLOGY,)):
+            for node in dev.numa_nodes if dev is not None and dev.numa_nodes else (NO_TOPOLOGY,):
                 by_numa.setdefault(node, []).append(d)
         grant = Grant(tuple(_sorted(ids)), {k: tuple(v) for k, v in sorted(by_numa.items())}, response)
         self._pods.setdefault(uid, {}).setdefault(container, {})[res] = grant
@@ -396,8 +415,10 @@ class DeviceManager:
 
     def assignments(self, uid: str) -> dict[str, dict[str, list[str]]]:
         """{container: {resource: [device IDs]}} for one pod."""
-        return {c: {res: list(g.ids) for res, g in sorted(grants.items())}
-                for c, grants in sorted((self._pods.get(uid) or {}).items())}
+        return {
+            c: {res: list(g.ids) for res, g in sorted(grants.items())}
+            for c, grants in sorted((self._pods.get(uid) or {}).items())
+        }
 
     def pod_devices(self, uid: str) -> dict[str, list[str]]:
         """{resource: [device IDs]} held by any container of the pod (the report's ``devices``)."""
@@ -409,8 +430,10 @@ class DeviceManager:
 
     def responses(self, uid: str) -> dict[str, ContainerAllocateResponse]:
         """Per container of the pod, its plugins' Allocate responses merged (no RPC made)."""
-        return {c: merge_responses(grants[res].response for res in sorted(grants))
-                for c, grants in sorted((self._pods.get(uid) or {}).items())}
+        return {
+            c: merge_responses(grants[res].response for res in sorted(grants))
+            for c, grants in sorted((self._pods.get(uid) or {}).items())
+        }
 
     def in_use(self) -> dict[str, int]:
         return {res: len(ids) for res, ids in sorted(self._allocated.items()) if ids}
@@ -422,14 +445,14 @@ class DeviceManager:
         for res in sorted(grants):
             ep = self._endpoints.get(res)
             if ep is None:
-                raise DeviceError(f"endpoint not found in cache for a registered resource: {res}",
-                                  retryable=True)
+                raise DeviceError(f"endpoint not found in cache for a registered resource: {res}", retryable=True)
             if ep.options.pre_start_required:
                 try:
                     self._call(ep, res).pre_start_container(list(grants[res].ids))
                 except DeviceError as err:
-                    raise DeviceError(f"device plugin PreStartContainer rpc failed with err: {err}",
-                                      retryable=True) from None
+                    raise DeviceError(
+                        f"device plugin PreStartContainer rpc failed with err: {err}", retryable=True
+                    ) from None
         return merge_responses(grants[res].response for res in sorted(grants))
 
     # ---- checkpoint -------------------------------------------------------------------
@@ -438,10 +461,12 @@ class DeviceManager:
         """The assignments and registered resources as upstream's kubelet_internal_checkpoint
         (``devicecheckpoint.py``). Upstream rewrites the file after every change; kubemu,
         whose kubelets never restart mid-run, encodes the same state when asked."""
-        entries = [(uid, container, res, g.by_numa, g.response)
-                   for uid in sorted(self._pods)
-                   for container, grants in sorted(self._pods[uid].items())
-                   for res, g in sorted(grants.items())]
+        entries = [
+            (uid, container, res, g.by_numa, g.response)
+            for uid in sorted(self._pods)
+            for container, grants in sorted(self._pods[uid].items())
+            for res, g in sorted(grants.items())
+        ]
         # Upstream records only the healthy devices of every known resource.
         registered = {res: _sorted(self._healthy[res]) for res in sorted(self._healthy)}
         return devicecheckpoint.encode(entries, registered)

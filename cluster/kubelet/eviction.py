@@ -36,16 +36,29 @@ Grace period of an eviction: hard threshold 1 s (``IMMEDIATE_EVICTION_GRACE_PERI
 soft threshold ``min(evictionMaxPodGracePeriod, pod terminationGracePeriodSeconds)``, the
 newest upstream rule (the pod's value is ignored when unknown).
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from ..api.quantity import to_units
-from .evictionconfig import (ALLOCATABLE_MEMORY_AVAILABLE, BINARY_SI, DECIMAL_SI, IMAGEFS_AVAILABLE,
-                             IMAGEFS_INODES_FREE, MEMORY_AVAILABLE, NODEFS_AVAILABLE,
-                             NODEFS_INODES_FREE, PID_AVAILABLE, SIGNALS, EvictionConfig,
-                             Threshold, declared_string, quantity_string)
+from .evictionconfig import (
+    ALLOCATABLE_MEMORY_AVAILABLE,
+    BINARY_SI,
+    DECIMAL_SI,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_AVAILABLE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    PID_AVAILABLE,
+    SIGNALS,
+    EvictionConfig,
+    Threshold,
+    declared_string,
+    quantity_string,
+)
 from .qos import BEST_EFFORT
 
 EVICTION_MONITORING_PERIOD = 10.0
@@ -65,15 +78,22 @@ TAINT_EFFECT = "NoSchedule"
 
 MEMORY, EPHEMERAL_STORAGE, INODES, PIDS = "memory", "ephemeral-storage", "inodes", "pids"
 SIGNAL_CONDITION = {
-    MEMORY_AVAILABLE: MEMORY_PRESSURE, ALLOCATABLE_MEMORY_AVAILABLE: MEMORY_PRESSURE,
-    NODEFS_AVAILABLE: DISK_PRESSURE, NODEFS_INODES_FREE: DISK_PRESSURE,
-    IMAGEFS_AVAILABLE: DISK_PRESSURE, IMAGEFS_INODES_FREE: DISK_PRESSURE,
+    MEMORY_AVAILABLE: MEMORY_PRESSURE,
+    ALLOCATABLE_MEMORY_AVAILABLE: MEMORY_PRESSURE,
+    NODEFS_AVAILABLE: DISK_PRESSURE,
+    NODEFS_INODES_FREE: DISK_PRESSURE,
+    IMAGEFS_AVAILABLE: DISK_PRESSURE,
+    IMAGEFS_INODES_FREE: DISK_PRESSURE,
     PID_AVAILABLE: PID_PRESSURE,
 }
 SIGNAL_RESOURCE = {
-    MEMORY_AVAILABLE: MEMORY, ALLOCATABLE_MEMORY_AVAILABLE: MEMORY,
-    NODEFS_AVAILABLE: EPHEMERAL_STORAGE, IMAGEFS_AVAILABLE: EPHEMERAL_STORAGE,
-    NODEFS_INODES_FREE: INODES, IMAGEFS_INODES_FREE: INODES, PID_AVAILABLE: PIDS,
+    MEMORY_AVAILABLE: MEMORY,
+    ALLOCATABLE_MEMORY_AVAILABLE: MEMORY,
+    NODEFS_AVAILABLE: EPHEMERAL_STORAGE,
+    IMAGEFS_AVAILABLE: EPHEMERAL_STORAGE,
+    NODEFS_INODES_FREE: INODES,
+    IMAGEFS_INODES_FREE: INODES,
+    PID_AVAILABLE: PIDS,
 }
 # Inode and pid counts print as decimal quantities, bytes as binary ones.
 _AVAILABLE_FORMAT = {INODES: DECIMAL_SI, PIDS: DECIMAL_SI}
@@ -163,9 +183,11 @@ class Eviction:
 
     def annotations(self) -> dict[str, str]:
         """The annotations upstream puts on the eviction event."""
-        return {"offending_containers": ",".join(self.offending_containers),
-                "offending_containers_usage": ",".join(self.offending_usage),
-                "starved_resource": self.resource}
+        return {
+            "offending_containers": ",".join(self.offending_containers),
+            "offending_containers_usage": ",".join(self.offending_usage),
+            "starved_resource": self.resource,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,8 +229,9 @@ def observe(stats: NodeStats) -> dict[str, Observation]:
     return out
 
 
-def thresholds_met(thresholds: Iterable[Threshold], observations: dict[str, Observation],
-                   enforce_min_reclaim: bool) -> list[Threshold]:
+def thresholds_met(
+    thresholds: Iterable[Threshold], observations: dict[str, Observation], enforce_min_reclaim: bool
+) -> list[Threshold]:
     """Thresholds whose amount (plus minimum reclaim if enforced) exceeds what is available."""
     met = []
     for t in thresholds:
@@ -292,18 +315,17 @@ def _request_amount(request: str | int | None) -> int:
     return 0 if request is None else to_units(request)
 
 
-def eviction_message(resource: str, pod: PodStats, threshold: Threshold,
-                     observation: Observation | None) -> tuple[str, list[tuple[str, str, str]]]:
+def eviction_message(
+    resource: str, pod: PodStats, threshold: Threshold, observation: Observation | None
+) -> tuple[str, list[tuple[str, str, str]]]:
     """Upstream's message for an evicted pod, and the offending containers it names."""
     message = f"The node was low on resource: {resource}. "
     if observation is not None:
         available = quantity_string(observation.available, _AVAILABLE_FORMAT.get(resource, BINARY_SI))
-        message += (f"Threshold quantity: {threshold.value.display(observation.capacity)}, "
-                    f"available: {available}. ")
+        message += f"Threshold quantity: {threshold.value.display(observation.capacity)}, available: {available}. "
     offenders = _offenders(resource, pod) if pod.measured else []
     for name, usage, request in offenders:
-        message += (f"Container {name} was using {usage}, request is {request}, "
-                    f"has larger consumption of {resource}. ")
+        message += f"Container {name} was using {usage}, request is {request}, has larger consumption of {resource}. "
     return message, offenders
 
 
@@ -340,16 +362,17 @@ class EvictionManager:
         for t in met:
             self._condition_seen[SIGNAL_CONDITION[t.signal]] = now
         period = self.config.pressure_transition_period
-        self._conditions = tuple(c for c in CONDITIONS
-                                 if c in self._condition_seen and now - self._condition_seen[c] < period)
+        self._conditions = tuple(
+            c for c in CONDITIONS if c in self._condition_seen and now - self._condition_seen[c] < period
+        )
         ready = tuple(t for t in met if now - self._first_observed[t] >= t.grace_period)
         self._met = ready
         eviction = self._evict(ready, observations, pods) if ready else None
-        return SyncResult(self._conditions, ready, tuple(t for t in met if t not in ready),
-                          observations, eviction)
+        return SyncResult(self._conditions, ready, tuple(t for t in met if t not in ready), observations, eviction)
 
-    def _evict(self, ready: tuple[Threshold, ...], observations: dict[str, Observation],
-               pods: Iterable[PodStats]) -> Eviction | None:
+    def _evict(
+        self, ready: tuple[Threshold, ...], observations: dict[str, Observation], pods: Iterable[PodStats]
+    ) -> Eviction | None:
         # Already in eviction order (memory first). The first threshold is also the one
         # upstream's message quotes: the first met threshold of the starved resource.
         threshold = ready[0]
@@ -358,8 +381,17 @@ class EvictionManager:
             if pod.critical:
                 continue  # upstream's evictPod refuses critical pods; try the next one
             message, offenders = eviction_message(resource, pod, threshold, observations.get(threshold.signal))
-            return Eviction(pod.uid, pod.namespace, pod.name, self._grace(threshold, pod), message,
-                            resource, threshold, tuple(o[0] for o in offenders), tuple(o[1] for o in offenders))
+            return Eviction(
+                pod.uid,
+                pod.namespace,
+                pod.name,
+                self._grace(threshold, pod),
+                message,
+                resource,
+                threshold,
+                tuple(o[0] for o in offenders),
+                tuple(o[1] for o in offenders),
+            )
         return None
 
     def _grace(self, threshold: Threshold, pod: PodStats) -> int:
@@ -389,8 +421,9 @@ def _tolerates_memory_pressure(tolerations: Iterable[dict] | None) -> bool:
     return False
 
 
-def admit(pod_qos: str, tolerations: Iterable[dict] | None, critical: bool,
-          conditions: Iterable[str]) -> tuple[str, str] | None:
+def admit(
+    pod_qos: str, tolerations: Iterable[dict] | None, critical: bool, conditions: Iterable[str]
+) -> tuple[str, str] | None:
     """The eviction manager's admit handler: None to admit, else (reason, message)."""
     conditions = tuple(c for c in CONDITIONS if c in set(conditions))
     if not conditions or critical:

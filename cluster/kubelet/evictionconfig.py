@@ -28,6 +28,7 @@ Rules (upstream's, except where marked kubemu):
 Every error is an ``EvictionConfigError`` whose one-line message names the field path and
 the offending value.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,15 @@ PID_AVAILABLE = "pid.available"
 
 # Also kubemu's deterministic eviction order of thresholds (upstream sorts memory first
 # and leaves the rest in an unspecified order).
-SIGNALS = (MEMORY_AVAILABLE, ALLOCATABLE_MEMORY_AVAILABLE, NODEFS_AVAILABLE, NODEFS_INODES_FREE,
-           IMAGEFS_AVAILABLE, IMAGEFS_INODES_FREE, PID_AVAILABLE)
+SIGNALS = (
+    MEMORY_AVAILABLE,
+    ALLOCATABLE_MEMORY_AVAILABLE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    PID_AVAILABLE,
+)
 
 DEFAULT_EVICTION_HARD = {
     MEMORY_AVAILABLE: "100Mi",
@@ -277,11 +285,14 @@ def _enforces_pods(kubelet: dict) -> bool:
         raise _fail("enforceNodeAllocatable", f"{_show(keys)} is not a list")
     for i, key in enumerate(keys):
         if key not in ENFORCE_NODE_ALLOCATABLE_OPTIONS:
-            raise _fail(f"enforceNodeAllocatable[{i}]", f"{_show(key)} is not an option (valid: "
-                        f"{', '.join(ENFORCE_NODE_ALLOCATABLE_OPTIONS)})")
+            raise _fail(
+                f"enforceNodeAllocatable[{i}]",
+                f"{_show(key)} is not an option (valid: {', '.join(ENFORCE_NODE_ALLOCATABLE_OPTIONS)})",
+            )
     if "none" in keys and len(keys) > 1:
-        raise _fail("enforceNodeAllocatable", f'{_show(list(keys))} may not contain other enforcements '
-                    'when "none" is specified')
+        raise _fail(
+            "enforceNodeAllocatable", f'{_show(list(keys))} may not contain other enforcements when "none" is specified'
+        )
     return "pods" in keys
 
 
@@ -296,21 +307,29 @@ def parse_eviction_config(kubelet: dict | None) -> EvictionConfig:
     """The node's eviction settings from its kubelet configuration mapping."""
     kubelet = kubelet or {}
     hard = [Threshold(s, v) for s, v in _statements(kubelet, "evictionHard", _hard_defaults(kubelet))]
-    graces = {s: _duration(f"evictionSoftGracePeriod.{s}", raw)
-              for s, raw in _signal_map(kubelet, "evictionSoftGracePeriod").items()}
+    graces = {
+        s: _duration(f"evictionSoftGracePeriod.{s}", raw)
+        for s, raw in _signal_map(kubelet, "evictionSoftGracePeriod").items()
+    }
     soft_raw = _signal_map(kubelet, "evictionSoft")
     soft = []
     for signal, value in _statements(kubelet, "evictionSoft"):
         if signal not in graces:
-            raise _fail(f"evictionSoft.{signal}", f"{_show(soft_raw[signal])}: grace period must be "
-                        f"specified for the soft eviction threshold {signal}")
+            raise _fail(
+                f"evictionSoft.{signal}",
+                f"{_show(soft_raw[signal])}: grace period must be specified for the soft eviction threshold {signal}",
+            )
         soft.append(Threshold(signal, value, grace_period=graces[signal]))
-    reclaims = {s: parse_min_reclaim(f"evictionMinimumReclaim.{s}", raw)
-                for s, raw in _signal_map(kubelet, "evictionMinimumReclaim").items()}
+    reclaims = {
+        s: parse_min_reclaim(f"evictionMinimumReclaim.{s}", raw)
+        for s, raw in _signal_map(kubelet, "evictionMinimumReclaim").items()
+    }
     thresholds = [replace(t, min_reclaim=reclaims.get(t.signal)) for t in hard + soft]
     if _enforces_pods(kubelet):
-        thresholds += [replace(t, signal=ALLOCATABLE_MEMORY_AVAILABLE) for t in thresholds
-                       if t.signal == MEMORY_AVAILABLE and t.hard]
-    transition = _duration("evictionPressureTransitionPeriod",
-                           kubelet.get("evictionPressureTransitionPeriod", "5m"))
+        thresholds += [
+            replace(t, signal=ALLOCATABLE_MEMORY_AVAILABLE)
+            for t in thresholds
+            if t.signal == MEMORY_AVAILABLE and t.hard
+        ]
+    transition = _duration("evictionPressureTransitionPeriod", kubelet.get("evictionPressureTransitionPeriod", "5m"))
     return EvictionConfig(tuple(thresholds), _max_pod_grace(kubelet), transition)

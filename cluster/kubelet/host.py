@@ -13,6 +13,7 @@ the pods bound to its nodes, which the kubelets adopt in the state their status 
 (``reconcile.py``). Every kubelet of the new host is alive, including one ``kill_node``
 stopped in the previous process: a restart revives the whole host, like a rebooted rack.
 """
+
 from __future__ import annotations
 
 from ..api.objects import node_name_of

@@ -53,6 +53,7 @@ first restart too (upstream's first restart is immediate), doubles per restart u
 300 s, and resets to 10 s when more than 600 s (twice the cap, as upstream) passed since
 the previous crash.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,22 @@ from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
 from .node import NodeConfig, internal_ip, node_conditions, node_labels, node_object, node_status, pod_ip
 from .outbox import Outbox
-from .pods import (BACKOFF, BACKOFF_INITIAL, BACKOFF_MAX, DELETED, EXIT, FAILED, REJECTED, RUNNING, START,
-                   STOPPED, STOPPING, SUCCEEDED, PodRecord, pod_status)
+from .pods import (
+    BACKOFF,
+    BACKOFF_INITIAL,
+    BACKOFF_MAX,
+    DELETED,
+    EXIT,
+    FAILED,
+    REJECTED,
+    RUNNING,
+    START,
+    STOPPED,
+    STOPPING,
+    SUCCEEDED,
+    PodRecord,
+    pod_status,
+)
 from .pressure import EVICT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
 from .qos import pod_qos_class
 from .reconcile import ReconcileMixin
@@ -86,10 +101,32 @@ LEASE, DEVICES, HEAL = "lease", "devices", "heal"
 
 
 class Kubelet(PressureMixin, ReconcileMixin):
-    __slots__ = ("config", "name", "index", "host_ip", "alloc", "eviction", "_outbox", "_timers",
-                 "_pods", "_used", "_ports", "_active", "_ip_serial", "_lease", "_lease_due", "_stopped",
-                 "_extra", "_extra_timer", "_evict_timer", "_evict_due", "_pressure", "_device_timer",
-                 "_partition", "_heal_timer")
+    __slots__ = (
+        "config",
+        "name",
+        "index",
+        "host_ip",
+        "alloc",
+        "eviction",
+        "_outbox",
+        "_timers",
+        "_pods",
+        "_used",
+        "_ports",
+        "_active",
+        "_ip_serial",
+        "_lease",
+        "_lease_due",
+        "_stopped",
+        "_extra",
+        "_extra_timer",
+        "_evict_timer",
+        "_evict_due",
+        "_pressure",
+        "_device_timer",
+        "_partition",
+        "_heal_timer",
+    )
 
     def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
         self.config = config
@@ -130,8 +167,9 @@ class Kubelet(PressureMixin, ReconcileMixin):
         the full status follows, which lets the node lifecycle controller lift both."""
         if self._stopped:
             return
-        self._outbox.node_creates.append(node_object(self.config, self.index, now, self.allocatable,
-                                                     self.alloc.capacity()))
+        self._outbox.node_creates.append(
+            node_object(self.config, self.index, now, self.allocatable, self.alloc.capacity())
+        )
         if restarted:
             self.post_node_status(now)
         self._timers.cancel(self._lease)  # registering twice must not double the heartbeat
@@ -140,8 +178,13 @@ class Kubelet(PressureMixin, ReconcileMixin):
     def post_node_status(self, now: float) -> None:
         if not self._stopped and not self._partition:
             self._outbox.node_status[self.name] = node_status(
-                self.config, self.index, now, self.allocatable, self.alloc.capacity(),
-                node_conditions(now, self._pressure))
+                self.config,
+                self.index,
+                now,
+                self.allocatable,
+                self.alloc.capacity(),
+                node_conditions(now, self._pressure),
+            )
 
     def set_device_health(self, resource: str, device: str | int, healthy: bool, now: float) -> str:
         """Chaos: a device plugin reports a device's new health; the node status follows.
@@ -328,8 +371,15 @@ class Kubelet(PressureMixin, ReconcileMixin):
         self._after(rec, emu.start_seconds, START, now)
 
     def _view(self) -> admission.NodeView:
-        return admission.NodeView(self.name, self.allocatable, self._used, self._active,
-                                  node_labels(self.config), tuple(self.config.taints or ()), self._ports)
+        return admission.NodeView(
+            self.name,
+            self.allocatable,
+            self._used,
+            self._active,
+            node_labels(self.config),
+            tuple(self.config.taints or ()),
+            self._ports,
+        )
 
     def _reject(self, rec: PodRecord, rejection: admission.Rejection, now: float) -> None:
         rec.state = REJECTED
@@ -420,8 +470,9 @@ class Kubelet(PressureMixin, ReconcileMixin):
         rec.state = BACKOFF
         self._write(rec)
         for name in rec.app_names():
-            self._event(rec, "BackOff", f"Back-off restarting failed container {name} in pod {rec.format_pod()}",
-                        t, "Warning")
+            self._event(
+                rec, "BackOff", f"Back-off restarting failed container {name} in pod {rec.format_pod()}", t, "Warning"
+            )
         self._after(rec, rec.backoff, START, t)
 
     # ---- graceful deletion ----------------------------------------------------------
@@ -475,8 +526,9 @@ class Kubelet(PressureMixin, ReconcileMixin):
         self._outbox.pod_status[rec.uid] = (*rec.key(), pod_status(rec, self.host_ip))
 
     def _event(self, rec: PodRecord, reason: str, message: str, t: float, type: str = "Normal") -> None:
-        self._outbox.events.append(make_event(rec.ref(), reason, message, t, type=type,
-                                              component=COMPONENT, host=self.name))
+        self._outbox.events.append(
+            make_event(rec.ref(), reason, message, t, type=type, component=COMPONENT, host=self.name)
+        )
 
 
 @lru_cache(maxsize=64)

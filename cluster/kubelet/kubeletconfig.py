@@ -6,6 +6,7 @@ configuration (eviction thresholds, CPU manager, device plugins) so that a scena
 a bad setting is refused at load, with one line naming the field and value, instead of
 breaking a node host later. Called by the scenario loader for every node pool.
 """
+
 from __future__ import annotations
 
 from .allocation import NodeAllocation
@@ -13,9 +14,16 @@ from .evictionconfig import EvictionConfigError, parse_eviction_config
 from .node import NodeConfig
 
 KNOWN_KEYS = (
-    "evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim",
-    "evictionMaxPodGracePeriod", "evictionPressureTransitionPeriod", "enforceNodeAllocatable",
-    "cpuManagerPolicy", "reservedSystemCPUs", "devicePlugins",
+    "evictionHard",
+    "evictionSoft",
+    "evictionSoftGracePeriod",
+    "evictionMinimumReclaim",
+    "evictionMaxPodGracePeriod",
+    "evictionPressureTransitionPeriod",
+    "enforceNodeAllocatable",
+    "cpuManagerPolicy",
+    "reservedSystemCPUs",
+    "devicePlugins",
 )
 
 

@@ -5,6 +5,7 @@ rule (capacity - reserved - the memory.available hard eviction threshold, as ups
 node-allocatable), the fake addresses derived from a node's index, and the shape of the
 Node object and its status. Called by ``Kubelet`` at registration and on status changes.
 """
+
 from __future__ import annotations
 
 import math
@@ -106,8 +107,14 @@ def node_labels(config: NodeConfig) -> dict:
 
 
 def _condition(ctype: str, status: str, reason: str, message: str, ts: str) -> dict:
-    return {"type": ctype, "status": status, "reason": reason, "message": message,
-            "lastHeartbeatTime": ts, "lastTransitionTime": ts}
+    return {
+        "type": ctype,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastHeartbeatTime": ts,
+        "lastTransitionTime": ts,
+    }
 
 
 def healthy_conditions(now: float) -> list[dict]:
@@ -137,8 +144,14 @@ def _formatted(values: dict[str, int]) -> dict[str, str]:
     return {name: format_resource(name, amount) for name, amount in values.items()}
 
 
-def node_status(config: NodeConfig, index: int, now: float, allocatable: dict[str, int],
-                capacity: dict[str, int] | None = None, conditions: list[dict] | None = None) -> dict:
+def node_status(
+    config: NodeConfig,
+    index: int,
+    now: float,
+    allocatable: dict[str, int],
+    capacity: dict[str, int] | None = None,
+    conditions: list[dict] | None = None,
+) -> dict:
     """``capacity`` defaults to the configured one (the kubelet passes the device
     manager's counts for extended resources); ``conditions`` to all healthy."""
     return {
@@ -165,14 +178,14 @@ def node_status(config: NodeConfig, index: int, now: float, allocatable: dict[st
     }
 
 
-def node_object(config: NodeConfig, index: int, now: float, allocatable: dict[str, int],
-                capacity: dict[str, int] | None = None) -> dict:
+def node_object(
+    config: NodeConfig, index: int, now: float, allocatable: dict[str, int], capacity: dict[str, int] | None = None
+) -> dict:
     cidr = pod_cidr(index)
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": config.name, "labels": node_labels(config)},
-        "spec": {"taints": [dict(t) for t in config.taints or ()],
-                 "podCIDR": cidr, "podCIDRs": [cidr]},
+        "spec": {"taints": [dict(t) for t in config.taints or ()], "podCIDR": cidr, "podCIDRs": [cidr]},
         "status": node_status(config, index, now, allocatable, capacity),
     }

@@ -6,6 +6,7 @@ the latest lease renewal wins. The kubelets append; the node-host actor shell ca
 ``drain`` and sends each part as one batched call, applying ``pod_status`` before
 ``pod_deletes`` (a confirmed pod may carry a final status in the same batch).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,14 +23,14 @@ class Outbox:
     pod_deletes: dict[str, PodKey] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)
 
-    def drain(self) -> "Outbox":
+    def drain(self) -> Outbox:
         """Hand over everything collected so far and start empty."""
-        out = Outbox(self.node_creates, self.node_status, self.leases,
-                     self.pod_status, self.pod_deletes, self.events)
+        out = Outbox(self.node_creates, self.node_status, self.leases, self.pod_status, self.pod_deletes, self.events)
         self.node_creates, self.node_status, self.leases = [], {}, {}
         self.pod_status, self.pod_deletes, self.events = {}, {}, []
         return out
 
     def empty(self) -> bool:
-        return not (self.node_creates or self.node_status or self.leases
-                    or self.pod_status or self.pod_deletes or self.events)
+        return not (
+            self.node_creates or self.node_status or self.leases or self.pod_status or self.pod_deletes or self.events
+        )

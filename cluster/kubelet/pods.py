@@ -6,6 +6,7 @@ rendering of a record into a complete ``status`` dict: phase, conditions, qosCla
 startTime and container statuses. The apiserver replaces a pod's status wholesale with
 it, so every field the kubelet owns is always present. Called only by ``Kubelet``.
 """
+
 from __future__ import annotations
 
 from ..api.annotations import Emulation
@@ -26,19 +27,60 @@ START, EXIT, STOPPED = "start", "exit", "stopped"
 BACKOFF_INITIAL, BACKOFF_MAX = 10, 300
 
 TERMINAL = frozenset((SUCCEEDED, FAILED, REJECTED, DELETED))
-_PHASE = {PENDING: "Pending", RUNNING: "Running", BACKOFF: "Running", STOPPING: "Running",
-          SUCCEEDED: "Succeeded", FAILED: "Failed", REJECTED: "Failed", DELETED: "Failed"}
+_PHASE = {
+    PENDING: "Pending",
+    RUNNING: "Running",
+    BACKOFF: "Running",
+    STOPPING: "Running",
+    SUCCEEDED: "Succeeded",
+    FAILED: "Failed",
+    REJECTED: "Failed",
+    DELETED: "Failed",
+}
 REJECTED_PREFIX = "Pod was rejected: "
 
 
 class PodRecord:
     __slots__ = (
-        "uid", "namespace", "name", "state", "emu", "policy", "containers", "init",
-        "requests", "qos", "cgroup", "admitted_at", "scheduled_ts", "pod_ip",
-        "started_at", "ready_at", "restarts", "backoff", "last_exit",
-        "timer", "gen", "due", "exit_at", "stop_begin", "stop_end", "reason", "message",
-        "priority", "grace", "static", "mem_requests", "ports", "usage", "runs", "oom_timer", "oom_at",
-        "deleting", "evicting", "disruption",
+        "uid",
+        "namespace",
+        "name",
+        "state",
+        "emu",
+        "policy",
+        "containers",
+        "init",
+        "requests",
+        "qos",
+        "cgroup",
+        "admitted_at",
+        "scheduled_ts",
+        "pod_ip",
+        "started_at",
+        "ready_at",
+        "restarts",
+        "backoff",
+        "last_exit",
+        "timer",
+        "gen",
+        "due",
+        "exit_at",
+        "stop_begin",
+        "stop_end",
+        "reason",
+        "message",
+        "priority",
+        "grace",
+        "static",
+        "mem_requests",
+        "ports",
+        "usage",
+        "runs",
+        "oom_timer",
+        "oom_at",
+        "deleting",
+        "evicting",
+        "disruption",
     )
 
     def __init__(self, pod: dict, emu: Emulation, now: float):
@@ -49,8 +91,10 @@ class PodRecord:
         self.emu = emu
         self.policy = spec.get("restartPolicy") or "Always"
         self.containers = tuple((c.get("name", ""), c.get("image", "")) for c in spec.get("containers") or ())
-        self.init = tuple((c.get("name", ""), c.get("image", ""), c.get("restartPolicy") == "Always")
-                          for c in spec.get("initContainers") or ())
+        self.init = tuple(
+            (c.get("name", ""), c.get("image", ""), c.get("restartPolicy") == "Always")
+            for c in spec.get("initContainers") or ()
+        )
         self.requests: dict[str, int] | None = None  # set while the pod holds node resources
         self.qos = ""
         self.cgroup: dict | None = None
@@ -74,8 +118,10 @@ class PodRecord:
         self.priority = int(spec.get("priority") or 0)
         self.grace = spec.get("terminationGracePeriodSeconds")
         self.static = _is_static_or_mirror(meta)
-        self.mem_requests = tuple((c.get("name", ""), ((c.get("resources") or {}).get("requests") or {}).get("memory"))
-                                  for c in spec.get("containers") or ())
+        self.mem_requests = tuple(
+            (c.get("name", ""), ((c.get("resources") or {}).get("requests") or {}).get("memory"))
+            for c in spec.get("containers") or ()
+        )
         self.usage = None  # container -> usage.ContainerUsage, when any usage is declared
         self.runs = 0  # container starts so far; tags the OOM timer of the current run
         self.oom_timer = None  # TimerQueue handle of the current run's OOM kill
@@ -144,8 +190,11 @@ def _conditions(rec: PodRecord) -> list[dict]:
     else:
         msg = f"containers with unready status: [{' '.join(rec.app_names())}]"
         ready = [_cond(t, "False", ready_ts, "ContainersNotReady", msg) for t in ("Ready", "ContainersReady")]
-    out = [_cond("Initialized", "True", rfc3339(rec.admitted_at)), *ready,
-           _cond("PodScheduled", "True", rec.scheduled_ts)]
+    out = [
+        _cond("Initialized", "True", rfc3339(rec.admitted_at)),
+        *ready,
+        _cond("PodScheduled", "True", rec.scheduled_ts),
+    ]
     if rec.disruption is not None:
         reason, message, t = rec.disruption
         out.append(_cond("DisruptionTarget", "True", rfc3339(t), reason, message))
@@ -158,8 +207,14 @@ def _terminated(exit_info: tuple, name: str = "") -> dict:
         reason = "OOMKilled"
     else:
         reason = "Completed" if code == 0 else "Error"
-    return {"terminated": {"exitCode": code, "reason": reason,
-                           "startedAt": rfc3339(started), "finishedAt": rfc3339(finished)}}
+    return {
+        "terminated": {
+            "exitCode": code,
+            "reason": reason,
+            "startedAt": rfc3339(started),
+            "finishedAt": rfc3339(finished),
+        }
+    }
 
 
 def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
@@ -178,8 +233,16 @@ def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
 
 
 def _container_status(name: str, image: str, state: dict, last: dict, running: bool, restarts: int) -> dict:
-    return {"name": name, "image": image, "imageID": "", "state": state, "lastState": last,
-            "ready": running, "started": running, "restartCount": restarts}
+    return {
+        "name": name,
+        "image": image,
+        "imageID": "",
+        "state": state,
+        "lastState": last,
+        "ready": running,
+        "started": running,
+        "restartCount": restarts,
+    }
 
 
 def _init_statuses(rec: PodRecord) -> list[dict]:
@@ -196,22 +259,33 @@ def _init_statuses(rec: PodRecord) -> list[dict]:
 
 
 def _ips(rec: PodRecord, host_ip: str) -> dict:
-    return {"hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-            "podIP": rec.pod_ip, "podIPs": [{"ip": rec.pod_ip}]}
+    return {"hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": rec.pod_ip, "podIPs": [{"ip": rec.pod_ip}]}
 
 
 def pod_status(rec: PodRecord, host_ip: str) -> dict:
     """The complete status the kubelet writes for the record's current state."""
     if rec.state == REJECTED:
-        return {"phase": "Failed", "reason": rec.reason, "message": REJECTED_PREFIX + rec.message,
-                "qosClass": rec.qos, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-                "conditions": [_cond("PodScheduled", "True", rec.scheduled_ts)]}
+        return {
+            "phase": "Failed",
+            "reason": rec.reason,
+            "message": REJECTED_PREFIX + rec.message,
+            "qosClass": rec.qos,
+            "hostIP": host_ip,
+            "hostIPs": [{"ip": host_ip}],
+            "conditions": [_cond("PodScheduled", "True", rec.scheduled_ts)],
+        }
     statuses = []
     for name, image in rec.containers:
         state, last, running = _app_state(rec, name)
         statuses.append(_container_status(name, image, state, last, running, rec.restarts))
-    status = {"phase": _PHASE[rec.state], "conditions": _conditions(rec), "qosClass": rec.qos,
-              **_ips(rec, host_ip), "startTime": rfc3339(rec.admitted_at), "containerStatuses": statuses}
+    status = {
+        "phase": _PHASE[rec.state],
+        "conditions": _conditions(rec),
+        "qosClass": rec.qos,
+        **_ips(rec, host_ip),
+        "startTime": rfc3339(rec.admitted_at),
+        "containerStatuses": statuses,
+    }
     if rec.init:
         status["initContainerStatuses"] = _init_statuses(rec)
     if rec.state == FAILED and rec.reason:  # evicted: the eviction manager's reason and message

@@ -22,6 +22,7 @@ CPU usage above a container's limit is throttled, never killed: it only shows in
 The loop runs only while the node has something to measure (a pod with declared usage,
 a pressure action, or a pressure condition still held), so idle nodes cost no timers.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,7 @@ from ..api.events import make_event
 from ..api.quantity import resource_int
 from ..api.resources import EPHEMERAL, MEMORY
 from .admission import Rejection
-from .eviction import (EVICTION_MONITORING_PERIOD, POD_CLEANUP_TIMEOUT, ContainerStats, Eviction, NodeStats,
-                       PodStats)
+from .eviction import EVICTION_MONITORING_PERIOD, POD_CLEANUP_TIMEOUT, ContainerStats, Eviction, NodeStats, PodStats
 from .pods import BACKOFF, FAILED, PENDING, RUNNING, STOPPING, PodRecord
 from .usage import container_usage, crossing_time
 
@@ -107,8 +107,11 @@ def usage_view(rec: PodRecord, t: float) -> dict | None:
         quota, period = _limit(rec, name, "cpuQuota"), _limit(rec, name, "cpuPeriod")
         if quota and period and used * period > quota * 1000:
             throttled = True
-    return {"memory": sum(mem.values()) if mem else None, "cpu": sum(cpu.values()) if cpu else None,
-            "cpuThrottled": throttled}
+    return {
+        "memory": sum(mem.values()) if mem else None,
+        "cpu": sum(cpu.values()) if cpu else None,
+        "cpuThrottled": throttled,
+    }
 
 
 class PressureMixin:
@@ -132,15 +135,23 @@ class PressureMixin:
             return
         t = rec.oom_at
         since = t - rec.started_at
-        killed = tuple(n for n, u in rec.usage.items()
-                       if u.memory is not None and _limit(rec, n, "memoryLimit")
-                       and u.memory.at(since) > _limit(rec, n, "memoryLimit"))
+        killed = tuple(
+            n
+            for n, u in rec.usage.items()
+            if u.memory is not None
+            and _limit(rec, n, "memoryLimit")
+            and u.memory.at(since) > _limit(rec, n, "memoryLimit")
+        )
         for name in killed:
             # Not the kubelet's: upstream's kubelet records only system-wide OOMs (SystemOOM).
             # This is the event node-problem-detector's kernel monitor makes of the kernel log.
-            self._node_event("OOMKilling", f"Memory cgroup out of memory: Killed process of container "
-                                           f"{name} in pod {rec.namespace}/{rec.name}", t, "Warning",
-                             component=KERNEL_MONITOR)
+            self._node_event(
+                "OOMKilling",
+                f"Memory cgroup out of memory: Killed process of container {name} in pod {rec.namespace}/{rec.name}",
+                t,
+                "Warning",
+                component=KERNEL_MONITOR,
+            )
         self._timers.cancel(rec.timer)
         rec.timer = None
         if rec.state == STOPPING:
@@ -206,22 +217,39 @@ class PressureMixin:
         disk_cap = cap.get(EPHEMERAL)
         inodes = None if disk_cap is None else disk_cap // BYTES_PER_INODE
         return NodeStats(
-            memory_capacity=mem_cap, memory_working_set=pods_ws + extra.get("memory", 0),
-            allocatable_memory=pods_limit, pods_working_set=pods_ws,
-            nodefs_capacity=disk_cap, nodefs_available=max(0, (disk_cap or 0) - extra.get("disk", 0)),
-            nodefs_inodes=inodes, nodefs_inodes_free=max(0, (inodes or 0) - extra.get("inodes", 0)),
-            pid_max=PID_MAX, pid_running=processes + extra.get("pids", 0))
+            memory_capacity=mem_cap,
+            memory_working_set=pods_ws + extra.get("memory", 0),
+            allocatable_memory=pods_limit,
+            pods_working_set=pods_ws,
+            nodefs_capacity=disk_cap,
+            nodefs_available=max(0, (disk_cap or 0) - extra.get("disk", 0)),
+            nodefs_inodes=inodes,
+            nodefs_inodes_free=max(0, (inodes or 0) - extra.get("inodes", 0)),
+            pid_max=PID_MAX,
+            pid_running=processes + extra.get("pids", 0),
+        )
 
     def _pod_stats(self, rec: PodRecord, t: float) -> PodStats:
         mem = memory_now(rec, t)
         running = rec.state == RUNNING
-        containers = tuple(ContainerStats(name, memory_usage=mem.get(name, 0), memory_request=raw)
-                           for name, raw in rec.mem_requests)
-        return PodStats(rec.uid, rec.namespace, rec.name, priority=rec.priority, qos=rec.qos, static=rec.static,
-                        grace_period=rec.grace, memory_request=rec.requests.get(MEMORY, 0),
-                        disk_request=rec.requests.get(EPHEMERAL, 0), memory_usage=sum(mem.values()),
-                        processes=len(rec.app_names()) if running else 0, containers=containers,
-                        measured=rec.state != PENDING)
+        containers = tuple(
+            ContainerStats(name, memory_usage=mem.get(name, 0), memory_request=raw) for name, raw in rec.mem_requests
+        )
+        return PodStats(
+            rec.uid,
+            rec.namespace,
+            rec.name,
+            priority=rec.priority,
+            qos=rec.qos,
+            static=rec.static,
+            grace_period=rec.grace,
+            memory_request=rec.requests.get(MEMORY, 0),
+            disk_request=rec.requests.get(EPHEMERAL, 0),
+            memory_usage=sum(mem.values()),
+            processes=len(rec.app_names()) if running else 0,
+            containers=containers,
+            measured=rec.state != PENDING,
+        )
 
     def _evict(self, rec: PodRecord, ev: Eviction, t: float) -> float:
         """Carry out the eviction manager's choice; returns how long to wait for the cleanup."""
@@ -275,8 +303,8 @@ class PressureMixin:
         if changed:
             self.post_node_status(t)
 
-    def _node_event(self, reason: str, message: str, t: float, type: str = "Normal",
-                    component: str = "kubelet") -> None:
+    def _node_event(
+        self, reason: str, message: str, t: float, type: str = "Normal", component: str = "kubelet"
+    ) -> None:
         ref = {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
-        self._outbox.events.append(make_event(ref, reason, message, t, type=type, component=component,
-                                              host=self.name))
+        self._outbox.events.append(make_event(ref, reason, message, t, type=type, component=component, host=self.name))

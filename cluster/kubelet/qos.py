@@ -5,6 +5,7 @@ status.qosClass, the cgroup module picks the pod's parent cgroup from it, and ev
 ranking (later) reads it. Pod-level resources (the PodLevelResources gate, alpha in 1.32
 and off by default) are not modelled: only container and init-container resources count.
 """
+
 from __future__ import annotations
 
 from ..api.quantity import resource_int

@@ -32,6 +32,7 @@ exact CrashLoopBackOff delay of a running pod that restarted before (estimated f
 restartCount as if the back-off never reset), the eviction manager's observations and
 pressure conditions (re-measured on its next pass), a ``pressure`` or ``partition``.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,10 +41,21 @@ from ..api.objects import is_terminating
 from ..api.resources import pod_requests
 from ..clock import parse_timestamp
 from . import admission
-from .node import node_labels
 from .eviction import IMMEDIATE_EVICTION_GRACE_PERIOD, REASON
-from .pods import (BACKOFF, BACKOFF_INITIAL, BACKOFF_MAX, EXIT, FAILED, PENDING, RUNNING, START, STOPPING,
-                   SUCCEEDED, PodRecord)
+from .node import node_labels
+from .pods import (
+    BACKOFF,
+    BACKOFF_INITIAL,
+    BACKOFF_MAX,
+    EXIT,
+    FAILED,
+    PENDING,
+    RUNNING,
+    START,
+    STOPPING,
+    SUCCEEDED,
+    PodRecord,
+)
 from .pressure import DISRUPTION_REASON
 
 _DURATION = re.compile(r"back-off (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)? ")
@@ -108,9 +120,11 @@ def restore(rec: PodRecord, pod: dict) -> None:
     rec.started_at = _ts((running or {}).get("startedAt"), None)
     last = (cs.get("lastState") or {}).get("terminated") or (cs.get("state") or {}).get("terminated")
     if last:
-        oom = tuple(s.get("name", "") for s in (*(status.get("containerStatuses") or ()),
-                                                 *(status.get("initContainerStatuses") or ()))
-                    if ((s.get("lastState") or {}).get("terminated") or {}).get("reason") == "OOMKilled")
+        oom = tuple(
+            s.get("name", "")
+            for s in (*(status.get("containerStatuses") or ()), *(status.get("initContainerStatuses") or ()))
+            if ((s.get("lastState") or {}).get("terminated") or {}).get("reason") == "OOMKilled"
+        )
         started = _ts(last.get("startedAt"), rec.admitted_at)
         rec.last_exit = (int(last.get("exitCode") or 0), started, _ts(last.get("finishedAt"), started), oom)
         if rec.started_at is None:
@@ -121,8 +135,11 @@ def restore(rec: PodRecord, pod: dict) -> None:
     rec.runs = 1 if rec.started_at is not None else 0
     target = _condition(status, "DisruptionTarget")
     if target.get("status") == "True" and target.get("reason") == DISRUPTION_REASON:
-        rec.disruption = (DISRUPTION_REASON, target.get("message") or "",
-                          _ts(target.get("lastTransitionTime"), rec.admitted_at))
+        rec.disruption = (
+            DISRUPTION_REASON,
+            target.get("message") or "",
+            _ts(target.get("lastTransitionTime"), rec.admitted_at),
+        )
 
 
 def _backoff(cs: dict, restarts: int) -> int:

@@ -25,6 +25,7 @@ annotated amount.
 
 Values are exact (fractions) and rounded down to whole bytes or millicores only when read.
 """
+
 from __future__ import annotations
 
 import math
@@ -136,8 +137,12 @@ def _shape(resource: str, name: str, args: list[str]) -> tuple[Piece, ...]:
         if over == 0:
             return _flat(hi)
         return (Piece(0.0, over, lo, hi), Piece(over, INF, hi, hi))
-    base, peak, at, length = (_amount(resource, args[0]), _amount(resource, args[1]),
-                              _seconds(args[2]), _seconds(args[3]))
+    base, peak, at, length = (
+        _amount(resource, args[0]),
+        _amount(resource, args[1]),
+        _seconds(args[2]),
+        _seconds(args[3]),
+    )
     if length == 0 or base == peak:
         return _flat(base)
     pieces = [Piece(at, at + length, peak, peak), Piece(at + length, INF, base, base)]
@@ -158,8 +163,7 @@ def _parse(resource: str, text: str) -> Profile:
     name, inner = m.group(1), m.group(2)
     params = _SHAPES.get(name)
     if params is None:
-        raise ValueError(f"uses an unknown profile {name!r} (use ramp(from, to, over) or "
-                         f"spike(base, peak, at, for))")
+        raise ValueError(f"uses an unknown profile {name!r} (use ramp(from, to, over) or spike(base, peak, at, for))")
     args = [a.strip() for a in inner.split(",")]
     if len(args) != len(params):
         raise ValueError(f"has {len(args)} arguments; {name}({', '.join(params)}) takes {len(params)}")
@@ -214,8 +218,7 @@ def container_usage(pod: dict) -> dict[str, ContainerUsage]:
 def pod_usage(pod: dict) -> tuple[Profile | None, Profile | None]:
     """The pod's (memory, cpu) usage: the sum over its containers, None when none declares it."""
     per = container_usage(pod).values()
-    return (total([u.memory for u in per if u.memory is not None]),
-            total([u.cpu for u in per if u.cpu is not None]))
+    return (total([u.memory for u in per if u.memory is not None]), total([u.cpu for u in per if u.cpu is not None]))
 
 
 def total(profiles: list[Profile]) -> Profile | None:

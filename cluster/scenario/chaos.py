@@ -34,6 +34,7 @@ Actions:
   on average (a Poisson process), each a target action on a node picked at random among
   the live ones (``randomchaos.py``).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,13 +46,35 @@ from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from .durations import parse_duration
 
-CHAOS_ACTIONS = ("killNode", "killHost", "partition", "restart", "killRayNode", "random",
-                 "pressure", "deviceHealth", "devicePlugin")
+CHAOS_ACTIONS = (
+    "killNode",
+    "killHost",
+    "partition",
+    "restart",
+    "killRayNode",
+    "random",
+    "pressure",
+    "deviceHealth",
+    "devicePlugin",
+)
 COMPONENTS = ("apiserver", "scheduler", "controller-manager", "host")
 RANDOM_TARGETS = ("killNode", "killHost", "partition")
 PRESSURE_FIELDS = ("memory", "disk", "inodes", "pids")
-_ALL_FIELDS = ("node", *PRESSURE_FIELDS, "duration", "resource", "device", "healthy", "running",
-               "component", "rayNode", "rate", "seed", "targets", "partitionDuration")
+_ALL_FIELDS = (
+    "node",
+    *PRESSURE_FIELDS,
+    "duration",
+    "resource",
+    "device",
+    "healthy",
+    "running",
+    "component",
+    "rayNode",
+    "rate",
+    "seed",
+    "targets",
+    "partitionDuration",
+)
 # Fields each action takes, beyond ``action``; the first group is required.
 _FIELDS = {
     "killNode": (("node",), ()),
@@ -145,9 +168,11 @@ def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]], ray_nodes: int = 0
         if not given and f in required:
             raise ChaosError(f"{f}: Required value for {chaos.action}")
     if chaos.action == "restart" and (chaos.component == "host") != (chaos.node is not None):
-        raise ChaosError("node: Required value for restart of a host (the host holding that node)"
-                         if chaos.node is None else
-                         f"node: not a field of restart of the {chaos.component} (only a host restart takes it)")
+        raise ChaosError(
+            "node: Required value for restart of a host (the host holding that node)"
+            if chaos.node is None
+            else f"node: not a field of restart of the {chaos.component} (only a host restart takes it)"
+        )
     if ("node" in required or chaos.node is not None) and chaos.node not in nodes:
         shown = ", ".join(sorted(nodes)[:5]) + (", ..." if len(nodes) > 5 else "")
         raise ChaosError(f"node: {json.dumps(chaos.node)} is not a node of this scenario (nodes: {shown or 'none'})")
@@ -156,8 +181,10 @@ def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]], ray_nodes: int = 0
     if chaos.action == "pressure":
         _check_pressure(chaos)
     elif chaos.action == "restart" and chaos.component not in COMPONENTS:
-        raise ChaosError(f"component: {json.dumps(chaos.component)} is not a component kubemu restarts "
-                         f"(supported: {', '.join(COMPONENTS)})")
+        raise ChaosError(
+            f"component: {json.dumps(chaos.component)} is not a component kubemu restarts "
+            f"(supported: {', '.join(COMPONENTS)})"
+        )
     elif chaos.action == "killRayNode":
         _check_ray_node(chaos.rayNode, ray_nodes)
     elif chaos.action == "random":
@@ -191,8 +218,10 @@ def _check_ray_node(index, ray_nodes: int) -> None:
     if ray_nodes < 2:
         raise ChaosError(f"rayNode: killRayNode needs spec.cluster.rayNodes of 2 or more (it is {ray_nodes})")
     if isinstance(index, bool) or not 1 <= index < ray_nodes:
-        raise ChaosError(f"rayNode: {json.dumps(index)} is not a Ray node kubemu may stop "
-                         f"(1..{ray_nodes - 1}; node 0 holds the control plane)")
+        raise ChaosError(
+            f"rayNode: {json.dumps(index)} is not a Ray node kubemu may stop "
+            f"(1..{ray_nodes - 1}; node 0 holds the control plane)"
+        )
 
 
 def _check_random(chaos: ChaosSpec) -> None:
@@ -202,16 +231,17 @@ def _check_random(chaos: ChaosSpec) -> None:
         raise ChaosError(f"targets: Required value: at least one of {', '.join(RANDOM_TARGETS)}")
     for i, t in enumerate(chaos.targets):
         if t not in RANDOM_TARGETS:
-            raise ChaosError(f"targets[{i}]: {json.dumps(t)} is not an action random chaos runs "
-                             f"(supported: {', '.join(RANDOM_TARGETS)})")
+            raise ChaosError(
+                f"targets[{i}]: {json.dumps(t)} is not an action random chaos runs "
+                f"(supported: {', '.join(RANDOM_TARGETS)})"
+            )
 
 
 def _check_resource(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
     res = chaos.resource
     if res not in capacity or not is_extended(res):
         known = ", ".join(sorted(n for n in capacity if is_extended(n))) or "none"
-        raise ChaosError(f"resource: {json.dumps(res)} is not an extended resource of {chaos.node} "
-                         f"(it has: {known})")
+        raise ChaosError(f"resource: {json.dumps(res)} is not an extended resource of {chaos.node} (it has: {known})")
 
 
 def _check_device(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
@@ -226,5 +256,6 @@ def _check_device(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
             raise ChaosError(f"device: {device} is out of range for {res} on {chaos.node} (0..{count - 1})")
     elif device not in ids:
         span = f"{ids[0]} .. {ids[-1]}" if ids else "none"
-        raise ChaosError(f"device: {json.dumps(device)} is not a device of {res} on {chaos.node} "
-                         f"(an index, or an ID: {span})")
+        raise ChaosError(
+            f"device: {json.dumps(device)} is not a device of {res} on {chaos.node} (an index, or an ID: {span})"
+        )

@@ -16,6 +16,7 @@ Called by ``schema.py`` after repeats are expanded and before manifests are vali
 so defaulted annotations are checked like written ones. ``check_usage`` parses the usage
 profiles with the kubelet's own grammar (API validation only checks their outline).
 """
+
 from __future__ import annotations
 
 import json

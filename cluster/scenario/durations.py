@@ -1,4 +1,5 @@
 """Durations as scenarios write them: ``300s``, ``5m``, ``1h30m``, ``250ms``, or a bare number of seconds."""
+
 from __future__ import annotations
 
 import re

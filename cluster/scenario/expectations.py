@@ -6,6 +6,7 @@ deadline, ``always`` holds at every observation, ``until`` holds at every observ
 to its time, ``at: end`` holds when the run ends.
 ``Tracker`` keeps one verdict per expectation; the runner feeds it observations.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,8 +40,10 @@ def check(e: Expectation, m: Mirror) -> tuple[bool, str]:
 
 
 def _compare(e: Expectation, n: int, what: str) -> tuple[bool, str]:
-    ok = (e.equals is None or n == e.equals) and (e.atLeast is None or n >= e.atLeast) and (
-        e.atMost is None or n <= e.atMost
+    ok = (
+        (e.equals is None or n == e.equals)
+        and (e.atLeast is None or n >= e.atLeast)
+        and (e.atMost is None or n <= e.atMost)
     )
     want = " and ".join(
         f"{label} {v}" for label, v in (("=", e.equals), (">=", e.atLeast), ("<=", e.atMost)) if v is not None
@@ -96,8 +99,9 @@ def _pod_fields(e: Expectation, pod: dict, m: Mirror) -> tuple[bool, str]:
         "terminating": is_terminating(pod),
         "restartCount": sum(cs.get("restartCount", 0) for cs in status.get("containerStatuses") or ()),
         "terminationReason": _termination_reasons(status),
-        "waitingReason": [((cs.get("state") or {}).get("waiting") or {}).get("reason")
-                          for cs in _container_statuses(status)],
+        "waitingReason": [
+            ((cs.get("state") or {}).get("waiting") or {}).get("reason") for cs in _container_statuses(status)
+        ],
         "cpuset": held.get("cpuset"),
         "devices": {r: len(ids) for r, ids in (held.get("devices") or {}).items()},
         "env": {k: v for env in (held.get("env") or {}).values() for k, v in env.items()},
@@ -145,8 +149,10 @@ def _node(e: Expectation, m: Mirror) -> tuple[bool, str]:
             has = any(all(t.get(k) == v for k, v in want.items()) for t in taints)
             parts.append(f"taint {want} {'present' if has else 'absent'}")
             ok &= has == present
-    for field, values in (("allocatable", node_allocatable(node)),
-                          ("capacity", resource_list((node.get("status") or {}).get("capacity")))):
+    for field, values in (
+        ("allocatable", node_allocatable(node)),
+        ("capacity", resource_list((node.get("status") or {}).get("capacity"))),
+    ):
         want = getattr(e, field)
         if want is not None:
             for name, q in want.items():
@@ -172,8 +178,11 @@ def _count(e: Expectation, m: Mirror) -> int:
     c = e.count
     sel = LabelSelector.parse(c.labelSelector) if c.labelSelector else None
     if c.kind == "Node":
-        return sum(1 for n in m.nodes.values() if (sel is None or sel.matches(labels_of(n)))
-                   and (c.ready is None or _node_ready(n) == c.ready))
+        return sum(
+            1
+            for n in m.nodes.values()
+            if (sel is None or sel.matches(labels_of(n))) and (c.ready is None or _node_ready(n) == c.ready)
+        )
     if c.kind == "Event":
         return sum(1 for ev in m.events if sel is None or sel.matches(labels_of(ev)))
     n = 0

@@ -9,6 +9,7 @@ It sees what a user with ``kubectl get -w`` and the kubelets' PodResources socke
 see, never any component's private state. Called by the driver after every watch batch;
 read by expectations and the report.
 """
+
 from __future__ import annotations
 
 from ..api.objects import node_name_of, phase_of
@@ -25,9 +26,13 @@ class Mirror:
         self.created_at: dict[str, float] = {}  # uid -> emulated time first seen
         self.bound_at: dict[str, float] = {}  # uid -> real seconds when first seen bound
         self.running_at: dict[str, float] = {}  # uid -> emulated time first seen Running
-        self.violations: dict[str, list[str]] = {"noOvercommit": [], "noDoubleBinding": [],
-                                                 "cpusetsExclusive": [], "devicesExclusive": [],
-                                                 "noLostPods": []}
+        self.violations: dict[str, list[str]] = {
+            "noOvercommit": [],
+            "noDoubleBinding": [],
+            "cpusetsExclusive": [],
+            "devicesExclusive": [],
+            "noLostPods": [],
+        }
         self.owned = OwnedPods()
         self.resources: dict[str, dict] = {}  # uid -> the kubelet's PodResources view
         self.node_resources: dict[str, dict] = {}  # node -> QoS cgroups, shared CPUs, devices
@@ -116,12 +121,17 @@ class Mirror:
         """A fresh PodResources view from every node host; checks the two invariants on it."""
         self.resources, self.node_resources = pods, nodes
         refs = {p["metadata"].get("uid", ""): f"{ns}/{name}" for (ns, name), p in self.pods.items()}
-        entries = [(refs.get(uid, uid), v.get("node", ""), v.get("cpuset"), v.get("exclusiveCpus"))
-                   for uid, v in sorted(pods.items())]
+        entries = [
+            (refs.get(uid, uid), v.get("node", ""), v.get("cpuset"), v.get("exclusiveCpus"))
+            for uid, v in sorted(pods.items())
+        ]
         shared = {n: v.get("sharedCpus") for n, v in nodes.items()}
-        found = {"cpusetsExclusive": cpuset_violations(entries, shared),
-                 "devicesExclusive": device_violations((refs.get(uid, uid), v.get("devices"))
-                                                       for uid, v in sorted(pods.items()))}
+        found = {
+            "cpusetsExclusive": cpuset_violations(entries, shared),
+            "devicesExclusive": device_violations(
+                (refs.get(uid, uid), v.get("devices")) for uid, v in sorted(pods.items())
+            ),
+        }
         for name, lines in found.items():
             for line in lines:
                 line = f"at {now:.1f}s {line}"

@@ -20,6 +20,7 @@ grows. The Mirror feeds it events and calls ``check`` on every observation.
 DaemonSets are not judged here: how many pods a DaemonSet wants depends on which nodes
 it may run on, which scenarios check with ``count`` expectations instead.
 """
+
 from __future__ import annotations
 
 from ..api.objects import is_terminal, is_terminating
@@ -83,7 +84,7 @@ class OwnedPods:
         return min(self._high.get(rs_uid, 0), self._sets[rs_uid][1])
 
     def shortfall(self) -> dict[str, int]:
-        """"ns/name" -> pods lost and not yet replaced, for every ReplicaSet short now."""
+        """ "ns/name" -> pods lost and not yet replaced, for every ReplicaSet short now."""
         out = {}
         for uid, (ref, _) in self._sets.items():
             missing = self.held(uid) - self.active(uid)
@@ -103,6 +104,8 @@ class OwnedPods:
             since = self._short_since.setdefault(uid, now)
             if now - since > self.grace and uid not in self._reported:
                 self._reported.add(uid)
-                out.append(f"at {now:.1f}s ReplicaSet {ref}: {have} of {replicas} pods active "
-                           f"since {since:.1f}s ({held - have} lost, not replaced)")
+                out.append(
+                    f"at {now:.1f}s ReplicaSet {ref}: {have} of {replicas} pods active "
+                    f"since {since:.1f}s ({held - have} lost, not replaced)"
+                )
         return out

@@ -12,9 +12,10 @@ mirror's latest PodResources view during a run and on a finished report:
 
 Each returns one line per violation, naming the pods and the CPUs or device.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..kubelet.cpumanager import format_cpuset, parse_cpuset
 
@@ -22,7 +23,7 @@ from ..kubelet.cpumanager import format_cpuset, parse_cpuset
 CpusetEntry = tuple
 
 
-def cpuset_violations(pods: Iterable[CpusetEntry], shared: dict[str, "str | None"]) -> list[str]:
+def cpuset_violations(pods: Iterable[CpusetEntry], shared: dict[str, str | None]) -> list[str]:
     """``shared`` maps a node to its shared CPU pool (None: no static CPU manager)."""
     by_node: dict[str, list[tuple[str, frozenset[int], frozenset[int] | None]]] = {}
     for ref, node, cpuset, *pinned in pods:
@@ -38,13 +39,16 @@ def cpuset_violations(pods: Iterable[CpusetEntry], shared: dict[str, "str | None
                 continue
             leaked = exclusive & pool
             if leaked:
-                out.append(f"node {node}: CPUs {format_cpuset(leaked)} of pod {ref} (exclusive) "
-                           f"are also in the shared pool")
+                out.append(
+                    f"node {node}: CPUs {format_cpuset(leaked)} of pod {ref} (exclusive) are also in the shared pool"
+                )
             for j, (other, other_cpus, _) in enumerate(entries):
                 both = exclusive & other_cpus
                 if j != i and both:
-                    out.append(f"node {node}: CPUs {format_cpuset(both)} of pod {ref} (exclusive) "
-                               f"are also in the cpuset of pod {other}")
+                    out.append(
+                        f"node {node}: CPUs {format_cpuset(both)} of pod {ref} (exclusive) "
+                        f"are also in the cpuset of pod {other}"
+                    )
     return out
 
 

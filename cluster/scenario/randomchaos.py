@@ -13,6 +13,7 @@ cluster's history, not on dict order). Called by the scenario driver and by
 | ARMED   | a fault falls after ``end``    | DONE       | none                           |
 | ARMED   | no live node at a fault        | ARMED      | the fault is skipped (counted) |
 """
+
 from __future__ import annotations
 
 import random

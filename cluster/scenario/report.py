@@ -4,6 +4,7 @@ Owns the report's shape: ``scenario``, ``passed``, ``expectations``, ``pods``, `
 ``events`` and ``metrics``. Built from the mirror (what was observed), the tracker's
 verdicts and the counters the driver collected from the components.
 """
+
 from __future__ import annotations
 
 from ..api.events import event_time, involved_ref
@@ -30,9 +31,7 @@ MIN_BINDS_FOR_THROUGHPUT = 100
 
 def metrics(mirror: Mirror, counters: dict) -> dict:
     latencies = [
-        mirror.running_at[uid] - created
-        for uid, created in mirror.created_at.items()
-        if uid in mirror.running_at
+        mirror.running_at[uid] - created for uid, created in mirror.created_at.items() if uid in mirror.running_at
     ]
     bound = sorted(mirror.bound_at.values())
     span = bound[-1] - bound[0] if len(bound) > 1 else 0.0
@@ -40,7 +39,8 @@ def metrics(mirror: Mirror, counters: dict) -> dict:
     return {
         "podsScheduled": counters.get("scheduled", len(bound)),
         "schedulingThroughput": round(len(bound) / span, 1)
-        if span > 0 and len(bound) >= MIN_BINDS_FOR_THROUGHPUT else None,
+        if span > 0 and len(bound) >= MIN_BINDS_FOR_THROUGHPUT
+        else None,
         "podStartupLatency": {
             "p50": _round(percentile(latencies, 50)),
             "p90": _round(percentile(latencies, 90)),
@@ -66,8 +66,14 @@ def build(run: ScenarioRun, mirror: Mirror, counters: dict, wall_seconds: float)
         "endedAt": run.ended_at,
         "wallSeconds": round(wall_seconds, 2),
         "expectations": [
-            {"index": i, "spec": e.model_dump(exclude_none=True), "ok": v.ok, "detail": v.detail,
-             "decidedAt": v.decided_at, "implicit": i >= run.implicit_from}
+            {
+                "index": i,
+                "spec": e.model_dump(exclude_none=True),
+                "ok": v.ok,
+                "detail": v.detail,
+                "decidedAt": v.decided_at,
+                "implicit": i >= run.implicit_from,
+            }
             for i, (e, v) in enumerate(zip(run.tracker.expectations, run.tracker.verdicts))
         ],
         "pods": [_pod(p, mirror) for _, p in sorted(mirror.pods.items())],
@@ -80,9 +86,11 @@ def build(run: ScenarioRun, mirror: Mirror, counters: dict, wall_seconds: float)
 def _usage(usage: dict | None) -> dict | None:
     if not usage:
         return None
-    return {"memory": None if usage.get("memory") is None else format_resource("memory", usage["memory"]),
-            "cpu": None if usage.get("cpu") is None else format_resource("cpu", usage["cpu"]),
-            "cpuThrottled": usage.get("cpuThrottled", False)}
+    return {
+        "memory": None if usage.get("memory") is None else format_resource("memory", usage["memory"]),
+        "cpu": None if usage.get("cpu") is None else format_resource("cpu", usage["cpu"]),
+        "cpuThrottled": usage.get("cpuThrottled", False),
+    }
 
 
 def _pod(p: dict, mirror: Mirror) -> dict:
@@ -148,8 +156,10 @@ def _event(ev: dict) -> dict:
 
 def summary(report: dict) -> str:
     """The readable terminal summary of a report."""
-    lines = [f"scenario {report['scenario']}: {'PASSED' if report['passed'] else 'FAILED'} "
-             f"(ended at {report['endedAt']:.1f}s emulated, {report['wallSeconds']:.1f}s wall)"]
+    lines = [
+        f"scenario {report['scenario']}: {'PASSED' if report['passed'] else 'FAILED'} "
+        f"(ended at {report['endedAt']:.1f}s emulated, {report['wallSeconds']:.1f}s wall)"
+    ]
     held = []
     for e in report["expectations"]:
         if e.get("implicit") and e["ok"]:
@@ -163,8 +173,10 @@ def summary(report: dict) -> str:
     for p in report["pods"]:
         phases[p["phase"] or "?"] = phases.get(p["phase"] or "?", 0) + 1
     ready = sum(1 for n in report["nodes"] if n["ready"])
-    lines.append(f"  nodes: {ready}/{len(report['nodes'])} Ready; pods: "
-                 + (", ".join(f"{v} {k}" for k, v in sorted(phases.items())) or "none"))
+    lines.append(
+        f"  nodes: {ready}/{len(report['nodes'])} Ready; pods: "
+        + (", ".join(f"{v} {k}" for k, v in sorted(phases.items())) or "none")
+    )
     m = report["metrics"]
     lat = m["podStartupLatency"]
     lines.append(

@@ -7,6 +7,7 @@ decided and every ``at: end`` expectation holds; and the invariants every run ch
 The driver (``actors/driver.py``) asks
 it what is due and tells it what it observed; it never touches Ray.
 """
+
 from __future__ import annotations
 
 import math
@@ -66,8 +67,9 @@ class ScenarioRun:
         # added here ("implicit" in the report), so no scenario can break one unnoticed.
         asked = {e.invariant for e in spec.expect if e.invariant is not None and e.mode() == "always"}
         self.implicit_from = len(spec.expect)
-        self.tracker = Tracker(list(spec.expect) + [Expectation(always=True, invariant=name)
-                                                    for name in INVARIANTS if name not in asked])
+        self.tracker = Tracker(
+            list(spec.expect) + [Expectation(always=True, invariant=name) for name in INVARIANTS if name not in asked]
+        )
         self.ended_at: float | None = None
 
     def due(self, now: float) -> list[Step]:

@@ -4,27 +4,29 @@ Owns turning a YAML document (plus ``--set`` overrides) into a checked ``Scenari
 one ``ScenarioError`` line naming the field path and the bad value. Everything is checked
 before anything runs, so a bad scenario creates nothing. Called by the CLI and by tests.
 """
+
 from __future__ import annotations
 
 import json
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError as PydanticError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticError
 
 from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from ..api.selectors import LabelSelector, SelectorError
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
-from ..scheduler.config import ConfigError, build_config
 from ..kubelet.cpumanager import CpusetError, parse_cpuset
+from ..kubelet.kubeletconfig import check_kubelet
 from ..kubelet.node import NodeConfig
+from ..scheduler.config import ConfigError, build_config
 from ..store.admission import BUILTIN_NAMESPACES
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
 from .chaos import check as check_chaos
 from .durations import parse_duration
-from ..kubelet.kubeletconfig import check_kubelet
 
 INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive", "noLostPods")
 DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
@@ -174,8 +176,9 @@ class Expectation(_Strict):
 
     def needs_pod_resources(self) -> bool:
         """Whether checking it needs the kubelets' PodResources view (cpusets, devices, usage)."""
-        return (self.invariant in ("cpusetsExclusive", "devicesExclusive")
-                or any(v is not None for v in (self.cpuset, self.devices, self.env, self.cpuThrottled)))
+        return self.invariant in ("cpusetsExclusive", "devicesExclusive") or any(
+            v is not None for v in (self.cpuset, self.devices, self.env, self.cpuThrottled)
+        )
 
 
 class ScenarioSpec(_Strict):
@@ -370,8 +373,9 @@ def _check_chaos(spec: ScenarioSpec) -> None:
     for j, step in steps:
         for i, name in enumerate(step.removeNodes.names if step.removeNodes else ()):
             if name not in nodes:
-                raise ScenarioError(f"spec.timeline[{j}].removeNodes.names[{i}]: {json.dumps(name)} "
-                                    "is not a node of this scenario")
+                raise ScenarioError(
+                    f"spec.timeline[{j}].removeNodes.names[{i}]: {json.dumps(name)} is not a node of this scenario"
+                )
         try:
             if step.chaos is not None:
                 check_chaos(step.chaos, nodes, spec.cluster.rayNodes)
@@ -393,9 +397,12 @@ def _check_pool(pool: NodePool, path: str) -> None:
     for name in ("cpu", "memory"):
         if name not in pool.capacity:
             raise ScenarioError(f"{path}.capacity.{name}: Required value: a node pool needs cpu and memory capacity")
-    config = NodeConfig(name=f"{pool.namePrefix}-0",
-                        capacity={**DEFAULT_CAPACITY, **{k: str(v) for k, v in pool.capacity.items()}},
-                        reserved={k: str(v) for k, v in pool.reserved.items()}, kubelet=dict(pool.kubelet))
+    config = NodeConfig(
+        name=f"{pool.namePrefix}-0",
+        capacity={**DEFAULT_CAPACITY, **{k: str(v) for k, v in pool.capacity.items()}},
+        reserved={k: str(v) for k, v in pool.reserved.items()},
+        kubelet=dict(pool.kubelet),
+    )
     problem = check_kubelet(config)
     if problem:
         raise ScenarioError(f"{path}.{problem}")
@@ -423,8 +430,9 @@ def _check_expectation(e: Expectation, path: str) -> None:
         raise ScenarioError(f"{path}: needs exactly one of within, always, until, at: end (got {modes or 'none'})")
     subjects = [f for f in ("pod", "node", "event", "eventOrder", "count", "invariant") if getattr(e, f) is not None]
     if len(subjects) != 1:
-        raise ScenarioError(f"{path}: needs exactly one of pod, node, event, eventOrder, count, invariant "
-                            f"(got {subjects or 'none'})")
+        raise ScenarioError(
+            f"{path}: needs exactly one of pod, node, event, eventOrder, count, invariant (got {subjects or 'none'})"
+        )
     _check_fields_fit(e, path, subjects[0])
     if e.pod is not None and (e.pod.name is None) == (e.pod.labelSelector is None):
         raise ScenarioError(f"{path}.pod: needs exactly one of name, labelSelector")
@@ -448,8 +456,22 @@ def _check_expectation(e: Expectation, path: str) -> None:
             raise ScenarioError(f"{path}.event.{sorted(unknown)[0]}: unknown field")
 
 
-_POD_FIELDS = ("phase", "nodeName", "nominatedNodeName", "reason", "message", "qosClass", "terminating",
-               "restartCount", "terminationReason", "waitingReason", "cpuset", "devices", "env", "cpuThrottled")
+_POD_FIELDS = (
+    "phase",
+    "nodeName",
+    "nominatedNodeName",
+    "reason",
+    "message",
+    "qosClass",
+    "terminating",
+    "restartCount",
+    "terminationReason",
+    "waitingReason",
+    "cpuset",
+    "devices",
+    "env",
+    "cpuThrottled",
+)
 _NODE_FIELDS = ("ready", "condition", "taint", "noTaint", "allocatable", "capacity")
 
 
@@ -471,7 +493,7 @@ def _check_fields_fit(e: Expectation, path: str, subject: str) -> None:
         try:
             parse_cpuset(e.cpuset)
         except CpusetError:
-            raise ScenarioError(f"{path}.cpuset: {json.dumps(e.cpuset)} is not a cpuset (use e.g. \"0-3,5\")") from None
+            raise ScenarioError(f'{path}.cpuset: {json.dumps(e.cpuset)} is not a cpuset (use e.g. "0-3,5")') from None
     for name, n in (e.devices or {}).items():
         if n < 0:
             raise ScenarioError(f"{path}.devices.{name}: {n} must be greater than or equal to 0")

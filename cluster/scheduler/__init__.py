@@ -7,9 +7,18 @@ to ``schedule``), configured by ``SchedulerConfig``; results come back as
 arrays, the per-cycle ``Snapshot``), ``queue`` (activeQ / unschedulable pods),
 ``plugins`` (in-tree plugins and the default set), ``scheduler`` (the cycle).
 """
+
 from .framework import PluginSpec, ProfileConfig, Registry
 from .scheduler import ScheduleOutput, Scheduler, SchedulerConfig
 from .status import Code, Status
 
-__all__ = ["Code", "PluginSpec", "ProfileConfig", "Registry", "ScheduleOutput", "Scheduler",
-           "SchedulerConfig", "Status"]
+__all__ = [
+    "Code",
+    "PluginSpec",
+    "ProfileConfig",
+    "Registry",
+    "ScheduleOutput",
+    "Scheduler",
+    "SchedulerConfig",
+    "Status",
+]

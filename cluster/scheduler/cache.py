@@ -26,6 +26,7 @@ Beside the arrays the cache keeps what the label-reasoning plugins need: the pod
 images per node, and per-topology-key domain ids over the node rows (``topology``),
 recomputed after ``node_epoch`` changes (a node added, removed, relabelled or retainted).
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -35,10 +36,20 @@ import numpy as np
 from ..api.objects import name_of, node_name_of, uid_of
 from ..api.resources import PODS, node_allocatable
 from .podindex import PodIndex
+from .podinfo import (
+    BASE_COLUMNS,
+    CPU_COL,
+    EPHEMERAL_COL,
+    MEMORY_COL,
+    NodeInfo,
+    PodInfo,
+    ResourceColumns,
+    Topology,
+    node_images,
+    resources_signature,
+)
 from .podtable import PodTable
 from .priorityload import PriorityLoad
-from .podinfo import (BASE_COLUMNS, CPU_COL, EPHEMERAL_COL, MEMORY_COL, NodeInfo, PodInfo, ResourceColumns,
-                      Topology, node_images, resources_signature)
 
 DEFAULT_ASSUME_TTL = 30.0  # emulated seconds an assumed pod waits for the watch to confirm its bind
 _INITIAL_ROWS = 64
@@ -53,10 +64,22 @@ class Snapshot:
     a new resource column, growth), see ``Cache.snapshot``.
     """
 
-    __slots__ = ("num_nodes", "allocatable", "requested", "nonzero_requested", "pod_count",
-                 "allowed_pods", "node_infos", "column_names", "_columns", "_by_name", "pods", "_cache")
+    __slots__ = (
+        "num_nodes",
+        "allocatable",
+        "requested",
+        "nonzero_requested",
+        "pod_count",
+        "allowed_pods",
+        "node_infos",
+        "column_names",
+        "_columns",
+        "_by_name",
+        "pods",
+        "_cache",
+    )
 
-    def __init__(self, cache: "Cache"):
+    def __init__(self, cache: Cache):
         n = cache._n
         self.num_nodes = n
         self.allocatable = cache._alloc[:n]
@@ -502,5 +525,17 @@ class Cache:
 
 
 # Plugins and tests import the per-object types from here, beside the cache that builds them.
-__all__ = ["BASE_COLUMNS", "CPU_COL", "EPHEMERAL_COL", "MEMORY_COL", "DEFAULT_ASSUME_TTL", "Cache", "NodeInfo",
-           "PodInfo", "ResourceColumns", "Snapshot", "Topology", "node_images"]
+__all__ = [
+    "BASE_COLUMNS",
+    "CPU_COL",
+    "EPHEMERAL_COL",
+    "MEMORY_COL",
+    "DEFAULT_ASSUME_TTL",
+    "Cache",
+    "NodeInfo",
+    "PodInfo",
+    "ResourceColumns",
+    "Snapshot",
+    "Topology",
+    "node_images",
+]

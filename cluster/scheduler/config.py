@@ -16,6 +16,7 @@ plugins that implement it and are not disabled there, and the point's own other 
 ``disabled: [*]`` at a point leaves only the point's own list. A score weight comes from
 the ``score`` list if the plugin is there (0 or none reads as 1), else from multiPoint.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,15 @@ from .framework import EXTENSION_POINTS, POINT_CLASSES, PluginSpec, ProfileConfi
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .scheduler import Scheduler, SchedulerConfig
 
-_TOP = {"apiVersion", "kind", "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds",
-        "profiles", "parallelism"}
+_TOP = {
+    "apiVersion",
+    "kind",
+    "percentageOfNodesToScore",
+    "podInitialBackoffSeconds",
+    "podMaxBackoffSeconds",
+    "profiles",
+    "parallelism",
+}
 _PROFILE = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
 _POINTS = ("multiPoint",) + EXTENSION_POINTS
 
@@ -74,8 +82,12 @@ def build_config(raw: dict | None, path: str = "spec.scheduler") -> SchedulerCon
     if not isinstance(profiles_raw, list):
         raise _fail(f"{path}.profiles", profiles_raw, "must be a list")
     profiles = tuple(_profile(p, f"{path}.profiles[{i}]") for i, p in enumerate(profiles_raw))
-    config = SchedulerConfig(profiles=profiles, percentage_of_nodes_to_score=pct or 0,
-                             pod_initial_backoff_seconds=float(initial), pod_max_backoff_seconds=float(maximum))
+    config = SchedulerConfig(
+        profiles=profiles,
+        percentage_of_nodes_to_score=pct or 0,
+        pod_initial_backoff_seconds=float(initial),
+        pod_max_backoff_seconds=float(maximum),
+    )
     try:
         Scheduler(config)
     except ValueError as e:
@@ -199,6 +211,5 @@ def _merge_plugins(raw: Any, path: str, args: dict[str, dict]) -> tuple[tuple[Pl
     for item in lists["score"][0] + multipoint:
         weights.setdefault(item["name"], item.get("weight") or 1)
     used = [name for name in multi_names] + [n for _, names in order for n in names if n not in multi_names]
-    specs = tuple(PluginSpec(name, weight=weights.get(name, 1), args=args.get(name))
-                  for name in dict.fromkeys(used))
+    specs = tuple(PluginSpec(name, weight=weights.get(name, 1), args=args.get(name)) for name in dict.fromkeys(used))
     return specs, tuple(order)

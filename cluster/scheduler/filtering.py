@@ -16,6 +16,7 @@ pod carries inter-pod terms or host ports), pass 1 is NodeResourcesFit's arithme
 the nodes' rows with the nominated pods' requests added, not a second run of every
 plugin: the same verdicts and reasons, without placing and removing pods each cycle.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,8 +49,11 @@ def nominated_to_consider(nominator: PodNominator, cache: Cache, pod: PodInfo) -
     if not len(nominator):
         return []
     prio, uid, known = pod.priority, pod.uid, cache.node_info
-    return [(p, node) for p, node in nominator.entries()
-            if p.priority >= prio and p.uid != uid and p.node is None and known(node) is not None]
+    return [
+        (p, node)
+        for p, node in nominator.entries()
+        if p.priority >= prio and p.uid != uid and p.node is None and known(node) is not None
+    ]
 
 
 def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache) -> FilterRun:
@@ -77,20 +81,33 @@ def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: Fi
     if fit is None:  # nothing else can tell these rows apart by load
         return rows, np.ones(n, dtype=bool), lambda: []
     result = fit.fit(pod, snap, extra, extra_count)
-    return rows, result.feasible, lambda: [Rejection(fit.NAME, code, reason, mask & rows)
-                                          for code, reason, mask in result.failures]
+    return (
+        rows,
+        result.feasible,
+        lambda: [Rejection(fit.NAME, code, reason, mask & rows) for code, reason, mask in result.failures],
+    )
 
 
-def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodInfo,
-                state: CycleState | None = None, resources_decide=None) -> FilterRun:
+def run_filters(
+    fwk: Framework,
+    cache: Cache,
+    nominator: PodNominator,
+    pod: PodInfo,
+    state: CycleState | None = None,
+    resources_decide=None,
+) -> FilterRun:
     """Both passes; ``state`` (pass 2's, the one Score uses) is filled in."""
     state = CycleState() if state is None else state
     plain = _one_pass(fwk, state, pod, cache)
     if not plain.status.is_success():
         return plain
     load = nominator.load
-    if (resources_decide is not None and load is not None and resources_decide(pod)
-            and not load.special_at_or_above(pod.priority)):
+    if (
+        resources_decide is not None
+        and load is not None
+        and resources_decide(pod)
+        and not load.special_at_or_above(pod.priority)
+    ):
         totals = load.totals([col for col, _ in pod.req_cols], at_least=pod.priority, exclude_uid=pod.uid)
         if totals is None:
             return plain
@@ -117,8 +134,7 @@ def run_filters(fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodI
     return _merge(plain, state, rows, first_ok, first_rejections)
 
 
-def _merge(plain: FilterRun, state: CycleState, rows: np.ndarray, first_ok: np.ndarray,
-           first_rejections) -> FilterRun:
+def _merge(plain: FilterRun, state: CycleState, rows: np.ndarray, first_ok: np.ndarray, first_rejections) -> FilterRun:
     """Feasible where pass 2 passed and, on ``rows``, pass 1 too."""
     feasible = plain.feasible & (first_ok | ~rows)
 

@@ -15,6 +15,7 @@ A plugin signals an internal failure by raising ``PluginError``; the framework t
 into an ``Error`` status carrying the plugin's name. Any other exception is a bug and
 propagates.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -29,8 +30,19 @@ from .status import SUCCESS, Code, Diagnosis, Rejection, Status
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 # Upstream's extension-point names, as KubeSchedulerConfiguration spells them.
-EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-                    "reserve", "permit", "preBind", "bind")
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+)
 
 
 class ClusterEvent:
@@ -75,7 +87,7 @@ class CycleState:
     def write(self, key, value) -> None:
         self._data[key] = value
 
-    def clone(self) -> "CycleState":
+    def clone(self) -> CycleState:
         out = CycleState()
         out._data = dict(self._data)
         out.skip_filter = set(self.skip_filter)
@@ -87,7 +99,7 @@ class CycleState:
 # ---- extension points ------------------------------------------------------------------
 
 
-class Plugin(ABC):
+class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstract methods
     NAME: str = ""
     # Cluster events after which a pod this plugin rejected is worth retrying.
     EVENTS: frozenset[str] = frozenset()
@@ -176,9 +188,9 @@ class PostFilterPlugin(Plugin):
     """Runs after no node fitted (DefaultPreemption)."""
 
     @abstractmethod
-    def post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
-                    diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
-        ...
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]: ...
 
 
 class PreScorePlugin(Plugin):
@@ -231,13 +243,29 @@ class BindPlugin(Plugin):
 
 # Extension point -> the interface a plugin implements to run there.
 POINT_CLASSES: dict[str, type] = {
-    "preEnqueue": PreEnqueuePlugin, "queueSort": QueueSortPlugin, "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin, "postFilter": PostFilterPlugin, "preScore": PreScorePlugin, "score": ScorePlugin,
-    "reserve": ReservePlugin, "permit": PermitPlugin, "preBind": PreBindPlugin, "bind": BindPlugin,
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
 }
-_BUCKETS = {"preEnqueue": "pre_enqueue_plugins", "preFilter": "pre_filter_plugins", "filter": "filter_plugins",
-            "postFilter": "post_filter_plugins", "preScore": "pre_score_plugins", "reserve": "reserve_plugins",
-            "permit": "permit_plugins", "preBind": "pre_bind_plugins", "bind": "bind_plugins"}
+_BUCKETS = {
+    "preEnqueue": "pre_enqueue_plugins",
+    "preFilter": "pre_filter_plugins",
+    "filter": "filter_plugins",
+    "postFilter": "post_filter_plugins",
+    "preScore": "pre_score_plugins",
+    "reserve": "reserve_plugins",
+    "permit": "permit_plugins",
+    "preBind": "pre_bind_plugins",
+    "bind": "bind_plugins",
+}
 
 # ---- running a profile -----------------------------------------------------------------
 
@@ -354,8 +382,11 @@ class Framework:
             state.narrowed_by.append(p.NAME)
             names = result.node_names if names is None else names & result.node_names
             if not names:
-                msg = (f"node(s) didn't satisfy plugin {narrowing[0]}" if len(narrowing) == 1
-                       else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously")
+                msg = (
+                    f"node(s) didn't satisfy plugin {narrowing[0]}"
+                    if len(narrowing) == 1
+                    else f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+                )
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.NAME), None
         if names is None:
             return SUCCESS, None
@@ -366,8 +397,9 @@ class Framework:
                 mask[i] = True
         return SUCCESS, mask
 
-    def run_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
-                   allowed: np.ndarray | None = None) -> FilterOutcome:
+    def run_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, allowed: np.ndarray | None = None
+    ) -> FilterOutcome:
         feasible = allowed
         pending = []
         for p in self.filter_plugins:
@@ -387,8 +419,9 @@ class Framework:
             feasible = np.ones(snap.num_nodes, dtype=bool)
         return FilterOutcome(feasible, SUCCESS, pending)
 
-    def run_post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
-                        diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
         """The first plugin that succeeds decides; an unresolvable verdict stops the chain;
         a plain rejection's result is kept (so "clear the nomination" survives) while the
         next plugin gets its turn, as upstream."""
@@ -408,8 +441,9 @@ class Framework:
             reasons.extend(status.reasons)
         return kept, Status(Code.UNSCHEDULABLE, tuple(reasons))
 
-    def run_score(self, state: CycleState, pod: PodInfo, snap: Snapshot,
-                  candidates: np.ndarray) -> tuple[np.ndarray | None, Status]:
+    def run_score(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray
+    ) -> tuple[np.ndarray | None, Status]:
         """PreScore, Score and NormalizeScore; returns the weighted total per candidate."""
         p = None
         try:
@@ -431,7 +465,9 @@ class Framework:
                     bad = lo if lo < MIN_NODE_SCORE else hi
                     return None, Status.error(
                         f"plugin {p.NAME!r} returns an invalid score {bad}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing", p.NAME)
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        p.NAME,
+                    )
                 total += scores * weight if weight != 1 else scores
         except PluginError as exc:
             return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)

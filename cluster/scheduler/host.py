@@ -7,6 +7,7 @@ handling of a PostFilter result plus prepareCandidate: the preemptor's nominatio
 victims' DisruptionTarget condition, their graceful deletion and ``Preempted`` events,
 and the cleared nominations of lower-priority pods). Created and called by ``Scheduler``.
 """
+
 from __future__ import annotations
 
 from ..api.events import make_event
@@ -100,7 +101,6 @@ class SchedulerHost(PreemptionHost):
             return Status(Code.UNSCHEDULABLE, ())
         return Status(max(r.code for r in hits), tuple(r.reason for r in hits), hits[0].plugin)
 
-
     def fast_candidate(self, pod: PodInfo, potential, offset: int, wanted: int, now: float):
         """The dry run and the choice of node as array operations (``preemption_fast``),
         when only resources decide and no PodDisruptionBudget exists: (node index,
@@ -114,8 +114,9 @@ class SchedulerHost(PreemptionHost):
         load = self._queue.nominator.load
         if load is None or load.special_at_or_above(pod.priority):
             return None
-        return fast_candidate(self._cache, self._memo, pod, load, self._queue.nominator.node_of(pod.uid),
-                              potential, offset, wanted, now)
+        return fast_candidate(
+            self._cache, self._memo, pod, load, self._queue.nominator.node_of(pod.uid), potential, offset, wanted, now
+        )
 
     def nominated_node_fits(self, pod: PodInfo, node_name: str) -> bool:
         """The preemptor's retry on its nominated node, cheaply: true when only resources
@@ -168,14 +169,29 @@ class SchedulerHost(PreemptionHost):
         return Status(Code.UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit") if reasons else Status()
 
 
-_IN_TREE_FILTERS = frozenset({
-    "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-    "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
-    "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder"})
+_IN_TREE_FILTERS = frozenset(
+    {
+        "SchedulingGates",
+        "PrioritySort",
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DefaultPreemption",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+        "DefaultBinder",
+    }
+)
 
 
-def apply_post_filter(fwk: Framework, queue: SchedulingQueue, pinfo: PodInfo, result: PostFilterResult | None,
-                      now: float, out) -> NominatingInfo | None:
+def apply_post_filter(
+    fwk: Framework, queue: SchedulingQueue, pinfo: PodInfo, result: PostFilterResult | None, now: float, out
+) -> NominatingInfo | None:
     """Turn a PostFilter result into queue changes and API writes; returns the nomination
     the pod is parked with (None: leave it as its status says)."""
     if result is None:
@@ -197,11 +213,18 @@ def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: 
     """Write the victim's condition, delete and event; False if it was already going."""
     if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
         return False
-    cond = {"type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_REASON,
-            "message": f"{fwk.profile_name}: preempting to accommodate a higher priority pod",
-            "lastTransitionTime": rfc3339(now)}
+    cond = {
+        "type": DISRUPTION_TARGET,
+        "status": "True",
+        "reason": PREEMPTION_REASON,
+        "message": f"{fwk.profile_name}: preempting to accommodate a higher priority pod",
+        "lastTransitionTime": rfc3339(now),
+    }
     out.pod_conditions.append((victim.namespace, victim.name, victim.uid, cond))
     out.deletes.append((victim.namespace, victim.name, victim.uid))
-    out.events.append(make_event(victim.pod, "Preempted", f"Preempted by pod {preemptor.uid} on node {node}", now,
-                                 component=fwk.profile_name))
+    out.events.append(
+        make_event(
+            victim.pod, "Preempted", f"Preempted by pod {preemptor.uid} on node {node}", now, component=fwk.profile_name
+        )
+    )
     return True

@@ -9,6 +9,7 @@ Lives inside ``SchedulingQueue``, which calls it on pod add, update, delete and 
 failed cycle; the scheduler removes a pod's nomination when it assumes the pod. Read by
 the filter's nominated-pods pass and by preemption (the next issue).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

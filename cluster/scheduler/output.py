@@ -5,6 +5,7 @@ in the order the cycles produced them, and their merge into one status patch per
 Filled by ``Scheduler`` and ``host.apply_post_filter``; read by ``actors/scheduler.py``
 and the in-process benchmarks.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

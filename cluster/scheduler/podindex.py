@@ -10,9 +10,10 @@ pods that is the slow part of a cycle in Python, so selectors are answered from 
 index (the smallest ``=``/``in`` bucket, then ``matches`` on those), and the terms of the
 many replicas of one workload collapse into one group with a per-node count.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

@@ -6,6 +6,7 @@ images), ``ResourceColumns`` (resource name -> array column) and ``Topology`` (d
 per node row for one label key). Built and kept current by ``Cache``; read by the queue,
 the cycle and every plugin.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,11 +42,26 @@ class PodInfo:
     ghost); ``terms`` its inter-pod terms (None when it has none).
     """
 
-    __slots__ = ("uid", "namespace", "name", "pod", "priority", "requests", "req_cols",
-                 "nonzero_cpu", "nonzero_mem", "_sig", "labels", "terms", "host_ports", "node",
-                 "_terms_sig", "passed_static")
+    __slots__ = (
+        "uid",
+        "namespace",
+        "name",
+        "pod",
+        "priority",
+        "requests",
+        "req_cols",
+        "nonzero_cpu",
+        "nonzero_mem",
+        "_sig",
+        "labels",
+        "terms",
+        "host_ports",
+        "node",
+        "_terms_sig",
+        "passed_static",
+    )
 
-    def __init__(self, pod: dict, columns: "ResourceColumns"):
+    def __init__(self, pod: dict, columns: ResourceColumns):
         self.uid = uid_of(pod)
         self.namespace = namespace_of(pod)
         self.name = name_of(pod)
@@ -75,7 +91,7 @@ class PodInfo:
                 b["nodeName"] = a["nodeName"]
         return a == b and labels_of(old) == labels_of(pod)
 
-    def refresh(self, pod: dict, columns: "ResourceColumns") -> bool:
+    def refresh(self, pod: dict, columns: ResourceColumns) -> bool:
         """Take the newer object; re-parse requests only if they changed. True if they did."""
         if self._sig is not None and self.same_spec(pod):
             self.pod = pod

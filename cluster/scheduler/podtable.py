@@ -9,6 +9,7 @@ rather than as Python objects.
 A slot is reused after its pod leaves; ``seq`` records attach order, which is the order
 of ``NodeInfo.pods``, so ties sort as the per-node code would sort them.
 """
+
 from __future__ import annotations
 
 import itertools

@@ -11,6 +11,7 @@ non-empty namespaceSelector is matched against Namespace labels the scheduler ha
 Terms are frozen and hashable so that identical terms of many replicas share one entry
 in the pod index (``signature``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,15 +61,15 @@ def parse_term(term: dict, owner_namespace: str, weight: int = 0) -> AffinityTer
     ns_sel = None if ns_sel_raw is None else LabelSelector.from_dict(ns_sel_raw)
     if not names and ns_sel is None:
         names = frozenset((owner_namespace,))
-    return AffinityTerm(LabelSelector.from_dict(term.get("labelSelector")), term.get("topologyKey", ""),
-                        names, ns_sel, weight)
+    return AffinityTerm(
+        LabelSelector.from_dict(term.get("labelSelector")), term.get("topologyKey", ""), names, ns_sel, weight
+    )
 
 
 class PodTerms:
     """The inter-pod (anti-)affinity terms of one pod, by kind; empty tuples when absent."""
 
-    __slots__ = ("required_affinity", "required_anti_affinity", "preferred_affinity",
-                 "preferred_anti_affinity")
+    __slots__ = ("required_affinity", "required_anti_affinity", "preferred_affinity", "preferred_anti_affinity")
 
     def __init__(self, pod: dict, namespace: str):
         aff = (pod.get("spec") or {}).get("affinity") or {}
@@ -79,14 +80,20 @@ class PodTerms:
         self.preferred_anti_affinity = _preferred(paa, namespace)
 
     def by_kind(self) -> tuple[tuple[str, tuple[AffinityTerm, ...]], ...]:
-        return ((REQUIRED_AFFINITY, self.required_affinity),
-                (REQUIRED_ANTI_AFFINITY, self.required_anti_affinity),
-                (PREFERRED_AFFINITY, self.preferred_affinity),
-                (PREFERRED_ANTI_AFFINITY, self.preferred_anti_affinity))
+        return (
+            (REQUIRED_AFFINITY, self.required_affinity),
+            (REQUIRED_ANTI_AFFINITY, self.required_anti_affinity),
+            (PREFERRED_AFFINITY, self.preferred_affinity),
+            (PREFERRED_ANTI_AFFINITY, self.preferred_anti_affinity),
+        )
 
     def __bool__(self) -> bool:
-        return bool(self.required_affinity or self.required_anti_affinity
-                    or self.preferred_affinity or self.preferred_anti_affinity)
+        return bool(
+            self.required_affinity
+            or self.required_anti_affinity
+            or self.preferred_affinity
+            or self.preferred_anti_affinity
+        )
 
 
 def _required(section: dict, namespace: str) -> tuple[AffinityTerm, ...]:

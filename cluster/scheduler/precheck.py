@@ -6,6 +6,7 @@ name, nodeSelector and required node affinity, host ports) and tolerates its NoS
 taints. Pods that could not fit stay parked instead of paying a cycle, a
 FailedScheduling event and a longer backoff. Called by ``Scheduler.on_node``.
 """
+
 from __future__ import annotations
 
 from .cache import Cache, NodeInfo, PodInfo

@@ -21,6 +21,7 @@ reproducible for a given seed; and a PreFilter rejection counts as Unschedulable
 on every node, because ``Diagnosis`` keeps only its message (every in-tree PreFilter
 rejection is unresolvable anyway).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 # Added to every victim's priority in the sum criterion (upstream's MaxInt32 + 1), so an
 # extra victim always raises the sum even when priorities are negative.
-_PRIORITY_SHIFT = 2 ** 31
+_PRIORITY_SHIFT = 2**31
 
 
 @dataclass(frozen=True)
@@ -190,8 +191,9 @@ def num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
 # ---- victims on one node ---------------------------------------------------------------
 
 
-def select_victims_on_node(host: PreemptionHost, state: CycleState, pod: PodInfo, ni: NodeInfo,
-                           budgets: PdbBudgets, now: float) -> tuple[list, int, Status]:
+def select_victims_on_node(
+    host: PreemptionHost, state: CycleState, pod: PodInfo, ni: NodeInfo, budgets: PdbBudgets, now: float
+) -> tuple[list, int, Status]:
     """The fewest pods to evict from ``ni`` for ``pod`` to fit: (victims most important
     first, how many of them break a PDB, status). Every lower-priority pod is taken off;
     if the pod then fits, pods are put back one by one (PDB-protected ones first, each
@@ -213,7 +215,7 @@ def select_victims_on_node(host: PreemptionHost, state: CycleState, pod: PodInfo
     num_violating = 0
     for j, p in enumerate(order):
         # p is back on the node; the victims so far and the pods not yet tried stay off.
-        if host.filter_on_node(state, pod, ni.index, victims + order[j + 1:]).is_success():
+        if host.filter_on_node(state, pod, ni.index, victims + order[j + 1 :]).is_success():
             continue  # reprieved
         victims.append(p)
         if j < len(violating):
@@ -226,8 +228,17 @@ def select_victims_on_node(host: PreemptionHost, state: CycleState, pod: PodInfo
 # ---- the walk over nodes ---------------------------------------------------------------
 
 
-def dry_run(host: PreemptionHost, state: CycleState, pod: PodInfo, snap: Snapshot, potential: np.ndarray,
-            offset: int, wanted: int, budgets: PdbBudgets, now: float) -> tuple[list, dict, list]:
+def dry_run(
+    host: PreemptionHost,
+    state: CycleState,
+    pod: PodInfo,
+    snap: Snapshot,
+    potential: np.ndarray,
+    offset: int,
+    wanted: int,
+    budgets: PdbBudgets,
+    now: float,
+) -> tuple[list, dict, list]:
     """Try the potential nodes from ``offset`` on until ``wanted`` candidates, one of them
     breaking no PDB, are found. Returns (candidates, PDB-respecting ones first; node index
     -> status of each node that is not a candidate; error messages)."""
@@ -318,8 +329,15 @@ def lower_priority_nominated(host: PreemptionHost, pod: PodInfo, node_name: str)
     return tuple(p for p in host.nominated_pods(node_name) if p.priority < pod.priority and p.uid != pod.uid)
 
 
-def preempt(host: PreemptionHost, state: CycleState, pod: PodInfo, snap: Snapshot, diagnosis: Diagnosis,
-            percentage: int, absolute: int) -> tuple[PostFilterResult | None, Status]:
+def preempt(
+    host: PreemptionHost,
+    state: CycleState,
+    pod: PodInfo,
+    snap: Snapshot,
+    diagnosis: Diagnosis,
+    percentage: int,
+    absolute: int,
+) -> tuple[PostFilterResult | None, Status]:
     """One preemption attempt (upstream's Evaluator.Preempt), before the message prefix."""
     nominated = pod.nominated_node_name
     if nominated:

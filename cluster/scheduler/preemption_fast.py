@@ -26,6 +26,7 @@ cannot decide, and the per-node code runs instead. One departure: a pod without 
 time sorts as starting after every other pod (upstream uses "now", which only differs
 for a start time in the scheduler's future). Called by ``SchedulerHost.fast_candidate``.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -34,7 +35,7 @@ import numpy as np
 
 from .cache import Cache, PodInfo
 
-_PRIORITY_SHIFT = 2 ** 31
+_PRIORITY_SHIFT = 2**31
 _SMALL = 64  # below this many nodes to recompute, gather their pods from the NodeInfos
 _ONE_BY_ONE = 4  # up to this many, recompute them in plain Python (``_compute_one``)
 _MAX_KINDS = 16
@@ -58,8 +59,16 @@ class _Verdicts:
         if size <= len(self.seen):
             return
         size = max(size, 2 * len(self.seen))
-        for name, fill in (("seen", -1), ("fits", False), ("none_needed", False), ("top", 0),
-                           ("total", 0.0), ("number", 0), ("earliest", np.nan), ("undated", False)):
+        for name, fill in (
+            ("seen", -1),
+            ("fits", False),
+            ("none_needed", False),
+            ("top", 0),
+            ("total", 0.0),
+            ("number", 0),
+            ("earliest", np.nan),
+            ("undated", False),
+        ):
             old = getattr(self, name)
             new = np.full(size, fill, dtype=old.dtype)
             new[: len(old)] = old
@@ -86,8 +95,18 @@ class DryRunMemo:
         return v
 
 
-def fast_candidate(cache: Cache, memo: DryRunMemo, pod: PodInfo, nominated_load, own_node: str | None,
-                   potential: np.ndarray, offset: int, wanted: int, now: float, chunk: int = 0):
+def fast_candidate(
+    cache: Cache,
+    memo: DryRunMemo,
+    pod: PodInfo,
+    nominated_load,
+    own_node: str | None,
+    potential: np.ndarray,
+    offset: int,
+    wanted: int,
+    now: float,
+    chunk: int = 0,
+):
     """(node index, victim PodInfos most important first), or None to defer.
 
     ``nominated_load`` is the nominated pods' ``PriorityLoad``; ``own_node`` the node the
@@ -103,7 +122,7 @@ def fast_candidate(cache: Cache, memo: DryRunMemo, pod: PodInfo, nominated_load,
     chunk = chunk or max(2 * wanted, 1024)
     found, own = [], None
     for start in range(0, len(walk), chunk):
-        rows = walk[start:start + chunk]
+        rows = walk[start : start + chunk]
         stale = rows[(memo_v.seen[ids[rows]] != versions[ids[rows]]) & (rows != own_row)]
         if len(stale):
             _compute(cache, snap, memo_v, pod, nominated_load, stale, versions, "")
@@ -144,8 +163,16 @@ def _pick(memo_v: _Verdicts, own: _Verdicts | None, ids: np.ndarray, cand: np.nd
     return best, list(victims)
 
 
-def _compute(cache: Cache, snap, out: _Verdicts, pod: PodInfo, nominated_load, rows: np.ndarray,
-             versions: np.ndarray | None, exclude_uid: str) -> None:
+def _compute(
+    cache: Cache,
+    snap,
+    out: _Verdicts,
+    pod: PodInfo,
+    nominated_load,
+    rows: np.ndarray,
+    versions: np.ndarray | None,
+    exclude_uid: str,
+) -> None:
     """Fill ``out`` for ``rows``: at their stable ids (``versions`` given), or at 0, 1, ...
     (``versions`` None: a one-off computation)."""
     if len(rows) <= _ONE_BY_ONE:
@@ -162,8 +189,11 @@ def _compute(cache: Cache, snap, out: _Verdicts, pod: PodInfo, nominated_load, r
     low_req, low_count = lower if lower is not None else (0, np.zeros(len(rows), dtype=np.int64))
     free = snap.allocatable[rows][:, cols] - snap.requested[rows][:, cols] + low_req
     count = snap.pod_count[rows] - low_count
-    nominated = None if nominated_load is None else nominated_load.totals(
-        cols, at_least=pod.priority, exclude_uid=exclude_uid, rows=rows)
+    nominated = (
+        None
+        if nominated_load is None
+        else nominated_load.totals(cols, at_least=pod.priority, exclude_uid=exclude_uid, rows=rows)
+    )
     if nominated is not None:
         free -= nominated[0]
         count += nominated[1]
@@ -179,8 +209,9 @@ def _compute(cache: Cache, snap, out: _Verdicts, pod: PodInfo, nominated_load, r
         _victims(cache, snap, out, pod, rows[at], keys[at], free[at], count[at], cols, need)
 
 
-def _compute_one(cache: Cache, snap, out: _Verdicts, pod: PodInfo, nominated_load, row: int, key: int,
-                 exclude_uid: str) -> None:
+def _compute_one(
+    cache: Cache, snap, out: _Verdicts, pod: PodInfo, nominated_load, row: int, key: int, exclude_uid: str
+) -> None:
     """``_compute`` for one node in plain Python: after a preemption only a node or two
     changed, and array set-up would cost more than the arithmetic."""
     cols = [col for col, _ in pod.req_cols]
@@ -245,8 +276,7 @@ def _victims(cache: Cache, snap, out: _Verdicts, pod: PodInfo, rows, keys, free,
     """The reprieve on the fitting ``rows`` and the pick numbers of each."""
     table = cache.table
     slots, node_pos = _slots(cache, snap, pod, rows)
-    victim = _reprieve(table.requests[slots][:, cols], node_pos, len(rows), free, count, need,
-                       snap.allowed_pods[rows])
+    victim = _reprieve(table.requests[slots][:, cols], node_pos, len(rows), free, count, need, snap.allowed_pods[rows])
     slots, node_pos = slots[victim], node_pos[victim]
     k = len(rows)
     prio = table.priority[slots]
@@ -268,7 +298,7 @@ def _victims(cache: Cache, snap, out: _Verdicts, pod: PodInfo, rows, keys, free,
     bounds = np.searchsorted(node_pos, np.arange(k + 1))
     pods = table.pods
     for j, key in enumerate(keys):
-        out.victims[int(key)] = [pods[s] for s in slots[bounds[j]:bounds[j + 1]]]
+        out.victims[int(key)] = [pods[s] for s in slots[bounds[j] : bounds[j + 1]]]
 
 
 def _slots(cache: Cache, snap, pod: PodInfo, rows: np.ndarray):
@@ -296,8 +326,15 @@ def _slots(cache: Cache, snap, pod: PodInfo, rows: np.ndarray):
     return idx[order], node_pos[order]
 
 
-def _reprieve(req: np.ndarray, node_pos: np.ndarray, k: int, free: np.ndarray, count: np.ndarray,
-              need: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+def _reprieve(
+    req: np.ndarray,
+    node_pos: np.ndarray,
+    k: int,
+    free: np.ndarray,
+    count: np.ndarray,
+    need: np.ndarray,
+    allowed: np.ndarray,
+) -> np.ndarray:
     """Victim flag per slot: each pod is put back, most important first, if the pod still
     fits. The slots are laid out as a (node, rank) grid so that one step handles the r-th
     pod of every node at once."""

@@ -8,6 +8,7 @@ inter-pod terms or host ports. Two groups use it: the nominated pods (fed by
 or higher priority) and the pods placed on nodes (fed by ``Cache``; the dry run asks for
 those of lower priority). Without it both would walk every pod on every cycle.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -68,14 +69,21 @@ class PriorityLoad:
         """(priority, req_cols) of the pods held on one node with priority >= ``at_least``,
         without ``exclude_uid``: ``totals`` for a single node, without arrays."""
         held = self._held
-        return [held[uid][0::2] for uid in self._on_node.get(node_id, ())
-                if uid != exclude_uid and held[uid][0] >= at_least]
+        return [
+            held[uid][0::2] for uid in self._on_node.get(node_id, ()) if uid != exclude_uid and held[uid][0] >= at_least
+        ]
 
     def special_at_or_above(self, priority: int) -> bool:
         return any(n > 0 for p, n in self._special.items() if p >= priority)
 
-    def totals(self, cols: list[int], at_least: int | None = None, below: int | None = None,
-               exclude_uid: str = "", rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    def totals(
+        self,
+        cols: list[int],
+        at_least: int | None = None,
+        below: int | None = None,
+        exclude_uid: str = "",
+        rows: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         """(requests per row in ``cols``, pods per row) of the pods whose priority is
         ``>= at_least`` or ``< below``, without ``exclude_uid``; None when there are none.
         With ``rows``, only those snapshot rows, in that order."""

@@ -42,12 +42,12 @@ PodNominator (``nominator``) lives here and follows every pending pod's add, upd
 delete and failed cycle; what uses the nominations (the filter's nominated-pods pass and
 preemption) comes with the preemption issue.
 """
+
 from __future__ import annotations
 
 import heapq
 import itertools
-
-from typing import Callable
+from collections.abc import Callable
 
 from .cache import PodInfo
 from .framework import ClusterEvent, QueueSortPlugin
@@ -73,8 +73,16 @@ def backoff_duration(attempts: int, initial: float, maximum: float) -> float:
 
 
 class QueuedPodInfo:
-    __slots__ = ("pinfo", "timestamp", "initial_attempt_timestamp", "attempts",
-                 "unschedulable_plugins", "seq", "key", "parked_seq")
+    __slots__ = (
+        "pinfo",
+        "timestamp",
+        "initial_attempt_timestamp",
+        "attempts",
+        "unschedulable_plugins",
+        "seq",
+        "key",
+        "parked_seq",
+    )
 
     def __init__(self, pinfo: PodInfo, now: float):
         self.pinfo = pinfo
@@ -110,10 +118,16 @@ def is_pod_updated(old: dict, new: dict) -> bool:
 
 
 class SchedulingQueue:
-    def __init__(self, sort: QueueSortPlugin, event_map: dict[str, set[str]] | None = None,
-                 max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
-                 initial_backoff: float = DEFAULT_INITIAL_BACKOFF, max_backoff: float = DEFAULT_MAX_BACKOFF,
-                 pre_enqueue: Callable[[PodInfo], Status] | None = None, pop_from_backoff: bool = True):
+    def __init__(
+        self,
+        sort: QueueSortPlugin,
+        event_map: dict[str, set[str]] | None = None,
+        max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
+        initial_backoff: float = DEFAULT_INITIAL_BACKOFF,
+        max_backoff: float = DEFAULT_MAX_BACKOFF,
+        pre_enqueue: Callable[[PodInfo], Status] | None = None,
+        pop_from_backoff: bool = True,
+    ):
         self._sort_key = sort.sort_key
         self.pop_from_backoff = pop_from_backoff
         self._pre_enqueue = pre_enqueue or (lambda pinfo: SUCCESS)
@@ -154,8 +168,7 @@ class SchedulingQueue:
         return len(self._backoff)
 
     def get(self, uid: str) -> QueuedPodInfo | None:
-        return (self._active.get(uid) or self._unschedulable.get(uid) or self._backoff.get(uid)
-                or self._gated.get(uid))
+        return self._active.get(uid) or self._unschedulable.get(uid) or self._backoff.get(uid) or self._gated.get(uid)
 
     def is_gated(self, uid: str) -> bool:
         return uid in self._gated
@@ -309,8 +322,12 @@ class SchedulingQueue:
 
     def delete(self, uid: str) -> QueuedPodInfo | None:
         self.nominator.delete(uid)
-        return (self._active.pop(uid, None) or self._unpark(uid)
-                or self._backoff.pop(uid, None) or self._gated.pop(uid, None))
+        return (
+            self._active.pop(uid, None)
+            or self._unpark(uid)
+            or self._backoff.pop(uid, None)
+            or self._gated.pop(uid, None)
+        )
 
     # ---- unschedulablePods ---------------------------------------------------------------
 
@@ -333,8 +350,9 @@ class SchedulingQueue:
 
     # ---- after a cycle -----------------------------------------------------------------
 
-    def add_unschedulable_if_not_present(self, qp: QueuedPodInfo, now: float, pod_cycle: int,
-                                         nominating: NominatingInfo | None = None) -> None:
+    def add_unschedulable_if_not_present(
+        self, qp: QueuedPodInfo, now: float, pod_cycle: int, nominating: NominatingInfo | None = None
+    ) -> None:
         """A pod whose cycle failed. Parked until a helpful event if a plugin rejected it;
         backed off if none did (an error, "no nodes available") or if an event that may
         help arrived while it was being scheduled."""

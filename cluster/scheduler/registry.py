@@ -5,10 +5,11 @@ Owns ``Registry`` (plugin name -> factory; registering a name twice is an error)
 scheduler profile: its name, its plugins and their order per extension point). Built by
 ``plugins.default_registry`` and ``config.build_config``; read by ``Framework``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..api.objects import DEFAULT_SCHEDULER
 
@@ -30,7 +31,7 @@ class Registry:
             raise ValueError(f"a plugin named {name!r} is already registered")
         self._factories[name] = factory
 
-    def merge(self, other: "Registry") -> None:
+    def merge(self, other: Registry) -> None:
         for name, factory in other._factories.items():
             self.register(name, factory)
 

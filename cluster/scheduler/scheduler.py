@@ -13,6 +13,7 @@ Determinism: where upstream is random (ties between equally scored nodes) a
 found them; the RNG is consulted only when there is a tie, so a replay with the same
 seed and the same inputs makes the same choices.
 """
+
 from __future__ import annotations
 
 import random
@@ -26,15 +27,20 @@ from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_n
 from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .filtering import run_filters
-from .output import ScheduleOutput
-from .search import num_feasible_nodes_to_find, rotated_take
-from .host import SchedulerHost, apply_post_filter
-from .priorityload import PriorityLoad
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
+from .host import SchedulerHost, apply_post_filter
+from .output import ScheduleOutput
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .precheck import fits_node
-from .queue import (DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF, DEFAULT_MAX_IN_UNSCHEDULABLE, QueuedPodInfo,
-                    SchedulingQueue)
+from .priorityload import PriorityLoad
+from .queue import (
+    DEFAULT_INITIAL_BACKOFF,
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_MAX_IN_UNSCHEDULABLE,
+    QueuedPodInfo,
+    SchedulingQueue,
+)
+from .search import num_feasible_nodes_to_find, rotated_take
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
 EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
@@ -86,7 +92,8 @@ class Scheduler:
             if profile.scheduler_name in self.frameworks:
                 raise ValueError(f"profiles: schedulerName {profile.scheduler_name!r} is used twice")
             self.frameworks[profile.scheduler_name] = Framework(
-                profile, DEFAULT_PLUGINS if profile.plugins is None else profile.plugins, registry)
+                profile, DEFAULT_PLUGINS if profile.plugins is None else profile.plugins, registry
+            )
         fwks = list(self.frameworks.values())
         if len({f.queue_sort.NAME for f in fwks}) > 1:
             raise ValueError("profiles: all profiles must use the same QueueSort plugin")
@@ -95,9 +102,15 @@ class Scheduler:
             for ev, names in f.cluster_events().items():
                 event_map.setdefault(ev, set()).update(names)
         self.cache = Cache(config.assume_ttl)
-        self.queue = SchedulingQueue(fwks[0].queue_sort, event_map, config.pod_max_in_unschedulable_seconds,
-                                     config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds,
-                                     self._pre_enqueue, config.pop_from_backoff)
+        self.queue = SchedulingQueue(
+            fwks[0].queue_sort,
+            event_map,
+            config.pod_max_in_unschedulable_seconds,
+            config.pod_initial_backoff_seconds,
+            config.pod_max_backoff_seconds,
+            self._pre_enqueue,
+            config.pop_from_backoff,
+        )
         self.next_start_node_index = 0
         self._rng = random.Random(seed)
         self._pdbs: dict[tuple[str, str], dict] = {}
@@ -107,8 +120,16 @@ class Scheduler:
             f.host = self.host
         self._binding: dict[str, QueuedPodInfo] = {}  # assumed pods whose bind is in flight
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
-        self.stats = {"attempts": 0, "scheduled": 0, "unschedulable": 0, "errors": 0,
-                      "bindFailures": 0, "bindConflicts": 0, "preemptions": 0, "victims": 0}
+        self.stats = {
+            "attempts": 0,
+            "scheduled": 0,
+            "unschedulable": 0,
+            "errors": 0,
+            "bindFailures": 0,
+            "bindConflicts": 0,
+            "preemptions": 0,
+            "victims": 0,
+        }
 
     def _pre_enqueue(self, pinfo) -> Status:
         fwk = self._framework_for(pinfo.pod)
@@ -189,9 +210,14 @@ class Scheduler:
         known = self.cache.pod_info(uid)
         was_assumed = self.cache.is_assumed(uid)
         old = None
-        if known is not None and not was_assumed and (
+        if (
+            known is not None
+            and not was_assumed
+            and (
                 (not known.same_spec(pod) and known.terms_changed(pod))
-                or (is_terminating(pod) and not is_terminating(known.pod))):
+                or (is_terminating(pod) and not is_terminating(known.pod))
+            )
+        ):
             # Relabelled, or started terminating (spread no longer counts it).
             old = SimpleNamespace(namespace=known.namespace, labels=known.labels)
         pinfo = self.cache.add_pod(pod)
@@ -264,8 +290,11 @@ class Scheduler:
         # What the pod held is free again, as if an assigned pod had been deleted.
         self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
         component = fwk.profile_name if fwk is not None else DEFAULT_SCHEDULER
-        self._carry.events.append(make_event(pinfo.pod, "FailedScheduling", truncate_message(reason), now,
-                                             type="Warning", component=component))
+        self._carry.events.append(
+            make_event(
+                pinfo.pod, "FailedScheduling", truncate_message(reason), now, type="Warning", component=component
+            )
+        )
         if conflict:
             return
         self._record_condition(pinfo.pod, "SchedulerError", reason, now, self._carry)
@@ -324,8 +353,9 @@ class Scheduler:
 
     # ---- one cycle ---------------------------------------------------------------------
 
-    def _schedule_pod(self, fwk: Framework, state: CycleState, pinfo,
-                      now: float) -> tuple[int | None, Status, Diagnosis | None]:
+    def _schedule_pod(
+        self, fwk: Framework, state: CycleState, pinfo, now: float
+    ) -> tuple[int | None, Status, Diagnosis | None]:
         """Pick a node index, or explain why none (a Diagnosis for rejections)."""
         snap = self.cache.snapshot()
         n = snap.num_nodes
@@ -391,8 +421,16 @@ class Scheduler:
             return int(tied[0])
         return int(tied[self._rng.randrange(len(tied))])
 
-    def _assume_and_bind(self, fwk: Framework, state: CycleState, qp: QueuedPodInfo, node_name: str,
-                         cycle: int, now: float, out: ScheduleOutput) -> None:
+    def _assume_and_bind(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qp: QueuedPodInfo,
+        node_name: str,
+        cycle: int,
+        now: float,
+        out: ScheduleOutput,
+    ) -> None:
         pinfo = qp.pinfo
         self.cache.assume_pod(pinfo, node_name, now)
         self.queue.nominator.delete(pinfo.uid)  # assumed: its nomination has served
@@ -421,12 +459,27 @@ class Scheduler:
         self.stats["scheduled"] += 1
         # Upstream records Scheduled after the bind call returns; the bind is the actor's
         # now, so the event travels in the same batch as the bind.
-        out.events.append(make_event(
-            pinfo.pod, "Scheduled", f"Successfully assigned {pinfo.namespace}/{pinfo.name} to {node_name}",
-            now, component=fwk.profile_name))
+        out.events.append(
+            make_event(
+                pinfo.pod,
+                "Scheduled",
+                f"Successfully assigned {pinfo.namespace}/{pinfo.name} to {node_name}",
+                now,
+                component=fwk.profile_name,
+            )
+        )
 
-    def _handle_failure(self, fwk: Framework, qp: QueuedPodInfo, status: Status, diag: Diagnosis | None,
-                        cycle: int, now: float, out: ScheduleOutput, state: CycleState | None = None) -> None:
+    def _handle_failure(
+        self,
+        fwk: Framework,
+        qp: QueuedPodInfo,
+        status: Status,
+        diag: Diagnosis | None,
+        cycle: int,
+        now: float,
+        out: ScheduleOutput,
+        state: CycleState | None = None,
+    ) -> None:
         pinfo = qp.pinfo
         if status.is_rejected():
             self.stats["unschedulable"] += 1
@@ -439,12 +492,21 @@ class Scheduler:
             self.stats["errors"] += 1
             message, reason = status.message(), "SchedulerError"
             self.queue.requeue_after_error(qp, now)
-        out.events.append(make_event(pinfo.pod, "FailedScheduling", truncate_message(message), now,
-                                     type="Warning", component=fwk.profile_name))
+        out.events.append(
+            make_event(
+                pinfo.pod,
+                "FailedScheduling",
+                truncate_message(message),
+                now,
+                type="Warning",
+                component=fwk.profile_name,
+            )
+        )
         self._record_condition(pinfo.pod, reason, message, now, out)
 
-    def _post_filter(self, fwk: Framework, state: CycleState | None, pinfo, diag: Diagnosis | None,
-                     now: float, out: ScheduleOutput):
+    def _post_filter(
+        self, fwk: Framework, state: CycleState | None, pinfo, diag: Diagnosis | None, now: float, out: ScheduleOutput
+    ):
         """Preemption: runs when filters rejected the pod; its message joins the FitError."""
         if diag is None or state is None or not fwk.has_post_filter_plugins():
             return None
@@ -463,15 +525,21 @@ class Scheduler:
     def _record_condition(pod: dict, reason: str, message: str, now: float, out: ScheduleOutput) -> None:
         """PodScheduled=False, unless the pod already carries exactly that (upstream skips
         the API write then, and keeps lastTransitionTime while the status stays False)."""
-        old = next((c for c in (pod.get("status") or {}).get("conditions") or ()
-                    if c.get("type") == "PodScheduled"), None)
+        old = next(
+            (c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") == "PodScheduled"), None
+        )
         was_false = old is not None and old.get("status") == "False"
         if was_false and old.get("reason") == reason and old.get("message") == message:
             return
         since = old.get("lastTransitionTime") if was_false and old.get("lastTransitionTime") else rfc3339(now)
         meta = pod.get("metadata") or {}
-        cond = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message,
-                "lastTransitionTime": since}
+        cond = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": since,
+        }
         out.pod_conditions.append((meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""), cond))
 
 

@@ -4,6 +4,7 @@ Owns ``num_feasible_nodes_to_find`` (how many feasible nodes the search collects
 percentageOfNodesToScore) and ``rotated_take`` (the nodes upstream's search would collect
 from a start index, and how far it got). Called by ``Scheduler._search``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,6 +38,6 @@ def rotated_take(feasible: np.ndarray, start: int, k: int) -> tuple[np.ndarray, 
         return np.concatenate((idx[split:], idx[:split])), n
     tail = len(idx) - split
     if tail > k:
-        return idx[split:split + k], int(idx[split + k]) - start
-    order = np.concatenate((idx[split:], idx[:k - tail]))
+        return idx[split : split + k], int(idx[split + k]) - start
+    order = np.concatenate((idx[split:], idx[: k - tail]))
     return order, (int(idx[k - tail]) - start) % n

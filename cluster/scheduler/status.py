@@ -7,6 +7,7 @@ builds a ``Diagnosis`` from vectorised filter results), by the scheduler (which 
 into a message) and, in the next issue, by preemption (which asks which nodes a rejection
 could be resolved on).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -37,15 +38,15 @@ class Status:
     plugin: str = ""
 
     @classmethod
-    def error(cls, message: str, plugin: str = "") -> "Status":
+    def error(cls, message: str, plugin: str = "") -> Status:
         return cls(Code.ERROR, (message,), plugin)
 
     @classmethod
-    def unschedulable(cls, *reasons: str, plugin: str = "", resolvable: bool = True) -> "Status":
+    def unschedulable(cls, *reasons: str, plugin: str = "", resolvable: bool = True) -> Status:
         code = Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return cls(code, tuple(reasons), plugin)
 
-    def with_plugin(self, plugin: str) -> "Status":
+    def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, self.reasons, plugin)
 
     def is_success(self) -> bool:

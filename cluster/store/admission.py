@@ -5,6 +5,7 @@ Owns defaulting (uid, timestamps, pod defaults, requests from limits), Priority 
 for every create; validation (``cluster/api/validation.py``) runs first, so admission only
 sees well-formed objects. Failures raise ``APIError`` subclasses with upstream messages.
 """
+
 from __future__ import annotations
 
 import random

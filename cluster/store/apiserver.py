@@ -21,6 +21,7 @@ Graceful deletion of a pod (reference §8.1-8.3), as a state table:
 | terminating with grace c > 0      | g >= c or no g                     | unchanged (pending)      |
 | terminating, then g == 0          | (the kubelet's confirm)            | removed now              |
 """
+
 from __future__ import annotations
 
 from ..api import codec
@@ -28,7 +29,12 @@ from ..api.objects import KINDS, NODE_LEASE_NAMESPACE, condition, is_terminal, i
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..clock import from_rfc3339, rfc3339
 from ..controllers.disruption import (
-    ALWAYS_ALLOW, MAX_DISRUPTED_PODS, generation_of, pdbs_for_pod, pod_is_healthy, set_disruption_condition,
+    ALWAYS_ALLOW,
+    MAX_DISRUPTED_PODS,
+    generation_of,
+    pdbs_for_pod,
+    pod_is_healthy,
+    set_disruption_condition,
 )
 from .admission import BUILTIN_NAMESPACES, Admission
 from .errors import AlreadyExists, APIError, Conflict, Forbidden, Invalid, NotFound, TooManyRequests
@@ -116,8 +122,7 @@ class APIServer:
         obj["status"] = status
         self.store.put(kind, obj, "MODIFIED")
 
-    def patch_pod_status(self, items: list[tuple[str, str, str, list[dict], str | None]],
-                         now: float) -> list[Result]:
+    def patch_pod_status(self, items: list[tuple[str, str, str, list[dict], str | None]], now: float) -> list[Result]:
         """The scheduler's status patches, one write per pod: merge each condition of
         (namespace, name, uid, conditions, nominated) and set ``status.nominatedNodeName``
         to ``nominated`` ("" clears it, None leaves it). Upstream sends a failed pod's
@@ -321,9 +326,12 @@ class APIServer:
             if desired > 0 and (status.get("currentHealthy") or 0) >= desired:
                 return  # the application is not disrupted now; an unready pod does not count
         _check_budget(pdb, status)
-        new = {**status, "disruptionsAllowed": status["disruptionsAllowed"] - 1,
-               "disruptedPods": {**(status.get("disruptedPods") or {}), pod["metadata"]["name"]: rfc3339(now)},
-               "conditions": [dict(c) for c in status.get("conditions") or ()]}
+        new = {
+            **status,
+            "disruptionsAllowed": status["disruptionsAllowed"] - 1,
+            "disruptedPods": {**(status.get("disruptedPods") or {}), pod["metadata"]["name"]: rfc3339(now)},
+            "conditions": [dict(c) for c in status.get("conditions") or ()],
+        }
         if new["disruptionsAllowed"] == 0:
             set_disruption_condition(new, now)
         pdb["status"] = new
@@ -382,8 +390,12 @@ def _check_budget(pdb: dict, status: dict) -> None:
 
 def _mark_disruption_target(pod: dict, now: float) -> bool:
     """Set DisruptionTarget=True (EvictionByEvictionAPI) in place; True when it changed."""
-    cond = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
-            "message": "Eviction API: evicting"}
+    cond = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting",
+    }
     current = condition(pod, "DisruptionTarget")
     if current and all(current.get(k) == v for k, v in cond.items()):
         return False

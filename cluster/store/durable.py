@@ -14,6 +14,7 @@ dropping any client, then raises ``CommitFailed`` so the call's items are all re
 even that recovery fails it raises ``Unrecoverable``: the process must end without another
 reply, and Ray restarts the actor from the directory.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,8 +55,15 @@ def uid_seed(seed: int, rv: int) -> int:
 
 
 class Durable:
-    def __init__(self, directory: str, seed: int = 0, window: int = DEFAULT_WINDOW,
-                 snapshot_every: int = DEFAULT_SNAPSHOT_EVERY, *, fsync: bool = False):
+    def __init__(
+        self,
+        directory: str,
+        seed: int = 0,
+        window: int = DEFAULT_WINDOW,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        *,
+        fsync: bool = False,
+    ):
         self.directory, self.seed, self.window = directory, seed, window
         self.snapshot_every, self.fsync = snapshot_every, fsync
         self.commits_failed = 0
@@ -103,10 +111,14 @@ class Durable:
         try:
             self.log, self.api = self._open()
         except WalError as again:
-            raise Unrecoverable(f"{self.directory}: a commit failed ({err}) and recovering from the "
-                                f"log failed too ({again}); the apiserver must restart") from again
-        raise CommitFailed(f"apiserver: writing the durable log failed, so this call's writes are not "
-                           f"acknowledged and the state was reloaded from the log: {err}") from err
+            raise Unrecoverable(
+                f"{self.directory}: a commit failed ({err}) and recovering from the "
+                f"log failed too ({again}); the apiserver must restart"
+            ) from again
+        raise CommitFailed(
+            f"apiserver: writing the durable log failed, so this call's writes are not "
+            f"acknowledged and the state was reloaded from the log: {err}"
+        ) from err
 
     # -- the cluster clock ---------------------------------------------------------------
     def saved_clock(self) -> float | None:

@@ -3,6 +3,7 @@
 Every failure the apiserver reports is one of these; ``retryable`` tells a caller whether
 trying again can help (a Conflict after a re-read can; an Invalid object never will).
 """
+
 from __future__ import annotations
 
 

@@ -6,6 +6,7 @@ turns into ordinary events: ADDED/MODIFIED for what is listed, DELETED for what 
 while the client was not watching. Every informer in kubemu (scheduler, node hosts, the
 scenario driver) uses one through ``actors/informer.py``.
 """
+
 from __future__ import annotations
 
 from ..api.codec import decode

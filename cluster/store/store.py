@@ -15,6 +15,7 @@ Pod events carry the pod's node name before and after the change so a node host 
 "pods on my nodes" with upstream's selector semantics: an event that moves a pod into the
 selection is delivered as ADDED, one that moves it out as DELETED.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -156,12 +157,11 @@ class Store:
         whose objects are all gone are included (empty), so a restored store still knows
         they had events and expires their watchers."""
         return self.rv, {
-            kind: {key: entry[1] for key, entry in bucket.items()}
-            for kind, bucket in self._objects.items()
+            kind: {key: entry[1] for key, entry in bucket.items()} for kind, bucket in self._objects.items()
         }
 
     @classmethod
-    def from_recovered(cls, recovered, window: int = DEFAULT_WINDOW, journal=None) -> "Store":
+    def from_recovered(cls, recovered, window: int = DEFAULT_WINDOW, journal=None) -> Store:
         """A store holding ``recovered``'s objects (``.rv``, ``.objects`` as from
         ``wal.recover``) that continues its resourceVersion sequence, recording its new
         writes in ``journal``.

@@ -35,6 +35,7 @@ file truncated. Damage anywhere else cannot be explained by a crash, so it is an
 rather than a silent loss of acknowledged writes. Records of a batch are independent: a
 crash mid-batch may keep a prefix of the batch, as a lost etcd response would.
 """
+
 from __future__ import annotations
 
 import os
@@ -146,8 +147,11 @@ class LogFile:
         for rec, frame in zip(records, frames):
             # Recovery would take an oversized length field for damage, so never write one.
             if len(frame) - RECORD_HEADER.size > MAX_RECORD:
-                raise WalError(f"{self.path}: record rv {rec.rv} ({rec.kind} {rec.namespace}/{rec.name}) "
-                               f"is {len(frame)} bytes, over the {MAX_RECORD}-byte limit", False)
+                raise WalError(
+                    f"{self.path}: record rv {rec.rv} ({rec.kind} {rec.namespace}/{rec.name}) "
+                    f"is {len(frame)} bytes, over the {MAX_RECORD}-byte limit",
+                    False,
+                )
         blob = b"".join(frames)
         try:
             self._file.write(blob)
@@ -248,7 +252,9 @@ def _segments_to_replay(segments: list[tuple[int, str]], snapshot_rv: int) -> li
         base, path = segments[0]
         raise WalError(
             f"{path}: log starts after rv {base} but the newest snapshot is at rv {snapshot_rv}; "
-            f"records {snapshot_rv + 1}..{base} are missing", False)
+            f"records {snapshot_rv + 1}..{base} are missing",
+            False,
+        )
     return [path for _, path in segments[start:]]
 
 
@@ -272,7 +278,7 @@ def _load_snapshot(rv: int, path: str) -> tuple[int, Objects]:
     magic, length, crc = h.unpack_from(buf)
     if magic != SNAPSHOT_MAGIC:
         raise corrupt("not a kubemu snapshot")
-    payload = memoryview(buf)[h.size:]
+    payload = memoryview(buf)[h.size :]
     if len(payload) != length:
         raise corrupt(f"payload is {len(payload)} bytes, header says {length}")
     if zlib.crc32(payload) != crc:
@@ -281,8 +287,7 @@ def _load_snapshot(rv: int, path: str) -> tuple[int, Objects]:
         state = codec.decode(payload)
         if state["format"] != SNAPSHOT_FORMAT or state["rv"] != rv:
             raise corrupt(f"format {state['format']} at rv {state['rv']}, expected format 1 at rv {rv}")
-        objects = {kind: {(ns, name): data for ns, name, data in items}
-                   for kind, items in state["objects"].items()}
+        objects = {kind: {(ns, name): data for ns, name, data in items} for kind, items in state["objects"].items()}
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         raise corrupt(f"unexpected content ({e})") from e
     return rv, objects
@@ -313,8 +318,10 @@ def _apply(out: Recovered, rec: Record, path: str, off: int) -> None:
     key = (rec.namespace, rec.name)
     if rec.type == "DELETED":
         if bucket.pop(key, None) is None:
-            raise WalError(f"{path}: record at offset {off} deletes {rec.kind} "
-                           f"{rec.namespace}/{rec.name}, which does not exist", False)
+            raise WalError(
+                f"{path}: record at offset {off} deletes {rec.kind} {rec.namespace}/{rec.name}, which does not exist",
+                False,
+            )
     else:
         bucket[key] = rec.data
     out.rv = rec.rv
@@ -341,8 +348,15 @@ def _parse_record(payload: memoryview) -> Record | None:
     if not (isinstance(v, list) and len(v) == 6):
         return None
     rv, kind, typ, ns, name, data = v
-    if not (type(rv) is int and rv > 0 and typ in EVENT_TYPES and isinstance(data, bytes)
-            and isinstance(kind, str) and isinstance(ns, str) and isinstance(name, str)):
+    if not (
+        type(rv) is int
+        and rv > 0
+        and typ in EVENT_TYPES
+        and isinstance(data, bytes)
+        and isinstance(kind, str)
+        and isinstance(ns, str)
+        and isinstance(name, str)
+    ):
         return None
     return Record(rv, kind, typ, ns, name, data)
 
@@ -363,8 +377,14 @@ def _drop_torn_tail(path: str, view: memoryview, off: int, last: bool, out: Reco
     intact record may follow it, in this file or a later one. Any intact record after it
     means acknowledged writes sit behind damage, which only an operator can judge."""
     why = _why_bad(view, off)
-    later = next((o for o in range(off + 1, len(view) - RECORD_HEADER.size + 1)
-                  if (p := _frame_at(view, o)) is not None and _parse_record(p) is not None), None)
+    later = next(
+        (
+            o
+            for o in range(off + 1, len(view) - RECORD_HEADER.size + 1)
+            if (p := _frame_at(view, o)) is not None and _parse_record(p) is not None
+        ),
+        None,
+    )
     if later is not None or not last:
         after = f"an intact record at offset {later}" if later is not None else "a later log segment"
         raise WalError(f"{path}: corrupt record at offset {off} ({why}) is followed by {after}", False)
@@ -417,8 +437,9 @@ class DurableLog:
     def _queue(self, rec: Record) -> None:
         # Recovery rejects a decreasing rv, so refuse to write one in the first place.
         if rec.rv <= self.last_rv:
-            raise WalError(f"{self._segment.path}: record rv {rec.rv} is not after the last recorded "
-                           f"rv {self.last_rv}", False)
+            raise WalError(
+                f"{self._segment.path}: record rv {rec.rv} is not after the last recorded rv {self.last_rv}", False
+            )
         self._pending.append(rec)
         self.last_rv = rec.rv
 
@@ -460,8 +481,11 @@ class DurableLog:
         what the snapshot covers. ``objects`` must be the state after every recorded write."""
         self.commit()
         if rv < self.last_rv:
-            raise WalError(f"{snapshot_path(self.directory, rv)}: a snapshot at rv {rv} would not cover "
-                           f"the recorded rv {self.last_rv}", False)
+            raise WalError(
+                f"{snapshot_path(self.directory, rv)}: a snapshot at rv {rv} would not cover "
+                f"the recorded rv {self.last_rv}",
+                False,
+            )
         path = write_snapshot(self.directory, rv, objects, fsync=self.fsync)
         self.snapshot_rv, self._since_snapshot = rv, 0
         new_segment = segment_path(self.directory, rv)

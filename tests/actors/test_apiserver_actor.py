@@ -1,4 +1,5 @@
 """The apiserver actor over Ray: batched writes, long-poll watches, Expired."""
+
 import asyncio
 import time
 

@@ -1,5 +1,6 @@
 """The apiserver actor's replies when its durable log fails, run in this process (the
 actor class without Ray): nothing unlogged is acknowledged or shown to a reader."""
+
 import gc
 import os
 
@@ -30,6 +31,7 @@ def fail_next_commit(actor):
 
     def commit():
         raise WalError(f"{log.directory}: append failed: No space left on device", True)
+
     log.commit = commit
 
 

@@ -1,23 +1,34 @@
 """``kubemu bench`` input checks and the benchmark workloads (no Ray is started here)."""
+
 import pytest
 
 from actors.bench import FILL_PER_NODE, GROUP, bench_pod, bench_pools, preempt_pod
 from actors.cli import main
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["bench", "schedule", "--workload", "heavy"], "--workload: 'heavy' is not one of basic, mixed"),
-    (["bench", "schedule", "--nodes", "0"], "--nodes: 0 must be at least 1"),
-    (["bench", "schedule", "--pods", "0"], "--pods: 0 must be at least 1"),
-    (["bench", "preempt", "--nodes", "0"], "--nodes: 0 must be at least 1"),
-    (["bench", "chaos", "--kill-rate", "0"], "--kill-rate: 0.0 must be greater than 0 (faults per emulated second)"),
-    (["bench", "chaos", "--targets", "killNode,reboot"],
-     "--targets: 'reboot' is not an action random chaos runs (supported: killNode, killHost, partition)"),
-    (["bench", "chaos", "--restart", "etcd"],
-     "--restart: 'etcd' is not a component kubemu restarts (supported: apiserver, scheduler, controller-manager, host)"),
-    (["bench", "chaos", "--duration", "0"], "--duration: 0.0 must be greater than 0"),
-    (["bench", "chaos", "--time-scale", "-1"], "--time-scale: -1.0 must be greater than 0"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["bench", "schedule", "--workload", "heavy"], "--workload: 'heavy' is not one of basic, mixed"),
+        (["bench", "schedule", "--nodes", "0"], "--nodes: 0 must be at least 1"),
+        (["bench", "schedule", "--pods", "0"], "--pods: 0 must be at least 1"),
+        (["bench", "preempt", "--nodes", "0"], "--nodes: 0 must be at least 1"),
+        (
+            ["bench", "chaos", "--kill-rate", "0"],
+            "--kill-rate: 0.0 must be greater than 0 (faults per emulated second)",
+        ),
+        (
+            ["bench", "chaos", "--targets", "killNode,reboot"],
+            "--targets: 'reboot' is not an action random chaos runs (supported: killNode, killHost, partition)",
+        ),
+        (
+            ["bench", "chaos", "--restart", "etcd"],
+            "--restart: 'etcd' is not a component kubemu restarts (supported: apiserver, scheduler, controller-manager, host)",
+        ),
+        (["bench", "chaos", "--duration", "0"], "--duration: 0.0 must be greater than 0"),
+        (["bench", "chaos", "--time-scale", "-1"], "--time-scale: -1.0 must be greater than 0"),
+    ],
+)
 def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
@@ -67,6 +78,7 @@ def test_cycle_bench_schedules_every_pod_without_ray(capsys):
 
 def test_preempt_pods_fill_a_node_and_each_preemptor_needs_one_victim():
     from cluster.api.quantity import to_milli
+
     low, high = preempt_pod("l", "bench-low"), preempt_pod("h", "bench-high")
     cpu = to_milli(low["spec"]["containers"][0]["resources"]["requests"]["cpu"])
     assert cpu * FILL_PER_NODE <= 4000 < cpu * (FILL_PER_NODE + 1)  # four fill a 4-CPU node

@@ -1,5 +1,6 @@
 """GcPacer: the actors' collector pacing freezes after every turn and runs a full
 collection only when one is due."""
+
 import gc
 import weakref
 

@@ -1,5 +1,6 @@
 """Restarting a node-host actor: the kubelets of the new process re-register their nodes and
 adopt the pods bound to them; nothing that ran is restarted, and new pods still run."""
+
 import asyncio
 import time
 import uuid
@@ -18,9 +19,15 @@ CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "10
 
 
 def bound(name, node="node-0"):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox",
-                                                        "resources": {"requests": {"cpu": "100m"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeName": node,
+            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
+        },
+    }
 
 
 async def running(api, names, timeout=15.0) -> dict:
@@ -37,10 +44,16 @@ async def running(api, names, timeout=15.0) -> dict:
 def loop_counter():
     """A function for ``__ray_call__``: how many host loops run in the actor's process.
     Made inside a function so Ray ships it by value (workers cannot import test modules)."""
+
     def loops(actor) -> int:
         import asyncio
-        return sum(1 for t in asyncio.all_tasks(actor._task.get_loop())
-                   if t.get_coro().__qualname__ == "NodeHostActor._run" and not t.done())
+
+        return sum(
+            1
+            for t in asyncio.all_tasks(actor._task.get_loop())
+            if t.get_coro().__qualname__ == "NodeHostActor._run" and not t.done()
+        )
+
     return loops
 
 

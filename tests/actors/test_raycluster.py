@@ -1,5 +1,6 @@
 """Placement helpers on the shared one-node local Ray: what a scenario asking for more Ray
 nodes than there are gets, and killRayNode without a Ray cluster kubemu started."""
+
 import pytest
 
 from actors import raycluster
@@ -10,15 +11,20 @@ from actors.cli import main
 def test_too_few_ray_nodes_is_one_line_and_nothing_starts(ray_local, capsys, tmp_path):
     with pytest.raises(raycluster.RayClusterError) as err:
         raycluster.init_ray(3)
-    assert str(err.value) == ("spec.cluster.rayNodes: 3 Ray nodes asked for, the Ray cluster has 1 "
-                              "(run without RAY_ADDRESS in a fresh process to start a local one)")
+    assert str(err.value) == (
+        "spec.cluster.rayNodes: 3 Ray nodes asked for, the Ray cluster has 1 "
+        "(run without RAY_ADDRESS in a fresh process to start a local one)"
+    )
     doc = tmp_path / "s.yaml"
-    doc.write_text("apiVersion: kubemu.io/v1alpha1\nkind: Scenario\nmetadata: {name: t}\n"
-                   "spec: {cluster: {rayNodes: 2, nodes: [{count: 1, capacity: {cpu: '1', memory: 1Gi}}]}}\n")
+    doc.write_text(
+        "apiVersion: kubemu.io/v1alpha1\nkind: Scenario\nmetadata: {name: t}\n"
+        "spec: {cluster: {rayNodes: 2, nodes: [{count: 1, capacity: {cpu: '1', memory: 1Gi}}]}}\n"
+    )
     assert main(["run", str(doc)]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "kubemu: spec.cluster.rayNodes: 2 Ray nodes asked for, the Ray cluster has 1 "
-        "(run without RAY_ADDRESS in a fresh process to start a local one)")
+        "(run without RAY_ADDRESS in a fresh process to start a local one)"
+    )
 
 
 @pytest.mark.ray

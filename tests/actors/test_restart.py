@@ -1,6 +1,7 @@
 """Restarting the control plane's actors under Ray: the apiserver recovers every
 acknowledged write from its data directory and keeps its timeline, watchers relist, the
 scheduler picks up where the old one stopped without binding a pod twice."""
+
 import asyncio
 import time
 import uuid
@@ -219,6 +220,7 @@ async def test_an_informer_backs_off_and_relists_when_ray_cannot_reach_the_apise
         def remote(self, *args):
             async def reply():
                 return self.fn(*args)
+
             return reply()
 
     class FlakyAPI:
@@ -234,6 +236,7 @@ async def test_an_informer_backs_off_and_relists_when_ray_cannot_reach_the_apise
         def _list(self, kind, node_names):
             self._check()
             from cluster.api.codec import encode
+
             return 5, [encode({"kind": kind, "metadata": {"name": "a", "namespace": "default"}})]
 
         def _watch(self, since, node_names, timeout):

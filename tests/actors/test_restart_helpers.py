@@ -1,5 +1,6 @@
 """The pieces of a restart that need no Ray: the restart helper's waiting, the
 scheduler's reading of bind replies that a restart can garble."""
+
 import asyncio
 import concurrent.futures
 import time
@@ -67,9 +68,13 @@ def test_a_fresh_scheduler_takes_nominations_an_earlier_one_made_from_the_pods_s
         sched.on_node("ADDED", node_object(cfg, i, 0.0, cfg.allocatable()), 0.0)
 
     def pending(name, nominated):
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": name},
-                "spec": {"priority": 0, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
-                "status": {"phase": "Pending", "nominatedNodeName": nominated}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": name},
+            "spec": {"priority": 0, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+            "status": {"phase": "Pending", "nominatedNodeName": nominated},
+        }
 
     sched.on_pod("ADDED", pending("a", "n-2"), 1.0)
     sched.on_pod("ADDED", pending("b", "a-node-gone-meanwhile"), 1.0)

@@ -1,5 +1,6 @@
 """An actor Ray restarts on its own (a crash nobody planned) gets its clock started again
 by ``Cluster.revive``, and carries on: here the scheduler, which then binds a new pod."""
+
 import asyncio
 import time
 
@@ -12,8 +13,12 @@ from cluster.scenario.schema import NodePool
 
 
 def pod(name):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]},
+    }
 
 
 async def _bound(cluster, name, seconds=20.0):

@@ -1,5 +1,6 @@
 """The driver's ``Timeline``: chaos steps dispatched to the cluster, what the report
 records, random chaos picking only live nodes, and actions on a node that is down."""
+
 import asyncio
 
 from actors.driver import Timeline
@@ -48,15 +49,23 @@ def test_actions_reach_the_cluster_and_the_log():
     run(t.chaos(ChaosSpec(action="partition", node="c", duration="30s"), 7.0))
     run(t.chaos(ChaosSpec(action="pressure", node="b", memory="1Gi"), 8.0))  # b went with a's host
     run(t.chaos(ChaosSpec(action="restart", component="host", node="b"), 9.0))
-    assert cluster.calls == [("killHost", "a"), ("restart", "scheduler", None), ("partition", "c", 30.0, 7.0),
-                             ("restart", "host", "b")]
+    assert cluster.calls == [
+        ("killHost", "a"),
+        ("restart", "scheduler", None),
+        ("partition", "c", 30.0, 7.0),
+        ("restart", "host", "b"),
+    ]
     assert t.chaos_log == [
         {"time": 5.0, "action": "killHost", "target": "a", "detail": "nodes down: a, b"},
         {"time": 6.0, "action": "restart", "target": "scheduler", "detail": "answered again after 1.2s real"},
         {"time": 7.0, "action": "partition", "target": "c", "detail": ""},
         {"time": 8.0, "action": "pressure", "target": "b", "detail": "error: b is down"},
-        {"time": 9.0, "action": "restart", "target": "host of b",
-         "detail": "error: node: the host holding b was killed for good"},
+        {
+            "time": 9.0,
+            "action": "restart",
+            "target": "host of b",
+            "detail": "error: node: the host holding b was killed for good",
+        },
     ]
     assert lines[0] == "[     5.0s] chaos killHost a: nodes down: a, b"
 

@@ -1,4 +1,5 @@
 """The quickstart scenario end to end through the real actors on a local Ray."""
+
 import pathlib
 
 import pytest
@@ -16,7 +17,10 @@ async def test_quickstart_passes_through_the_actors(ray_local):
     assert report["passed"], failed
     pods = {p["name"]: p for p in report["pods"]}
     assert {n: pods[n]["qosClass"] for n in ("guaranteed", "burstable", "besteffort")} == {
-        "guaranteed": "Guaranteed", "burstable": "Burstable", "besteffort": "BestEffort"}
+        "guaranteed": "Guaranteed",
+        "burstable": "Burstable",
+        "besteffort": "BestEffort",
+    }
     assert pods["batch"]["phase"] == "Succeeded"
     assert "web" not in pods  # deleted gracefully, confirmed by its kubelet
     assert pods["guaranteed"]["cgroup"]["parent"].startswith("kubepods/pod")

@@ -5,6 +5,7 @@ Ray cluster of its own: ``test_ray_nodes.py`` runs it in a fresh process).
 Each file states its own expectations (placements, FailedScheduling and Preempted events,
 counts); the test runs it and reports the expectations that failed.
 """
+
 import pathlib
 
 import pytest
@@ -14,13 +15,28 @@ from cluster.scenario.schema import load_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 REQUIRED = {
-    "scheduling": {"node-selector", "node-affinity", "taints", "host-ports", "pod-anti-affinity",
-                   "pod-affinity-zone", "topology-spread", "extended-resource", "fits-later"},
-    "preemption": {"basic", "nominated-wait", "higher-preemptor", "never", "pdb", "system-critical",
-                   "unresolvable"},
+    "scheduling": {
+        "node-selector",
+        "node-affinity",
+        "taints",
+        "host-ports",
+        "pod-anti-affinity",
+        "pod-affinity-zone",
+        "topology-spread",
+        "extended-resource",
+        "fits-later",
+    },
+    "preemption": {"basic", "nominated-wait", "higher-preemptor", "never", "pdb", "system-critical", "unresolvable"},
     "kubelet": {"nodename-outofcpu", "memory-pressure", "soft-eviction", "oom", "cpu-manager", "gpus"},
-    "chaos": {"node-kill", "host-kill", "host-restart", "apiserver-restart", "scheduler-restart", "daemonset",
-              "ray-nodes"},
+    "chaos": {
+        "node-kill",
+        "host-kill",
+        "host-restart",
+        "apiserver-restart",
+        "scheduler-restart",
+        "daemonset",
+        "ray-nodes",
+    },
 }
 OWN_RAY = {"ray-nodes"}  # spec.cluster.rayNodes: run by test_ray_nodes.py
 SCENARIOS = sorted(p for d in REQUIRED for p in (ROOT / "scenarios" / d).glob("*.yaml") if p.stem not in OWN_RAY)

@@ -1,4 +1,5 @@
 """cluster/ is pure logic: no module under it may import ray (DESIGN §1, §2.1)."""
+
 import ast
 import pathlib
 import subprocess

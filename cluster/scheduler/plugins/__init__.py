@@ -6,6 +6,7 @@ config names none (``DEFAULT_PLUGINS``): upstream's default MultiPoint list, in 
 with its score weights. Volume plugins are left out (kubemu has no volumes). Called by
 ``Scheduler`` and by ``config.build_config``.
 """
+
 from __future__ import annotations
 
 from ..framework import PluginSpec, Registry
@@ -41,9 +42,22 @@ DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec(DefaultBinder.NAME),
 )
 
-_IN_TREE = (SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
-            NodeResourcesFit, PodTopologySpread, InterPodAffinity, DefaultPreemption, NodeResourcesBalancedAllocation,
-            ImageLocality, DefaultBinder)
+_IN_TREE = (
+    SchedulingGates,
+    PrioritySort,
+    NodeUnschedulable,
+    NodeName,
+    TaintToleration,
+    NodeAffinity,
+    NodePorts,
+    NodeResourcesFit,
+    PodTopologySpread,
+    InterPodAffinity,
+    DefaultPreemption,
+    NodeResourcesBalancedAllocation,
+    ImageLocality,
+    DefaultBinder,
+)
 
 
 def default_registry() -> Registry:

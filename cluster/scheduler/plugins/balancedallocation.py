@@ -10,6 +10,7 @@ NodeResourcesBalancedAllocationArgs:
 
     resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]   weights must be 1
 """
+
 from __future__ import annotations
 
 import numpy as np

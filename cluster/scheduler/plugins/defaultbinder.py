@@ -5,6 +5,7 @@ actor's: it sends the binds of many cycles in one batch (``ScheduleOutput.binds`
 this plugin only says "bound by the default path" (``BATCHED``). Built by the registry;
 run by ``Framework.run_bind``.
 """
+
 from __future__ import annotations
 
 from ..framework import BindPlugin

@@ -12,12 +12,19 @@ writes (upstream's prepareCandidate); this plugin writes nothing.
     minCandidateNodesAbsolute:   >= 0   (default 100) but at least this many
     (not both 0)
 """
+
 from __future__ import annotations
 
 from ..cache import PodInfo, Snapshot
 from ..framework import CycleState, PluginError, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
-from ..preemption import (filter_pods_with_pdb_violation, more_important_key, num_candidates, pick_one_node,
-                          pod_eligible, preempt)
+from ..preemption import (
+    filter_pods_with_pdb_violation,
+    more_important_key,
+    num_candidates,
+    pick_one_node,
+    pod_eligible,
+    preempt,
+)
 from ..status import SUCCESS, Code, Diagnosis, Status
 
 PERCENTAGE = "minCandidateNodesPercentage"
@@ -75,8 +82,9 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (WAITING,), self.NAME)
         return SUCCESS
 
-    def post_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot,
-                    diagnosis: Diagnosis) -> tuple[PostFilterResult | None, Status]:
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
         host = getattr(self.handle, "host", None)
         if host is None:
             raise PluginError("no PreemptionHost is set on the framework")
@@ -87,5 +95,12 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
         return result, status
 
 
-__all__ = ["DefaultPreemption", "parse_args", "filter_pods_with_pdb_violation", "more_important_key",
-           "num_candidates", "pick_one_node", "pod_eligible"]
+__all__ = [
+    "DefaultPreemption",
+    "parse_args",
+    "filter_pods_with_pdb_violation",
+    "more_important_key",
+    "num_candidates",
+    "pick_one_node",
+    "pod_eligible",
+]

@@ -3,6 +3,7 @@
 Owns ``default_normalize_score``, the NormalizeScore most score plugins use. Called by
 TaintToleration, NodeAffinity and PodTopologySpread in their' ``normalize``.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -10,6 +10,7 @@ the number of containers. Built by the registry; reads ``NodeInfo.images`` and
 Upstream's plugin is Score only. PreScore is added here so that a pod whose images no
 node holds (every score would be 0) skips Score for about a microsecond.
 """
+
 from __future__ import annotations
 
 import numpy as np

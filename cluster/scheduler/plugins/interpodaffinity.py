@@ -21,14 +21,22 @@ pod. Matching pods are turned into node rows, folded into per-domain totals with
 its totals by (topology key, value) pairs; one array per topology key over its domains is
 the same thing.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..cache import PodInfo, Snapshot
 from ..framework import (
-    MAX_NODE_SCORE, ClusterEvent, CycleState, FilterPlugin, FilterResult, PluginError, PreFilterPlugin,
-    PreScorePlugin, ScorePlugin,
+    MAX_NODE_SCORE,
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    PluginError,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
 )
 from ..podterms import PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY
 from ..status import SKIP, SUCCESS, Code, Status
@@ -157,8 +165,15 @@ class _FilterState:
 
 class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     NAME = "InterPodAffinity"
-    EVENTS = frozenset({ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_UPDATE,
-                        ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL})
+    EVENTS = frozenset(
+        {
+            ClusterEvent.ASSIGNED_POD_ADD,
+            ClusterEvent.ASSIGNED_POD_UPDATE,
+            ClusterEvent.ASSIGNED_POD_DELETE,
+            ClusterEvent.NODE_ADD,
+            ClusterEvent.NODE_LABEL,
+        }
+    )
     PRE_FILTER_KEY = "PreFilter" + NAME
     PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -174,8 +189,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if hard is None:
             hard = DEFAULT_HARD_POD_AFFINITY_WEIGHT
         if isinstance(hard, bool) or not isinstance(hard, int) or not 0 <= hard <= MAX_HARD_POD_AFFINITY_WEIGHT:
-            raise ValueError(f"{self.NAME}: hardPodAffinityWeight {hard!r} is not in valid range "
-                             f"[0, {MAX_HARD_POD_AFFINITY_WEIGHT}]")
+            raise ValueError(
+                f"{self.NAME}: hardPodAffinityWeight {hard!r} is not in valid range [0, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
+            )
         if ignore is not None and not isinstance(ignore, bool):
             raise ValueError(f"{self.NAME}: ignorePreferredTermsOfExistingPods must be a boolean, got {ignore!r}")
         self.hard_pod_affinity_weight = hard
@@ -211,8 +227,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             rows = _rows(pods)
             for t in affinity:
                 aff_totals.add(t.topology_key, rows)
-            first_pod_ok = (not aff_totals.by_key
-                            and all(t.matches(pod.namespace, pod.labels, nsl) for t in affinity))
+            first_pod_ok = not aff_totals.by_key and all(t.matches(pod.namespace, pod.labels, nsl) for t in affinity)
         anti_totals = _DomainTotals(snap)
         for t in anti:
             anti_totals.add(t.topology_key, _rows(snap.pods.select_term(t, nsl)))

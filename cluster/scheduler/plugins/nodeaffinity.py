@@ -21,6 +21,7 @@ a requirement is a table lookup over all nodes; the mask of a pod's required ter
 the raw scores of its preferred terms are memoised per (term text, ``node_epoch``), so
 replicas share them.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,17 @@ import numpy as np
 
 from ...api.selectors import is_label_value, is_qualified_name
 from ..cache import PodInfo, Snapshot
-from ..framework import (ClusterEvent, CycleState, FilterPlugin, FilterResult, PluginError, PreFilterPlugin,
-                         PreFilterResult, PreScorePlugin, ScorePlugin)
+from ..framework import (
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    PluginError,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from ..status import SKIP, SUCCESS, Code, Status
 from .helper import default_normalize_score
 from .tainttoleration import EpochMemo, frozen
@@ -55,7 +65,7 @@ def _int64(s) -> int | None:
     if not isinstance(s, str) or not _INT.fullmatch(s):
         return None
     n = int(s)
-    return n if -(2 ** 63) <= n < 2 ** 63 else None
+    return n if -(2**63) <= n < 2**63 else None
 
 
 # ---- compiling terms ----------------------------------------------------------------------
@@ -141,8 +151,10 @@ def compile_term(term, path: str = "") -> tuple[SelectorTerm | None, list[str]]:
     if not exprs and not fields:
         return None, []
     labels, field_reqs, errors = [], [], []
-    for out, items, parse, part in ((labels, exprs, _label_requirement, "matchExpressions"),
-                                    (field_reqs, fields, _field_requirement, "matchFields")):
+    for out, items, parse, part in (
+        (labels, exprs, _label_requirement, "matchExpressions"),
+        (field_reqs, fields, _field_requirement, "matchFields"),
+    ):
         for j, req in enumerate(items):
             parsed, err = parse(req, f"{path}.{part}[{j}]")
             if err:

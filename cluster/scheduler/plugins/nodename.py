@@ -9,6 +9,7 @@ A PreFilter (upstream has none, the outcome is the same) returns Skip for a pod 
 the node set: the other nodes must be reported with this plugin's reason, not as
 "filtered out by the prefilter result".
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -12,6 +12,7 @@ pod have any. The rows with ports are found by one scan of the node list (about 
 5,000 nodes), memoised until a pod is placed or removed or the node rows change, and only
 those rows are checked, so the filter stays a mask over all nodes.
 """
+
 from __future__ import annotations
 
 import numpy as np

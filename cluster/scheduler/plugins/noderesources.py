@@ -16,14 +16,23 @@ NodeResourcesBalancedAllocation too). Built by the registry from the profile's a
 
 ``utilization`` is 0..100 (percent) and ``score`` 0..10, scaled by 10 to the node score range.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ...api.resources import CPU, EPHEMERAL, MEMORY, is_extended
 from ..cache import CPU_COL, MEMORY_COL, PodInfo, Snapshot
-from ..framework import (MAX_NODE_SCORE, ClusterEvent, CycleState, FilterPlugin, FilterResult,
-                         PreFilterPlugin, PreFilterResult, ScorePlugin)
+from ..framework import (
+    MAX_NODE_SCORE,
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    PreFilterPlugin,
+    PreFilterResult,
+    ScorePlugin,
+)
 from ..status import SUCCESS, Code, Status
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -100,8 +109,7 @@ def _shape_table(owner: str, shape) -> np.ndarray:
         if not isinstance(s, int) or isinstance(s, bool) or not 0 <= s <= MAX_CUSTOM_PRIORITY_SCORE:
             raise ValueError(f"{owner}: {path}[{i}].score {s!r} not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
         if points and points[-1][0] >= u:
-            raise ValueError(f"{owner}: {path}[{i}].utilization: utilization values must be sorted "
-                             "in increasing order")
+            raise ValueError(f"{owner}: {path}[{i}].utilization: utilization values must be sorted in increasing order")
         points.append((u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)))
     table = np.empty(MAX_UTILIZATION + 1, dtype=np.int64)
     for p in range(MAX_UTILIZATION + 1):
@@ -122,8 +130,15 @@ def _broken_linear(points: list[tuple[int, int]], p: int) -> int:
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
     NAME = "NodeResourcesFit"
     # Without queueing hints upstream retries a pod this plugin rejected on these events.
-    EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_ALLOCATABLE, ClusterEvent.NODE_TAINT,
-                        ClusterEvent.NODE_LABEL, ClusterEvent.ASSIGNED_POD_DELETE})
+    EVENTS = frozenset(
+        {
+            ClusterEvent.NODE_ADD,
+            ClusterEvent.NODE_ALLOCATABLE,
+            ClusterEvent.NODE_TAINT,
+            ClusterEvent.NODE_LABEL,
+            ClusterEvent.ASSIGNED_POD_DELETE,
+        }
+    )
 
     def __init__(self, args: dict | None = None, handle=None):
         args = dict(args or {})
@@ -141,13 +156,17 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
     def _parse_strategy(self, strategy: dict) -> None:
         self.strategy = strategy.pop("type", None) or LEAST_ALLOCATED
         if self.strategy not in STRATEGIES:
-            raise ValueError(f"{self.NAME}: scoringStrategy.type {self.strategy!r} is not supported "
-                             f"(supported: {', '.join(STRATEGIES)})")
+            raise ValueError(
+                f"{self.NAME}: scoringStrategy.type {self.strategy!r} is not supported "
+                f"(supported: {', '.join(STRATEGIES)})"
+            )
         self.resources = parse_resources(self.NAME, "scoringStrategy.resources", strategy.pop("resources", None))
         for i, (name, weight) in enumerate(self.resources):
             if not 0 < weight <= 100:
-                raise ValueError(f"{self.NAME}: scoringStrategy.resources[{i}].weight: resource weight of "
-                                 f"{name} not in valid range (0, 100]")
+                raise ValueError(
+                    f"{self.NAME}: scoringStrategy.resources[{i}].weight: resource weight of "
+                    f"{name} not in valid range (0, 100]"
+                )
         rtcr = strategy.pop("requestedToCapacityRatio", None)
         if strategy:
             raise ValueError(f"{self.NAME}: unknown scoringStrategy fields {sorted(strategy)}")
@@ -158,8 +177,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
             self._shape = _shape_table(self.NAME, rtcr.get("shape"))
         elif self.strategy == REQUESTED_TO_CAPACITY_RATIO:
             # Upstream dereferences the missing shape (a panic); refuse the config instead.
-            raise ValueError(f"{self.NAME}: scoringStrategy.requestedToCapacityRatio is required "
-                             f"for type {REQUESTED_TO_CAPACITY_RATIO}")
+            raise ValueError(
+                f"{self.NAME}: scoringStrategy.requestedToCapacityRatio is required "
+                f"for type {REQUESTED_TO_CAPACITY_RATIO}"
+            )
 
     # ---- PreFilter ---------------------------------------------------------------------
 
@@ -193,8 +214,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
         return self.fit(pod, snap)
 
-    def fit(self, pod: PodInfo, snap: Snapshot, extra: np.ndarray | None = None,
-            extra_count: np.ndarray | None = None) -> FilterResult:
+    def fit(
+        self, pod: PodInfo, snap: Snapshot, extra: np.ndarray | None = None, extra_count: np.ndarray | None = None
+    ) -> FilterResult:
         """The filter's verdict, optionally with more load on the nodes than the cache
         holds: ``extra`` (nodes x the pod's requested columns, in ``pod.req_cols`` order)
         and ``extra_count`` pods, e.g. the nominated pods of the two-pass filter."""

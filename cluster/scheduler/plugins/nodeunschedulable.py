@@ -9,6 +9,7 @@ Which nodes are cordoned is worked out once per ``node_epoch``. A PreFilter (ups
 none, the outcome is the same) returns Skip when no node is cordoned or the pod tolerates
 the taint, so the usual pod never runs the Filter.
 """
+
 from __future__ import annotations
 
 import numpy as np

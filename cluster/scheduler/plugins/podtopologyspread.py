@@ -22,17 +22,38 @@ controller-revision-hash, the StatefulSet pod name and index), and only for pods
 controller ownerReference is a ReplicaSet, StatefulSet or ReplicationController. Pods only
 a Service selects get no default spreading.
 """
+
 from __future__ import annotations
 
 from ...api.selectors import LabelSelector, SelectorError, is_qualified_name
 from ..cache import PodInfo, Snapshot
-from ..framework import (ClusterEvent, CycleState, FilterPlugin, FilterResult, PluginError, PreFilterPlugin,
-                         PreFilterResult, PreScorePlugin, ScorePlugin)
+from ..framework import (
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    PluginError,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from ..status import SKIP, SUCCESS, Status
-from .podtopologyspread_filter import (ERR_CONSTRAINTS_NOT_MATCH, ERR_NODE_LABEL_NOT_MATCH,
-                                       HOSTNAME_KEY, INCLUSION_POLICIES, SCHEDULE_ANYWAY, WHEN_UNSATISFIABLE,
-                                       ZONE_KEY, Constraint, NodeEligibility, build_hard_state,
-                                       constraint_template, pod_constraints, spread_filter)
+from .podtopologyspread_filter import (
+    ERR_CONSTRAINTS_NOT_MATCH,
+    ERR_NODE_LABEL_NOT_MATCH,
+    HOSTNAME_KEY,
+    INCLUSION_POLICIES,
+    SCHEDULE_ANYWAY,
+    WHEN_UNSATISFIABLE,
+    ZONE_KEY,
+    Constraint,
+    NodeEligibility,
+    build_hard_state,
+    constraint_template,
+    pod_constraints,
+    spread_filter,
+)
 from .podtopologyspread_score import normalize_spread, soft_scores
 
 SYSTEM_DEFAULTING = "System"
@@ -42,11 +63,27 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
     {"maxSkew": 5, "topologyKey": ZONE_KEY, "whenUnsatisfiable": SCHEDULE_ANYWAY},
 )
 # Labels a controller adds per revision or per pod; they are not part of its selector.
-CONTROLLER_ADDED_LABELS = frozenset({"pod-template-hash", "controller-revision-hash",
-                                     "statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index"})
+CONTROLLER_ADDED_LABELS = frozenset(
+    {
+        "pod-template-hash",
+        "controller-revision-hash",
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+    }
+)
 DEFAULTED_OWNER_KINDS = frozenset({"ReplicaSet", "StatefulSet", "ReplicationController"})
-_CONSTRAINT_FIELDS = frozenset({"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
-                                "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys"})
+_CONSTRAINT_FIELDS = frozenset(
+    {
+        "maxSkew",
+        "topologyKey",
+        "whenUnsatisfiable",
+        "labelSelector",
+        "minDomains",
+        "nodeAffinityPolicy",
+        "nodeTaintsPolicy",
+        "matchLabelKeys",
+    }
+)
 _PRE_FILTER_KEY = "PreFilterPodTopologySpread"
 _PRE_SCORE_KEY = "PreScorePodTopologySpread"
 _ROWS_KEY = "PodTopologySpreadRows"
@@ -74,14 +111,18 @@ def _validate_default(i: int, c, seen: set) -> None:
     if not when:
         raise ValueError(f"{path}.whenUnsatisfiable: Required value: can not be empty")
     if when not in WHEN_UNSATISFIABLE:
-        raise ValueError(f"{path}.whenUnsatisfiable: Unsupported value: {when!r}: supported values: "
-                         f"{', '.join(repr(w) for w in sorted(WHEN_UNSATISFIABLE))}")
+        raise ValueError(
+            f"{path}.whenUnsatisfiable: Unsupported value: {when!r}: supported values: "
+            f"{', '.join(repr(w) for w in sorted(WHEN_UNSATISFIABLE))}"
+        )
     if c.get("labelSelector") is not None:
-        raise ValueError(f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
-                         "as they deduced for each pod")
+        raise ValueError(
+            f"{path}.labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod"
+        )
     min_domains = c.get("minDomains")
-    if min_domains is not None and (not isinstance(min_domains, int) or isinstance(min_domains, bool)
-                                    or min_domains <= 0):
+    if min_domains is not None and (
+        not isinstance(min_domains, int) or isinstance(min_domains, bool) or min_domains <= 0
+    ):
         raise ValueError(f"{path}.minDomains: Invalid value: {min_domains!r}: must be greater than 0")
     for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
         if c.get(policy) is not None and c[policy] not in INCLUSION_POLICIES:
@@ -98,13 +139,15 @@ def _parse_args(args: dict | None) -> tuple[str, tuple[dict, ...]]:
     if args:
         raise ValueError(f"PodTopologySpread: unknown arguments {sorted(args)}")
     if defaulting not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-        raise ValueError(f"PodTopologySpread: defaultingType: Unsupported value: {defaulting!r}: "
-                         "supported values: 'List', 'System'")
+        raise ValueError(
+            f"PodTopologySpread: defaultingType: Unsupported value: {defaulting!r}: supported values: 'List', 'System'"
+        )
     if not isinstance(constraints, (list, tuple)):
         raise ValueError("PodTopologySpread: defaultConstraints: must be a list")
     if defaulting == SYSTEM_DEFAULTING and constraints:
-        raise ValueError("PodTopologySpread: defaultingType: Invalid value: 'System': "
-                         "when .defaultConstraints are not empty")
+        raise ValueError(
+            "PodTopologySpread: defaultingType: Invalid value: 'System': when .defaultConstraints are not empty"
+        )
     seen: set = set()
     for i, c in enumerate(constraints):
         try:
@@ -136,9 +179,17 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     NAME = "PodTopologySpread"
     # Matching pods appearing, changing or leaving change domain counts; node changes
     # change the domains themselves and which nodes the inclusion policies admit.
-    EVENTS = frozenset({ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_UPDATE,
-                        ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NODE_ADD, ClusterEvent.NODE_DELETE,
-                        ClusterEvent.NODE_LABEL, ClusterEvent.NODE_TAINT})
+    EVENTS = frozenset(
+        {
+            ClusterEvent.ASSIGNED_POD_ADD,
+            ClusterEvent.ASSIGNED_POD_UPDATE,
+            ClusterEvent.ASSIGNED_POD_DELETE,
+            ClusterEvent.NODE_ADD,
+            ClusterEvent.NODE_DELETE,
+            ClusterEvent.NODE_LABEL,
+            ClusterEvent.NODE_TAINT,
+        }
+    )
 
     def __init__(self, args: dict | None = None, handle=None):
         defaulting, raw = _parse_args(args)
@@ -215,8 +266,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return SKIP
         # Only the system defaults let a node without a zone label be scored by hostname.
         require_all = explicit or not self.system_defaulted
-        raw, ignored = soft_scores(snap, pod, soft, candidates, require_all, self.eligibility,
-                                   self._rows_memo(state))
+        raw, ignored = soft_scores(snap, pod, soft, candidates, require_all, self.eligibility, self._rows_memo(state))
         state.write(_PRE_SCORE_KEY, (raw, ignored))
         return SUCCESS
 

@@ -22,6 +22,7 @@ nodeSelector/affinity (or tolerations) and on the nodes, which replicas share; s
 kept per signature until ``node_epoch`` changes. Per cycle, only the matching pods are
 visited (through the pod index), and domain counts are numpy bincounts.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,11 +48,18 @@ _MEMO_LIMIT = 4096
 class Constraint:
     """One topologySpreadConstraint with its selector compiled and defaults applied."""
 
-    __slots__ = ("max_skew", "topology_key", "hard", "selector", "min_domains", "honor_affinity",
-                 "honor_taints")
+    __slots__ = ("max_skew", "topology_key", "hard", "selector", "min_domains", "honor_affinity", "honor_taints")
 
-    def __init__(self, max_skew: int, topology_key: str, hard: bool, selector: LabelSelector | None,
-                 min_domains: int = 1, honor_affinity: bool = True, honor_taints: bool = False):
+    def __init__(
+        self,
+        max_skew: int,
+        topology_key: str,
+        hard: bool,
+        selector: LabelSelector | None,
+        min_domains: int = 1,
+        honor_affinity: bool = True,
+        honor_taints: bool = False,
+    ):
         self.max_skew = max_skew
         self.topology_key = topology_key
         self.hard = hard
@@ -60,13 +68,22 @@ class Constraint:
         self.honor_affinity = honor_affinity
         self.honor_taints = honor_taints
 
-    def with_selector(self, selector: LabelSelector) -> "Constraint":
-        return Constraint(self.max_skew, self.topology_key, self.hard, selector, self.min_domains,
-                          self.honor_affinity, self.honor_taints)
+    def with_selector(self, selector: LabelSelector) -> Constraint:
+        return Constraint(
+            self.max_skew,
+            self.topology_key,
+            self.hard,
+            selector,
+            self.min_domains,
+            self.honor_affinity,
+            self.honor_taints,
+        )
 
     def __repr__(self) -> str:
-        return (f"Constraint({self.topology_key!r}, maxSkew={self.max_skew}, hard={self.hard}, "
-                f"selector={self.selector!r}, minDomains={self.min_domains})")
+        return (
+            f"Constraint({self.topology_key!r}, maxSkew={self.max_skew}, hard={self.hard}, "
+            f"selector={self.selector!r}, minDomains={self.min_domains})"
+        )
 
 
 def parse_constraint(raw: dict, labels: dict | None) -> Constraint:
@@ -81,8 +98,10 @@ def parse_constraint(raw: dict, labels: dict | None) -> Constraint:
     if sel_raw is not None and keys and labels:
         extra = [{"key": k, "operator": "In", "values": [labels[k]]} for k in keys if k in labels]
         if extra:
-            sel_raw = {"matchLabels": sel_raw.get("matchLabels"),
-                       "matchExpressions": list(sel_raw.get("matchExpressions") or ()) + extra}
+            sel_raw = {
+                "matchLabels": sel_raw.get("matchLabels"),
+                "matchExpressions": list(sel_raw.get("matchExpressions") or ()) + extra,
+            }
     return constraint_template(raw).with_selector(LabelSelector.from_dict(sel_raw))
 
 
@@ -132,8 +151,14 @@ def match_rows(snap: Snapshot, namespace: str, selector: LabelSelector, memo: di
         if selector.empty or selector.matches_nothing:
             rows = np.empty(0, dtype=np.intp)  # upstream counts nothing for an empty selector
         else:
-            rows = np.array([p.node.index for p in snap.pods.select((namespace,), selector)
-                             if not p.pod["metadata"].get("deletionTimestamp")], dtype=np.intp)
+            rows = np.array(
+                [
+                    p.node.index
+                    for p in snap.pods.select((namespace,), selector)
+                    if not p.pod["metadata"].get("deletionTimestamp")
+                ],
+                dtype=np.intp,
+            )
         memo[key] = rows
     return rows
 
@@ -170,8 +195,11 @@ def _term_mask(snap: Snapshot, term: dict) -> np.ndarray:
     if not exprs and not fields:
         return np.zeros(snap.num_nodes, dtype=bool)  # an empty term matches nothing
     if fields:  # metadata.name fields: rare, so judged node by node
-        return np.fromiter((node_selector_term_matches(term, ni.labels, ni.name) for ni in snap.node_infos),
-                           dtype=bool, count=snap.num_nodes)
+        return np.fromiter(
+            (node_selector_term_matches(term, ni.labels, ni.name) for ni in snap.node_infos),
+            dtype=bool,
+            count=snap.num_nodes,
+        )
     mask = np.ones(snap.num_nodes, dtype=bool)
     for req in exprs:
         mask &= _lut_mask(snap, req.get("key"), lambda labels, r=req: node_selector_requirement_matches(r, labels))
@@ -215,14 +243,18 @@ class NodeEligibility:
         mask = self._memo.get(key)
         if mask is None:
             required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-                "requiredDuringSchedulingIgnoredDuringExecution")
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            )
             mask = self._memo[key] = _affinity_mask(snap, spec.get("nodeSelector"), required)
         return mask
 
     def _taints(self, snap: Snapshot, tolerations, sig: str) -> np.ndarray | None:
         if self._tainted is None:
-            self._tainted = [(ni.index, hard) for ni in snap.node_infos if ni.taints and (
-                hard := [t for t in ni.taints if t.get("effect") in _HARD_TAINT_EFFECTS])]
+            self._tainted = [
+                (ni.index, hard)
+                for ni in snap.node_infos
+                if ni.taints and (hard := [t for t in ni.taints if t.get("effect") in _HARD_TAINT_EFFECTS])
+            ]
         if not self._tainted:
             return None
         key = ("taints", sig)
@@ -253,7 +285,8 @@ class NodeEligibility:
         if c.honor_affinity:
             node_selector = spec.get("nodeSelector")
             required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-                "requiredDuringSchedulingIgnoredDuringExecution")
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            )
             if node_selector or required is not None:
                 aff_sig = (repr(node_selector), repr(required))
         if c.honor_taints:

@@ -14,6 +14,7 @@ lack a topology key are "ignored" (raw and normalized score 0), unless the const
 the system defaults, where a node without a zone label is still spread by hostname.
 Called by ``podtopologyspread.PodTopologySpread.pre_score`` and ``normalize``.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,9 @@ def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray, has: np.ndarray) 
     return size
 
 
-def soft_scores(snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool,
-                eligibility: NodeEligibility, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+def soft_scores(
+    snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
+) -> tuple[np.ndarray, np.ndarray]:
     """PreScore: (raw int64 score per candidate, mask of ignored candidates)."""
     ignored = np.zeros(len(candidates), dtype=bool)
     cand_ids = [snap.topology(c.topology_key).ids[candidates] for c in soft]

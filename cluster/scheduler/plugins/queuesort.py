@@ -5,6 +5,7 @@ earlier queue timestamp (when the pod entered or last failed back into the queue
 creationTimestamp). The queue adds its own insertion sequence number after this key, so
 pods with equal keys leave in FIFO order. Built by the registry; used by SchedulingQueue.
 """
+
 from __future__ import annotations
 
 from ..framework import QueueSortPlugin

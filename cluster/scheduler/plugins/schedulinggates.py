@@ -5,6 +5,7 @@ pods, is skipped by cluster-event moves, and is looked at again only when the po
 is updated (the gates are removed). Built by the registry; run by the queue through
 ``Framework.run_pre_enqueue``.
 """
+
 from __future__ import annotations
 
 from ..framework import PreEnqueuePlugin

@@ -18,15 +18,24 @@ Deviations from upstream, neither visible in placements:
 - PreScore returns Skip when no node has a PreferNoSchedule taint: upstream would give
   every node the same 100 then, which cannot change the ranking.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from ..cache import PodInfo, Snapshot
-from ..framework import (ClusterEvent, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult,
-                         PreScorePlugin, ScorePlugin)
+from ..framework import (
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
 from ..status import SKIP, SUCCESS, Code, Status
 from .helper import default_normalize_score
 
@@ -67,8 +76,11 @@ def tolerations_tolerate_taint(tolerations: Iterable[dict] | None, taint: dict) 
     return any(tolerates_taint(t, taint) for t in tolerations or ())
 
 
-def find_untolerated_taint(taints: Iterable[dict] | None, tolerations: Iterable[dict] | None,
-                           effects: Iterable[str] | None = DO_NOT_SCHEDULE_EFFECTS) -> dict | None:
+def find_untolerated_taint(
+    taints: Iterable[dict] | None,
+    tolerations: Iterable[dict] | None,
+    effects: Iterable[str] | None = DO_NOT_SCHEDULE_EFFECTS,
+) -> dict | None:
     """The first taint (in the node's order) with an effect in ``effects`` (None: any)
     that no toleration tolerates, or None (upstream's FindMatchingUntoleratedTaint)."""
     tolerations = tuple(tolerations or ())
@@ -107,7 +119,7 @@ class EpochMemo:
         self._epoch = self._n = -1
         self._infos = None  # held, not just compared by id, so a new cache cannot alias it
 
-    def sync(self, snap: Snapshot) -> "EpochMemo":
+    def sync(self, snap: Snapshot) -> EpochMemo:
         if snap.node_epoch != self._epoch or snap.num_nodes != self._n or snap.node_infos is not self._infos:
             self._epoch, self._n, self._infos = snap.node_epoch, snap.num_nodes, snap.node_infos
             self._values = {}
@@ -158,8 +170,9 @@ class _TaintIndex:
 
 def _signature(tolerations) -> tuple:
     """What toleration matching reads, hashable: tolerationSeconds and the like drop out."""
-    return tuple((t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or "")
-                 for t in tolerations)
+    return tuple(
+        (t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or "") for t in tolerations
+    )
 
 
 def _as_tolerations(sig: tuple) -> list[dict]:

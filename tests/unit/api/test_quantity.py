@@ -1,4 +1,5 @@
 """Quantity parsing, rounding and formatting (cluster/api/quantity.py)."""
+
 from fractions import Fraction
 
 import pytest
@@ -54,7 +55,13 @@ def test_to_units_rounds_up(text, units):
 
 @pytest.mark.parametrize(
     "name, text, amount",
-    [("cpu", "250m", 250), ("cpu", "2", 2000), ("memory", "64Mi", 64 * 2**20), ("pods", "110", 110), ("nvidia.com/gpu", "2", 2)],
+    [
+        ("cpu", "250m", 250),
+        ("cpu", "2", 2000),
+        ("memory", "64Mi", 64 * 2**20),
+        ("pods", "110", 110),
+        ("nvidia.com/gpu", "2", 2),
+    ],
 )
 def test_resource_int(name, text, amount):
     assert resource_int(name, text) == amount

@@ -1,4 +1,5 @@
 """Label selectors and node-selector matching (cluster/api/selectors.py)."""
+
 import pytest
 
 from cluster.api.selectors import (
@@ -147,7 +148,27 @@ def test_parse_matches(text, labels, expected):
 
 @pytest.mark.parametrize(
     "text",
-    ["a in ()", "a notin ()", "-a=b", "a=b-", "a in (x,-y)", "Example.com/a", "a/b/c", "a>1", "a<1", "a b", "a=b,", ",a", "(a)", "a in (x y)", "a in x", "a in (x", "!", "a=b=c", "=b"],
+    [
+        "a in ()",
+        "a notin ()",
+        "-a=b",
+        "a=b-",
+        "a in (x,-y)",
+        "Example.com/a",
+        "a/b/c",
+        "a>1",
+        "a<1",
+        "a b",
+        "a=b,",
+        ",a",
+        "(a)",
+        "a in (x y)",
+        "a in x",
+        "a in (x",
+        "!",
+        "a=b=c",
+        "=b",
+    ],
 )
 def test_parse_rejects(text):
     with pytest.raises(SelectorError):
@@ -181,7 +202,11 @@ def test_from_dict_string_form_round_trips():
     sel = LabelSelector.from_dict(
         {
             "matchLabels": {"app": "web"},
-            "matchExpressions": [expr("tier", "In", "front", "back"), expr("gpu", "DoesNotExist"), expr("zone", "Exists")],
+            "matchExpressions": [
+                expr("tier", "In", "front", "back"),
+                expr("gpu", "DoesNotExist"),
+                expr("zone", "Exists"),
+            ],
         }
     )
     assert str(sel) == "app=web,!gpu,tier in (back,front),zone"
@@ -242,7 +267,10 @@ def test_node_selector_requirement(req, expected):
         ({"matchFields": [expr("metadata.name", "In", "node-1", "node-2")]}, False),  # one value only
         ({"matchFields": [expr("metadata.name", "Exists")]}, False),
         ({"matchExpressions": [expr("zone", "In", "a")], "matchFields": [expr("metadata.name", "In", "node-1")]}, True),
-        ({"matchExpressions": [expr("zone", "In", "b")], "matchFields": [expr("metadata.name", "In", "node-1")]}, False),
+        (
+            {"matchExpressions": [expr("zone", "In", "b")], "matchFields": [expr("metadata.name", "In", "node-1")]},
+            False,
+        ),
     ],
 )
 def test_node_selector_term(term, expected):
@@ -262,7 +290,9 @@ def _pod(node_selector=None, terms=None):
     if node_selector is not None:
         spec["nodeSelector"] = node_selector
     if terms is not None:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+        spec["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
     return {"kind": "Pod", "spec": spec}
 
 
@@ -279,7 +309,15 @@ NODE = {"kind": "Node", "metadata": {"name": "node-1", "labels": NODE_LABELS}}
         (_pod({"zone": "a", "gpu": "false"}), False),
         (_pod({"missing": ""}), False),
         (_pod(terms=[{"matchExpressions": [expr("zone", "In", "a")]}]), True),
-        (_pod(terms=[{"matchExpressions": [expr("zone", "In", "b")]}, {"matchFields": [expr("metadata.name", "In", "node-1")]}]), True),
+        (
+            _pod(
+                terms=[
+                    {"matchExpressions": [expr("zone", "In", "b")]},
+                    {"matchFields": [expr("metadata.name", "In", "node-1")]},
+                ]
+            ),
+            True,
+        ),
         (_pod(terms=[]), False),
         (_pod(terms=[{}]), False),
         (_pod({"zone": "b"}, terms=[{"matchExpressions": [expr("zone", "In", "a")]}]), False),  # both must hold

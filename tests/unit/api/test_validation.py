@@ -3,6 +3,7 @@
 Each failing row names the mutation applied to a valid object and the exact one-line
 error expected, so the message formats are pinned here.
 """
+
 import copy
 import pickle
 import re
@@ -22,7 +23,9 @@ from cluster.api.validation import (
 KEY = "is not a valid key (an optional DNS-subdomain prefix and '/', then a name of at most 63 of letters, digits, '-', '_', '.'; starting and ending with a letter or digit)"
 VALUE = "is not a valid label value (empty, or at most 63 of letters, digits, '-', '_', '.'; starting and ending with a letter or digit)"
 SUBDOMAIN = "must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-', '.'; starting and ending with a letter or digit)"
-DNS_LABEL = "must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; starting and ending with a letter or digit)"
+DNS_LABEL = (
+    "must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; starting and ending with a letter or digit)"
+)
 KNOWN = "(known: kubemu.io/start-seconds, kubemu.io/run-seconds, kubemu.io/exit-code, kubemu.io/stop-seconds, kubemu.io/memory-usage, kubemu.io/cpu-usage)"
 
 _DELETE = object()
@@ -88,7 +91,12 @@ RES = f"{C0}.resources"
 def test_error_formats():
     e = ValidationError("spec.replicas", -1, "must be greater than or equal to 0")
     assert str(e) == "spec.replicas: -1 must be greater than or equal to 0"
-    assert (e.path, e.value, e.detail, e.retryable) == ("spec.replicas", -1, "must be greater than or equal to 0", False)
+    assert (e.path, e.value, e.detail, e.retryable) == (
+        "spec.replicas",
+        -1,
+        "must be greater than or equal to 0",
+        False,
+    )
     assert str(ValidationError("spec", detail="Required value")) == "spec: Required value"
     assert ValidationError("spec", detail="x").value is NO_VALUE
     assert str(ValidationError("a", "line\nbreak", "bad")) == 'a: "line\\nbreak" bad'
@@ -114,7 +122,10 @@ def test_valid_pod():
     "changes, expected",
     [
         ({"kind": _DELETE}, "kind: Required value"),
-        ({"kind": "Deployment"}, 'kind: "Deployment" is not a kind kubemu serves (known: DaemonSet, Event, Lease, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet)'),
+        (
+            {"kind": "Deployment"},
+            'kind: "Deployment" is not a kind kubemu serves (known: DaemonSet, Event, Lease, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet)',
+        ),
         ({"apiVersion": "v2"}, 'apiVersion: "v2" is not served for Pod (use "v1")'),
         ({"apiVersion": _DELETE}, 'apiVersion: null is not served for Pod (use "v1")'),
         ({"metadata": _DELETE}, "metadata.name: Required value: name or generateName is required"),
@@ -142,7 +153,14 @@ def test_valid_pod():
         ({"metadata.annotations": {"note": "any text at all, even: spaces!"}}, None),
         ({"metadata.annotations": {"replicas": 3}}, "metadata.annotations.replicas: 3 must be a string"),
         ({"metadata.annotations": "x"}, 'metadata.annotations: "x" must be a map'),
-        ({"metadata.uid": "abc", "metadata.resourceVersion": "7", "metadata.ownerReferences": [{"kind": "ReplicaSet"}]}, None),
+        (
+            {
+                "metadata.uid": "abc",
+                "metadata.resourceVersion": "7",
+                "metadata.ownerReferences": [{"kind": "ReplicaSet"}],
+            },
+            None,
+        ),
     ],
 )
 def test_kind_and_metadata(changes, expected):
@@ -156,12 +174,23 @@ def test_non_dict_object():
 
 def test_path_prefix():
     bad = _set(copy.deepcopy(POD), "spec.containers", [])
-    assert _error(bad, "spec.objects[3]") == "spec.objects[3].spec.containers: Required value: a pod needs at least one container"
+    assert (
+        _error(bad, "spec.objects[3]")
+        == "spec.objects[3].spec.containers: Required value: a pod needs at least one container"
+    )
     bad = _set(copy.deepcopy(POD), "kind", "Widget")
     assert _error(bad, "spec.objects[3]").startswith('spec.objects[3].kind: "Widget" is not a kind')
 
 
-@pytest.mark.parametrize("kind, versions", [("Pod", ("v1",)), ("PriorityClass", ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1")), ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1")), ("ReplicaSet", ("apps/v1",))])
+@pytest.mark.parametrize(
+    "kind, versions",
+    [
+        ("Pod", ("v1",)),
+        ("PriorityClass", ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1")),
+        ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1")),
+        ("ReplicaSet", ("apps/v1",)),
+    ],
+)
 def test_api_versions(kind, versions):
     assert API_VERSIONS[kind] == versions
 
@@ -182,19 +211,40 @@ def test_api_versions(kind, versions):
         ({f"{C0}.name": _DELETE}, f"{C0}.name: Required value"),
         ({f"{C0}.name": "Web"}, f'{C0}.name: "Web" {DNS_LABEL}'),
         ({"spec.containers[1]": {"name": "web"}}, 'spec.containers[1].name: "web" duplicates spec.containers[0].name'),
-        ({"spec.initContainers": [{"name": "web"}]}, 'spec.containers[0].name: "web" duplicates spec.initContainers[0].name'),
+        (
+            {"spec.initContainers": [{"name": "web"}]},
+            'spec.containers[0].name: "web" duplicates spec.initContainers[0].name',
+        ),
         ({"spec.initContainers": [{"name": "init"}], "spec.containers[1]": {"name": "side"}}, None),
         ({"spec.initContainers": [{"name": "proxy", "restartPolicy": "Always"}]}, None),
-        ({"spec.initContainers": [{"name": "proxy", "restartPolicy": "Never"}]}, 'spec.initContainers[0].restartPolicy: "Never" is not supported (supported values: "Always")'),
-        ({"spec.initContainers": [{"name": "i", "resources": {"requests": {"cpu": "1x"}}}]}, 'spec.initContainers[0].resources.requests.cpu: "1x" is not a quantity'),
+        (
+            {"spec.initContainers": [{"name": "proxy", "restartPolicy": "Never"}]},
+            'spec.initContainers[0].restartPolicy: "Never" is not supported (supported values: "Always")',
+        ),
+        (
+            {"spec.initContainers": [{"name": "i", "resources": {"requests": {"cpu": "1x"}}}]},
+            'spec.initContainers[0].resources.requests.cpu: "1x" is not a quantity',
+        ),
         # resources
         ({f"{RES}.requests.cpu": "250x"}, 'spec.containers[0].resources.requests.cpu: "250x" is not a quantity'),
         ({f"{RES}.limits.memory": "1 Mi"}, 'spec.containers[0].resources.limits.memory: "1 Mi" is not a quantity'),
-        ({f"{RES}.requests.cpu": "-1"}, 'spec.containers[0].resources.requests.cpu: "-1" must be greater than or equal to 0'),
-        ({f"{RES}.limits.cpu": "-100m"}, 'spec.containers[0].resources.limits.cpu: "-100m" must be greater than or equal to 0'),
+        (
+            {f"{RES}.requests.cpu": "-1"},
+            'spec.containers[0].resources.requests.cpu: "-1" must be greater than or equal to 0',
+        ),
+        (
+            {f"{RES}.limits.cpu": "-100m"},
+            'spec.containers[0].resources.limits.cpu: "-100m" must be greater than or equal to 0',
+        ),
         ({f"{RES}.requests.cpu": 0.5, f"{RES}.limits.cpu": 1}, None),
-        ({f"{RES}.requests.cpu": "2"}, 'spec.containers[0].resources.requests.cpu: "2" must be less than or equal to cpu limit of 1'),
-        ({f"{RES}.requests.memory": "129Mi"}, 'spec.containers[0].resources.requests.memory: "129Mi" must be less than or equal to memory limit of 128Mi'),
+        (
+            {f"{RES}.requests.cpu": "2"},
+            'spec.containers[0].resources.requests.cpu: "2" must be less than or equal to cpu limit of 1',
+        ),
+        (
+            {f"{RES}.requests.memory": "129Mi"},
+            'spec.containers[0].resources.requests.memory: "129Mi" must be less than or equal to memory limit of 128Mi',
+        ),
         ({f"{RES}.requests.memory": "128Mi"}, None),
         ({f"{RES}.requests.cpu": "1000m"}, None),
         ({f"{RES}.limits": _DELETE}, None),
@@ -202,33 +252,60 @@ def test_api_versions(kind, versions):
         ({f"{RES}.requests": ["cpu"]}, 'spec.containers[0].resources.requests: ["cpu"] must be a map'),
         ({f"{RES}.limits[nvidia.com/gpu]": "2"}, None),
         ({f"{RES}.requests[nvidia.com/gpu]": "1", f"{RES}.limits[nvidia.com/gpu]": "1"}, None),
-        ({f"{RES}.requests[nvidia.com/gpu]": "1", f"{RES}.limits[nvidia.com/gpu]": "2"}, 'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" must be equal to nvidia.com/gpu limit of 2'),
-        ({f"{RES}.requests[nvidia.com/gpu]": "1"}, 'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" needs an equal nvidia.com/gpu limit: extended resources cannot be overcommitted'),
+        (
+            {f"{RES}.requests[nvidia.com/gpu]": "1", f"{RES}.limits[nvidia.com/gpu]": "2"},
+            'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" must be equal to nvidia.com/gpu limit of 2',
+        ),
+        (
+            {f"{RES}.requests[nvidia.com/gpu]": "1"},
+            'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" needs an equal nvidia.com/gpu limit: extended resources cannot be overcommitted',
+        ),
         ({f"{RES}.requests.hugepages-2Mi": "2Mi"}, None),  # not an extended resource
-        ({f"{RES}.limits[nvidia.com/gpu]": "1.5"}, 'spec.containers[0].resources.limits[nvidia.com/gpu]: "1.5" must be an integer'),
-        ({f"{RES}.limits[nvidia.com/gpu]": "500m"}, 'spec.containers[0].resources.limits[nvidia.com/gpu]: "500m" must be an integer'),
+        (
+            {f"{RES}.limits[nvidia.com/gpu]": "1.5"},
+            'spec.containers[0].resources.limits[nvidia.com/gpu]: "1.5" must be an integer',
+        ),
+        (
+            {f"{RES}.limits[nvidia.com/gpu]": "500m"},
+            'spec.containers[0].resources.limits[nvidia.com/gpu]: "500m" must be an integer',
+        ),
         ({"spec.overhead": {"cpu": "x"}}, 'spec.overhead.cpu: "x" is not a quantity'),
         # ports
         ({f"{C0}.ports": [{"containerPort": 1}, {"containerPort": 65535, "hostPort": 0, "protocol": "SCTP"}]}, None),
         ({f"{C0}.ports[0].containerPort": 0}, f"{C0}.ports[0].containerPort: 0 must be between 1 and 65535, inclusive"),
-        ({f"{C0}.ports[0].containerPort": 65536}, f"{C0}.ports[0].containerPort: 65536 must be between 1 and 65535, inclusive"),
+        (
+            {f"{C0}.ports[0].containerPort": 65536},
+            f"{C0}.ports[0].containerPort: 65536 must be between 1 and 65535, inclusive",
+        ),
         ({f"{C0}.ports[0].containerPort": "80"}, f'{C0}.ports[0].containerPort: "80" must be an integer'),
         ({f"{C0}.ports[0].containerPort": _DELETE}, f"{C0}.ports[0].containerPort: Required value"),
         ({f"{C0}.ports[0].hostPort": 70000}, f"{C0}.ports[0].hostPort: 70000 must be between 0 and 65535, inclusive"),
         ({f"{C0}.ports[0].hostPort": -1}, f"{C0}.ports[0].hostPort: -1 must be between 0 and 65535, inclusive"),
-        ({f"{C0}.ports[0].protocol": "tcp"}, f'{C0}.ports[0].protocol: "tcp" is not supported (supported values: "TCP", "UDP", "SCTP")'),
+        (
+            {f"{C0}.ports[0].protocol": "tcp"},
+            f'{C0}.ports[0].protocol: "tcp" is not supported (supported values: "TCP", "UDP", "SCTP")',
+        ),
         ({f"{C0}.ports": [8080]}, f"{C0}.ports[0]: 8080 must be a map"),
         # pod-level fields
         ({"spec.restartPolicy": "Never"}, None),
-        ({"spec.restartPolicy": "Sometimes"}, 'spec.restartPolicy: "Sometimes" is not supported (supported values: "Always", "OnFailure", "Never")'),
+        (
+            {"spec.restartPolicy": "Sometimes"},
+            'spec.restartPolicy: "Sometimes" is not supported (supported values: "Always", "OnFailure", "Never")',
+        ),
         ({"spec.terminationGracePeriodSeconds": 0}, None),
-        ({"spec.terminationGracePeriodSeconds": -1}, "spec.terminationGracePeriodSeconds: -1 must be greater than or equal to 0"),
+        (
+            {"spec.terminationGracePeriodSeconds": -1},
+            "spec.terminationGracePeriodSeconds: -1 must be greater than or equal to 0",
+        ),
         ({"spec.terminationGracePeriodSeconds": 1.5}, "spec.terminationGracePeriodSeconds: 1.5 must be an integer"),
         ({"spec.terminationGracePeriodSeconds": True}, "spec.terminationGracePeriodSeconds: true must be an integer"),
         ({"spec.priority": -5}, None),
         ({"spec.priority": "high"}, 'spec.priority: "high" must be an integer'),
         ({"spec.preemptionPolicy": "Never"}, None),
-        ({"spec.preemptionPolicy": "Always"}, 'spec.preemptionPolicy: "Always" is not supported (supported values: "PreemptLowerPriority", "Never")'),
+        (
+            {"spec.preemptionPolicy": "Always"},
+            'spec.preemptionPolicy: "Always" is not supported (supported values: "PreemptLowerPriority", "Never")',
+        ),
         ({"spec.nodeSelector": {"disktype": "ssd", "kubernetes.io/hostname": "node-1"}}, None),
         ({"spec.nodeSelector": {"disktype": True}}, "spec.nodeSelector.disktype: true must be a string"),
         ({"spec.nodeSelector": "ssd"}, 'spec.nodeSelector: "ssd" must be a map'),
@@ -248,15 +325,35 @@ T0 = "spec.tolerations[0]"
         ({"key": "dedicated", "value": "gpu"}, None),
         ({"operator": "Exists"}, None),
         ({"key": "k", "operator": "Exists", "effect": "PreferNoSchedule"}, None),
-        ({"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}, None),
+        (
+            {
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+            None,
+        ),
         ({"key": "k", "operator": "Equal", "effect": ""}, None),
-        ({"key": "k", "operator": "Gt", "value": "1"}, f'{T0}.operator: "Gt" is not supported (supported values: "Exists", "Equal")'),
-        ({"key": "k", "effect": "NoRun"}, f'{T0}.effect: "NoRun" is not supported (supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")'),
+        (
+            {"key": "k", "operator": "Gt", "value": "1"},
+            f'{T0}.operator: "Gt" is not supported (supported values: "Exists", "Equal")',
+        ),
+        (
+            {"key": "k", "effect": "NoRun"},
+            f'{T0}.effect: "NoRun" is not supported (supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")',
+        ),
         ({"key": "k", "operator": "Exists", "value": "v"}, f'{T0}.value: "v" must be empty when operator is Exists'),
         ({"value": "v"}, f"{T0}.operator: must be Exists when key is empty (which matches all keys)"),
         ({"operator": "Equal"}, f'{T0}.operator: "Equal" must be Exists when key is empty (which matches all keys)'),
-        ({"key": "k", "effect": "NoExecute", "tolerationSeconds": "300"}, f'{T0}.tolerationSeconds: "300" must be an integer'),
-        ({"key": "k", "effect": "NoSchedule", "tolerationSeconds": 30}, f'{T0}.effect: "NoSchedule" must be NoExecute when tolerationSeconds is set'),
+        (
+            {"key": "k", "effect": "NoExecute", "tolerationSeconds": "300"},
+            f'{T0}.tolerationSeconds: "300" must be an integer',
+        ),
+        (
+            {"key": "k", "effect": "NoSchedule", "tolerationSeconds": 30},
+            f'{T0}.effect: "NoSchedule" must be NoExecute when tolerationSeconds is set',
+        ),
         ({"key": 5}, f"{T0}.key: 5 must be a string"),
         ("k", f'{T0}: "k" must be a map'),
     ],
@@ -271,22 +368,45 @@ ANN = "metadata.annotations"
 @pytest.mark.parametrize(
     "annotations, expected",
     [
-        ({"kubemu.io/start-seconds": "2.5", "kubemu.io/run-seconds": "60", "kubemu.io/exit-code": "3", "kubemu.io/stop-seconds": "1"}, None),
+        (
+            {
+                "kubemu.io/start-seconds": "2.5",
+                "kubemu.io/run-seconds": "60",
+                "kubemu.io/exit-code": "3",
+                "kubemu.io/stop-seconds": "1",
+            },
+            None,
+        ),
         ({"kubemu.io/memory-usage": "100Mi", "kubemu.io/cpu-usage": "500m"}, None),
         ({"kubemu.io/memory-usage": "ramp(10Mi, 200Mi, 60s)"}, None),
         ({"kubemu.io/cpu-usage": "spike(1, 10s)"}, None),
         ({"kubemu.io/memory-usage.web": "50Mi", "kubemu.io/start-seconds.web": "4"}, None),
         ({"kubemu.io/start-seconds": "soon"}, f'{ANN}[kubemu.io/start-seconds]: "soon" is not a number of seconds'),
-        ({"kubemu.io/run-seconds": "-1"}, f'{ANN}[kubemu.io/run-seconds]: "-1" must be a finite number of seconds >= 0'),
+        (
+            {"kubemu.io/run-seconds": "-1"},
+            f'{ANN}[kubemu.io/run-seconds]: "-1" must be a finite number of seconds >= 0',
+        ),
         ({"kubemu.io/exit-code": "256"}, f'{ANN}[kubemu.io/exit-code]: "256" must be between 0 and 255'),
         ({"kubemu.io/exit-code": "one"}, f'{ANN}[kubemu.io/exit-code]: "one" is not an integer exit code'),
-        ({"kubemu.io/memory-usage": "lots"}, f'{ANN}[kubemu.io/memory-usage]: "lots" is not a quantity or a usage profile (ramp(...), spike(...))'),
+        (
+            {"kubemu.io/memory-usage": "lots"},
+            f'{ANN}[kubemu.io/memory-usage]: "lots" is not a quantity or a usage profile (ramp(...), spike(...))',
+        ),
         ({"kubemu.io/cpu-usage": "-1"}, f'{ANN}[kubemu.io/cpu-usage]: "-1" must be greater than or equal to 0'),
-        ({"kubemu.io/memory-usage.web": "lots"}, f'{ANN}[kubemu.io/memory-usage.web]: "lots" is not a quantity or a usage profile (ramp(...), spike(...))'),
+        (
+            {"kubemu.io/memory-usage.web": "lots"},
+            f'{ANN}[kubemu.io/memory-usage.web]: "lots" is not a quantity or a usage profile (ramp(...), spike(...))',
+        ),
         ({"kubemu.io/start-seconds.web": "x"}, f'{ANN}[kubemu.io/start-seconds.web]: "x" is not a number of seconds'),
-        ({"kubemu.io/memory-usage.db": "1Mi"}, f'{ANN}[kubemu.io/memory-usage.db]: "kubemu.io/memory-usage.db" names no container of this pod (containers: web)'),
+        (
+            {"kubemu.io/memory-usage.db": "1Mi"},
+            f'{ANN}[kubemu.io/memory-usage.db]: "kubemu.io/memory-usage.db" names no container of this pod (containers: web)',
+        ),
         ({"kubemu.io/memory-usage.": "1Mi"}, f'{ANN}[kubemu.io/memory-usage.]: "kubemu.io/memory-usage." {KEY}'),
-        ({"kubemu.io/start-second": "1"}, f'{ANN}[kubemu.io/start-second]: "kubemu.io/start-second" is not a kubemu.io annotation {KNOWN}'),
+        (
+            {"kubemu.io/start-second": "1"},
+            f'{ANN}[kubemu.io/start-second]: "kubemu.io/start-second" is not a kubemu.io annotation {KNOWN}',
+        ),
         ({"example.com/kubemu.io-ish": "1", "kubemu.io.other/x": "y"}, None),  # only the kubemu.io/ prefix is ours
     ],
 )
@@ -307,38 +427,69 @@ def test_realistic_manifest_with_unknown_fields_validates():
             "namespace": "shop",
             "labels": {"app.kubernetes.io/name": "web", "pod-template-hash": "7d4b9c"},
             "annotations": {"prometheus.io/scrape": "true", "kubemu.io/run-seconds": "120"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c", "uid": "u1", "controller": True}],
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d4b9c", "uid": "u1", "controller": True}
+            ],
             "finalizers": ["example.com/cleanup"],
         },
         "spec": {
             "serviceAccountName": "web",
             "securityContext": {"runAsNonRoot": True, "fsGroup": 2000, "seccompProfile": {"type": "RuntimeDefault"}},
-            "volumes": [{"name": "cfg", "configMap": {"name": "web-config"}}, {"name": "tmp", "emptyDir": {"medium": "Memory"}}],
-            "initContainers": [{"name": "migrate", "image": "shop/migrate:1.2", "command": ["./migrate"], "resources": {"requests": {"cpu": "100m"}}}],
+            "volumes": [
+                {"name": "cfg", "configMap": {"name": "web-config"}},
+                {"name": "tmp", "emptyDir": {"medium": "Memory"}},
+            ],
+            "initContainers": [
+                {
+                    "name": "migrate",
+                    "image": "shop/migrate:1.2",
+                    "command": ["./migrate"],
+                    "resources": {"requests": {"cpu": "100m"}},
+                }
+            ],
             "containers": [
                 {
                     "name": "web",
                     "image": "shop/web:1.2",
                     "imagePullPolicy": "IfNotPresent",
                     "args": ["--port=8080"],
-                    "env": [{"name": "MODE", "value": "prod"}, {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                    "env": [
+                        {"name": "MODE", "value": "prod"},
+                        {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                    ],
                     "ports": [{"name": "http", "containerPort": 8080}],
-                    "resources": {"requests": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "1Gi"}, "limits": {"memory": "512Mi"}},
+                    "resources": {
+                        "requests": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "1Gi"},
+                        "limits": {"memory": "512Mi"},
+                    },
                     "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5},
                     "livenessProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 10},
                     "volumeMounts": [{"name": "cfg", "mountPath": "/etc/web"}],
                     "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
                     "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}},
                 },
-                {"name": "log-shipper", "image": "fluent-bit:3", "resources": {"limits": {"cpu": "200m", "memory": "64Mi"}}},
+                {
+                    "name": "log-shipper",
+                    "image": "fluent-bit:3",
+                    "resources": {"limits": {"cpu": "200m", "memory": "64Mi"}},
+                },
             ],
             "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
-            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}],
+            "topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}
+            ],
             "dnsPolicy": "ClusterFirst",
             "schedulerName": "default-scheduler",
             "priorityClassName": "shop-high",
             "terminationGracePeriodSeconds": 30,
-            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                }
+            ],
         },
         "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False"}]},
     }
@@ -354,8 +505,13 @@ def test_validate_pod_spec_directly():
 
 # ---- nodes -------------------------------------------------------------------------------
 
-NODE = _obj("v1", "Node", "node-0", None, spec={"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]})
-NODE["status"] = {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "allocatable": {"cpu": "3900m", "memory": "7Gi"}}
+NODE = _obj(
+    "v1", "Node", "node-0", None, spec={"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}
+)
+NODE["status"] = {
+    "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+    "allocatable": {"cpu": "3900m", "memory": "7Gi"},
+}
 
 
 @pytest.mark.parametrize(
@@ -370,7 +526,10 @@ NODE["status"] = {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "all
         ({"spec.taints[0].key": _DELETE}, "spec.taints[0].key: Required value"),
         ({"spec.taints[0].key": "bad key"}, f'spec.taints[0].key: "bad key" {KEY}'),
         ({"spec.taints[0].effect": _DELETE}, "spec.taints[0].effect: Required value"),
-        ({"spec.taints[0].effect": "Evict"}, 'spec.taints[0].effect: "Evict" is not supported (supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")'),
+        (
+            {"spec.taints[0].effect": "Evict"},
+            'spec.taints[0].effect: "Evict" is not supported (supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")',
+        ),
         ({"spec.taints": {"key": "x"}}, 'spec.taints: {"key": "x"} must be a list'),
         ({"status.capacity.cpu": "4 cores"}, 'status.capacity.cpu: "4 cores" is not a quantity'),
         ({"status.allocatable.memory": "-1Gi"}, 'status.allocatable.memory: "-1Gi" must be greater than or equal to 0'),
@@ -385,7 +544,9 @@ def test_node(changes, expected):
 # ---- priority classes ------------------------------------------------------------------
 
 PC = _obj("scheduling.k8s.io/v1", "PriorityClass", "high", None, value=1000)
-RESERVED = "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: "
+RESERVED = (
+    "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: "
+)
 
 
 @pytest.mark.parametrize(
@@ -393,20 +554,38 @@ RESERVED = "metadata.name: Forbidden: priority class names with 'system-' prefix
     [
         ({}, None),
         ({"apiVersion": "scheduling.k8s.io/v1beta1"}, None),
-        ({"apiVersion": "scheduling.k8s.io/v1alpha1"}, 'apiVersion: "scheduling.k8s.io/v1alpha1" is not served for PriorityClass (use "scheduling.k8s.io/v1" or "scheduling.k8s.io/v1beta1")'),
+        (
+            {"apiVersion": "scheduling.k8s.io/v1alpha1"},
+            'apiVersion: "scheduling.k8s.io/v1alpha1" is not served for PriorityClass (use "scheduling.k8s.io/v1" or "scheduling.k8s.io/v1beta1")',
+        ),
         ({"value": -100, "globalDefault": True, "preemptionPolicy": "Never", "description": "batch"}, None),
         ({"value": HIGHEST_USER_PRIORITY}, None),
-        ({"value": HIGHEST_USER_PRIORITY + 1}, "value: Forbidden: maximum allowed value of a user defined priority is 1000000000"),
+        (
+            {"value": HIGHEST_USER_PRIORITY + 1},
+            "value: Forbidden: maximum allowed value of a user defined priority is 1000000000",
+        ),
         ({"value": _DELETE}, "value: Required value"),
         ({"value": "1000"}, 'value: "1000" must be an integer'),
         ({"value": 2**31}, "value: 2147483648 must be between -2147483648 and 2147483647, inclusive"),
         ({"globalDefault": "yes"}, 'globalDefault: "yes" must be a boolean'),
-        ({"preemptionPolicy": "Sometimes"}, 'preemptionPolicy: "Sometimes" is not supported (supported values: "PreemptLowerPriority", "Never")'),
+        (
+            {"preemptionPolicy": "Sometimes"},
+            'preemptionPolicy: "Sometimes" is not supported (supported values: "PreemptLowerPriority", "Never")',
+        ),
         ({"metadata.name": "system-cluster-critical", "value": 2000000000}, None),
         ({"metadata.name": "system-node-critical", "value": 2000001000, "globalDefault": False}, None),
-        ({"metadata.name": "system-cluster-critical", "value": 1000}, RESERVED + "value of system-cluster-critical PriorityClass must be 2000000000"),
-        ({"metadata.name": "system-node-critical", "value": 2000001000, "globalDefault": True}, RESERVED + "globalDefault of system-node-critical PriorityClass must be false"),
-        ({"metadata.name": "system-custom", "value": 5}, RESERVED + "system-custom is not a known system priority class"),
+        (
+            {"metadata.name": "system-cluster-critical", "value": 1000},
+            RESERVED + "value of system-cluster-critical PriorityClass must be 2000000000",
+        ),
+        (
+            {"metadata.name": "system-node-critical", "value": 2000001000, "globalDefault": True},
+            RESERVED + "globalDefault of system-node-critical PriorityClass must be false",
+        ),
+        (
+            {"metadata.name": "system-custom", "value": 5},
+            RESERVED + "system-custom is not a known system priority class",
+        ),
         ({"metadata.name": "High"}, f'metadata.name: "High" {SUBDOMAIN}'),
     ],
 )
@@ -421,7 +600,9 @@ def test_priority_constants():
 
 # ---- pod disruption budgets ------------------------------------------------------------
 
-PDB = _obj("policy/v1", "PodDisruptionBudget", "web", spec={"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}})
+PDB = _obj(
+    "policy/v1", "PodDisruptionBudget", "web", spec={"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}}
+)
 
 
 @pytest.mark.parametrize(
@@ -442,17 +623,38 @@ PDB = _obj("policy/v1", "PodDisruptionBudget", "web", spec={"minAvailable": 2, "
         ({"spec.minAvailable": "101%"}, 'spec.minAvailable: "101%" must be a percentage between 0% and 100%'),
         ({"spec.minAvailable": "5"}, 'spec.minAvailable: "5" must be an integer or a percentage (e.g. "50%")'),
         ({"spec.minAvailable": "-5%"}, 'spec.minAvailable: "-5%" must be an integer or a percentage (e.g. "50%")'),
-        ({"spec.minAvailable": _DELETE, "spec.maxUnavailable": 1.5}, 'spec.maxUnavailable: 1.5 must be an integer or a percentage (e.g. "50%")'),
+        (
+            {"spec.minAvailable": _DELETE, "spec.maxUnavailable": 1.5},
+            'spec.maxUnavailable: 1.5 must be an integer or a percentage (e.g. "50%")',
+        ),
         ({"spec.selector": _DELETE}, None),
         ({"spec.selector": {}}, None),
         ({"spec.selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]}}, None),
-        ({"spec.selector": {"matchExpressions": [{"key": "app", "operator": "In"}]}}, "spec.selector.matchExpressions[0].values: must be non-empty when operator is In"),
-        ({"spec.selector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]}}, 'spec.selector.matchExpressions[0].values: ["x"] must be empty when operator is Exists'),
-        ({"spec.selector": {"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}}, 'spec.selector.matchExpressions[0].operator: "Gt" is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")'),
-        ({"spec.selector": {"matchExpressions": [{"key": "bad key", "operator": "Exists"}]}}, f'spec.selector.matchExpressions[0].key: "bad key" {KEY}'),
-        ({"spec.selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["ok", "not ok"]}]}}, f'spec.selector.matchExpressions[0].values[1]: "not ok" {VALUE}'),
+        (
+            {"spec.selector": {"matchExpressions": [{"key": "app", "operator": "In"}]}},
+            "spec.selector.matchExpressions[0].values: must be non-empty when operator is In",
+        ),
+        (
+            {"spec.selector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]}},
+            'spec.selector.matchExpressions[0].values: ["x"] must be empty when operator is Exists',
+        ),
+        (
+            {"spec.selector": {"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}},
+            'spec.selector.matchExpressions[0].operator: "Gt" is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
+        ),
+        (
+            {"spec.selector": {"matchExpressions": [{"key": "bad key", "operator": "Exists"}]}},
+            f'spec.selector.matchExpressions[0].key: "bad key" {KEY}',
+        ),
+        (
+            {"spec.selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["ok", "not ok"]}]}},
+            f'spec.selector.matchExpressions[0].values[1]: "not ok" {VALUE}',
+        ),
         ({"spec.selector": {"matchLabels": {"app": 1}}}, "spec.selector.matchLabels.app: 1 must be a string"),
-        ({"spec.selector": "app=web"}, 'spec.selector: "app=web" must be a map with matchLabels and/or matchExpressions'),
+        (
+            {"spec.selector": "app=web"},
+            'spec.selector: "app=web" must be a map with matchLabels and/or matchExpressions',
+        ),
     ],
 )
 def test_pdb(changes, expected):
@@ -465,7 +667,12 @@ TEMPLATE = {
     "metadata": {"labels": {"app": "web", "tier": "front"}},
     "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}]},
 }
-RS = _obj("apps/v1", "ReplicaSet", "web", spec={"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE})
+RS = _obj(
+    "apps/v1",
+    "ReplicaSet",
+    "web",
+    spec={"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE},
+)
 DS = copy.deepcopy(RS)
 DS["kind"] = "DaemonSet"
 del DS["spec"]["replicas"]
@@ -481,25 +688,52 @@ TS = "spec.template.spec"
         ({"spec.replicas": _DELETE}, None),
         ({"spec.replicas": -1}, "spec.replicas: -1 must be greater than or equal to 0"),
         ({"spec.replicas": "3"}, 'spec.replicas: "3" must be an integer'),
-        ({"apiVersion": "extensions/v1beta1"}, 'apiVersion: "extensions/v1beta1" is not served for {kind} (use "apps/v1")'),
+        (
+            {"apiVersion": "extensions/v1beta1"},
+            'apiVersion: "extensions/v1beta1" is not served for {kind} (use "apps/v1")',
+        ),
         ({"spec.selector": _DELETE}, "spec.selector: Required value"),
         ({"spec.selector": {}}, "spec.selector: Required value: a non-empty selector is required"),
-        ({"spec.selector": {"matchExpressions": [{"key": "tier", "operator": "NotIn"}]}}, "spec.selector.matchExpressions[0].values: must be non-empty when operator is NotIn"),
-        ({"spec.selector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["front", "back"]}]}}, None),
+        (
+            {"spec.selector": {"matchExpressions": [{"key": "tier", "operator": "NotIn"}]}},
+            "spec.selector.matchExpressions[0].values: must be non-empty when operator is NotIn",
+        ),
+        (
+            {"spec.selector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["front", "back"]}]}},
+            None,
+        ),
         ({"spec.template": _DELETE}, "spec.template: Required value"),
         ({"spec.template": "pod"}, 'spec.template: "pod" must be a map'),
-        ({"spec.template.metadata.labels": {"app": "db"}}, 'spec.template.metadata.labels: {"app": "db"} does not match the selector app=web'),
+        (
+            {"spec.template.metadata.labels": {"app": "db"}},
+            'spec.template.metadata.labels: {"app": "db"} does not match the selector app=web',
+        ),
         ({"spec.template.metadata": _DELETE}, "spec.template.metadata.labels: {} does not match the selector app=web"),
-        ({"spec.template.metadata.labels": {"app": "web", "bad key": "x"}}, f'spec.template.metadata.labels[bad key]: "bad key" {KEY}'),
+        (
+            {"spec.template.metadata.labels": {"app": "web", "bad key": "x"}},
+            f'spec.template.metadata.labels[bad key]: "bad key" {KEY}',
+        ),
         ({"spec.template.metadata.name": "ignored-name"}, None),
-        ({"spec.template.metadata.annotations": {"kubemu.io/run-seconds": "x"}}, 'spec.template.metadata.annotations[kubemu.io/run-seconds]: "x" is not a number of seconds'),
+        (
+            {"spec.template.metadata.annotations": {"kubemu.io/run-seconds": "x"}},
+            'spec.template.metadata.annotations[kubemu.io/run-seconds]: "x" is not a number of seconds',
+        ),
         ({"spec.template.metadata.annotations": {"kubemu.io/memory-usage.web": "1Gi"}}, None),
-        ({"spec.template.metadata.annotations": {"kubemu.io/nope": "1"}}, f'spec.template.metadata.annotations[kubemu.io/nope]: "kubemu.io/nope" is not a kubemu.io annotation {KNOWN}'),
+        (
+            {"spec.template.metadata.annotations": {"kubemu.io/nope": "1"}},
+            f'spec.template.metadata.annotations[kubemu.io/nope]: "kubemu.io/nope" is not a kubemu.io annotation {KNOWN}',
+        ),
         ({f"{TS}.containers": []}, f"{TS}.containers: Required value: a pod needs at least one container"),
         ({"spec.template.spec": _DELETE}, f"{TS}.containers: Required value: a pod needs at least one container"),
-        ({f"{TS}.containers[0].resources.requests.cpu": "250x"}, f'{TS}.containers[0].resources.requests.cpu: "250x" is not a quantity'),
+        (
+            {f"{TS}.containers[0].resources.requests.cpu": "250x"},
+            f'{TS}.containers[0].resources.requests.cpu: "250x" is not a quantity',
+        ),
         ({f"{TS}.restartPolicy": "Always"}, None),
-        ({f"{TS}.restartPolicy": "Never"}, f'{TS}.restartPolicy: "Never" is not supported (supported values: "Always")'),
+        (
+            {f"{TS}.restartPolicy": "Never"},
+            f'{TS}.restartPolicy: "Never" is not supported (supported values: "Always")',
+        ),
     ],
 )
 @pytest.mark.parametrize("base", [RS, DS], ids=["ReplicaSet", "DaemonSet"])
@@ -556,7 +790,9 @@ def test_event(changes, expected):
 def test_events_made_by_make_event_validate():
     from cluster.api.events import make_event
 
-    ev = make_event(POD, "Scheduled", "Successfully assigned default/web-1 to node-0", 1.5, component="default-scheduler")
+    ev = make_event(
+        POD, "Scheduled", "Successfully assigned default/web-1 to node-0", 1.5, component="default-scheduler"
+    )
     validate(ev)
 
 

@@ -1,6 +1,7 @@
 """Small builders for the controller tests, and ``Loop``: an apiserver, the controller
 manager and a reflector in one process, pumped by hand like the controller-manager actor
 pumps its informer (list, watch, feed, sync, send), so traces are exact and time is ours."""
+
 from __future__ import annotations
 
 from cluster.api.objects import NODE_LEASE_NAMESPACE
@@ -15,27 +16,45 @@ NOT_READY = "node.kubernetes.io/not-ready"
 
 
 def cond(ctype: str, status: str, heartbeat: float = 0.0, transition: float = 0.0, **extra) -> dict:
-    return {"type": ctype, "status": status, "lastHeartbeatTime": rfc3339(heartbeat),
-            "lastTransitionTime": rfc3339(transition), **extra}
+    return {
+        "type": ctype,
+        "status": status,
+        "lastHeartbeatTime": rfc3339(heartbeat),
+        "lastTransitionTime": rfc3339(transition),
+        **extra,
+    }
 
 
-def node(name: str = "n1", ready: str | None = "True", heartbeat: float = 0.0, rv: str = "1",
-         taints=(), pressure: bool = True) -> dict:
+def node(
+    name: str = "n1",
+    ready: str | None = "True",
+    heartbeat: float = 0.0,
+    rv: str = "1",
+    taints=(),
+    pressure: bool = True,
+) -> dict:
     conds = []
     if pressure:
         conds = [cond(t, "False", heartbeat) for t in ("MemoryPressure", "DiskPressure", "PIDPressure")]
     if ready is not None:
         conds.append(cond("Ready", ready, heartbeat))
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "resourceVersion": rv, "uid": f"uid-{name}",
-                         "creationTimestamp": rfc3339(0)},
-            "spec": {"taints": [dict(t) for t in taints]}, "status": {"conditions": conds}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "resourceVersion": rv, "uid": f"uid-{name}", "creationTimestamp": rfc3339(0)},
+        "spec": {"taints": [dict(t) for t in taints]},
+        "status": {"conditions": conds},
+    }
 
 
 def lease(name: str = "n1", renew: float = 0.0, ns: str = NODE_LEASE_NAMESPACE) -> dict:
     micro = rfc3339(renew)[:-1] + f".{int(round((renew % 1) * 1e6)):06d}Z"
-    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name, "namespace": ns},
-            "spec": {"holderIdentity": name, "renewTime": micro}}
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"holderIdentity": name, "renewTime": micro},
+    }
 
 
 def taint(key: str, effect: str = "NoExecute", value: str | None = None, added: float | None = None) -> dict:
@@ -47,8 +66,13 @@ def taint(key: str, effect: str = "NoExecute", value: str | None = None, added: 
     return t
 
 
-def toleration(key: str = "", seconds: int | None = None, operator: str = "Exists", effect: str = "NoExecute",
-               value: str | None = None) -> dict:
+def toleration(
+    key: str = "",
+    seconds: int | None = None,
+    operator: str = "Exists",
+    effect: str = "NoExecute",
+    value: str | None = None,
+) -> dict:
     t = {"key": key, "operator": operator, "effect": effect}
     if value is not None:
         t["value"] = value
@@ -57,13 +81,24 @@ def toleration(key: str = "", seconds: int | None = None, operator: str = "Exist
     return t
 
 
-def pod(name: str = "p", node_name: str | None = "n1", ns: str = "default", tolerations=None, phase: str = "Running",
-        created: float = 0.0, terminating: bool = False, uid: str | None = None, **status) -> dict:
-    p = {"apiVersion": "v1", "kind": "Pod",
-         "metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{name}",
-                      "creationTimestamp": rfc3339(created)},
-         "spec": {"containers": [{"name": "c", "image": "pause"}]},
-         "status": {"phase": phase, **status}}
+def pod(
+    name: str = "p",
+    node_name: str | None = "n1",
+    ns: str = "default",
+    tolerations=None,
+    phase: str = "Running",
+    created: float = 0.0,
+    terminating: bool = False,
+    uid: str | None = None,
+    **status,
+) -> dict:
+    p = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "uid": uid or f"uid-{name}", "creationTimestamp": rfc3339(created)},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+        "status": {"phase": phase, **status},
+    }
     if node_name:
         p["spec"]["nodeName"] = node_name
     if tolerations is not None:

@@ -1,15 +1,21 @@
 """The DaemonSet controller (pure, no Ray): eligibility by taints, nodeSelector and
 affinity, the tolerations and node affinity of daemon pods, nodes coming and going,
 failed and duplicate pods, status, garbage collection and every failure path."""
+
 import copy
 
 import pytest
-
-from cluster.controllers.daemonset import (DaemonSetController, add_daemon_tolerations, node_should_run,
-                                           replace_node_affinity, target_node, template_hash)
-from cluster.controllers.workload import EXPECTATIONS_TIMEOUT
-
 from workload_builders import Fake, Real, ds, names, node, pod, target
+
+from cluster.controllers.daemonset import (
+    DaemonSetController,
+    add_daemon_tolerations,
+    node_should_run,
+    replace_node_affinity,
+    target_node,
+    template_hash,
+)
+from cluster.controllers.workload import EXPECTATIONS_TIMEOUT
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -45,37 +51,58 @@ def daemon_pod(name, owner, node_name, bound=True):
 
 
 def status_of(w):
-    (_, _, _, status), = w.daemonset_status
+    ((_, _, _, status),) = w.daemonset_status
     return status
 
 
 # ---- the daemon pod ---------------------------------------------------------------------------
 
+
 def test_created_pod_has_daemon_tolerations_node_affinity_and_revision_hash():
     agent = ds("agent").pod_spec(tolerations=[{"key": "gpu", "operator": "Exists"}])
     w = fresh(node("n1"), agent).sync()
-    p, = w.pod_creates
+    (p,) = w.pod_creates
     assert p["metadata"]["generateName"] == "agent-"
     assert p["metadata"]["labels"] == {"app": "agent", "controller-revision-hash": template_hash(agent.template)}
-    assert p["metadata"]["ownerReferences"] == [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
-                                                 "uid": "uid-ds-agent", "controller": True,
-                                                 "blockOwnerDeletion": True}]
+    assert p["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "name": "agent",
+            "uid": "uid-ds-agent",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
     assert p["spec"]["tolerations"] == [{"key": "gpu", "operator": "Exists"}] + DAEMON_TOLERATIONS
-    assert p["spec"]["affinity"] == {"nodeAffinity": {REQ: {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}
+    assert p["spec"]["affinity"] == {
+        "nodeAffinity": {
+            REQ: {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]
+            }
+        }
+    }
     assert agent.template["spec"]["tolerations"] == [{"key": "gpu", "operator": "Exists"}]  # template untouched
 
 
 def test_daemon_tolerations_replace_same_ones_and_add_network_for_host_network():
-    spec = {"hostNetwork": True, "tolerations": [
-        {"key": NK + "not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-        {"key": NK + "unreachable", "operator": "Equal", "effect": "NoExecute", "tolerationSeconds": 300}]}
+    spec = {
+        "hostNetwork": True,
+        "tolerations": [
+            {"key": NK + "not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": NK + "unreachable", "operator": "Equal", "effect": "NoExecute", "tolerationSeconds": 300},
+        ],
+    }
     add_daemon_tolerations(spec)
-    assert spec["tolerations"] == [
-        DAEMON_TOLERATIONS[0],  # replaced: no tolerationSeconds
-        {"key": NK + "unreachable", "operator": "Equal", "effect": "NoExecute", "tolerationSeconds": 300},
-        *DAEMON_TOLERATIONS[1:],
-        {"key": NK + "network-unavailable", "operator": "Exists", "effect": "NoSchedule"}]
+    assert (
+        spec["tolerations"]
+        == [
+            DAEMON_TOLERATIONS[0],  # replaced: no tolerationSeconds
+            {"key": NK + "unreachable", "operator": "Equal", "effect": "NoExecute", "tolerationSeconds": 300},
+            *DAEMON_TOLERATIONS[1:],
+            {"key": NK + "network-unavailable", "operator": "Exists", "effect": "NoSchedule"},
+        ]
+    )
     again = {"tolerations": list(spec["tolerations"]), "hostNetwork": True}
     add_daemon_tolerations(again)
     assert again["tolerations"] == spec["tolerations"]  # idempotent
@@ -87,12 +114,16 @@ PREFERRED = [{"weight": 1, "preference": {"matchExpressions": [{"key": "x", "ope
 POD_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": []}
 
 
-@pytest.mark.parametrize("affinity,want", [
-    (None, {"nodeAffinity": {REQ: PIN}}),
-    ({"podAffinity": POD_AFFINITY}, {"podAffinity": POD_AFFINITY, "nodeAffinity": {REQ: PIN}}),
-    ({"nodeAffinity": {PREF: PREFERRED}}, {"nodeAffinity": {PREF: PREFERRED, REQ: PIN}}),
-    ({"nodeAffinity": {REQ: LABEL_TERM, PREF: PREFERRED}}, {"nodeAffinity": {REQ: PIN, PREF: PREFERRED}}),
-], ids=["none", "pod affinity only", "preferred only", "required terms replaced"])
+@pytest.mark.parametrize(
+    "affinity,want",
+    [
+        (None, {"nodeAffinity": {REQ: PIN}}),
+        ({"podAffinity": POD_AFFINITY}, {"podAffinity": POD_AFFINITY, "nodeAffinity": {REQ: PIN}}),
+        ({"nodeAffinity": {PREF: PREFERRED}}, {"nodeAffinity": {PREF: PREFERRED, REQ: PIN}}),
+        ({"nodeAffinity": {REQ: LABEL_TERM, PREF: PREFERRED}}, {"nodeAffinity": {REQ: PIN, PREF: PREFERRED}}),
+    ],
+    ids=["none", "pod affinity only", "preferred only", "required terms replaced"],
+)
 def test_replace_node_affinity(affinity, want):
     spec = {} if affinity is None else {"affinity": copy.deepcopy(affinity)}
     replace_node_affinity(spec, "n1")
@@ -113,30 +144,68 @@ def test_target_node_prefers_node_name_and_needs_one_value():
 ELIGIBILITY = [
     # id, DaemonSet tweak, node, (should run, may continue)
     ("plain node", lambda d: d, node("n"), (True, True)),
-    ("nodeSelector matches", lambda d: d.pod_spec(nodeSelector={"disk": "ssd"}),
-     node("n").labels(disk="ssd"), (True, True)),
-    ("nodeSelector does not match", lambda d: d.pod_spec(nodeSelector={"disk": "ssd"}),
-     node("n").labels(disk="hdd"), (False, False)),
-    ("required affinity does not match", lambda d: d.pod_spec(affinity={"nodeAffinity": {REQ: LABEL_TERM}}),
-     node("n").labels(zone="b"), (False, False)),
-    ("required affinity matches", lambda d: d.pod_spec(affinity={"nodeAffinity": {REQ: LABEL_TERM}}),
-     node("n").labels(zone="a"), (True, True)),
+    (
+        "nodeSelector matches",
+        lambda d: d.pod_spec(nodeSelector={"disk": "ssd"}),
+        node("n").labels(disk="ssd"),
+        (True, True),
+    ),
+    (
+        "nodeSelector does not match",
+        lambda d: d.pod_spec(nodeSelector={"disk": "ssd"}),
+        node("n").labels(disk="hdd"),
+        (False, False),
+    ),
+    (
+        "required affinity does not match",
+        lambda d: d.pod_spec(affinity={"nodeAffinity": {REQ: LABEL_TERM}}),
+        node("n").labels(zone="b"),
+        (False, False),
+    ),
+    (
+        "required affinity matches",
+        lambda d: d.pod_spec(affinity={"nodeAffinity": {REQ: LABEL_TERM}}),
+        node("n").labels(zone="a"),
+        (True, True),
+    ),
     ("template nodeName elsewhere", lambda d: d.pod_spec(nodeName="other"), node("n"), (False, False)),
     ("untolerated NoSchedule: may stay", lambda d: d, node("n").taint("dedicated"), (False, True)),
     ("untolerated NoExecute: must go", lambda d: d, node("n").taint("dedicated", "NoExecute"), (False, False)),
     ("PreferNoSchedule is ignored", lambda d: d, node("n").taint("x", "PreferNoSchedule"), (True, True)),
-    ("tolerated by the template",
-     lambda d: d.pod_spec(tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu"}]),
-     node("n").taint("dedicated", "NoExecute", "gpu"), (True, True)),
-    ("unreachable NoExecute tolerated automatically", lambda d: d,
-     node("n").taint(NK + "unreachable", "NoExecute").taint(NK + "not-ready", "NoExecute"), (True, True)),
-    ("pressure and unschedulable tolerated automatically", lambda d: d,
-     node("n").taint(NK + "memory-pressure").taint(NK + "disk-pressure").taint(NK + "pid-pressure")
-     .taint(NK + "unschedulable"), (True, True)),
-    ("network-unavailable only with hostNetwork", lambda d: d, node("n").taint(NK + "network-unavailable"),
-     (False, True)),
-    ("network-unavailable with hostNetwork", lambda d: d.pod_spec(hostNetwork=True),
-     node("n").taint(NK + "network-unavailable"), (True, True)),
+    (
+        "tolerated by the template",
+        lambda d: d.pod_spec(tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu"}]),
+        node("n").taint("dedicated", "NoExecute", "gpu"),
+        (True, True),
+    ),
+    (
+        "unreachable NoExecute tolerated automatically",
+        lambda d: d,
+        node("n").taint(NK + "unreachable", "NoExecute").taint(NK + "not-ready", "NoExecute"),
+        (True, True),
+    ),
+    (
+        "pressure and unschedulable tolerated automatically",
+        lambda d: d,
+        node("n")
+        .taint(NK + "memory-pressure")
+        .taint(NK + "disk-pressure")
+        .taint(NK + "pid-pressure")
+        .taint(NK + "unschedulable"),
+        (True, True),
+    ),
+    (
+        "network-unavailable only with hostNetwork",
+        lambda d: d,
+        node("n").taint(NK + "network-unavailable"),
+        (False, True),
+    ),
+    (
+        "network-unavailable with hostNetwork",
+        lambda d: d.pod_spec(hostNetwork=True),
+        node("n").taint(NK + "network-unavailable"),
+        (True, True),
+    ),
 ]
 
 
@@ -147,8 +216,9 @@ def test_node_should_run(tweak, n, want):
 
 def test_only_eligible_nodes_get_pods_and_misscheduled_pods_are_counted_or_deleted():
     agent = ds("agent").pod_spec(nodeSelector={"role": "worker"})
-    f = fresh(node("w1").labels(role="worker"), node("w2").labels(role="worker"), node("m1").labels(role="master"),
-              agent)
+    f = fresh(
+        node("w1").labels(role="worker"), node("w2").labels(role="worker"), node("m1").labels(role="master"), agent
+    )
     made = settle(f)
     assert sorted(target(p) for p in made) == ["w1", "w2"]
     f.modify(node("w2").labels(role="worker").taint("maintenance"))  # NoSchedule: the pod may stay
@@ -164,6 +234,7 @@ def test_only_eligible_nodes_get_pods_and_misscheduled_pods_are_counted_or_delet
 
 # ---- nodes coming and going --------------------------------------------------------------------
 
+
 def test_slow_start_across_nodes_and_a_node_added_later():
     f = fresh(*[node(f"n{i}") for i in range(6)], ds("agent"))
     sizes = []
@@ -173,7 +244,7 @@ def test_slow_start_across_nodes_and_a_node_added_later():
         f.land(w)
     assert sizes == [1, 2, 3, 0]
     f.add(node("n9"))
-    p, = f.sync().pod_creates
+    (p,) = f.sync().pod_creates
     assert target(p) == "n9"
 
 
@@ -189,8 +260,7 @@ def test_node_status_changes_cost_nothing():
 
 def test_deleted_node_leaves_bound_pods_to_pod_gc_but_deletes_unscheduled_ones():
     agent = ds("agent")
-    f = fresh(node("n1"), node("n2"), agent, daemon_pod("a1", agent, "n1"),
-              daemon_pod("a2", agent, "n2", bound=False))
+    f = fresh(node("n1"), node("n2"), agent, daemon_pod("a1", agent, "n1"), daemon_pod("a2", agent, "n2", bound=False))
     assert not f.sync().pod_creates
     f.remove(node("n1"), node("n2"))
     w = f.sync()
@@ -199,6 +269,7 @@ def test_deleted_node_leaves_bound_pods_to_pod_gc_but_deletes_unscheduled_ones()
 
 
 # ---- pods on a node ------------------------------------------------------------------------------
+
 
 def test_failed_pod_is_deleted_with_backoff_and_replaced():
     agent = ds("agent")
@@ -210,7 +281,8 @@ def test_failed_pod_is_deleted_with_backoff_and_replaced():
     w = f.sync()
     assert names(w.pod_deletes) == ["a"]
     assert [(e["reason"], e["type"], e["message"]) for e in w.events if e["reason"] == "FailedDaemonPod"] == [
-        ("FailedDaemonPod", "Warning", "Found failed daemon pod default/a on node n1, will try to kill it")]
+        ("FailedDaemonPod", "Warning", "Found failed daemon pod default/a on node n1, will try to kill it")
+    ]
     f.remove(a)
     made = settle(f)
     assert [target(p) for p in made] == ["n1"]
@@ -230,8 +302,12 @@ def test_succeeded_pod_is_deleted():
 
 def test_duplicate_pods_on_a_node_keep_the_oldest():
     agent = ds("agent")
-    pods = [daemon_pod("new", agent, "n1").created(30), daemon_pod("old", agent, "n1").created(10),
-            daemon_pod("unbound", agent, "n1", bound=False).created(0), daemon_pod("mid", agent, "n1").created(20)]
+    pods = [
+        daemon_pod("new", agent, "n1").created(30),
+        daemon_pod("old", agent, "n1").created(10),
+        daemon_pod("unbound", agent, "n1", bound=False).created(0),
+        daemon_pod("mid", agent, "n1").created(20),
+    ]
     w = fresh(node("n1"), agent, *pods).sync()
     assert names(w.pod_deletes) == ["mid", "new", "unbound"]
 
@@ -248,17 +324,27 @@ def test_a_terminating_pod_holds_its_node_until_it_is_gone():
 
 # ---- status ----------------------------------------------------------------------------------------
 
+
 def test_status_values():
     agent = ds("agent").min_ready(5).generation(4)
     current = template_hash(agent.template)
-    pods = [daemon_pod("a", agent, "n1").ready(at=0).labels(app="agent", **{"controller-revision-hash": current}),
-            daemon_pod("b", agent, "n2").ready(at=98).labels(app="agent"),
-            daemon_pod("c", agent, "n3")]
+    pods = [
+        daemon_pod("a", agent, "n1").ready(at=0).labels(app="agent", **{"controller-revision-hash": current}),
+        daemon_pod("b", agent, "n2").ready(at=98).labels(app="agent"),
+        daemon_pod("c", agent, "n3"),
+    ]
     f = fresh(node("n1"), node("n2"), node("n3"), node("n4").taint("x", "NoSchedule"), agent, *pods, now=100.0)
     w = f.sync()
-    assert status_of(w) == {"desiredNumberScheduled": 3, "currentNumberScheduled": 3, "numberMisscheduled": 0,
-                            "numberReady": 2, "updatedNumberScheduled": 1, "numberAvailable": 1,
-                            "numberUnavailable": 2, "observedGeneration": 4}
+    assert status_of(w) == {
+        "desiredNumberScheduled": 3,
+        "currentNumberScheduled": 3,
+        "numberMisscheduled": 0,
+        "numberReady": 2,
+        "updatedNumberScheduled": 1,
+        "numberAvailable": 1,
+        "numberUnavailable": 2,
+        "observedGeneration": 4,
+    }
     assert f.ctrl.next_wakeup() == 103.0
     f.now = 103.0
     assert status_of(f.sync())["numberAvailable"] == 2
@@ -277,6 +363,7 @@ def test_observed_generation_waits_for_expectations():
 
 # ---- ownership and deletion --------------------------------------------------------------------------
 
+
 def test_orphans_are_adopted_and_the_deleted_daemonset_pods_collected():
     agent = ds("agent")
     f = fresh(node("n1"), node("n2"), agent, pod("stray").labels(app="agent").on("n1"))
@@ -289,6 +376,7 @@ def test_orphans_are_adopted_and_the_deleted_daemonset_pods_collected():
 
 
 # ---- failures -----------------------------------------------------------------------------------------
+
 
 def test_failed_create_is_retried_on_its_node_after_backoff():
     f = fresh(node("n1"), node("n2"), ds("agent"))
@@ -315,7 +403,7 @@ def test_lost_creates_expire_and_every_node_is_looked_at_again():
 def test_failed_delete_is_retried_after_backoff():
     agent = ds("agent")
     f = fresh(node("n1"), agent, daemon_pod("a", agent, "n1").phase("Succeeded"))
-    (ns, name, uid, _), = f.sync().pod_deletes
+    ((ns, name, uid, _),) = f.sync().pod_deletes
     f.ctrl.on_delete_failed(ns, name, uid, (500, "InternalError", "boom"), f.now)
     w = f.sync()
     assert not w.pod_deletes and [e["reason"] for e in w.events] == ["FailedDelete"]
@@ -325,6 +413,7 @@ def test_failed_delete_is_retried_after_backoff():
 
 # ---- against the real apiserver ----------------------------------------------------------------------
 
+
 def test_converges_against_the_apiserver():
     loop = Real(DaemonSetController())
     agent = ds("agent")
@@ -333,8 +422,9 @@ def test_converges_against_the_apiserver():
     loop.pump()
     pods = loop.pods()
     assert sorted(target(p) for p in pods) == ["n1", "n2"] and not loop.errors
-    assert all(not any("tolerationSeconds" in t and t["key"].startswith(NK) for t in p["spec"]["tolerations"])
-               for p in pods)
+    assert all(
+        not any("tolerationSeconds" in t and t["key"].startswith(NK) for t in p["spec"]["tolerations"]) for p in pods
+    )
     assert loop.get("DaemonSet", "agent")["status"]["desiredNumberScheduled"] == 2
     loop.api.delete("DaemonSet", "default", "agent", None, None, loop.now)
     loop.pump()

@@ -1,9 +1,15 @@
 """PodDisruptionBudget status as upstream's disruption controller computes it (pure, no Ray)."""
+
 import pytest
 
 from cluster.clock import rfc3339
 from cluster.controllers.disruption import (
-    DELETION_TIMEOUT, DisruptionController, pdb_status, pdbs_for_pod, scaled_value, status_needs_write,
+    DELETION_TIMEOUT,
+    DisruptionController,
+    pdb_status,
+    pdbs_for_pod,
+    scaled_value,
+    status_needs_write,
 )
 
 WEB = {"app": "web"}
@@ -63,20 +69,39 @@ CASES = [
     ("maxUnavailable 0", {"maxUnavailable": 0}, healthy(3), (3, 3, 3, 0)),
     ("maxUnavailable 0%", {"maxUnavailable": "0%"}, healthy(3), (3, 3, 3, 0)),
     ("maxUnavailable 25% of 10", {"maxUnavailable": "25%"}, healthy(10), (10, 7, 10, 3)),
-    ("unready pod is expected but not healthy", {"minAvailable": 2},
-     healthy(2) + [pod("u", ready=False)], (2, 2, 3, 0)),
-    ("unready pod with maxUnavailable", {"maxUnavailable": 1},
-     healthy(2) + [pod("u", ready=False)], (2, 2, 3, 0)),
-    ("pending pod is expected but not healthy", {"maxUnavailable": 1},
-     healthy(3) + [pod("pend", phase="Pending", ready=False)], (3, 3, 4, 0)),
-    ("terminating pod is expected but not healthy", {"minAvailable": 2},
-     healthy(2) + [pod("t", deleting=True)], (2, 2, 3, 0)),
-    ("terminal pods are not counted at all", {"minAvailable": 1},
-     healthy(2) + [pod("f", phase="Failed", ready=False), pod("s", phase="Succeeded", ready=False)], (2, 1, 2, 1)),
+    (
+        "unready pod is expected but not healthy",
+        {"minAvailable": 2},
+        healthy(2) + [pod("u", ready=False)],
+        (2, 2, 3, 0),
+    ),
+    ("unready pod with maxUnavailable", {"maxUnavailable": 1}, healthy(2) + [pod("u", ready=False)], (2, 2, 3, 0)),
+    (
+        "pending pod is expected but not healthy",
+        {"maxUnavailable": 1},
+        healthy(3) + [pod("pend", phase="Pending", ready=False)],
+        (3, 3, 4, 0),
+    ),
+    (
+        "terminating pod is expected but not healthy",
+        {"minAvailable": 2},
+        healthy(2) + [pod("t", deleting=True)],
+        (2, 2, 3, 0),
+    ),
+    (
+        "terminal pods are not counted at all",
+        {"minAvailable": 1},
+        healthy(2) + [pod("f", phase="Failed", ready=False), pod("s", phase="Succeeded", ready=False)],
+        (2, 1, 2, 1),
+    ),
     ("no pods: nothing allowed even with room", {"maxUnavailable": 1}, [], (0, 0, 0, 0)),
     ("no pods and minAvailable 0", {"minAvailable": 0}, [], (0, 0, 0, 0)),
-    ("pods of other namespaces and labels are ignored", {"minAvailable": 1},
-     healthy(2) + [pod("o", ns="other"), pod("x", labels={"app": "db"}), pod("n", labels=None)], (2, 1, 2, 1)),
+    (
+        "pods of other namespaces and labels are ignored",
+        {"minAvailable": 1},
+        healthy(2) + [pod("o", ns="other"), pod("x", labels={"app": "db"}), pod("n", labels=None)],
+        (2, 1, 2, 1),
+    ),
 ]
 
 
@@ -136,6 +161,7 @@ def test_observed_generation_follows_metadata_generation():
 
 # ---- the condition ---------------------------------------------------------------------
 
+
 def test_condition_sufficient_and_insufficient():
     (yes,) = pdb_status(pdb(minAvailable=1), healthy(2), now=7)["conditions"]
     (no,) = pdb_status(pdb(minAvailable=2), healthy(2), now=7)["conditions"]
@@ -156,6 +182,7 @@ def test_condition_transition_time_moves_only_on_flip_and_others_are_kept():
 
 
 # ---- disruptedPods -----------------------------------------------------------------------
+
 
 def test_recently_evicted_pod_is_not_healthy_until_the_timeout():
     status = {"disruptedPods": {"p0": rfc3339(100)}}
@@ -183,10 +210,14 @@ def test_status_needs_write_ignores_transition_times_and_zero_defaults():
 
 # ---- pdbs_for_pod ------------------------------------------------------------------------
 
+
 def test_pdbs_for_pod():
     budgets = [
-        pdb("web"), pdb("all", selector={}), pdb("none", selector="null"),
-        pdb("db", selector={"matchLabels": {"app": "db"}}), pdb("web-other-ns", ns="other"),
+        pdb("web"),
+        pdb("all", selector={}),
+        pdb("none", selector="null"),
+        pdb("db", selector={"matchLabels": {"app": "db"}}),
+        pdb("web-other-ns", ns="other"),
     ]
     assert [p["metadata"]["name"] for p in pdbs_for_pod(pod("p"), budgets)] == ["web", "all"]
     assert [p["metadata"]["name"] for p in pdbs_for_pod(pod("q", labels=None), budgets)] == ["all"]
@@ -194,6 +225,7 @@ def test_pdbs_for_pod():
 
 
 # ---- the controller ----------------------------------------------------------------------
+
 
 def fed(*pdbs, pods=()):
     dc = DisruptionController()
@@ -254,8 +286,11 @@ def test_relist_delete_without_labels_still_wakes_the_pdb():
 
 
 def test_namespaces_are_independent_and_writes_come_in_key_order():
-    dc = fed(pdb(ns="zeta", minAvailable=1), pdb(ns="alpha", minAvailable=1),
-             pods=[pod("p", ns="zeta"), pod("q", ns="zeta"), pod("r", ns="alpha")])
+    dc = fed(
+        pdb(ns="zeta", minAvailable=1),
+        pdb(ns="alpha", minAvailable=1),
+        pods=[pod("p", ns="zeta"), pod("q", ns="zeta"), pod("r", ns="alpha")],
+    )
     writes = dc.sync(now=1)
     assert [(ns, numbers(s)) for ns, _, s in writes] == [("alpha", (1, 1, 1, 0)), ("zeta", (2, 1, 2, 1))]
     dc.on_pod("DELETED", pod("q", ns="zeta"))
@@ -284,10 +319,14 @@ def test_expired_disruption_is_rechecked_without_any_event():
 
 def test_pdb_count_follows_adds_and_deletes():
     from cluster.controllers.disruption import DisruptionController
+
     c = DisruptionController()
-    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-           "metadata": {"name": "a", "namespace": "default", "uid": "u1"},
-           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}}}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "a", "namespace": "default", "uid": "u1"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}},
+    }
     assert c.pdb_count() == 0
     c.on_pdb("ADDED", pdb)
     assert c.pdb_count() == 1

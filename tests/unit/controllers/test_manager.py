@@ -1,9 +1,10 @@
 """The controller-manager's routing and writes: which controller hears what, merged writes
 in call order, the earliest wakeup, and the two adapted controllers."""
-from cluster.controllers.manager import ControllerManager, DisruptionStep, NodeTaintStep
-from cluster.controllers.writes import CALLS, Writes
 
 from controller_builders import UNREACHABLE, node, pod, summary
+
+from cluster.controllers.manager import ControllerManager, DisruptionStep, NodeTaintStep
+from cluster.controllers.writes import CALLS, Writes
 
 
 class _Probe:
@@ -57,14 +58,17 @@ def test_node_taint_step_checks_the_latest_copy_once():
 
 def test_disruption_step_writes_carry_the_pdb_uid():
     step = DisruptionStep()
-    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-           "metadata": {"name": "b", "namespace": "default", "uid": "pdb-uid"},
-           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "default", "uid": "pdb-uid"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
     step.on_event("PodDisruptionBudget", "ADDED", pdb, 0)
     p = pod()
     p["metadata"]["labels"] = {"app": "web"}
     step.on_event("Pod", "ADDED", p, 0)
-    (ns, name, uid, status), = step.sync(0).pdb_status
+    ((ns, name, uid, status),) = step.sync(0).pdb_status
     assert (ns, name, uid, status["expectedPods"]) == ("default", "b", "pdb-uid", 1)
     assert step.next_wakeup() is None
 
@@ -91,8 +95,11 @@ def test_refused_items_reach_the_controllers_that_listen():
     m.on_failed("pod_deletes", ("default", "p", "u1", None), (404, "NotFound", "gone"), 4.0)
     m.on_failed("replicaset_status", ("default", "web", "u2", {}), (409, "Conflict", "stale"), 5.0)
     m.on_failed("node_taints", ("n1", [], []), (404, "NotFound", "gone"), 6.0)  # nobody listens for these
-    assert listener.failures == [("create", "web-abcde", 403, 3.0), ("delete", "default/p/u1", 404, 4.0),
-                                 ("status", "default/web/u2", 409, 5.0)]
+    assert listener.failures == [
+        ("create", "web-abcde", 403, 3.0),
+        ("delete", "default/p/u1", 404, 4.0),
+        ("status", "default/web/u2", 409, 5.0),
+    ]
 
 
 def test_disruption_counts_pods_seen_before_the_first_budget():
@@ -104,9 +111,12 @@ def test_disruption_counts_pods_seen_before_the_first_budget():
     step.on_event("Pod", "ADDED", late, 0)
     step.on_event("Pod", "DELETED", late, 0)
     assert not step.sync(0)  # no budget: nothing to write
-    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-           "metadata": {"name": "b", "namespace": "default", "uid": "pdb-uid"},
-           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "default", "uid": "pdb-uid"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
     step.on_event("PodDisruptionBudget", "ADDED", pdb, 1)
-    (_, _, _, status), = step.sync(1).pdb_status
+    ((_, _, _, status),) = step.sync(1).pdb_status
     assert status["expectedPods"] == 1  # the early pod counted, the deleted one not

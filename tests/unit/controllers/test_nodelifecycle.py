@@ -1,15 +1,19 @@
 """The node lifecycle controller: grace periods from heartbeats, Unknown conditions, the
 NoExecute eviction taints, recovery, a restarted controller's fresh grace, and the
 apiserver's heartbeat-guarded ``patch_node_conditions``."""
+
 import pytest
+from controller_builders import NOT_READY, UNREACHABLE, Loop, cond, lease, node, summary, taint
 
 from cluster.clock import rfc3339
 from cluster.controllers.nodelifecycle import (
-    MONITOR_PERIOD, NodeLifecycleController, lease_renew_time, no_execute_patch, unknown_conditions,
+    MONITOR_PERIOD,
+    NodeLifecycleController,
+    lease_renew_time,
+    no_execute_patch,
+    unknown_conditions,
 )
 from cluster.store.apiserver import APIServer
-
-from controller_builders import NOT_READY, UNREACHABLE, Loop, cond, lease, node, summary, taint
 
 GONE_QUIET = [
     ("condition", "n1", "Ready", "Unknown", "NodeStatusUnknown"),
@@ -34,34 +38,67 @@ def _conditions_at(c, now):
 
 GRACE_CASES = [
     # (case, events as (time, kind, type, object), when the node goes Unknown)
-    ("never renews: 40 s from first sight",
-     [(0, "Node", "ADDED", node())], 40.0),
-    ("first seen late: the grace starts then",
-     [(7, "Node", "ADDED", node())], 47.0),
-    ("lease renewals move the probe to when they are seen",
-     [(0, "Node", "ADDED", node()), (10, "Lease", "MODIFIED", lease(renew=9)),
-      (20.5, "Lease", "MODIFIED", lease(renew=20))], 60.5),
-    ("a renewTime that is not later is no heartbeat",
-     [(0, "Node", "ADDED", node()), (10, "Lease", "ADDED", lease(renew=9)),
-      (30, "Lease", "MODIFIED", lease(renew=9)), (31, "Lease", "MODIFIED", lease(renew=5))], 50.0),
-    ("a lease seen before its node counts only once the node is seen",
-     [(0, "Lease", "ADDED", lease(renew=0)), (3, "Node", "ADDED", node()),
-      (4, "Lease", "MODIFIED", lease(renew=0))], 43.0),
-    ("a lease outside kube-node-lease is not a node's",
-     [(0, "Node", "ADDED", node()), (20, "Lease", "MODIFIED", lease(renew=20, ns="default"))], 40.0),
-    ("an unreadable renewTime is no heartbeat",
-     [(0, "Node", "ADDED", node()), (20, "Lease", "MODIFIED", {**lease(), "spec": {"renewTime": "soon"}}),
-      (21, "Lease", "MODIFIED", {**lease(), "spec": {}})], 40.0),
-    ("a deleted lease is no heartbeat",
-     [(0, "Node", "ADDED", node()), (20, "Lease", "DELETED", lease(renew=20))], 40.0),
-    ("a new Ready lastHeartbeatTime is a heartbeat",
-     [(0, "Node", "ADDED", node()), (30, "Node", "MODIFIED", node(heartbeat=29, rv="2"))], 70.0),
-    ("a node write with the same heartbeat is not",
-     [(0, "Node", "ADDED", node()), (30, "Node", "MODIFIED", node(rv="2", taints=[taint("x")]))], 40.0),
-    ("no Ready condition yet: node-startup-grace-period (60 s)",
-     [(0, "Node", "ADDED", node(ready=None))], 60.0),
-    ("a Ready condition appearing is a heartbeat, and the grace becomes 40 s",
-     [(0, "Node", "ADDED", node(ready=None)), (15, "Node", "MODIFIED", node(rv="2"))], 55.0),
+    ("never renews: 40 s from first sight", [(0, "Node", "ADDED", node())], 40.0),
+    ("first seen late: the grace starts then", [(7, "Node", "ADDED", node())], 47.0),
+    (
+        "lease renewals move the probe to when they are seen",
+        [
+            (0, "Node", "ADDED", node()),
+            (10, "Lease", "MODIFIED", lease(renew=9)),
+            (20.5, "Lease", "MODIFIED", lease(renew=20)),
+        ],
+        60.5,
+    ),
+    (
+        "a renewTime that is not later is no heartbeat",
+        [
+            (0, "Node", "ADDED", node()),
+            (10, "Lease", "ADDED", lease(renew=9)),
+            (30, "Lease", "MODIFIED", lease(renew=9)),
+            (31, "Lease", "MODIFIED", lease(renew=5)),
+        ],
+        50.0,
+    ),
+    (
+        "a lease seen before its node counts only once the node is seen",
+        [(0, "Lease", "ADDED", lease(renew=0)), (3, "Node", "ADDED", node()), (4, "Lease", "MODIFIED", lease(renew=0))],
+        43.0,
+    ),
+    (
+        "a lease outside kube-node-lease is not a node's",
+        [(0, "Node", "ADDED", node()), (20, "Lease", "MODIFIED", lease(renew=20, ns="default"))],
+        40.0,
+    ),
+    (
+        "an unreadable renewTime is no heartbeat",
+        [
+            (0, "Node", "ADDED", node()),
+            (20, "Lease", "MODIFIED", {**lease(), "spec": {"renewTime": "soon"}}),
+            (21, "Lease", "MODIFIED", {**lease(), "spec": {}}),
+        ],
+        40.0,
+    ),
+    (
+        "a deleted lease is no heartbeat",
+        [(0, "Node", "ADDED", node()), (20, "Lease", "DELETED", lease(renew=20))],
+        40.0,
+    ),
+    (
+        "a new Ready lastHeartbeatTime is a heartbeat",
+        [(0, "Node", "ADDED", node()), (30, "Node", "MODIFIED", node(heartbeat=29, rv="2"))],
+        70.0,
+    ),
+    (
+        "a node write with the same heartbeat is not",
+        [(0, "Node", "ADDED", node()), (30, "Node", "MODIFIED", node(rv="2", taints=[taint("x")]))],
+        40.0,
+    ),
+    ("no Ready condition yet: node-startup-grace-period (60 s)", [(0, "Node", "ADDED", node(ready=None))], 60.0),
+    (
+        "a Ready condition appearing is a heartbeat, and the grace becomes 40 s",
+        [(0, "Node", "ADDED", node(ready=None)), (15, "Node", "MODIFIED", node(rv="2"))],
+        55.0,
+    ),
 ]
 
 
@@ -73,7 +110,11 @@ def test_grace_expires_exactly_at_probe_plus_grace(case, events, expiry):
     assert c.next_wakeup() == expiry
     assert _conditions_at(c, expiry - 0.001) == []
     assert [line[2:4] for line in _conditions_at(c, expiry)] == [
-        ("Ready", "Unknown"), ("MemoryPressure", "Unknown"), ("DiskPressure", "Unknown"), ("PIDPressure", "Unknown")]
+        ("Ready", "Unknown"),
+        ("MemoryPressure", "Unknown"),
+        ("DiskPressure", "Unknown"),
+        ("PIDPressure", "Unknown"),
+    ]
 
 
 def test_the_whole_pass_when_a_ready_node_goes_quiet():
@@ -93,9 +134,14 @@ def test_unknown_conditions_keep_the_heartbeat_and_skip_what_is_already_unknown(
     out = unknown_conditions(n, 52.4)
     assert [c["type"] for c in out] == ["Ready", "MemoryPressure", "PIDPressure"]
     ready = out[0]
-    assert ready == {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
-                     "message": "Kubelet stopped posting node status.", "lastHeartbeatTime": rfc3339(12),
-                     "lastTransitionTime": rfc3339(52)}
+    assert ready == {
+        "type": "Ready",
+        "status": "Unknown",
+        "reason": "NodeStatusUnknown",
+        "message": "Kubelet stopped posting node status.",
+        "lastHeartbeatTime": rfc3339(12),
+        "lastTransitionTime": rfc3339(52),
+    }
 
 
 def test_conditions_never_posted_get_never_updated_with_the_creation_time():
@@ -103,7 +149,8 @@ def test_conditions_never_posted_get_never_updated_with_the_creation_time():
     out = unknown_conditions(n, 60)
     assert [(c["type"], c["status"], c["reason"], c["message"]) for c in out] == [
         (t, "Unknown", "NodeStatusNeverUpdated", "Kubelet never posted node status.")
-        for t in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")]
+        for t in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+    ]
     assert all(c["lastHeartbeatTime"] == rfc3339(0) and c["lastTransitionTime"] == rfc3339(60) for c in out)
 
 
@@ -182,6 +229,7 @@ def test_lease_renew_time_parses_micro_time():
 
 # ---- through the apiserver: death, recovery, restart ------------------------------------------
 
+
 def _kubelet_dies_at_20():
     loop = Loop()
     loop.register("n1", 0)
@@ -211,7 +259,9 @@ def test_a_dead_kubelet_goes_unknown_40s_after_its_last_renewal_and_recovers():
     ]
     n1 = loop.node("n1")
     assert [(t["key"], t["effect"], t.get("timeAdded")) for t in n1["spec"]["taints"]] == [
-        (UNREACHABLE, "NoExecute", rfc3339(60)), (UNREACHABLE, "NoSchedule", None)]
+        (UNREACHABLE, "NoExecute", rfc3339(60)),
+        (UNREACHABLE, "NoSchedule", None),
+    ]
     ready = next(c for c in n1["status"]["conditions"] if c["type"] == "Ready")
     assert (ready["lastHeartbeatTime"], ready["lastTransitionTime"]) == (rfc3339(0), rfc3339(60))
     assert all(r is None for _, results in loop.results for r in results)
@@ -224,7 +274,9 @@ def test_a_dead_kubelet_goes_unknown_40s_after_its_last_renewal_and_recovers():
     loop.post_ready("n1", 90)
     loop.at(90)
     assert [line for _, line in loop.trace] == [
-        ("taint-", "n1", UNREACHABLE, "NoExecute"), ("taint-", "n1", UNREACHABLE, "NoSchedule")]
+        ("taint-", "n1", UNREACHABLE, "NoExecute"),
+        ("taint-", "n1", UNREACHABLE, "NoSchedule"),
+    ]
     assert loop.node("n1")["spec"]["taints"] == []
     assert loop.manager.next_wakeup() == 130  # healthy again, with a fresh grace
 
@@ -238,7 +290,11 @@ def test_a_restarted_controller_gives_every_node_a_fresh_grace():
         if t < 90:
             assert not [line for _, line in loop.trace if line[0] == "condition"]
     assert [line[1:3] for _, line in loop.trace if line[0] == "condition"] == [
-        ("n1", "Ready"), ("n1", "MemoryPressure"), ("n1", "DiskPressure"), ("n1", "PIDPressure")]
+        ("n1", "Ready"),
+        ("n1", "MemoryPressure"),
+        ("n1", "DiskPressure"),
+        ("n1", "PIDPressure"),
+    ]
     assert {t for t, line in loop.trace} == {90}
 
 
@@ -256,6 +312,7 @@ def test_a_status_posted_while_the_controller_decides_wins():
 
 
 # ---- the apiserver's patch_node_conditions --------------------------------------------------
+
 
 def _api_with_node():
     api = APIServer()
@@ -287,12 +344,21 @@ BAD_PATCHES = [
     ("no name", ("", []), (422, "Invalid", "metadata.name: '' is not a node name")),
     ("conditions not a list", ("n1", "Ready"), (422, "Invalid", "status.conditions: 'Ready' is not a list")),
     ("condition not a dict", ("n1", ["Ready"]), (422, "Invalid", "status.conditions[0]: 'Ready' is not a condition")),
-    ("no type", ("n1", [{"status": "True"}]),
-     (422, "Invalid", "status.conditions[0].type: None is not a condition type")),
-    ("bad status", ("n1", [{"type": "Ready", "status": "Yes"}]),
-     (422, "Invalid", "status.conditions[0].status: 'Yes' is not one of True, False, Unknown")),
-    ("twice", ("n1", [cond("Ready", "Unknown"), cond("Ready", "True")]),
-     (422, "Invalid", "status.conditions[1].type: 'Ready' is given twice")),
+    (
+        "no type",
+        ("n1", [{"status": "True"}]),
+        (422, "Invalid", "status.conditions[0].type: None is not a condition type"),
+    ),
+    (
+        "bad status",
+        ("n1", [{"type": "Ready", "status": "Yes"}]),
+        (422, "Invalid", "status.conditions[0].status: 'Yes' is not one of True, False, Unknown"),
+    ),
+    (
+        "twice",
+        ("n1", [cond("Ready", "Unknown"), cond("Ready", "True")]),
+        (422, "Invalid", "status.conditions[1].type: 'Ready' is given twice"),
+    ),
     ("unknown node", ("ghost", [cond("Ready", "Unknown")]), (404, "NotFound", 'nodes "ghost" not found')),
 ]
 

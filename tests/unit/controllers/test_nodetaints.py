@@ -1,5 +1,6 @@
 """Taint Nodes by Condition: the NoSchedule taints a node's conditions call for, and the
 apiserver's taint patch that applies them."""
+
 from cluster.controllers.nodetaints import NodeTaintController, tainting_patch, wanted_taints
 from cluster.store.apiserver import APIServer
 
@@ -10,13 +11,20 @@ def _node(conditions=(), taints=(), unschedulable=False):
     spec = {"taints": list(taints)}
     if unschedulable:
         spec["unschedulable"] = True
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "spec": spec,
-            "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "spec": spec,
+        "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]},
+    }
 
 
 def test_conditions_map_to_upstream_taint_keys():
-    node = _node([("Ready", "True"), ("MemoryPressure", "True"), ("DiskPressure", "False"),
-                  ("PIDPressure", "True")], unschedulable=True)
+    node = _node(
+        [("Ready", "True"), ("MemoryPressure", "True"), ("DiskPressure", "False"), ("PIDPressure", "True")],
+        unschedulable=True,
+    )
     assert wanted_taints(node) == {MP, "node.kubernetes.io/pid-pressure", "node.kubernetes.io/unschedulable"}
     assert wanted_taints(_node([("Ready", "Unknown")])) == {"node.kubernetes.io/unreachable"}
     assert wanted_taints(_node([("Ready", "False")])) == {"node.kubernetes.io/not-ready"}
@@ -35,12 +43,21 @@ def test_patch_adds_missing_and_removes_stale_condition_taints_only():
 
 def test_apiserver_patch_node_taints():
     api = APIServer()
-    api.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
-                "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}}, 0)
+    api.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]},
+        },
+        0,
+    )
     rv = api.get("Node", "", "n1")["metadata"]["resourceVersion"]
     taint = {"key": MP, "effect": "NoSchedule"}
     assert api.patch_node_taints([("n1", [taint], []), ("ghost", [taint], [])], 1) == [
-        None, (404, "NotFound", 'nodes "ghost" not found')]
+        None,
+        (404, "NotFound", 'nodes "ghost" not found'),
+    ]
     node = api.get("Node", "", "n1")
     assert [t["key"] for t in node["spec"]["taints"]] == ["dedicated", MP]
     rv2 = node["metadata"]["resourceVersion"]

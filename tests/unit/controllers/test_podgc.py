@@ -1,10 +1,10 @@
 """Pod GC: orphans after the quarantine, terminated pods beyond the threshold (in order),
 unscheduled and out-of-service terminating pods, and lost deletes asked again."""
+
 import pytest
+from controller_builders import NOT_READY, Loop, node, pod, summary, taint
 
 from cluster.controllers.podgc import GC_CHECK_PERIOD, PodGC, failed_status, out_of_service
-
-from controller_builders import NOT_READY, Loop, node, pod, summary, taint
 
 OOS = "node.kubernetes.io/out-of-service"
 
@@ -22,18 +22,32 @@ def _feed(gc, events):
 
 ORPHANS = [
     # (case, events, time the orphans are deleted or None)
-    ("a pod on a node never seen: 40 s after it was first seen",
-     [(0, "Pod", "ADDED", pod(node_name="ghost"))], 40.0),
-    ("a node deleted under its pods: 40 s after the delete",
-     [(0, "Node", "ADDED", node()), (0, "Pod", "ADDED", pod()), (25, "Node", "DELETED", node())], 65.0),
-    ("a relist that lists pods before nodes: no orphan",
-     [(0, "Pod", "ADDED", pod()), (0, "Node", "ADDED", node())], None),
-    ("a node that registers within the quarantine: no orphan",
-     [(0, "Pod", "ADDED", pod()), (39, "Node", "ADDED", node())], None),
-    ("a node deleted with no pods: nothing to wait for",
-     [(0, "Node", "ADDED", node()), (5, "Node", "DELETED", node())], None),
-    ("the orphan's pod deleted meanwhile: nothing left",
-     [(0, "Pod", "ADDED", pod(node_name="ghost")), (10, "Pod", "DELETED", pod(node_name="ghost"))], None),
+    ("a pod on a node never seen: 40 s after it was first seen", [(0, "Pod", "ADDED", pod(node_name="ghost"))], 40.0),
+    (
+        "a node deleted under its pods: 40 s after the delete",
+        [(0, "Node", "ADDED", node()), (0, "Pod", "ADDED", pod()), (25, "Node", "DELETED", node())],
+        65.0,
+    ),
+    (
+        "a relist that lists pods before nodes: no orphan",
+        [(0, "Pod", "ADDED", pod()), (0, "Node", "ADDED", node())],
+        None,
+    ),
+    (
+        "a node that registers within the quarantine: no orphan",
+        [(0, "Pod", "ADDED", pod()), (39, "Node", "ADDED", node())],
+        None,
+    ),
+    (
+        "a node deleted with no pods: nothing to wait for",
+        [(0, "Node", "ADDED", node()), (5, "Node", "DELETED", node())],
+        None,
+    ),
+    (
+        "the orphan's pod deleted meanwhile: nothing left",
+        [(0, "Pod", "ADDED", pod(node_name="ghost")), (10, "Pod", "DELETED", pod(node_name="ghost"))],
+        None,
+    ),
 ]
 
 
@@ -56,13 +70,19 @@ def test_the_orphan_status_is_failed_with_the_podgc_disruption_target():
     gc = PodGC()
     gc.on_event("Pod", "ADDED", pod(node_name="ghost", conditions=[{"type": "Ready", "status": "True"}]), 0)
     writes = gc.sync(40)
-    (_, _, uid, status), = writes.pod_status
+    ((_, _, uid, status),) = writes.pod_status
     assert uid == "uid-p"
     assert status["phase"] == "Failed"
     assert status["conditions"] == [
         {"type": "Ready", "status": "True"},
-        {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
-         "message": "PodGC: node no longer exists", "lastTransitionTime": "2026-01-01T00:00:40Z"}]
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "DeletionByPodGC",
+            "message": "PodGC: node no longer exists",
+            "lastTransitionTime": "2026-01-01T00:00:40Z",
+        },
+    ]
     assert writes.pod_deletes == [("default", "p", "uid-p", 0)]
 
 
@@ -84,12 +104,18 @@ def test_a_delete_that_never_comes_back_is_asked_again_after_the_check_period():
 
 # ---- terminated pods beyond the threshold -----------------------------------------------------
 
+
 def test_terminated_pods_beyond_the_threshold_go_evicted_first_then_oldest_then_by_name():
     gc = PodGC(terminated_threshold=2)
     gc.on_event("Node", "ADDED", node(), 0)
-    pods = [pod("old", phase="Succeeded", created=1), pod("b", phase="Failed", created=5),
-            pod("a", phase="Failed", created=5), pod("evicted", phase="Failed", created=9, reason="Evicted"),
-            pod("young", phase="Succeeded", created=8), pod("running", created=0)]
+    pods = [
+        pod("old", phase="Succeeded", created=1),
+        pod("b", phase="Failed", created=5),
+        pod("a", phase="Failed", created=5),
+        pod("evicted", phase="Failed", created=9, reason="Evicted"),
+        pod("young", phase="Succeeded", created=8),
+        pod("running", created=0),
+    ]
     for p in pods:
         gc.on_event("Pod", "ADDED", p, 10)
     assert summary(gc.sync(10)) == [("delete", f"default/{n}", 0) for n in ("evicted", "old", "a")]
@@ -111,12 +137,13 @@ def test_threshold_boundaries(threshold, count, deleted):
 
 # ---- terminating pods nobody will finish ------------------------------------------------------
 
+
 def test_an_unscheduled_terminating_pod_is_failed_and_deleted():
     gc = PodGC()
     gc.on_event("Pod", "ADDED", pod(node_name=None, terminating=True), 0)
     gc.on_event("Pod", "ADDED", pod("pending", node_name=None), 0)
     assert summary(gc.sync(0)) == _orphaned()
-    (_, _, _, status), = gc.sync(20).pod_status
+    ((_, _, _, status),) = gc.sync(20).pod_status
     assert status["phase"] == "Failed" and "conditions" not in status
 
 
@@ -142,13 +169,16 @@ def test_terminating_pods_on_out_of_service_nodes(case, n, oos):
 def test_failed_status_replaces_the_condition_and_keeps_the_rest():
     p = pod(conditions=[{"type": "DisruptionTarget", "status": "False"}], podIP="10.0.0.1")
     status = failed_status(p, {"type": "DisruptionTarget", "status": "True"}, 3)
-    assert status == {"phase": "Failed", "podIP": "10.0.0.1",
-                      "conditions": [{"type": "DisruptionTarget", "status": "True",
-                                      "lastTransitionTime": "2026-01-01T00:00:03Z"}]}
+    assert status == {
+        "phase": "Failed",
+        "podIP": "10.0.0.1",
+        "conditions": [{"type": "DisruptionTarget", "status": "True", "lastTransitionTime": "2026-01-01T00:00:03Z"}],
+    }
     assert p["status"]["phase"] == "Running"  # the cached pod is not touched
 
 
 # ---- through the apiserver ----------------------------------------------------------------
+
 
 def test_pods_of_a_removed_node_are_gone_40s_after_it():
     loop = Loop()
@@ -167,8 +197,11 @@ def test_pods_of_a_removed_node_are_gone_40s_after_it():
     assert [line for _, line in loop.trace] == []
     loop.run(until=55)
     assert [line for _, line in loop.trace] == [
-        ("pod-status", "default/a", "Failed"), ("pod-status", "default/b", "Failed"),
-        ("delete", "default/a", 0), ("delete", "default/b", 0)]
+        ("pod-status", "default/a", "Failed"),
+        ("pod-status", "default/b", "Failed"),
+        ("delete", "default/a", 0),
+        ("delete", "default/b", 0),
+    ]
     assert loop.api.store.count("Pod") == 0
     assert all(r is None for _, results in loop.results for r in results)
     assert loop.manager.next_wakeup() is None

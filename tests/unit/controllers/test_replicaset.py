@@ -1,14 +1,14 @@
 """The ReplicaSet controller (pure, no Ray): exact writes for creates in slow-start batches
 with expectations, replacements, scale-down victims, status, adoption, garbage collection
 and every failure path."""
+
 from dataclasses import dataclass, field
 
 import pytest
+from workload_builders import Fake, Real, names, pod, rs
 
 from cluster.controllers.replicaset import ReplicaSetController, deletion_order, replicaset_status
 from cluster.controllers.workload import BURST_REPLICAS, EXPECTATIONS_TIMEOUT, Writes
-
-from workload_builders import Fake, Real, names, pod, rs
 
 NOT_FOUND = (404, "NotFound", 'pods "x" not found')
 
@@ -27,18 +27,34 @@ def reasons(w: Writes) -> list[tuple[str, str]]:
 
 # ---- creating -------------------------------------------------------------------------
 
+
 def test_created_pod_comes_from_the_template_with_a_controller_reference():
     web = rs("web", replicas=1).template_labels(tier="fe").pod_spec(priorityClassName="high")
     web.template["metadata"]["annotations"] = {"a": "b"}
     w = fresh(web).sync()
-    assert w.pod_creates == [{
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"generateName": "web-", "namespace": "default", "labels": {"app": "web", "tier": "fe"},
-                     "annotations": {"a": "b"},
-                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
-                                          "uid": "uid-rs-web", "controller": True, "blockOwnerDeletion": True}]},
-        "spec": {"containers": [{"name": "c", "image": "busybox"}], "priorityClassName": "high"},
-    }]
+    assert w.pod_creates == [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "generateName": "web-",
+                "namespace": "default",
+                "labels": {"app": "web", "tier": "fe"},
+                "annotations": {"a": "b"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": "web",
+                        "uid": "uid-rs-web",
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            },
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], "priorityClassName": "high"},
+        }
+    ]
     assert w.pod_creates[0]["spec"] is not web.template["spec"]  # a copy per pod
 
 
@@ -108,35 +124,57 @@ def test_terminating_pods_are_neither_counted_nor_deleted_again():
 
 # ---- scaling down ---------------------------------------------------------------------
 
+
 def _owner():
     return rs("web", replicas=0)
 
 
 ORDER_CASES = [
     ("unassigned before assigned", [running("a", _owner()), pod("b").owned_by(_owner())], ["b", "a"]),
-    ("Pending before Unknown before Running",
-     [running("r", _owner()), pod("p").owned_by(_owner()).on("n1"),
-      pod("u").owned_by(_owner()).on("n1").phase("Unknown")], ["p", "u", "r"]),
-    ("not ready before ready",
-     [running("r", _owner()), pod("nr").owned_by(_owner()).on("n1").phase("Running").ready(ready=False)],
-     ["nr", "r"]),
-    ("lower deletion cost first",
-     [running("hi", _owner(), node="n1").cost(10), running("lo", _owner(), node="n2").cost(-5)], ["lo", "hi"]),
-    ("doubled up before alone",
-     [running("alone", _owner(), node="n1"), running("d1", _owner(), node="n2"),
-      running("d2", _owner(), node="n2")], ["d1", "d2", "alone"]),
-    ("ready for less time first (log2 buckets)",
-     [running("old", _owner(), node="n1", ready_at=0), running("new", _owner(), node="n2", ready_at=990)],
-     ["new", "old"]),
-    ("same log2 bucket of readiness: by uid, restarts not consulted",
-     [running("b", _owner(), node="n1", ready_at=1).restarts(9),
-      running("a", _owner(), node="n2", ready_at=2)], ["a", "b"]),
-    ("more restarts first",
-     [running("calm", _owner(), node="n1"), running("crashy", _owner(), node="n2").restarts(3)],
-     ["crashy", "calm"]),
-    ("newer before older",
-     [running("old", _owner(), node="n1").created(0), running("new", _owner(), node="n2").created(900)],
-     ["new", "old"]),
+    (
+        "Pending before Unknown before Running",
+        [
+            running("r", _owner()),
+            pod("p").owned_by(_owner()).on("n1"),
+            pod("u").owned_by(_owner()).on("n1").phase("Unknown"),
+        ],
+        ["p", "u", "r"],
+    ),
+    (
+        "not ready before ready",
+        [running("r", _owner()), pod("nr").owned_by(_owner()).on("n1").phase("Running").ready(ready=False)],
+        ["nr", "r"],
+    ),
+    (
+        "lower deletion cost first",
+        [running("hi", _owner(), node="n1").cost(10), running("lo", _owner(), node="n2").cost(-5)],
+        ["lo", "hi"],
+    ),
+    (
+        "doubled up before alone",
+        [running("alone", _owner(), node="n1"), running("d1", _owner(), node="n2"), running("d2", _owner(), node="n2")],
+        ["d1", "d2", "alone"],
+    ),
+    (
+        "ready for less time first (log2 buckets)",
+        [running("old", _owner(), node="n1", ready_at=0), running("new", _owner(), node="n2", ready_at=990)],
+        ["new", "old"],
+    ),
+    (
+        "same log2 bucket of readiness: by uid, restarts not consulted",
+        [running("b", _owner(), node="n1", ready_at=1).restarts(9), running("a", _owner(), node="n2", ready_at=2)],
+        ["a", "b"],
+    ),
+    (
+        "more restarts first",
+        [running("calm", _owner(), node="n1"), running("crashy", _owner(), node="n2").restarts(3)],
+        ["crashy", "calm"],
+    ),
+    (
+        "newer before older",
+        [running("old", _owner(), node="n1").created(0), running("new", _owner(), node="n2").created(900)],
+        ["new", "old"],
+    ),
 ]
 
 
@@ -147,8 +185,12 @@ def test_deletion_order(pods, want):
 
 def test_scale_down_deletes_the_first_victims_and_waits_for_them():
     web = rs("web", replicas=4)
-    pods = [running("ready-old", web, node="n1", ready_at=0), running("ready-new", web, node="n2", ready_at=900),
-            pod("pending").owned_by(web).on("n3"), pod("unbound").owned_by(web)]
+    pods = [
+        running("ready-old", web, node="n1", ready_at=0),
+        running("ready-new", web, node="n2", ready_at=900),
+        pod("pending").owned_by(web).on("n3"),
+        pod("unbound").owned_by(web),
+    ]
     f = fresh(web, *pods, now=1000.0)
     assert f.sync().pod_deletes == []
     f.modify(web.copy().replicas(1))
@@ -164,18 +206,33 @@ def test_scale_down_deletes_the_first_victims_and_waits_for_them():
 
 # ---- status -------------------------------------------------------------------------------
 
+
 def test_status_counts_and_is_written_only_when_it_changes():
     web = rs("web", replicas=4).template_labels(tier="fe").min_ready(10).generation(7)
     web.status(conditions=[{"type": "Custom", "status": "True"}])
-    pods = [running("a", web, ready_at=0).labels(app="web", tier="fe"),
-            running("b", web, ready_at=95).labels(app="web", tier="fe"),
-            pod("c").owned_by(web).labels(app="web").on("n1").phase("Running"),
-            pod("d").owned_by(web).labels(app="web")]
+    pods = [
+        running("a", web, ready_at=0).labels(app="web", tier="fe"),
+        running("b", web, ready_at=95).labels(app="web", tier="fe"),
+        pod("c").owned_by(web).labels(app="web").on("n1").phase("Running"),
+        pod("d").owned_by(web).labels(app="web"),
+    ]
     f = fresh(web, *pods, now=100.0)
     w = f.sync()
-    assert w.replicaset_status == [("default", "web", "uid-rs-web", {
-        "conditions": [{"type": "Custom", "status": "True"}], "replicas": 4, "fullyLabeledReplicas": 2,
-        "readyReplicas": 2, "availableReplicas": 1, "observedGeneration": 7})]
+    assert w.replicaset_status == [
+        (
+            "default",
+            "web",
+            "uid-rs-web",
+            {
+                "conditions": [{"type": "Custom", "status": "True"}],
+                "replicas": 4,
+                "fullyLabeledReplicas": 2,
+                "readyReplicas": 2,
+                "availableReplicas": 1,
+                "observedGeneration": 7,
+            },
+        )
+    ]
     assert f.sync().replicaset_status == []
     assert f.ctrl.next_wakeup() == 105.0  # b becomes available at 95 + 10
     f.now = 105.0
@@ -186,7 +243,7 @@ def test_status_counts_and_is_written_only_when_it_changes():
 def test_own_status_echo_does_not_resync_but_a_foreign_status_does():
     web = rs("web", replicas=0)
     f = fresh(web)
-    (ns, name, uid, status), = f.sync().replicaset_status
+    ((ns, name, uid, status),) = f.sync().replicaset_status
     f.modify(web.copy().status(**status))
     assert not f.sync()
     f.modify(web.copy().status(replicas=9))
@@ -196,8 +253,13 @@ def test_own_status_echo_does_not_resync_but_a_foreign_status_does():
 def test_replicaset_status_function_matches_the_controller():
     web = rs("web", replicas=2).generation(3)
     pods = [running("a", web), pod("b").owned_by(web)]
-    assert replicaset_status(web, pods, 10.0) == {"replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 1,
-                                                  "availableReplicas": 1, "observedGeneration": 3}
+    assert replicaset_status(web, pods, 10.0) == {
+        "replicas": 2,
+        "fullyLabeledReplicas": 2,
+        "readyReplicas": 1,
+        "availableReplicas": 1,
+        "observedGeneration": 3,
+    }
 
 
 def test_sync_returns_the_writes_class_the_manager_chooses():
@@ -218,14 +280,22 @@ def test_missing_replicas_defaults_to_one():
 
 # ---- ownership --------------------------------------------------------------------------------
 
+
 def test_matching_orphans_are_adopted_and_counted_others_ignored():
     web = rs("web", replicas=3)
     other = rs("other", replicas=5)
-    f = fresh(web, pod("orphan").labels(app="web").rv("7"), pod("stranger").labels(app="db"),
-              pod("dying").labels(app="web").terminating(), pod("foreign").owned_by(other).labels(app="web"))
+    f = fresh(
+        web,
+        pod("orphan").labels(app="web").rv("7"),
+        pod("stranger").labels(app="db"),
+        pod("dying").labels(app="web").terminating(),
+        pod("foreign").owned_by(other).labels(app="web"),
+    )
     w = f.sync()
-    assert [(p["metadata"]["name"], p["metadata"]["resourceVersion"], p["metadata"]["ownerReferences"][0]["uid"])
-            for p in w.pod_updates] == [("orphan", "7", "uid-rs-web")]
+    assert [
+        (p["metadata"]["name"], p["metadata"]["resourceVersion"], p["metadata"]["ownerReferences"][0]["uid"])
+        for p in w.pod_updates
+    ] == [("orphan", "7", "uid-rs-web")]
     assert len(w.pod_creates) == 1  # 3 wanted, 1 adopted, slow start asks for 1
     assert w.replicaset_status[0][3]["replicas"] == 1
     assert not f.sync().pod_updates  # adopted once
@@ -258,6 +328,7 @@ def test_failed_adoption_is_undone_and_not_retried_until_the_pod_changes():
 
 # ---- deletion of the ReplicaSet (garbage collection) ---------------------------------------------
 
+
 def test_deleting_a_replicaset_deletes_its_pods_once_and_late_ones_too():
     web = rs("web", replicas=2)
     f = fresh(web, running("a", web), running("b", web).terminating(), pod("orphan").labels(app="web"))
@@ -279,7 +350,7 @@ def test_a_failed_garbage_collection_delete_is_retried_unless_the_pod_is_gone(er
     f = fresh(web, running("a", web))
     f.sync()
     f.remove(web)
-    (ns, name, uid, _), = f.sync().pod_deletes
+    ((ns, name, uid, _),) = f.sync().pod_deletes
     f.ctrl.on_delete_failed(ns, name, uid, error, f.now)
     assert f.ctrl.next_wakeup() == (1.0 if retried else None)
     f.now = 1.0
@@ -302,6 +373,7 @@ def test_an_empty_or_invalid_selector_manages_nothing():
 
 
 # ---- failures ---------------------------------------------------------------------------------
+
 
 def test_failed_create_backs_off_then_restarts_slow_start():
     f = fresh(rs("web", replicas=10))
@@ -353,14 +425,17 @@ def test_expired_deletes_let_the_replicaset_act_again():
     assert f.ctrl.expectations("default", "web").dels
 
 
-@pytest.mark.parametrize("error,want", [
-    (NOT_FOUND, ["SuccessfulDelete"]),  # gone anyway: no backoff, acts on what the cache shows
-    ((500, "InternalError", "boom"), ["FailedDelete"]),  # backs off
-])
+@pytest.mark.parametrize(
+    "error,want",
+    [
+        (NOT_FOUND, ["SuccessfulDelete"]),  # gone anyway: no backoff, acts on what the cache shows
+        ((500, "InternalError", "boom"), ["FailedDelete"]),  # backs off
+    ],
+)
 def test_failed_delete_lowers_expectations(error, want):
     web = rs("web", replicas=1)
     f = fresh(web, running("a", web), running("b", web, node="n2"))
-    (ns, name, uid, _), = f.sync().pod_deletes
+    ((ns, name, uid, _),) = f.sync().pod_deletes
     f.ctrl.on_delete_failed(ns, name, uid, error, f.now)
     assert f.ctrl.expectations("default", "web").fulfilled()
     w = f.sync()
@@ -371,7 +446,7 @@ def test_failed_delete_lowers_expectations(error, want):
 def test_failed_status_write_is_sent_again():
     web = rs("web", replicas=0)
     f = fresh(web)
-    (ns, name, uid, status), = f.sync().replicaset_status
+    ((ns, name, uid, status),) = f.sync().replicaset_status
     assert not f.sync()
     f.ctrl.on_status_failed(ns, name, uid, (409, "Conflict", "x"), f.now)
     assert f.sync().replicaset_status == [(ns, name, uid, status)]
@@ -388,6 +463,7 @@ def test_failure_reports_for_unknown_owners_are_ignored():
 
 # ---- against the real apiserver -----------------------------------------------------------------
 
+
 def test_converges_against_the_apiserver_and_garbage_collects():
     loop = Real(ReplicaSetController())
     web = rs("web", replicas=5)
@@ -396,8 +472,9 @@ def test_converges_against_the_apiserver_and_garbage_collects():
     loop.pump()
     pods = loop.pods()
     assert len(pods) == 5 and not loop.errors
-    assert all(p["metadata"]["ownerReferences"][0]["uid"] == loop.get("ReplicaSet", "web")["metadata"]["uid"]
-               for p in pods)
+    assert all(
+        p["metadata"]["ownerReferences"][0]["uid"] == loop.get("ReplicaSet", "web")["metadata"]["uid"] for p in pods
+    )
     assert loop.get("ReplicaSet", "web")["status"]["replicas"] == 5
     loop.api.delete("ReplicaSet", "default", "web", None, None, loop.now)
     loop.pump()

@@ -1,13 +1,15 @@
 """The NoExecute taint manager: who goes when, cancellations, terminating pods, and the
 whole path from a dead kubelet to its pods terminating through the apiserver."""
+
 import pytest
+from controller_builders import NOT_READY, UNREACHABLE, Loop, node, pod, summary, taint, toleration
 
 from cluster.clock import rfc3339
 from cluster.controllers.tainteviction import (
-    TaintEvictionController, matching_tolerations, min_toleration_seconds,
+    TaintEvictionController,
+    matching_tolerations,
+    min_toleration_seconds,
 )
-
-from controller_builders import NOT_READY, UNREACHABLE, Loop, node, pod, summary, taint, toleration
 
 DEFAULTS = [toleration(NOT_READY, 300), toleration(UNREACHABLE, 300)]  # DefaultTolerationSeconds
 
@@ -38,16 +40,32 @@ TIMING = [
     ("not tolerated: at once", [], [taint(UNREACHABLE)], 0.0),
     ("no tolerations at all: at once", None, [taint("dedicated", value="x")], 0.0),
     ("one of two not tolerated: at once", DEFAULTS, [taint(UNREACHABLE), taint("dedicated")], 0.0),
-    ("the smallest of the matched ones", [toleration(UNREACHABLE, 300), toleration("dedicated", 30)],
-     [taint(UNREACHABLE), taint("dedicated")], 30.0),
-    ("a forever and a limited one: the limited one counts",
-     [toleration(UNREACHABLE), toleration("dedicated", 45)], [taint(UNREACHABLE), taint("dedicated")], 45.0),
-    ("the first matching toleration is the one used",
-     [toleration(""), toleration(UNREACHABLE, 60)], [taint(UNREACHABLE)], None),
+    (
+        "the smallest of the matched ones",
+        [toleration(UNREACHABLE, 300), toleration("dedicated", 30)],
+        [taint(UNREACHABLE), taint("dedicated")],
+        30.0,
+    ),
+    (
+        "a forever and a limited one: the limited one counts",
+        [toleration(UNREACHABLE), toleration("dedicated", 45)],
+        [taint(UNREACHABLE), taint("dedicated")],
+        45.0,
+    ),
+    (
+        "the first matching toleration is the one used",
+        [toleration(""), toleration(UNREACHABLE, 60)],
+        [taint(UNREACHABLE)],
+        None,
+    ),
     ("tolerationSeconds 0: at once", [toleration(UNREACHABLE, 0)], [taint(UNREACHABLE)], 0.0),
     ("negative tolerationSeconds: at once", [toleration(UNREACHABLE, -5)], [taint(UNREACHABLE)], 0.0),
-    ("Equal needs the value", [toleration("dedicated", 10, operator="Equal", value="a")],
-     [taint("dedicated", value="b")], 0.0),
+    (
+        "Equal needs the value",
+        [toleration("dedicated", 10, operator="Equal", value="a")],
+        [taint("dedicated", value="b")],
+        0.0,
+    ),
     ("NoSchedule taints are not this controller's", [], [taint(UNREACHABLE, "NoSchedule")], None),
 ]
 
@@ -84,7 +102,11 @@ def test_helpers():
 
 # ---- changes while an eviction is scheduled ----------------------------------------------
 
-def _scheduled_at_10(tolerations=DEFAULTS, taints=(taint(UNREACHABLE),)):
+
+UNREACHABLE_TAINTS = (taint(UNREACHABLE),)
+
+
+def _scheduled_at_10(tolerations=DEFAULTS, taints=UNREACHABLE_TAINTS):
     c = TaintEvictionController()
     c.on_event("Node", "ADDED", node(), 0)
     c.on_event("Pod", "ADDED", pod(tolerations=tolerations), 0)
@@ -137,8 +159,13 @@ def test_a_terminating_pod_is_not_deleted_again():
 
 
 def test_a_pod_already_marked_keeps_its_condition_and_is_only_deleted():
-    target = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
-              "message": "Taint manager: deleting due to NoExecute taint", "lastTransitionTime": rfc3339(5)}
+    target = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "DeletionByTaintManager",
+        "message": "Taint manager: deleting due to NoExecute taint",
+        "lastTransitionTime": rfc3339(5),
+    }
     c = TaintEvictionController()
     c.on_event("Node", "ADDED", node(taints=[taint("dedicated")]), 0)
     c.on_event("Pod", "ADDED", pod(tolerations=[], conditions=[target]), 0)
@@ -183,6 +210,7 @@ def test_ties_are_evicted_in_name_order():
 
 
 # ---- through the apiserver ----------------------------------------------------------------
+
 
 def test_a_dead_kubelets_pods_terminate_300s_after_the_unreachable_taint():
     loop = Loop()

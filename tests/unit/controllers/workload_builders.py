@@ -10,6 +10,7 @@ can assert exact writes step by step. ``Real`` pumps the controller against the 
 ``APIServer`` logic (validation, admission, graceful deletion) with a reflector, as the
 controller-manager actor would.
 """
+
 from __future__ import annotations
 
 import copy
@@ -88,8 +89,12 @@ class Workload(_Obj):
 
 
 def rs(name: str, replicas: int | None = 3, ns: str = "default", uid: str | None = None) -> Workload:
-    obj = Workload(apiVersion="apps/v1", kind="ReplicaSet",
-                   metadata={"name": name, "namespace": ns, "uid": uid or f"uid-rs-{name}"}, spec={})
+    obj = Workload(
+        apiVersion="apps/v1",
+        kind="ReplicaSet",
+        metadata={"name": name, "namespace": ns, "uid": uid or f"uid-rs-{name}"},
+        spec={},
+    )
     if replicas is not None:
         obj.spec["replicas"] = replicas
     obj.template  # noqa: B018 - create the template
@@ -97,8 +102,12 @@ def rs(name: str, replicas: int | None = 3, ns: str = "default", uid: str | None
 
 
 def ds(name: str, ns: str = "default", uid: str | None = None) -> Workload:
-    obj = Workload(apiVersion="apps/v1", kind="DaemonSet",
-                   metadata={"name": name, "namespace": ns, "uid": uid or f"uid-ds-{name}"}, spec={})
+    obj = Workload(
+        apiVersion="apps/v1",
+        kind="DaemonSet",
+        metadata={"name": name, "namespace": ns, "uid": uid or f"uid-ds-{name}"},
+        spec={},
+    )
     obj.template  # noqa: B018
     return obj.labels(app=name)
 
@@ -110,8 +119,16 @@ class Pod(_Obj):
 
     def owned_by(self, owner: dict, controller: bool = True):
         m = owner["metadata"]
-        self.meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner["kind"], "name": m["name"],
-                                         "uid": m["uid"], "controller": controller, "blockOwnerDeletion": True}]
+        self.meta["ownerReferences"] = [
+            {
+                "apiVersion": "apps/v1",
+                "kind": owner["kind"],
+                "name": m["name"],
+                "uid": m["uid"],
+                "controller": controller,
+                "blockOwnerDeletion": True,
+            }
+        ]
         labels = (((owner.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
         if labels and not self.meta.get("labels"):
             self.meta["labels"] = dict(labels)
@@ -132,8 +149,15 @@ class Pod(_Obj):
         return self
 
     def for_node(self, node: str):
-        self.spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+        self.spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                }
+            }
+        }
         return self
 
     def created(self, at: float):
@@ -150,10 +174,20 @@ class Pod(_Obj):
 
 
 def pod(name: str, ns: str = "default", uid: str | None = None) -> Pod:
-    return Pod(apiVersion="v1", kind="Pod",
-               metadata={"name": name, "namespace": ns, "uid": uid or f"uid-{name}", "labels": {},
-                         "creationTimestamp": rfc3339(0), "resourceVersion": "1"},
-               spec={"containers": list(CONTAINERS)}, status={"phase": "Pending"})
+    return Pod(
+        apiVersion="v1",
+        kind="Pod",
+        metadata={
+            "name": name,
+            "namespace": ns,
+            "uid": uid or f"uid-{name}",
+            "labels": {},
+            "creationTimestamp": rfc3339(0),
+            "resourceVersion": "1",
+        },
+        spec={"containers": list(CONTAINERS)},
+        status={"phase": "Pending"},
+    )
 
 
 class Node(_Obj):
@@ -267,7 +301,7 @@ class Real:
                 self.api.update(p, self.now)
             except Exception as e:  # noqa: BLE001 - the actor reports any refusal the same way
                 self.ctrl.on_update_failed(p, e.as_tuple(), self.now)
-        for (ns, name, uid, grace), err in zip(w.pod_deletes, self.api.delete_many("Pod", w.pod_deletes, self.now)):
+        for (ns, name, uid, _grace), err in zip(w.pod_deletes, self.api.delete_many("Pod", w.pod_deletes, self.now)):
             if err is not None:
                 self.ctrl.on_delete_failed(ns, name, uid, err, self.now)
         for kind, field in (("ReplicaSet", "replicaset_status"), ("DaemonSet", "daemonset_status")):

@@ -1,4 +1,5 @@
 """Builders for the kubelet tests: pods, node configs, and a driver that records traces."""
+
 from __future__ import annotations
 
 import itertools
@@ -11,9 +12,23 @@ from cluster.kubelet import NodeConfig, NodeHost
 _uids = itertools.count(1)
 
 
-def build_pod(name="p", node="node-0", *, cpu=None, memory=None, limits=None, requests=None,
-              annotations=None, restart_policy=None, containers=None, init_containers=None,
-              uid=None, namespace="default", grace=None, labels=None):
+def build_pod(
+    name="p",
+    node="node-0",
+    *,
+    cpu=None,
+    memory=None,
+    limits=None,
+    requests=None,
+    annotations=None,
+    restart_policy=None,
+    containers=None,
+    init_containers=None,
+    uid=None,
+    namespace="default",
+    grace=None,
+    labels=None,
+):
     """A bound pod with one container ``c`` unless ``containers`` is given."""
     if containers is None:
         req = dict(requests or {})
@@ -100,14 +115,16 @@ class Driver:
             self.node_statuses.append((now, name, st))
         for name, renew in sorted(out.leases.items()):
             self.leases.append((now, name, renew))
-        for ns, name, uid, st in out.pod_status.values():
+        for _ns, name, _uid, st in out.pod_status.values():
             self.statuses[name] = st
             cs = (st.get("containerStatuses") or [{}])[0]
-            self.log.append((now, name, st["phase"], cs.get("restartCount", 0), next(iter(cs.get("state") or {"-": 0}))))
+            self.log.append(
+                (now, name, st["phase"], cs.get("restartCount", 0), next(iter(cs.get("state") or {"-": 0})))
+            )
         self.raw_events += out.events
         for ev in out.events:
             self.events.append((now, ev["involvedObject"]["name"], ev["reason"], ev["message"]))
-        for ns, name, uid in out.pod_deletes.values():
+        for _ns, name, _uid in out.pod_deletes.values():
             self.deletes.append((now, name))
 
     def trace(self, name):
@@ -130,6 +147,7 @@ def driver():
         d = Driver(list(configs) or [build_config()])
         d.register()
         return d
+
     return make
 
 

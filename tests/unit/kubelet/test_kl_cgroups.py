@@ -1,21 +1,44 @@
 import pytest
 
-from cluster.kubelet.cgroups import (MIN_MILLI_CPU_LIMIT, milli_cpu_to_quota, milli_cpu_to_shares,
-                                     pod_cgroup, quota_to_milli_cpu, shares_to_milli_cpu)
+from cluster.kubelet.cgroups import (
+    MIN_MILLI_CPU_LIMIT,
+    milli_cpu_to_quota,
+    milli_cpu_to_shares,
+    pod_cgroup,
+    quota_to_milli_cpu,
+    shares_to_milli_cpu,
+)
 
 MI = 2**20
 
 
-@pytest.mark.parametrize("milli, shares", [
-    (0, 2), (1, 2), (100, 102), (200, 204), (1000, 1024), (300_000, 262144),
-])
+@pytest.mark.parametrize(
+    "milli, shares",
+    [
+        (0, 2),
+        (1, 2),
+        (100, 102),
+        (200, 204),
+        (1000, 1024),
+        (300_000, 262144),
+    ],
+)
 def test_shares(milli, shares):
     assert milli_cpu_to_shares(milli) == shares
 
 
-@pytest.mark.parametrize("milli, quota", [
-    (0, 0), (1, 1000), (5, 1000), (10, 1000), (11, 1100), (250, 25000), (2000, 200000),
-])
+@pytest.mark.parametrize(
+    "milli, quota",
+    [
+        (0, 0),
+        (1, 1000),
+        (5, 1000),
+        (10, 1000),
+        (11, 1100),
+        (250, 25000),
+        (2000, 200000),
+    ],
+)
 def test_quota_has_a_floor_of_one_ms(milli, quota):
     assert milli_cpu_to_quota(milli) == quota
 
@@ -36,36 +59,56 @@ def _pod(*containers):
 def test_guaranteed_pod_cgroup():
     res = {"requests": {"cpu": "1500m", "memory": "256Mi"}, "limits": {"cpu": "1500m", "memory": "256Mi"}}
     assert pod_cgroup(_pod(res, res), "u1") == {
-        "parent": "kubepods/podu1", "cpuShares": 3072, "cpuQuota": 300000,
-        "cpuPeriod": 100000, "memoryLimit": 512 * MI}
+        "parent": "kubepods/podu1",
+        "cpuShares": 3072,
+        "cpuQuota": 300000,
+        "cpuPeriod": 100000,
+        "memoryLimit": 512 * MI,
+    }
 
 
 def test_burstable_with_all_limits_declared():
     res = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
     assert pod_cgroup(_pod(res), "u2") == {
-        "parent": "kubepods/burstable/podu2", "cpuShares": 102, "cpuQuota": 20000,
-        "cpuPeriod": 100000, "memoryLimit": 128 * MI}
+        "parent": "kubepods/burstable/podu2",
+        "cpuShares": 102,
+        "cpuQuota": 20000,
+        "cpuPeriod": 100000,
+        "memoryLimit": 128 * MI,
+    }
 
 
 def test_burstable_with_a_container_lacking_limits_sets_no_quota_or_memory():
     limited = {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m", "memory": "128Mi"}}
     unlimited = {"requests": {"cpu": "100m"}}
     assert pod_cgroup(_pod(limited, unlimited), "u3") == {
-        "parent": "kubepods/burstable/podu3", "cpuShares": 204, "cpuQuota": None,
-        "cpuPeriod": None, "memoryLimit": None}
+        "parent": "kubepods/burstable/podu3",
+        "cpuShares": 204,
+        "cpuQuota": None,
+        "cpuPeriod": None,
+        "memoryLimit": None,
+    }
 
 
 def test_burstable_cpu_limit_only():
     res = {"requests": {"memory": "64Mi"}, "limits": {"cpu": "1"}}
     assert pod_cgroup(_pod(res), "u4") == {
-        "parent": "kubepods/burstable/podu4", "cpuShares": 2, "cpuQuota": 100000,
-        "cpuPeriod": 100000, "memoryLimit": None}
+        "parent": "kubepods/burstable/podu4",
+        "cpuShares": 2,
+        "cpuQuota": 100000,
+        "cpuPeriod": 100000,
+        "memoryLimit": None,
+    }
 
 
 def test_best_effort_gets_only_minimum_shares():
     assert pod_cgroup(_pod({}), "u5") == {
-        "parent": "kubepods/besteffort/podu5", "cpuShares": 2, "cpuQuota": None,
-        "cpuPeriod": None, "memoryLimit": None}
+        "parent": "kubepods/besteffort/podu5",
+        "cpuShares": 2,
+        "cpuQuota": None,
+        "cpuPeriod": None,
+        "memoryLimit": None,
+    }
 
 
 def test_init_container_max_rule_feeds_shares():
@@ -74,34 +117,48 @@ def test_init_container_max_rule_feeds_shares():
     assert pod_cgroup(pod, "u6")["cpuShares"] == 2048
 
 
-@pytest.mark.parametrize("resources, expected", [
-    # requests and limits: shares from the request, quota from the limit
-    ({"requests": {"cpu": "250m"}, "limits": {"cpu": "1", "memory": "128Mi"}},
-     {"cpuShares": 256, "cpuQuota": 100000, "cpuPeriod": 100000, "memoryLimit": 128 * MI}),
-    # a limit alone: the request defaults to it
-    ({"limits": {"cpu": "500m"}}, {"cpuShares": 512, "cpuQuota": 50000, "cpuPeriod": 100000, "memoryLimit": None}),
-    # nothing: minimum shares, no quota (the period is still written), no memory limit
-    ({}, {"cpuShares": 2, "cpuQuota": None, "cpuPeriod": 100000, "memoryLimit": None}),
-    # an explicit request of 0 is kept (upstream defaults only a missing request to the limit)
-    ({"requests": {"cpu": "0"}, "limits": {"cpu": "500m"}},
-     {"cpuShares": 2, "cpuQuota": 50000, "cpuPeriod": 100000, "memoryLimit": None}),
-    # a tiny limit gets the 1 ms quota floor
-    ({"limits": {"cpu": "5m"}}, {"cpuShares": 5, "cpuQuota": 1000, "cpuPeriod": 100000, "memoryLimit": None}),
-])
+@pytest.mark.parametrize(
+    "resources, expected",
+    [
+        # requests and limits: shares from the request, quota from the limit
+        (
+            {"requests": {"cpu": "250m"}, "limits": {"cpu": "1", "memory": "128Mi"}},
+            {"cpuShares": 256, "cpuQuota": 100000, "cpuPeriod": 100000, "memoryLimit": 128 * MI},
+        ),
+        # a limit alone: the request defaults to it
+        ({"limits": {"cpu": "500m"}}, {"cpuShares": 512, "cpuQuota": 50000, "cpuPeriod": 100000, "memoryLimit": None}),
+        # nothing: minimum shares, no quota (the period is still written), no memory limit
+        ({}, {"cpuShares": 2, "cpuQuota": None, "cpuPeriod": 100000, "memoryLimit": None}),
+        # an explicit request of 0 is kept (upstream defaults only a missing request to the limit)
+        (
+            {"requests": {"cpu": "0"}, "limits": {"cpu": "500m"}},
+            {"cpuShares": 2, "cpuQuota": 50000, "cpuPeriod": 100000, "memoryLimit": None},
+        ),
+        # a tiny limit gets the 1 ms quota floor
+        ({"limits": {"cpu": "5m"}}, {"cpuShares": 5, "cpuQuota": 1000, "cpuPeriod": 100000, "memoryLimit": None}),
+    ],
+)
 def test_container_cgroup(resources, expected):
     from cluster.kubelet.cgroups import container_cgroup
+
     assert container_cgroup({"name": "c", "resources": resources}) == expected
 
 
 def test_pod_cgroups_list_sidecars_and_app_containers_only():
     from cluster.kubelet.cgroups import pod_cgroups
-    pod = {"spec": {"initContainers": [{"name": "setup"}, {"name": "proxy", "restartPolicy": "Always"}],
-                    "containers": [{"name": "app"}]}}
+
+    pod = {
+        "spec": {
+            "initContainers": [{"name": "setup"}, {"name": "proxy", "restartPolicy": "Always"}],
+            "containers": [{"name": "app"}],
+        }
+    }
     assert list(pod_cgroups(pod, "u")["containers"]) == ["proxy", "app"]
 
 
 def test_qos_cgroups():
     from cluster.kubelet.cgroups import qos_cgroups
+
     assert qos_cgroups(3500, 7 * 2**30, 1500) == {
         "kubepods": {"cpuShares": 3584, "memoryLimit": 7 * 2**30},
         "kubepods/burstable": {"cpuShares": 1536},

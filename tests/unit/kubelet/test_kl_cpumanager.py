@@ -2,8 +2,15 @@ import pytest
 
 from cluster.kubelet import NodeConfig
 from cluster.kubelet.admission import NodeView, admit
-from cluster.kubelet.cpumanager import (CpuAllocationError, CpuManager, CpusetError, Topology, format_cpuset,
-                                        parse_cpuset, take_by_topology)
+from cluster.kubelet.cpumanager import (
+    CpuAllocationError,
+    CpuManager,
+    CpusetError,
+    Topology,
+    format_cpuset,
+    parse_cpuset,
+    take_by_topology,
+)
 
 
 def container(name, cpu, memory="64Mi", limit_cpu=None, restart=None):
@@ -28,31 +35,49 @@ def static(cpus=8, reserved_milli=1000, **kw):
 # ---- cpuset strings --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, cpus", [
-    ("", set()), ("0", {0}), ("0-3", {0, 1, 2, 3}), ("0-3,5,7-8", {0, 1, 2, 3, 5, 7, 8}),
-    ("3,1,2", {1, 2, 3}), ("2-2", {2}), ("1,1", {1}),
-])
+@pytest.mark.parametrize(
+    "text, cpus",
+    [
+        ("", set()),
+        ("0", {0}),
+        ("0-3", {0, 1, 2, 3}),
+        ("0-3,5,7-8", {0, 1, 2, 3, 5, 7, 8}),
+        ("3,1,2", {1, 2, 3}),
+        ("2-2", {2}),
+        ("1,1", {1}),
+    ],
+)
 def test_parse_cpuset(text, cpus):
     assert parse_cpuset(text) == cpus
 
 
-@pytest.mark.parametrize("cpus, text", [
-    (set(), ""), ({0}, "0"), ({0, 1}, "0-1"), ({0, 1, 2, 3, 5, 7, 8}, "0-3,5,7-8"), ({9, 3, 4, 5}, "3-5,9"),
-])
+@pytest.mark.parametrize(
+    "cpus, text",
+    [
+        (set(), ""),
+        ({0}, "0"),
+        ({0, 1}, "0-1"),
+        ({0, 1, 2, 3, 5, 7, 8}, "0-3,5,7-8"),
+        ({9, 3, 4, 5}, "3-5,9"),
+    ],
+)
 def test_format_cpuset_round_trips(cpus, text):
     assert format_cpuset(cpus) == text
     assert parse_cpuset(text) == cpus
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("0-", "'0-' is not a cpuset (use e.g. 0-3,5,7-8)"),
-    ("a", "'a' is not a cpuset (use e.g. 0-3,5,7-8)"),
-    ("1,,2", "'1,,2' is not a cpuset (use e.g. 0-3,5,7-8)"),
-    (" 1", "' 1' is not a cpuset (use e.g. 0-3,5,7-8)"),
-    ("-1", "'-1' is not a cpuset (use e.g. 0-3,5,7-8)"),
-    ("3-1", "'3-1' is not a cpuset: range '3-1' runs backwards"),
-    (3, "3 is not a cpuset (use e.g. 0-3,5,7-8)"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("0-", "'0-' is not a cpuset (use e.g. 0-3,5,7-8)"),
+        ("a", "'a' is not a cpuset (use e.g. 0-3,5,7-8)"),
+        ("1,,2", "'1,,2' is not a cpuset (use e.g. 0-3,5,7-8)"),
+        (" 1", "' 1' is not a cpuset (use e.g. 0-3,5,7-8)"),
+        ("-1", "'-1' is not a cpuset (use e.g. 0-3,5,7-8)"),
+        ("3-1", "'3-1' is not a cpuset: range '3-1' runs backwards"),
+        (3, "3 is not a cpuset (use e.g. 0-3,5,7-8)"),
+    ],
+)
 def test_bad_cpuset_names_the_value(bad, message):
     with pytest.raises(CpusetError) as e:
         parse_cpuset(bad)
@@ -62,18 +87,21 @@ def test_bad_cpuset_names_the_value(bad, message):
 # ---- topology --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tpc, available, n, want", [
-    (1, "0-7", 3, "0-2"),
-    (1, "1,3,5", 2, "1,3"),
-    (1, "0-3", 5, None),
-    (2, "0-7", 2, "0-1"),  # one whole core
-    (2, "1-7", 2, "2-3"),  # a whole core beats the half-free core 0
-    (2, "1-7", 3, "1-3"),  # one whole core, then the lone thread of the half-used core
-    (2, "1-7", 1, "1"),  # a single CPU packs the half-used core
-    (2, "0-2,4-7", 4, "0-1,4-5"),  # whole cores, lowest first
-    (2, "0-2,4-7", 5, "0-2,4-5"),
-    (2, "0-6", 7, "0-6"),
-])
+@pytest.mark.parametrize(
+    "tpc, available, n, want",
+    [
+        (1, "0-7", 3, "0-2"),
+        (1, "1,3,5", 2, "1,3"),
+        (1, "0-3", 5, None),
+        (2, "0-7", 2, "0-1"),  # one whole core
+        (2, "1-7", 2, "2-3"),  # a whole core beats the half-free core 0
+        (2, "1-7", 3, "1-3"),  # one whole core, then the lone thread of the half-used core
+        (2, "1-7", 1, "1"),  # a single CPU packs the half-used core
+        (2, "0-2,4-7", 4, "0-1,4-5"),  # whole cores, lowest first
+        (2, "0-2,4-7", 5, "0-2,4-5"),
+        (2, "0-6", 7, "0-6"),
+    ],
+)
 def test_take_by_topology(tpc, available, n, want):
     got = take_by_topology(Topology(8, tpc), parse_cpuset(available), n)
     assert (None if got is None else format_cpuset(got)) == want
@@ -90,13 +118,16 @@ def test_odd_cpu_count_has_a_one_thread_last_core():
 # ---- construction ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kw, reserved", [
-    ({"reserved_milli": 100}, "0"),
-    ({"reserved_milli": 1500}, "0-1"),
-    ({"reserved_milli": 2000, "threads_per_core": 2}, "0-1"),
-    ({"reserved_milli": 1000, "threads_per_core": 2}, "0"),
-    ({"reserved_milli": 100, "reserved_cpus": "6-7"}, "6-7"),
-])
+@pytest.mark.parametrize(
+    "kw, reserved",
+    [
+        ({"reserved_milli": 100}, "0"),
+        ({"reserved_milli": 1500}, "0-1"),
+        ({"reserved_milli": 2000, "threads_per_core": 2}, "0-1"),
+        ({"reserved_milli": 1000, "threads_per_core": 2}, "0"),
+        ({"reserved_milli": 100, "reserved_cpus": "6-7"}, "6-7"),
+    ],
+)
 def test_reserved_cpus(kw, reserved):
     cm = CpuManager(8, policy="static", **kw)
     assert format_cpuset(cm.reserved) == reserved
@@ -108,18 +139,27 @@ def test_fractional_capacity_rounds_down():
     assert CpuManager(2.9).shared_pool() == "0-1"
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"policy": "Static"}, "cpuManagerPolicy: 'Static' is not a CPU manager policy (use none or static)"),
-    ({"policy": "static"},
-     'cpuManagerPolicy: "static" needs a cpu reservation greater than zero (reserved cpu, or reservedSystemCPUs)'),
-    ({"policy": "static", "reserved_cpus": "0-x"},
-     "reservedSystemCPUs: '0-x' is not a cpuset (use e.g. 0-3,5,7-8)"),
-    ({"policy": "static", "reserved_cpus": "2-5"},
-     "reservedSystemCPUs: '2-5' names CPUs the node does not have (4-5; it has 4)"),
-    ({"policy": "static", "reserved_milli": 4500}, "reserved.cpu: 4500m needs 5 whole CPU(s); the node has 4"),
-    ({"reserved_milli": -1}, "reserved.cpu: -1m must be greater than or equal to 0"),
-    ({"threads_per_core": 0}, "threads_per_core: 0 must be a whole number >= 1"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"policy": "Static"}, "cpuManagerPolicy: 'Static' is not a CPU manager policy (use none or static)"),
+        (
+            {"policy": "static"},
+            'cpuManagerPolicy: "static" needs a cpu reservation greater than zero (reserved cpu, or reservedSystemCPUs)',
+        ),
+        (
+            {"policy": "static", "reserved_cpus": "0-x"},
+            "reservedSystemCPUs: '0-x' is not a cpuset (use e.g. 0-3,5,7-8)",
+        ),
+        (
+            {"policy": "static", "reserved_cpus": "2-5"},
+            "reservedSystemCPUs: '2-5' names CPUs the node does not have (4-5; it has 4)",
+        ),
+        ({"policy": "static", "reserved_milli": 4500}, "reserved.cpu: 4500m needs 5 whole CPU(s); the node has 4"),
+        ({"reserved_milli": -1}, "reserved.cpu: -1m must be greater than or equal to 0"),
+        ({"threads_per_core": 0}, "threads_per_core: 0 must be a whole number >= 1"),
+    ],
+)
 def test_bad_configuration_is_one_line_naming_the_field(kw, message):
     with pytest.raises(ValueError) as e:
         CpuManager(4, **kw)
@@ -132,8 +172,9 @@ def test_bad_capacity():
 
 
 def test_from_node_config():
-    cfg = NodeConfig("n", {"cpu": "4", "memory": "8Gi"}, reserved={"cpu": "100m"},
-                     kubelet={"cpuManagerPolicy": "static"})
+    cfg = NodeConfig(
+        "n", {"cpu": "4", "memory": "8Gi"}, reserved={"cpu": "100m"}, kubelet={"cpuManagerPolicy": "static"}
+    )
     cm = CpuManager.from_node_config(cfg)
     assert (cm.policy, format_cpuset(cm.reserved), cm.shared_pool()) == ("static", "0", "0-3")
     cfg = NodeConfig("n", {"cpu": "4"}, kubelet={"cpuManagerPolicy": "static", "reservedSystemCPUs": "3"})
@@ -165,11 +206,14 @@ def test_guaranteed_integer_cpu_gets_exclusive_cpus_and_release_returns_them():
     assert cm.allocate("c", pod("c", container("c", "2"))) == {"c": "1-2"}
 
 
-@pytest.mark.parametrize("containers, why", [
-    ([container("c", "1500m")], "fractional cpu"),
-    ([container("c", "1", limit_cpu="2")], "Burstable"),
-    ([{"name": "c", "image": "x"}], "BestEffort"),
-])
+@pytest.mark.parametrize(
+    "containers, why",
+    [
+        ([container("c", "1500m")], "fractional cpu"),
+        ([container("c", "1", limit_cpu="2")], "Burstable"),
+        ([{"name": "c", "image": "x"}], "BestEffort"),
+    ],
+)
 def test_shared_pool_pods_get_the_pool(containers, why):
     cm = static()
     assert cm.allocate("a", pod("a", container("x", "2"))) == {"x": "1-2"}
@@ -192,8 +236,10 @@ def test_not_enough_cpus_is_an_unexpected_admission_error_and_changes_nothing():
     with pytest.raises(CpuAllocationError) as e:
         cm.allocate("b", pod("b", container("c1", "2"), container("c2", "2")))
     assert e.value.rejection.reason == "UnexpectedAdmissionError"
-    assert e.value.rejection.message == ("Allocate failed due to not enough cpus available to satisfy request: "
-                                         "requested=2, available=1, which is unexpected")
+    assert e.value.rejection.message == (
+        "Allocate failed due to not enough cpus available to satisfy request: "
+        "requested=2, available=1, which is unexpected"
+    )
     assert cm.shared_pool() == "0,5-7"
     assert cm.cpuset_of("b") is None
 
@@ -201,8 +247,10 @@ def test_not_enough_cpus_is_an_unexpected_admission_error_and_changes_nothing():
 def test_the_whole_node_minus_reserved():
     # upstream's policy test: 8 CPUs, 1 reserved, a pod asking for 8
     rej = static().admit("a", pod("a", container("c", "8")))
-    assert rej.message == ("Allocate failed due to not enough cpus available to satisfy request: "
-                           "requested=8, available=7, which is unexpected")
+    assert rej.message == (
+        "Allocate failed due to not enough cpus available to satisfy request: "
+        "requested=8, available=7, which is unexpected"
+    )
     assert static().admit("a", pod("a", container("c", "7"))) is None
 
 
@@ -271,8 +319,11 @@ def test_checkpoint_round_trip():
     cm.allocate("a", pod("a", container("c", "2")))
     cm.allocate("b", pod("b", container("x", "1"), container("y", "1")))
     state = cm.checkpoint()
-    assert state == {"policyName": "static", "defaultCpuSet": "0,5-7",
-                     "entries": {"a": {"c": "1-2"}, "b": {"x": "3", "y": "4"}}}
+    assert state == {
+        "policyName": "static",
+        "defaultCpuSet": "0,5-7",
+        "entries": {"a": {"c": "1-2"}, "b": {"x": "3", "y": "4"}},
+    }
     fresh = static()
     fresh.restore(state)
     assert fresh.checkpoint() == state
@@ -299,20 +350,35 @@ def test_restore_of_an_empty_state_starts_fresh():
     assert cm.shared_pool() == "0-7"
 
 
-@pytest.mark.parametrize("state, message", [
-    ({"policyName": "none"}, "cpu_manager_state.policyName: configured policy 'static' differs from state "
-                             "checkpoint policy 'none'"),
-    ({"policyName": "static", "defaultCpuSet": "1-7"},
-     "cpu_manager_state: not all reserved cpus '0' are present in defaultCpuSet '1-7'"),
-    ({"policyName": "static", "defaultCpuSet": "0-7", "entries": {"a": {"c": "1"}}},
-     "cpu_manager_state: pod a container c cpuset '1' overlaps the defaultCpuSet or another assignment"),
-    ({"policyName": "static", "defaultCpuSet": "0-5"},
-     "cpu_manager_state: the node's CPUs '0-7' do not match the CPUs in the state '0-5'"),
-    ({"policyName": "static", "defaultCpuSet": "0-x"},
-     "cpu_manager_state.defaultCpuSet: '0-x' is not a cpuset (use e.g. 0-3,5,7-8)"),
-    ({"policyName": "static", "defaultCpuSet": "0-6", "entries": {"a": {"c": "7-"}}},
-     "cpu_manager_state.entries[a][c]: '7-' is not a cpuset (use e.g. 0-3,5,7-8)"),
-])
+@pytest.mark.parametrize(
+    "state, message",
+    [
+        (
+            {"policyName": "none"},
+            "cpu_manager_state.policyName: configured policy 'static' differs from state checkpoint policy 'none'",
+        ),
+        (
+            {"policyName": "static", "defaultCpuSet": "1-7"},
+            "cpu_manager_state: not all reserved cpus '0' are present in defaultCpuSet '1-7'",
+        ),
+        (
+            {"policyName": "static", "defaultCpuSet": "0-7", "entries": {"a": {"c": "1"}}},
+            "cpu_manager_state: pod a container c cpuset '1' overlaps the defaultCpuSet or another assignment",
+        ),
+        (
+            {"policyName": "static", "defaultCpuSet": "0-5"},
+            "cpu_manager_state: the node's CPUs '0-7' do not match the CPUs in the state '0-5'",
+        ),
+        (
+            {"policyName": "static", "defaultCpuSet": "0-x"},
+            "cpu_manager_state.defaultCpuSet: '0-x' is not a cpuset (use e.g. 0-3,5,7-8)",
+        ),
+        (
+            {"policyName": "static", "defaultCpuSet": "0-6", "entries": {"a": {"c": "7-"}}},
+            "cpu_manager_state.entries[a][c]: '7-' is not a cpuset (use e.g. 0-3,5,7-8)",
+        ),
+    ],
+)
 def test_restore_rejects_inconsistent_state(state, message):
     cm = static()
     with pytest.raises(ValueError) as e:

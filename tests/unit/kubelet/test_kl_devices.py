@@ -1,5 +1,6 @@
 """Device manager and emulated device plugins: registration, ListAndWatch, the stop grace,
 allocation at admission, release, checkpoints (reference §4.5, §9)."""
+
 from __future__ import annotations
 
 import json
@@ -7,12 +8,29 @@ import zlib
 
 import pytest
 
-from cluster.kubelet.deviceplugin import (HEALTHY, NVIDIA_DRIVER_DIR, UNHEALTHY, ContainerAllocateResponse,
-                                          Device, DeviceSpec, EmulatedPlugin, ListAndWatchResponse, Mount,
-                                          PluginError, natural_key, plugins_for_capacity)
 from cluster.kubelet.devicecheckpoint import CheckpointError
-from cluster.kubelet.devices import (ENDPOINT_STOP_GRACE_SECONDS, REGISTERED, RETIRED, STOPPED, DeviceManager,
-                                     RegistrationError)
+from cluster.kubelet.deviceplugin import (
+    HEALTHY,
+    NVIDIA_DRIVER_DIR,
+    UNHEALTHY,
+    ContainerAllocateResponse,
+    Device,
+    DeviceSpec,
+    EmulatedPlugin,
+    ListAndWatchResponse,
+    Mount,
+    PluginError,
+    natural_key,
+    plugins_for_capacity,
+)
+from cluster.kubelet.devices import (
+    ENDPOINT_STOP_GRACE_SECONDS,
+    REGISTERED,
+    RETIRED,
+    STOPPED,
+    DeviceManager,
+    RegistrationError,
+)
 
 GPU = "nvidia.com/gpu"
 NODE = "node-0"
@@ -64,17 +82,20 @@ def unexpected(err: str) -> tuple[str, str]:
 # ---- registration -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("resource, version, error", [
-    ("nvidia.com/gpu", "v1beta1", None),
-    ("example.com/fpga", "v1beta1", None),
-    ("gpu", "v1beta1", 'resource_name: "gpu" is not an extended resource name'),
-    ("kubernetes.io/gpu", "v1beta1", 'resource_name: "kubernetes.io/gpu" is not'),
-    ("foo.kubernetes.io/gpu", "v1beta1", 'resource_name: "foo.kubernetes.io/gpu" is not'),
-    ("requests.example.com/gpu", "v1beta1", 'resource_name: "requests.example.com/gpu" is not'),
-    ("Example.com/gpu", "v1beta1", 'resource_name: "Example.com/gpu" is not'),
-    ("example.com/", "v1beta1", 'resource_name: "example.com/" is not'),
-    ("nvidia.com/gpu", "v1alpha1", 'version: "v1alpha1" is not supported by this kubelet (supported: v1beta1)'),
-])
+@pytest.mark.parametrize(
+    "resource, version, error",
+    [
+        ("nvidia.com/gpu", "v1beta1", None),
+        ("example.com/fpga", "v1beta1", None),
+        ("gpu", "v1beta1", 'resource_name: "gpu" is not an extended resource name'),
+        ("kubernetes.io/gpu", "v1beta1", 'resource_name: "kubernetes.io/gpu" is not'),
+        ("foo.kubernetes.io/gpu", "v1beta1", 'resource_name: "foo.kubernetes.io/gpu" is not'),
+        ("requests.example.com/gpu", "v1beta1", 'resource_name: "requests.example.com/gpu" is not'),
+        ("Example.com/gpu", "v1beta1", 'resource_name: "Example.com/gpu" is not'),
+        ("example.com/", "v1beta1", 'resource_name: "example.com/" is not'),
+        ("nvidia.com/gpu", "v1alpha1", 'version: "v1alpha1" is not supported by this kubelet (supported: v1beta1)'),
+    ],
+)
 def test_registration_validation(resource, version, error):
     dm = DeviceManager(NODE)
     plugin = EmulatedPlugin(NODE, resource, 2, version=version)
@@ -118,13 +139,16 @@ def test_device_ids_topology_and_health_strings():
     assert EmulatedPlugin("n", "example.com/fpga", 1).device_ids == ("n-fpga-0",)
 
 
-@pytest.mark.parametrize("flips, capacity, allocatable", [
-    ([], 4, 4),
-    ([(1, False)], 4, 3),
-    ([(1, False), (3, False)], 4, 2),
-    ([(1, False), (1, True)], 4, 4),
-    ([(i, False) for i in range(4)], 4, 0),
-])
+@pytest.mark.parametrize(
+    "flips, capacity, allocatable",
+    [
+        ([], 4, 4),
+        ([(1, False)], 4, 3),
+        ([(1, False), (3, False)], 4, 2),
+        ([(1, False), (1, True)], 4, 4),
+        ([(i, False) for i in range(4)], 4, 0),
+    ],
+)
 def test_unhealthy_devices_lower_allocatable_not_capacity(flips, capacity, allocatable):
     dm, plugin = manager()
     assert dm.take_update() == ({GPU: 4}, {GPU: 4})
@@ -148,7 +172,8 @@ def test_each_list_and_watch_message_replaces_the_device_set():
     # the plugin refuses IDs it never had; the pod is refused with the plugin's words
     assert refusal(dm, gpu_pod("p", 1)) == unexpected(
         'devices_ids: "a" is not a device of nvidia.com/gpu on node-0 (it has node-0-gpu-0 .. node-0-gpu-3); '
-        "retrying does not help")
+        "retrying does not help"
+    )
     assert dm.in_use() == {}
 
 
@@ -156,8 +181,10 @@ def test_set_health_unknown_device_is_a_clear_error():
     plugin = EmulatedPlugin(NODE, GPU, 2)
     with pytest.raises(PluginError) as exc:
         plugin.set_health("gpu-9", False)
-    assert str(exc.value) == ('device_id: "gpu-9" is not a device of nvidia.com/gpu on node-0 '
-                              "(it has node-0-gpu-0 .. node-0-gpu-1); retrying does not help")
+    assert str(exc.value) == (
+        'device_id: "gpu-9" is not a device of nvidia.com/gpu on node-0 '
+        "(it has node-0-gpu-0 .. node-0-gpu-1); retrying does not help"
+    )
     assert not exc.value.retryable
     assert plugin.set_health(gpu(0), True) is False and plugin.revision == 0
 
@@ -197,7 +224,8 @@ def test_stopped_resource_refuses_new_pods():
     dm, _ = manager()
     dm.plugin_stopped(GPU, 0.0)
     assert refusal(dm, gpu_pod("p", 1)) == unexpected(
-        "no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu")
+        "no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu"
+    )
 
 
 # ---- allocation ----------------------------------------------------------------------------
@@ -215,7 +243,8 @@ def test_pods_get_disjoint_devices(asks):
     assert sorted(flat, key=natural_key) == [gpu(i) for i in range(4)]
     assert dm.in_use() == {GPU: 4}
     assert refusal(dm, gpu_pod("late", 1)) == unexpected(
-        "requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0")
+        "requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0"
+    )
 
 
 def test_fallback_choice_is_natural_id_order():
@@ -224,10 +253,13 @@ def test_fallback_choice_is_natural_id_order():
     assert dm.pod_devices("a")[GPU] == [gpu(i) for i in range(11)]  # gpu-2 before gpu-10
 
 
-@pytest.mark.parametrize("preferred, expected", [
-    (False, [gpu(1), gpu(2)]),  # natural order spans both NUMA nodes
-    (True, [gpu(2), gpu(3)]),   # the plugin packs the pair onto NUMA node 1
-])
+@pytest.mark.parametrize(
+    "preferred, expected",
+    [
+        (False, [gpu(1), gpu(2)]),  # natural order spans both NUMA nodes
+        (True, [gpu(2), gpu(3)]),  # the plugin packs the pair onto NUMA node 1
+    ],
+)
 def test_preferred_allocation_used_when_offered(preferred, expected):
     dm, plugin = manager(count=4, numa_nodes=2, preferred=preferred, record=True)
     assert dm.allocate(gpu_pod("a", 1)) is None
@@ -248,20 +280,35 @@ def test_preferred_allocation_keeps_must_include_and_best_fit():
     # NUMA 0 has 1 free, NUMA 1 has 3: the 3 fit whole on node 1
     assert plugin.get_preferred_allocation([gpu(0), gpu(4), gpu(5), gpu(6)], [], 3) == [gpu(4), gpu(5), gpu(6)]
     # nothing fits whole: the largest node first
-    assert plugin.get_preferred_allocation([gpu(0), gpu(1), gpu(4), gpu(5), gpu(6)], [], 4) == \
-        [gpu(4), gpu(5), gpu(6), gpu(0)]
+    assert plugin.get_preferred_allocation([gpu(0), gpu(1), gpu(4), gpu(5), gpu(6)], [], 4) == [
+        gpu(4),
+        gpu(5),
+        gpu(6),
+        gpu(0),
+    ]
 
 
-@pytest.mark.parametrize("setup, p, error", [
-    ("none", gpu_pod("p", 5),
-     "requested number of devices unavailable for nvidia.com/gpu. Requested: 5, Available: 4"),
-    ("held2", gpu_pod("p", 3),
-     "requested number of devices unavailable for nvidia.com/gpu. Requested: 3, Available: 2"),
-    ("unhealthy", gpu_pod("p", 1),
-     "no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu"),
-    ("held2", pod("p", container("a", 1), container("b", 2)),
-     "requested number of devices unavailable for nvidia.com/gpu. Requested: 2, Available: 1"),
-])
+@pytest.mark.parametrize(
+    "setup, p, error",
+    [
+        (
+            "none",
+            gpu_pod("p", 5),
+            "requested number of devices unavailable for nvidia.com/gpu. Requested: 5, Available: 4",
+        ),
+        (
+            "held2",
+            gpu_pod("p", 3),
+            "requested number of devices unavailable for nvidia.com/gpu. Requested: 3, Available: 2",
+        ),
+        ("unhealthy", gpu_pod("p", 1), "no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu"),
+        (
+            "held2",
+            pod("p", container("a", 1), container("b", 2)),
+            "requested number of devices unavailable for nvidia.com/gpu. Requested: 2, Available: 1",
+        ),
+    ],
+)
 def test_refusal_reason_and_message(setup, p, error):
     dm, plugin = manager(count=4)
     if setup == "held2":
@@ -333,7 +380,8 @@ def test_unhealthy_device_stays_with_its_running_pod():
     assert dm.pod_devices("a") == {GPU: [gpu(0)]} and dm.allocatable() == {GPU: 1}
     assert dm.allocate(gpu_pod("b", 1)) is None and dm.pod_devices("b") == {GPU: [gpu(1)]}
     assert refusal(dm, gpu_pod("c", 1)) == unexpected(
-        "requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0")
+        "requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0"
+    )
 
 
 # ---- restarts and init containers ------------------------------------------------------------
@@ -349,7 +397,8 @@ def test_container_restart_reuses_its_devices():
     assert dm.assignments("p") == first and len(plugin.log) == calls  # no new Allocate call
     changed = gpu_pod("p", 3)
     assert refusal(dm, changed) == unexpected(
-        'pod "p" container "c" changed request for resource "nvidia.com/gpu" from 2 to 3')
+        'pod "p" container "c" changed request for resource "nvidia.com/gpu" from 2 to 3'
+    )
     assert dm.assignments("p") == first  # the refusal leaves the earlier allocation alone
 
 
@@ -360,17 +409,21 @@ def test_readmission_refused_when_held_devices_turned_unhealthy():
     plugin.set_health(gpu(0), False)
     dm.poll()
     assert refusal(dm, p) == unexpected(
-        "previously allocated devices are no longer healthy; cannot allocate unhealthy devices nvidia.com/gpu")
+        "previously allocated devices are no longer healthy; cannot allocate unhealthy devices nvidia.com/gpu"
+    )
 
 
-@pytest.mark.parametrize("init, apps, expected, in_use", [
-    # an init container's devices go to the app containers first
-    ([container("i", 2)], [container("c", 1)], {"i": [0, 1], "c": [0]}, 2),
-    ([container("i", 2)], [container("a", 1), container("b", 2)], {"i": [0, 1], "a": [0], "b": [1, 2]}, 3),
-    ([container("i1", 1), container("i2", 2)], [container("c", 2)], {"i1": [0], "i2": [0, 1], "c": [0, 1]}, 2),
-    # a sidecar (restartable init container) keeps its devices for the pod's lifetime
-    ([container("s", 1, restart_policy="Always")], [container("c", 1)], {"s": [0], "c": [1]}, 2),
-])
+@pytest.mark.parametrize(
+    "init, apps, expected, in_use",
+    [
+        # an init container's devices go to the app containers first
+        ([container("i", 2)], [container("c", 1)], {"i": [0, 1], "c": [0]}, 2),
+        ([container("i", 2)], [container("a", 1), container("b", 2)], {"i": [0, 1], "a": [0], "b": [1, 2]}, 3),
+        ([container("i1", 1), container("i2", 2)], [container("c", 2)], {"i1": [0], "i2": [0, 1], "c": [0, 1]}, 2),
+        # a sidecar (restartable init container) keeps its devices for the pod's lifetime
+        ([container("s", 1, restart_policy="Always")], [container("c", 1)], {"s": [0], "c": [1]}, 2),
+    ],
+)
 def test_init_container_devices_are_reused(init, apps, expected, in_use):
     dm, _ = manager(count=4)
     assert dm.allocate(pod("p", *apps, init=tuple(init))) is None
@@ -430,13 +483,18 @@ def reseal(doc: dict, _=None) -> None:
     doc["Checksum"] = zlib.crc32(json.dumps(doc["Data"], sort_keys=True, separators=(",", ":")).encode())
 
 
-@pytest.mark.parametrize("mutate, error", [
-    (lambda d: d.update(Checksum=d["Checksum"] + 1), "checkpoint.Checksum: "),
-    (lambda d: d["Data"]["RegisteredDevices"].update({"x.io/y": []}), "checkpoint.Checksum: "),
-    (lambda d: d.pop("Data"), "checkpoint: not a device manager checkpoint"),
-    (lambda d: reseal(d, d["Data"]["PodDeviceEntries"][0].update(DeviceIDs=["x"])),
-     "checkpoint.Data.PodDeviceEntries[0]: malformed entry"),
-])
+@pytest.mark.parametrize(
+    "mutate, error",
+    [
+        (lambda d: d.update(Checksum=d["Checksum"] + 1), "checkpoint.Checksum: "),
+        (lambda d: d["Data"]["RegisteredDevices"].update({"x.io/y": []}), "checkpoint.Checksum: "),
+        (lambda d: d.pop("Data"), "checkpoint: not a device manager checkpoint"),
+        (
+            lambda d: reseal(d, d["Data"]["PodDeviceEntries"][0].update(DeviceIDs=["x"])),
+            "checkpoint.Data.PodDeviceEntries[0]: malformed entry",
+        ),
+    ],
+)
 def test_corrupt_checkpoint_is_refused_and_changes_nothing(mutate, error):
     dm, _ = manager()
     assert dm.allocate(gpu_pod("p", 1)) is None
@@ -453,9 +511,11 @@ def test_corrupt_checkpoint_is_refused_and_changes_nothing(mutate, error):
 
 
 def test_plugins_for_capacity():
-    plugins = plugins_for_capacity(NODE, {"cpu": 4000, "memory": 1, "hugepages-2Mi": 0, GPU: 2,
-                                          "example.com/fpga": 1},
-                                   {GPU: {"numaNodes": 2, "preferredAllocation": True}})
+    plugins = plugins_for_capacity(
+        NODE,
+        {"cpu": 4000, "memory": 1, "hugepages-2Mi": 0, GPU: 2, "example.com/fpga": 1},
+        {GPU: {"numaNodes": 2, "preferredAllocation": True}},
+    )
     assert [(p.resource, len(p.device_ids)) for p in plugins] == [("example.com/fpga", 1), (GPU, 2)]
     assert plugins[1].options.get_preferred_allocation_available
     with pytest.raises(PluginError, match=r"devicePlugins\[nvidia.com/gpu\].numa: unknown setting"):

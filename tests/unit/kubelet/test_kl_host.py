@@ -7,30 +7,57 @@ GI, MI = 2**30, 2**20
 
 
 def test_register_emits_the_node_object(driver, config):
-    d = driver(config("gpu-1", reserved={"cpu": "100m"}, labels={"zone": "a"},
-                      taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
-                      extra={"nvidia.com/gpu": "2"}))
+    d = driver(
+        config(
+            "gpu-1",
+            reserved={"cpu": "100m"},
+            labels={"zone": "a"},
+            taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+            extra={"nvidia.com/gpu": "2"},
+        )
+    )
     (node,) = d.node_creates
-    assert node["metadata"] == {"name": "gpu-1", "labels": {
-        "zone": "a", "kubernetes.io/hostname": "gpu-1", "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64", "node.kubernetes.io/instance-type": "kubemu"}}
+    assert node["metadata"] == {
+        "name": "gpu-1",
+        "labels": {
+            "zone": "a",
+            "kubernetes.io/hostname": "gpu-1",
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "node.kubernetes.io/instance-type": "kubemu",
+        },
+    }
     assert node["spec"]["taints"] == [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
     st = node["status"]
-    assert st["capacity"] == {"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100Gi",
-                              "nvidia.com/gpu": "2"}
-    assert st["allocatable"] == {"cpu": "3900m", "memory": "8092Mi", "pods": "110",
-                                 "ephemeral-storage": "100Gi", "nvidia.com/gpu": "2"}
+    assert st["capacity"] == {
+        "cpu": "4",
+        "memory": "8Gi",
+        "pods": "110",
+        "ephemeral-storage": "100Gi",
+        "nvidia.com/gpu": "2",
+    }
+    assert st["allocatable"] == {
+        "cpu": "3900m",
+        "memory": "8092Mi",
+        "pods": "110",
+        "ephemeral-storage": "100Gi",
+        "nvidia.com/gpu": "2",
+    }
     conds = {c["type"]: (c["status"], c["reason"]) for c in st["conditions"]}
-    assert conds == {"Ready": ("True", "KubeletReady"),
-                     "MemoryPressure": ("False", "KubeletHasSufficientMemory"),
-                     "DiskPressure": ("False", "KubeletHasNoDiskPressure"),
-                     "PIDPressure": ("False", "KubeletHasSufficientPID")}
+    assert conds == {
+        "Ready": ("True", "KubeletReady"),
+        "MemoryPressure": ("False", "KubeletHasSufficientMemory"),
+        "DiskPressure": ("False", "KubeletHasNoDiskPressure"),
+        "PIDPressure": ("False", "KubeletHasSufficientPID"),
+    }
     ready = next(c for c in st["conditions"] if c["type"] == "Ready")
     assert ready["message"] == "kubelet is posting ready status"
-    assert st["addresses"] == [{"type": "InternalIP", "address": "10.0.0.1"},
-                               {"type": "Hostname", "address": "gpu-1"}]
-    assert (st["nodeInfo"]["kubeletVersion"], st["nodeInfo"]["operatingSystem"],
-            st["nodeInfo"]["architecture"]) == ("v1.31.0-kubemu", "linux", "amd64")
+    assert st["addresses"] == [{"type": "InternalIP", "address": "10.0.0.1"}, {"type": "Hostname", "address": "gpu-1"}]
+    assert (st["nodeInfo"]["kubeletVersion"], st["nodeInfo"]["operatingSystem"], st["nodeInfo"]["architecture"]) == (
+        "v1.31.0-kubemu",
+        "linux",
+        "amd64",
+    )
 
 
 def test_lease_renewed_every_ten_seconds(driver, config):
@@ -65,8 +92,13 @@ def test_events_routed_by_node_name(driver, config, pod):
 
 def test_timers_routed_to_their_kubelet(driver, config, pod):
     d = driver(config("a"), config("b"))
-    d.host.on_pod_events([("ADDED", pod("pa", node="a", annotations={"start-seconds": 3})),
-                          ("ADDED", pod("pb", node="b", annotations={"start-seconds": 1}))], 0.0)
+    d.host.on_pod_events(
+        [
+            ("ADDED", pod("pa", node="a", annotations={"start-seconds": 3})),
+            ("ADDED", pod("pb", node="b", annotations={"start-seconds": 1})),
+        ],
+        0.0,
+    )
     d.flush()
     d.run_until(5)
     assert d.trace("pa") == [(0.0, "Pending", 0, "waiting"), (3.0, "Running", 0, "running")]
@@ -144,8 +176,14 @@ def test_partition_stops_heartbeats_not_pods_then_heals(driver, config, pod):
     d.flush()
     d.run_until(39)
     # Leases: a at registration, then nothing until the heal at 35 s; b every 10 s.
-    assert [(t, n) for t, n, _ in d.leases] == [(0.0, "a"), (0.0, "b"), (10.0, "b"), (20.0, "b"),
-                                                 (30.0, "b"), (35.0, "a")]
+    assert [(t, n) for t, n, _ in d.leases] == [
+        (0.0, "a"),
+        (0.0, "b"),
+        (10.0, "b"),
+        (20.0, "b"),
+        (30.0, "b"),
+        (35.0, "a"),
+    ]
     assert [(t, n) for t, n, _ in d.node_statuses] == [(35.0, "a")]  # the full status, once back
     assert d.statuses["pa"]["phase"] == "Running"  # its pods kept running all along
     assert not d.host.kubelet("a").partitioned

@@ -1,4 +1,5 @@
 """Exact traces of the pod lifecycle: (drain time, phase, restartCount, container state)."""
+
 import pytest
 
 from cluster.clock import rfc3339 as ts
@@ -8,13 +9,15 @@ T0 = "2026-01-01T00:00:00Z"
 
 def test_on_failure_crash_loop_trace(driver, pod):
     d = driver()
-    d.send("ADDED", pod("crash", restart_policy="OnFailure",
-                        annotations={"start-seconds": 2, "run-seconds": 5, "exit-code": 1}))
+    d.send(
+        "ADDED",
+        pod("crash", restart_policy="OnFailure", annotations={"start-seconds": 2, "run-seconds": 5, "exit-code": 1}),
+    )
     d.run_until(100)
     assert d.trace("crash") == [
         (0.0, "Pending", 0, "waiting"),
         (2.0, "Running", 0, "running"),
-        (7.0, "Running", 1, "waiting"),   # backoff 10 s
+        (7.0, "Running", 1, "waiting"),  # backoff 10 s
         (17.0, "Running", 1, "running"),
         (22.0, "Running", 2, "waiting"),  # backoff 20 s
         (42.0, "Running", 2, "running"),
@@ -22,13 +25,20 @@ def test_on_failure_crash_loop_trace(driver, pod):
         (87.0, "Running", 3, "running"),
         (92.0, "Running", 4, "waiting"),  # backoff 80 s
     ]
-    assert [(t, r) for t, _, r, _ in d.events] == [(7.0, "BackOff"), (22.0, "BackOff"), (47.0, "BackOff"),
-                                                   (92.0, "BackOff")]
+    assert [(t, r) for t, _, r, _ in d.events] == [
+        (7.0, "BackOff"),
+        (22.0, "BackOff"),
+        (47.0, "BackOff"),
+        (92.0, "BackOff"),
+    ]
     cs = d.statuses["crash"]["containerStatuses"][0]  # the latest status, written at 92
     assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
-    assert cs["state"]["waiting"]["message"].startswith("back-off 1m20s restarting failed container=c pod=crash_default(")
-    assert cs["lastState"] == {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": ts(87),
-                                              "finishedAt": ts(92)}}
+    assert cs["state"]["waiting"]["message"].startswith(
+        "back-off 1m20s restarting failed container=c pod=crash_default("
+    )
+    assert cs["lastState"] == {
+        "terminated": {"exitCode": 1, "reason": "Error", "startedAt": ts(87), "finishedAt": ts(92)}
+    }
     assert d.events[0][3].startswith("Back-off restarting failed container c in pod crash_default(")
 
 
@@ -47,24 +57,35 @@ def test_backoff_doubles_to_300_and_resets_after_a_long_run(driver, pod):
     assert starts == [0.0, 610.0, 1220.0, 1830.0, 2440.0]
 
 
-@pytest.mark.parametrize("policy, code, phase, reason", [
-    ("Never", 0, "Succeeded", "Completed"),
-    ("Never", 3, "Failed", "Error"),
-    ("OnFailure", 0, "Succeeded", "Completed"),
-])
+@pytest.mark.parametrize(
+    "policy, code, phase, reason",
+    [
+        ("Never", 0, "Succeeded", "Completed"),
+        ("Never", 3, "Failed", "Error"),
+        ("OnFailure", 0, "Succeeded", "Completed"),
+    ],
+)
 def test_terminal_outcomes(driver, pod, policy, code, phase, reason):
     d = driver()
-    d.send("ADDED", pod("j", restart_policy=policy, annotations={"start-seconds": 1, "run-seconds": 4,
-                                                                  "exit-code": code}))
+    d.send(
+        "ADDED", pod("j", restart_policy=policy, annotations={"start-seconds": 1, "run-seconds": 4, "exit-code": code})
+    )
     d.run_until(50)
-    assert d.trace("j") == [(0.0, "Pending", 0, "waiting"), (1.0, "Running", 0, "running"),
-                            (5.0, phase, 0, "terminated")]
+    assert d.trace("j") == [
+        (0.0, "Pending", 0, "waiting"),
+        (1.0, "Running", 0, "running"),
+        (5.0, phase, 0, "terminated"),
+    ]
     st = d.statuses["j"]
-    assert st["containerStatuses"][0]["state"] == {"terminated": {
-        "exitCode": code, "reason": reason, "startedAt": ts(1), "finishedAt": ts(5)}}
+    assert st["containerStatuses"][0]["state"] == {
+        "terminated": {"exitCode": code, "reason": reason, "startedAt": ts(1), "finishedAt": ts(5)}
+    }
     assert [(c["type"], c["status"], c.get("reason")) for c in st["conditions"]] == [
-        ("Initialized", "True", None), ("Ready", "False", "PodCompleted"),
-        ("ContainersReady", "False", "PodCompleted"), ("PodScheduled", "True", None)]
+        ("Initialized", "True", None),
+        ("Ready", "False", "PodCompleted"),
+        ("ContainersReady", "False", "PodCompleted"),
+        ("PodScheduled", "True", None),
+    ]
     assert d.host.kubelet("node-0").requested() == {"pods": 0}
 
 
@@ -72,8 +93,11 @@ def test_always_restarts_even_after_exit_zero(driver, pod):
     d = driver()
     d.send("ADDED", pod("svc", annotations={"run-seconds": 3}))
     d.run_until(14)
-    assert d.trace("svc") == [(0.0, "Running", 0, "running"), (3.0, "Running", 1, "waiting"),
-                              (13.0, "Running", 1, "running")]
+    assert d.trace("svc") == [
+        (0.0, "Running", 0, "running"),
+        (3.0, "Running", 1, "waiting"),
+        (13.0, "Running", 1, "running"),
+    ]
 
 
 def test_pending_and_running_statuses_in_full(driver, pod):
@@ -85,26 +109,52 @@ def test_pending_and_running_statuses_in_full(driver, pod):
         "phase": "Pending",
         "conditions": [
             {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": T0},
-            {"type": "Ready", "status": "False", "lastProbeTime": None, "lastTransitionTime": T0,
-             "reason": "ContainersNotReady", "message": "containers with unready status: [c]"},
-            {"type": "ContainersReady", "status": "False", "lastProbeTime": None, "lastTransitionTime": T0,
-             "reason": "ContainersNotReady", "message": "containers with unready status: [c]"},
+            {
+                "type": "Ready",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": T0,
+                "reason": "ContainersNotReady",
+                "message": "containers with unready status: [c]",
+            },
+            {
+                "type": "ContainersReady",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": T0,
+                "reason": "ContainersNotReady",
+                "message": "containers with unready status: [c]",
+            },
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": T0},
         ],
         "qosClass": "Burstable",
-        "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}],
-        "podIP": "10.128.0.1", "podIPs": [{"ip": "10.128.0.1"}],
+        "hostIP": "10.0.0.1",
+        "hostIPs": [{"ip": "10.0.0.1"}],
+        "podIP": "10.128.0.1",
+        "podIPs": [{"ip": "10.128.0.1"}],
         "startTime": T0,
-        "containerStatuses": [{"name": "c", "image": "busybox", "imageID": "", "ready": False, "started": False,
-                               "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}},
-                               "lastState": {}}],
+        "containerStatuses": [
+            {
+                "name": "c",
+                "image": "busybox",
+                "imageID": "",
+                "ready": False,
+                "started": False,
+                "restartCount": 0,
+                "state": {"waiting": {"reason": "ContainerCreating"}},
+                "lastState": {},
+            }
+        ],
     }
     d.run_until(3)
     running = d.statuses["web"]
     assert running["phase"] == "Running" and running["startTime"] == T0
     assert [(c["type"], c["status"], c["lastTransitionTime"]) for c in running["conditions"]] == [
-        ("Initialized", "True", T0), ("Ready", "True", ts(3)), ("ContainersReady", "True", ts(3)),
-        ("PodScheduled", "True", T0)]
+        ("Initialized", "True", T0),
+        ("Ready", "True", ts(3)),
+        ("ContainersReady", "True", ts(3)),
+        ("PodScheduled", "True", T0),
+    ]
     assert running["containerStatuses"][0]["state"] == {"running": {"startedAt": ts(3)}}
     assert running["containerStatuses"][0]["ready"] is True
     assert d.host.kubelet("node-0").cgroup_of(p["metadata"]["uid"])["parent"].startswith("kubepods/burstable/pod")
@@ -156,11 +206,11 @@ def test_shorter_grace_shortens_and_longer_does_not_extend(driver, pod, deleting
     p = pod("s", annotations={"stop-seconds": 60})
     d.send("ADDED", p)
     d.run_until(10)
-    d.send("MODIFIED", deleting(p, 30))   # would end at 40
+    d.send("MODIFIED", deleting(p, 30))  # would end at 40
     d.run_until(15)
-    d.send("MODIFIED", deleting(p, 10))   # shortened: ends at 10 + 10 = 20
+    d.send("MODIFIED", deleting(p, 10))  # shortened: ends at 10 + 10 = 20
     d.run_until(16)
-    d.send("MODIFIED", deleting(p, 30))   # never lengthened
+    d.send("MODIFIED", deleting(p, 30))  # never lengthened
     d.run_until(100)
     assert d.deletes == [(20.0, "s")]
     assert [e[2] for e in d.events] == ["Killing"]
@@ -187,11 +237,14 @@ def test_container_exiting_during_stop_ends_it(driver, pod, deleting):
     assert d.trace("s") == [(0.0, "Running", 0, "running")]
 
 
-@pytest.mark.parametrize("annotations, at", [
-    ({"start-seconds": 10}, 3),                       # pending
-    ({"run-seconds": 1, "exit-code": 1}, 5),          # in CrashLoopBackOff
-    ({"run-seconds": 1}, 0.5),                        # running, stop-seconds 0
-])
+@pytest.mark.parametrize(
+    "annotations, at",
+    [
+        ({"start-seconds": 10}, 3),  # pending
+        ({"run-seconds": 1, "exit-code": 1}, 5),  # in CrashLoopBackOff
+        ({"run-seconds": 1}, 0.5),  # running, stop-seconds 0
+    ],
+)
 def test_not_running_or_instant_stop_confirms_at_once(driver, pod, deleting, annotations, at):
     d = driver()
     p = pod("p", annotations=annotations)
@@ -236,7 +289,7 @@ def test_late_tick_keeps_scheduled_times(driver, pod):
     d.send("ADDED", pod("a", annotations={"start-seconds": 2, "run-seconds": 3}))
     d.host.tick(30.0)  # one coarse tick: start@2, exit@5, restart@15, exit@18 all happen
     st = d.host.drain().pod_status
-    (_, _, _, status), = st.values()
+    ((_, _, _, status),) = st.values()
     cs = status["containerStatuses"][0]
     assert cs["restartCount"] == 2 and cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
     assert cs["lastState"]["terminated"]["finishedAt"] == ts(18)
@@ -245,12 +298,19 @@ def test_late_tick_keeps_scheduled_times(driver, pod):
 
 def test_init_container_statuses(driver, pod):
     d = driver()
-    p = pod("i", init_containers=[{"name": "setup", "image": "alpine"},
-                                  {"name": "proxy", "image": "envoy", "restartPolicy": "Always"}])
+    p = pod(
+        "i",
+        init_containers=[
+            {"name": "setup", "image": "alpine"},
+            {"name": "proxy", "image": "envoy", "restartPolicy": "Always"},
+        ],
+    )
     d.send("ADDED", p)
     st = d.statuses["i"]
     assert [(s["name"], next(iter(s["state"])), s["ready"]) for s in st["initContainerStatuses"]] == [
-        ("setup", "terminated", False), ("proxy", "running", True)]
+        ("setup", "terminated", False),
+        ("proxy", "running", True),
+    ]
 
 
 def test_bad_annotation_runs_with_defaults(driver, pod):

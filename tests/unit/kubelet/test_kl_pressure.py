@@ -1,5 +1,6 @@
 """Usage-driven kubelet behaviour through a NodeHost: OOM kills, CPU throttling, the
 eviction manager's loop (order, grace, conditions, admission), and the pressure action."""
+
 from cluster.clock import rfc3339 as ts
 from cluster.kubelet.eviction import EVICTION_MONITORING_PERIOD
 
@@ -8,8 +9,13 @@ LEAK = "ramp(100Mi, 400Mi, 20s)"  # passes 256Mi 10.4 s after each start
 
 
 def _leaky(pod, name="leaky", policy=None):
-    return pod(name, requests={"memory": "128Mi"}, limits={"memory": "256Mi"}, restart_policy=policy,
-               annotations={"memory-usage": LEAK})
+    return pod(
+        name,
+        requests={"memory": "128Mi"},
+        limits={"memory": "256Mi"},
+        restart_policy=policy,
+        annotations={"memory-usage": LEAK},
+    )
 
 
 def _conditions(st):
@@ -18,6 +24,7 @@ def _conditions(st):
 
 # ---- OOM -------------------------------------------------------------------------------------
 
+
 def test_memory_above_limit_is_oom_killed_at_the_crossing_and_restarted_with_backoff(driver, pod):
     d = driver()
     d.send("ADDED", _leaky(pod))
@@ -25,15 +32,16 @@ def test_memory_above_limit_is_oom_killed_at_the_crossing_and_restarted_with_bac
     # (The kill is at the first instant usage exceeds 256Mi by a byte: 10.4 s plus 64 ns.)
     assert [(round(t, 6), *rest) for t, *rest in d.trace("leaky")] == [
         (0.0, "Running", 0, "running"),
-        (10.4, "Running", 1, "waiting"),    # OOM-killed, back-off 10 s
+        (10.4, "Running", 1, "waiting"),  # OOM-killed, back-off 10 s
         (20.4, "Running", 1, "running"),
-        (30.8, "Running", 2, "waiting"),    # back-off 20 s
+        (30.8, "Running", 2, "waiting"),  # back-off 20 s
         (50.8, "Running", 2, "running"),
     ]
     cs = d.statuses["leaky"]["containerStatuses"][0]  # running again, the last run's end kept
     assert cs["state"] == {"running": {"startedAt": ts(50.8)}}
-    assert cs["lastState"] == {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": ts(20.4),
-                                              "finishedAt": ts(30.8)}}
+    assert cs["lastState"] == {
+        "terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": ts(20.4), "finishedAt": ts(30.8)}
+    }
     reasons = [(round(t, 6), obj, r) for t, obj, r, _ in d.events]
     assert reasons[:2] == [(10.4, "node-0", "OOMKilling"), (10.4, "leaky", "BackOff")]
     # The OOM event is node-problem-detector's (the kubelet records none for a container).
@@ -84,6 +92,7 @@ def test_deleting_a_pod_cancels_its_oom(driver, pod, deleting):
 
 # ---- eviction --------------------------------------------------------------------------------
 
+
 def _pressure_node(config, **kubelet):
     base = {"evictionHard": {"memory.available": "500Mi"}, "evictionPressureTransitionPeriod": "30s"}
     return config(memory="8Gi", kubelet={**base, **kubelet})
@@ -94,9 +103,15 @@ def _workload(pod):
         out = pod(name, requests=requests, limits=limits, annotations={"memory-usage": usage})
         out["spec"]["priority"] = priority
         return out
+
     g = {"cpu": "500m", "memory": "1Gi"}
-    return [p("g1", "900Mi", g, g), p("g2", "900Mi", g, g), p("over", "1500Mi", {"memory": "512Mi"}),
-            p("be-low", "600Mi"), p("be-high", "800Mi", priority=1000)]
+    return [
+        p("g1", "900Mi", g, g),
+        p("g2", "900Mi", g, g),
+        p("over", "1500Mi", {"memory": "512Mi"}),
+        p("be-low", "600Mi"),
+        p("be-high", "800Mi", priority=1000),
+    ]
 
 
 def test_memory_pressure_evicts_one_pod_per_pass_in_upstream_order(driver, config, pod):
@@ -131,8 +146,10 @@ def test_evicted_pod_status(driver, config, pod):
     d.run_until(11)
     st = d.statuses["over"]
     assert st["phase"] == "Failed" and st["reason"] == "Evicted"
-    assert st["message"] == ("The node was low on resource: memory. Threshold quantity: 500Mi, available: 0. "
-                             "Container c was using 1500Mi, request is 512Mi, has larger consumption of memory. ")
+    assert st["message"] == (
+        "The node was low on resource: memory. Threshold quantity: 500Mi, available: 0. "
+        "Container c was using 1500Mi, request is 512Mi, has larger consumption of memory. "
+    )
     dt = next(c for c in st["conditions"] if c["type"] == "DisruptionTarget")
     assert (dt["status"], dt["reason"], dt["message"]) == ("True", "TerminationByKubelet", st["message"])
     # The container stopped on SIGTERM (stop-seconds 0 < grace 1 s): 128 + 15.
@@ -141,7 +158,10 @@ def test_evicted_pod_status(driver, config, pod):
     ev = next(e for e in d.raw_events if e["reason"] == "Evicted")
     assert (ev["type"], ev["message"], ev["source"]["component"]) == ("Warning", st["message"], "kubelet")
     assert {k: v for k, v in ev["metadata"]["annotations"].items() if k != "kubemu.io/time"} == {
-        "offending_containers": "c", "offending_containers_usage": "1500Mi", "starved_resource": "memory"}
+        "offending_containers": "c",
+        "offending_containers_usage": "1500Mi",
+        "starved_resource": "memory",
+    }
 
 
 def test_memory_pressure_refuses_best_effort_pods_unless_they_tolerate_it(driver, config, pod):
@@ -150,20 +170,31 @@ def test_memory_pressure_refuses_best_effort_pods_unless_they_tolerate_it(driver
     d.run_until(10)  # hog (BestEffort) is evicted at the 10 s pass; the condition stays
     d.send("ADDED", pod("be"))
     tolerant = pod("tolerant")
-    tolerant["spec"]["tolerations"] = [{"key": "node.kubernetes.io/memory-pressure", "operator": "Exists",
-                                        "effect": "NoSchedule"}]
+    tolerant["spec"]["tolerations"] = [
+        {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"}
+    ]
     d.send("ADDED", tolerant)
     d.send("ADDED", pod("burstable", memory="64Mi"))
     assert d.statuses["be"]["phase"] == "Failed"
     assert (d.statuses["be"]["reason"], d.statuses["be"]["message"]) == (
-        "Evicted", "Pod was rejected: The node had condition: [MemoryPressure]. ")
+        "Evicted",
+        "Pod was rejected: The node had condition: [MemoryPressure]. ",
+    )
     assert d.statuses["tolerant"]["phase"] == d.statuses["burstable"]["phase"] == "Running"
 
 
 def test_soft_threshold_evicts_only_after_its_grace_period(driver, config, pod):
-    d = driver(config(memory="4Gi", kubelet={
-        "evictionSoft": {"memory.available": "1Gi"}, "evictionSoftGracePeriod": {"memory.available": "30s"},
-        "evictionMaxPodGracePeriod": 10, "evictionPressureTransitionPeriod": "20s"}))
+    d = driver(
+        config(
+            memory="4Gi",
+            kubelet={
+                "evictionSoft": {"memory.available": "1Gi"},
+                "evictionSoftGracePeriod": {"memory.available": "30s"},
+                "evictionMaxPodGracePeriod": 10,
+                "evictionPressureTransitionPeriod": "20s",
+            },
+        )
+    )
     p = pod("hungry", memory="256Mi", annotations={"memory-usage": "1Gi", "stop-seconds": 30})
     d.send("ADDED", p)
     d.host.pressure("node-0", {"memory": int(2.5 * GI)}, 5.0, 60)
@@ -182,8 +213,10 @@ def test_pressure_ends_after_its_duration_and_the_loop_stops(driver, config, pod
     d.host.pressure("node-0", {"memory": 7900 * MI}, 0.0, 25)
     d.flush()
     d.run_until(200)
-    assert [(t, r) for t, _, r, _ in d.events] == [(10.0, "NodeHasInsufficientMemory"),
-                                                    (50.0, "NodeHasSufficientMemory")]
+    assert [(t, r) for t, _, r, _ in d.events] == [
+        (10.0, "NodeHasInsufficientMemory"),
+        (50.0, "NodeHasSufficientMemory"),
+    ]
     assert d.host.next_timer() == 210.0  # only the lease is left
 
 
@@ -205,5 +238,6 @@ def test_disk_and_pid_pressure(driver, config, pod):
     assert conds["DiskPressure"] == ("True", "KubeletHasDiskPressure")
     assert conds["PIDPressure"] == ("True", "KubeletHasInsufficientPID")
     assert d.statuses["a"]["reason"] == "Evicted"
-    assert d.statuses["a"]["message"].startswith("The node was low on resource: ephemeral-storage. "
-                                                 "Threshold quantity: 10Gi, available: 5Gi. ")
+    assert d.statuses["a"]["message"].startswith(
+        "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 5Gi. "
+    )

@@ -1,5 +1,6 @@
 """A restarted host's kubelets adopt the pods bound to their nodes (reconcile.py): what runs
 keeps running with its resources and remaining time, without status writes or events."""
+
 import copy
 
 from cluster.clock import rfc3339 as ts
@@ -48,7 +49,7 @@ def test_running_pods_keep_running_with_their_resources_and_remaining_time(drive
     k = d2.host.kubelet("node-0")
     assert (d2.log, d2.events, d2.deletes) == ([], [], [])  # nothing restarted, announced or written
     assert k.pods() == {p["metadata"]["uid"]: "Running" for p in (web, job, guaranteed)}
-    assert k.requested() == old.requested() == {"cpu": 2500, "memory": 2 * 1024 ** 3, "pods": 3}
+    assert k.requested() == old.requested() == {"cpu": 2500, "memory": 2 * 1024**3, "pods": 3}
     assert k.pod_resources(50) == old.pod_resources(50)  # cgroups per pod and container
     assert k.node_resources() == old.node_resources()  # the QoS cgroups (Burstable cpu shares)
 
@@ -57,8 +58,12 @@ def test_running_pods_keep_running_with_their_resources_and_remaining_time(drive
     st = d2.statuses["job"]
     assert st["startTime"] == ts(0)
     assert st["containerStatuses"][0]["state"]["terminated"] == {
-        "exitCode": 0, "reason": "Completed", "startedAt": ts(10), "finishedAt": ts(110)}
-    assert d2.trace("web") == [] and k.requested() == {"cpu": 2000, "memory": 2 * 1024 ** 3, "pods": 2}
+        "exitCode": 0,
+        "reason": "Completed",
+        "startedAt": ts(10),
+        "finishedAt": ts(110),
+    }
+    assert d2.trace("web") == [] and k.requested() == {"cpu": 2000, "memory": 2 * 1024**3, "pods": 2}
 
 
 def test_the_restarted_node_registers_again_and_posts_ready_status_and_lease(driver, config):
@@ -71,7 +76,9 @@ def test_the_restarted_node_registers_again_and_posts_ready_status_and_lease(dri
     assert [n["metadata"]["name"] for n in d2.node_creates] == ["node-0", "node-1"]  # the apiserver says 409
     ready = {name: [c for c in st["conditions"] if c["type"] == "Ready"][0] for _, name, st in d2.node_statuses}
     assert {n: (c["status"], c["lastHeartbeatTime"]) for n, c in ready.items()} == {
-        "node-0": ("True", ts(42)), "node-1": ("True", ts(42))}
+        "node-0": ("True", ts(42)),
+        "node-1": ("True", ts(42)),
+    }
     d2.run_until(52)
     assert d2.leases == [(42, "node-0", 42), (42, "node-1", 42), (52, "node-0", 52), (52, "node-1", 52)]
 
@@ -136,8 +143,11 @@ def test_a_crash_looping_pod_resumes_its_back_off(driver, pod, config):
     d2 = restarted(d, configs, 8, listed(d, crash))
     assert d2.log == [] and d2.events == []
     d2.run_until(41)
-    assert d2.trace("crash") == [(15.0, "Running", 1, "running"), (20.0, "Running", 2, "waiting"),
-                                 (40.0, "Running", 2, "running")]  # the back-off doubled to 20 s
+    assert d2.trace("crash") == [
+        (15.0, "Running", 1, "running"),
+        (20.0, "Running", 2, "waiting"),
+        (40.0, "Running", 2, "running"),
+    ]  # the back-off doubled to 20 s
 
 
 def test_a_run_that_ended_while_the_kubelet_was_down_ends_at_its_own_time(driver, pod, config):
@@ -175,8 +185,9 @@ def test_terminal_pods_are_remembered_and_terminating_ones_confirmed(driver, pod
 def test_exclusive_cpus_and_devices_are_allocated_again(driver, pod, config):
     cfg = config(cpu="4", reserved={"cpu": "500m"}, extra={GPU: "2"}, kubelet={"cpuManagerPolicy": "static"})
     d = driver(cfg)
-    pinned = pod("pinned", requests={"cpu": "2", "memory": "1Gi", GPU: "1"},
-                       limits={"cpu": "2", "memory": "1Gi", GPU: "1"})
+    pinned = pod(
+        "pinned", requests={"cpu": "2", "memory": "1Gi", GPU: "1"}, limits={"cpu": "2", "memory": "1Gi", GPU: "1"}
+    )
     d.send("ADDED", pinned)
     old = d.host.kubelet("node-0").pod_resources(1)[pinned["metadata"]["uid"]]
     assert old["exclusiveCpus"] and old["devices"] == {GPU: ["node-0-gpu-0"]}
@@ -193,9 +204,15 @@ def test_an_eviction_in_progress_finishes(driver, pod, config):
     victim = pod("victim", annotations={"stop-seconds": 10})
     d.send("ADDED", victim)
     (shown,) = listed(d, victim)
-    shown["status"]["conditions"].append({"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet",
-                                        "message": "The node was low on resource: memory.",
-                                        "lastTransitionTime": ts(45)})
+    shown["status"]["conditions"].append(
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "TerminationByKubelet",
+            "message": "The node was low on resource: memory.",
+            "lastTransitionTime": ts(45),
+        }
+    )
     d2 = restarted(d, configs, 50, [shown])
     st = d2.statuses["victim"]
     assert (st["phase"], st["reason"], st["message"]) == ("Failed", "Evicted", "The node was low on resource: memory.")
@@ -206,8 +223,12 @@ def test_an_eviction_in_progress_finishes(driver, pod, config):
 def test_an_adopted_pod_is_still_oom_killed_when_its_memory_passes_the_limit(driver, pod, config):
     configs = [config()]
     d = driver(*configs)
-    leak = pod("leak", restart_policy="Never", limits={"memory": "1Gi"},
-               annotations={"start-seconds": 5, "memory-usage": "ramp(0, 2Gi, 100s)"})  # 1Gi after 50 s
+    leak = pod(
+        "leak",
+        restart_policy="Never",
+        limits={"memory": "1Gi"},
+        annotations={"start-seconds": 5, "memory-usage": "ramp(0, 2Gi, 100s)"},
+    )  # 1Gi after 50 s
     d.send("ADDED", leak)
     d.run_until(20)
     d2 = restarted(d, configs, 20, listed(d, leak))

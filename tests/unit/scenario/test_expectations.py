@@ -1,19 +1,28 @@
 """Expectation timings and invariants, on a mirror fed by hand."""
+
 from cluster.scenario.expectations import Tracker
 from cluster.scenario.mirror import Mirror
 from cluster.scenario.schema import Expectation
 
 
 def node(name, cpu="2", pods="110"):
-    return {"kind": "Node", "metadata": {"name": name},
-            "status": {"allocatable": {"cpu": cpu, "memory": "4Gi", "pods": pods},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {
+            "allocatable": {"cpu": cpu, "memory": "4Gi", "pods": pods},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
 
 
 def pod(name, node_name="", phase="Pending", cpu="1", uid=None, labels=None):
-    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": uid or name, "labels": labels or {}},
-            "spec": {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
-            "status": {"phase": phase}}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": uid or name, "labels": labels or {}},
+        "spec": {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+        "status": {"phase": phase},
+    }
 
 
 def test_no_overcommit_counts_running_pods_only():
@@ -65,8 +74,12 @@ def test_within_decides_on_first_hold_or_after_deadline():
 
 def test_always_fails_at_first_violation_and_end_is_judged_at_finish():
     m = Mirror()
-    t = Tracker([exp(always=True, count={"kind": "Pod"}, atMost=1),
-                 exp(at="end", count={"kind": "Pod", "phase": "Running"}, equals=1)])
+    t = Tracker(
+        [
+            exp(always=True, count={"kind": "Pod"}, atMost=1),
+            exp(at="end", count={"kind": "Pod", "phase": "Running"}, equals=1),
+        ]
+    )
     m.apply("Pod", "ADDED", pod("a", "n1", "Running"), 0, 0)
     t.observe(m, 0)
     assert t.settled(m)  # the end expectation holds now
@@ -91,11 +104,20 @@ def test_label_selector_pod_expectation_needs_every_match():
 
 def test_event_expectation_matches_object_and_reason():
     m = Mirror()
-    ev = {"kind": "Event", "metadata": {"name": "e"}, "reason": "Scheduled", "type": "Normal",
-          "involvedObject": {"kind": "Pod", "namespace": "default", "name": "a"}}
+    ev = {
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "reason": "Scheduled",
+        "type": "Normal",
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "a"},
+    }
     m.apply("Event", "ADDED", ev, 0, 0)
-    t = Tracker([exp(within=1, event={"reason": "Scheduled", "object": "Pod/default/a"}, atLeast=1),
-                 exp(within=1, event={"reason": "Scheduled", "object": "Pod/default/b"}, atLeast=1)])
+    t = Tracker(
+        [
+            exp(within=1, event={"reason": "Scheduled", "object": "Pod/default/a"}, atLeast=1),
+            exp(within=1, event={"reason": "Scheduled", "object": "Pod/default/b"}, atLeast=1),
+        ]
+    )
     t.observe(m, 2)
     assert [v.ok for v in t.verdicts] == [True, False]
 

@@ -1,5 +1,6 @@
 """Every run checks every invariant: those a scenario does not ask for are added to its
 expectations (marked implicit in the report), and a broken one fails the run."""
+
 from cluster.scenario import report as reports
 from cluster.scenario.mirror import Mirror
 from cluster.scenario.runner import ScenarioRun
@@ -7,15 +8,21 @@ from cluster.scenario.schema import INVARIANTS, load
 
 
 def scenario(expect):
-    return load({"apiVersion": "kubemu.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "t"},
-                 "spec": {"cluster": {"nodes": [{"count": 1, "capacity": {"cpu": "1", "memory": "1Gi"}}]},
-                          "expect": expect}})
+    return load(
+        {
+            "apiVersion": "kubemu.io/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "t"},
+            "spec": {"cluster": {"nodes": [{"count": 1, "capacity": {"cpu": "1", "memory": "1Gi"}}]}, "expect": expect},
+        }
+    )
 
 
 def test_the_invariants_not_asked_for_are_added_once():
-    run = ScenarioRun(scenario([{"always": True, "invariant": "noOvercommit"},
-                                {"at": "end", "count": {"kind": "Node"}, "equals": 1}]))
-    added = [e.invariant for e in run.tracker.expectations[run.implicit_from:]]
+    run = ScenarioRun(
+        scenario([{"always": True, "invariant": "noOvercommit"}, {"at": "end", "count": {"kind": "Node"}, "equals": 1}])
+    )
+    added = [e.invariant for e in run.tracker.expectations[run.implicit_from :]]
     assert run.implicit_from == 2
     assert added == [n for n in INVARIANTS if n != "noOvercommit"]
 
@@ -25,9 +32,12 @@ def test_a_broken_implicit_invariant_fails_the_run_and_is_shown():
     m = Mirror()
     node = {"kind": "Node", "metadata": {"name": "node-0"}, "status": {"allocatable": {"cpu": "1", "pods": "110"}}}
     m.apply("Node", "ADDED", node, 0.0, 0.0)
-    pod = {"kind": "Pod", "metadata": {"namespace": "default", "name": "p", "uid": "u"},
-           "spec": {"nodeName": "node-0", "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]},
-           "status": {"phase": "Running"}}
+    pod = {
+        "kind": "Pod",
+        "metadata": {"namespace": "default", "name": "p", "uid": "u"},
+        "spec": {"nodeName": "node-0", "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]},
+        "status": {"phase": "Running"},
+    }
     m.apply("Pod", "ADDED", pod, 1.0, 0.0)
     run.observe(m, 1.0)
     run.finish(m, 2.0)
@@ -37,4 +47,6 @@ def test_a_broken_implicit_invariant_fails_the_run_and_is_shown():
     assert [e["spec"]["invariant"] for e in broken] == ["noOvercommit"] and broken[0]["implicit"]
     text = reports.summary(report)
     assert "FAIL [0] at 1.0s node node-0" in text
-    assert "invariants checked in every run hold: noDoubleBinding, cpusetsExclusive, devicesExclusive, noLostPods" in text
+    assert (
+        "invariants checked in every run hold: noDoubleBinding, cpusetsExclusive, devicesExclusive, noLostPods" in text
+    )

@@ -1,5 +1,6 @@
 """The kubelet-facing parts of scenarios: the cpusetsExclusive and devicesExclusive
 invariants, the pod and node fields issue 5 added, ``until`` and ``eventOrder``."""
+
 from cluster.scenario.expectations import Tracker, check
 from cluster.scenario.mirror import Mirror
 from cluster.scenario.podresources import cpuset_violations, device_violations
@@ -14,9 +15,16 @@ def exp(**kw):
 
 # ---- the invariants ---------------------------------------------------------------------------
 
+
 def test_cpusets_exclusive_holds_for_pinned_and_shared_pods():
-    pods = [("d/g2", "n1", "1-2"), ("d/g3", "n1", "3-5"), ("d/web", "n1", "0,6-7"), ("d/web2", "n1", "0,6-7"),
-            ("d/other", "n2", "1-2"), ("d/none", "n1", None)]
+    pods = [
+        ("d/g2", "n1", "1-2"),
+        ("d/g3", "n1", "3-5"),
+        ("d/web", "n1", "0,6-7"),
+        ("d/web2", "n1", "0,6-7"),
+        ("d/other", "n2", "1-2"),
+        ("d/none", "n1", None),
+    ]
     assert cpuset_violations(pods, {"n1": "0,6-7", "n2": "0,3-7"}) == []
 
 
@@ -24,7 +32,8 @@ def test_cpusets_exclusive_fails_on_overlapping_pins():
     pods = [("d/a", "n1", "1-2"), ("d/b", "n1", "2-3")]
     assert cpuset_violations(pods, {"n1": "0,4-7"}) == [
         "node n1: CPUs 2 of pod d/a (exclusive) are also in the cpuset of pod d/b",
-        "node n1: CPUs 2 of pod d/b (exclusive) are also in the cpuset of pod d/a"]
+        "node n1: CPUs 2 of pod d/b (exclusive) are also in the cpuset of pod d/a",
+    ]
 
 
 def test_cpusets_exclusive_fails_when_a_shared_pod_runs_on_a_pinned_cpu():
@@ -32,7 +41,8 @@ def test_cpusets_exclusive_fails_when_a_shared_pod_runs_on_a_pinned_cpu():
     # the shared pool, so from the data alone each of the two seems to pin it).
     assert cpuset_violations([("d/a", "n1", "3"), ("d/web", "n1", "0-3")], {"n1": "0-2"}) == [
         "node n1: CPUs 3 of pod d/a (exclusive) are also in the cpuset of pod d/web",
-        "node n1: CPUs 3 of pod d/web (exclusive) are also in the cpuset of pod d/a"]
+        "node n1: CPUs 3 of pod d/web (exclusive) are also in the cpuset of pod d/a",
+    ]
 
 
 def test_cpusets_exclusive_uses_the_kubelets_exclusive_cpus_and_checks_the_shared_pool():
@@ -40,7 +50,8 @@ def test_cpusets_exclusive_uses_the_kubelets_exclusive_cpus_and_checks_the_share
     pods = [("d/a", "n1", "3", "3"), ("d/web", "n1", "0-3", "")]
     assert cpuset_violations(pods, {"n1": "0-3"}) == [
         "node n1: CPUs 3 of pod d/a (exclusive) are also in the shared pool",
-        "node n1: CPUs 3 of pod d/a (exclusive) are also in the cpuset of pod d/web"]
+        "node n1: CPUs 3 of pod d/a (exclusive) are also in the cpuset of pod d/web",
+    ]
     assert cpuset_violations([("d/a", "n1", "3", "3"), ("d/web", "n1", "0-2", "")], {"n1": "0-2"}) == []
 
 
@@ -62,21 +73,27 @@ def test_devices_exclusive():
 
 
 def _pod(name, uid, node="n1", phase="Running", status=None):
-    return {"kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": uid},
-            "spec": {"nodeName": node, "containers": [{"name": "c"}]},
-            "status": {"phase": phase, **(status or {})}}
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": uid},
+        "spec": {"nodeName": node, "containers": [{"name": "c"}]},
+        "status": {"phase": phase, **(status or {})},
+    }
 
 
 def test_mirror_records_violations_from_the_pod_resources_view():
     m = Mirror()
     m.apply("Pod", "ADDED", _pod("a", "ua"), 0, 0)
     m.apply("Pod", "ADDED", _pod("b", "ub"), 0, 0)
-    view = {"ua": {"node": "n1", "cpuset": "1-2", "devices": {GPU: ["n1-gpu-0"]}},
-            "ub": {"node": "n1", "cpuset": "2", "devices": {GPU: ["n1-gpu-0"]}}}
+    view = {
+        "ua": {"node": "n1", "cpuset": "1-2", "devices": {GPU: ["n1-gpu-0"]}},
+        "ub": {"node": "n1", "cpuset": "2", "devices": {GPU: ["n1-gpu-0"]}},
+    }
     m.set_pod_resources(view, {"n1": {"sharedCpus": "0,3"}}, 5.0)
     m.set_pod_resources(view, {"n1": {"sharedCpus": "0,3"}}, 6.0)  # the same problems are not repeated
-    assert m.violations["devicesExclusive"] == ["at 5.0s device n1-gpu-0 (nvidia.com/gpu) is held by pods "
-                                                "default/a and default/b"]
+    assert m.violations["devicesExclusive"] == [
+        "at 5.0s device n1-gpu-0 (nvidia.com/gpu) is held by pods default/a and default/b"
+    ]
     assert len(m.violations["cpusetsExclusive"]) == 2
     ok, detail = check(exp(always=True, invariant="devicesExclusive"), m)
     assert not ok and "n1-gpu-0" in detail
@@ -84,14 +101,33 @@ def test_mirror_records_violations_from_the_pod_resources_view():
 
 # ---- pod and node fields ----------------------------------------------------------------------
 
+
 def test_pod_container_fields():
     m = Mirror()
-    cs = {"name": "c", "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
-          "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}
-    m.apply("Pod", "ADDED", _pod("leaky", "u1", status={"containerStatuses": [cs],
-                                                         "message": "Pod was rejected: x y"}), 0, 0)
-    assert check(exp(at="end", pod={"name": "leaky"}, restartCount={"atLeast": 2},
-                     terminationReason="OOMKilled", waitingReason="CrashLoopBackOff", message="x y"), m)[0]
+    cs = {
+        "name": "c",
+        "restartCount": 3,
+        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+        "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+    }
+    m.apply(
+        "Pod",
+        "ADDED",
+        _pod("leaky", "u1", status={"containerStatuses": [cs], "message": "Pod was rejected: x y"}),
+        0,
+        0,
+    )
+    assert check(
+        exp(
+            at="end",
+            pod={"name": "leaky"},
+            restartCount={"atLeast": 2},
+            terminationReason="OOMKilled",
+            waitingReason="CrashLoopBackOff",
+            message="x y",
+        ),
+        m,
+    )[0]
     assert not check(exp(at="end", pod={"name": "leaky"}, restartCount={"equals": 0}), m)[0]
     assert not check(exp(at="end", pod={"name": "leaky"}, terminationReason="Error"), m)[0]
 
@@ -99,11 +135,30 @@ def test_pod_container_fields():
 def test_pod_resource_fields():
     m = Mirror()
     m.apply("Pod", "ADDED", _pod("t", "u1"), 0, 0)
-    m.set_pod_resources({"u1": {"node": "n1", "cpuset": "1-2", "devices": {GPU: ["a", "b"]},
-                                "env": {"c": {"NVIDIA_VISIBLE_DEVICES": "a,b"}},
-                                "usage": {"cpuThrottled": True}}}, {}, 1.0)
-    assert check(exp(at="end", pod={"name": "t"}, cpuset="1-2", devices={GPU: 2},
-                     env={"NVIDIA_VISIBLE_DEVICES": "a,b"}, cpuThrottled=True), m)[0]
+    m.set_pod_resources(
+        {
+            "u1": {
+                "node": "n1",
+                "cpuset": "1-2",
+                "devices": {GPU: ["a", "b"]},
+                "env": {"c": {"NVIDIA_VISIBLE_DEVICES": "a,b"}},
+                "usage": {"cpuThrottled": True},
+            }
+        },
+        {},
+        1.0,
+    )
+    assert check(
+        exp(
+            at="end",
+            pod={"name": "t"},
+            cpuset="1-2",
+            devices={GPU: 2},
+            env={"NVIDIA_VISIBLE_DEVICES": "a,b"},
+            cpuThrottled=True,
+        ),
+        m,
+    )[0]
     assert check(exp(at="end", pod={"name": "t"}, env={"NVIDIA_VISIBLE_DEVICES": "*"}), m)[0]
     assert not check(exp(at="end", pod={"name": "t"}, env={"OTHER": "*"}), m)[0]
     assert not check(exp(at="end", pod={"name": "t"}, devices={GPU: 1}), m)[0]
@@ -111,21 +166,39 @@ def test_pod_resource_fields():
 
 def test_node_fields():
     m = Mirror()
-    node = {"kind": "Node", "metadata": {"name": "n1"},
-            "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]},
-            "status": {"capacity": {GPU: "4"}, "allocatable": {GPU: "3", "memory": "1Gi"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    node = {
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]},
+        "status": {
+            "capacity": {GPU: "4"},
+            "allocatable": {GPU: "3", "memory": "1Gi"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
     m.apply("Node", "ADDED", node, 0, 0)
-    assert check(exp(at="end", node="n1", allocatable={GPU: 3, "memory": "1024Mi"}, capacity={GPU: "4"},
-                     noTaint={"key": "node.kubernetes.io/memory-pressure"}), m)[0]
+    assert check(
+        exp(
+            at="end",
+            node="n1",
+            allocatable={GPU: 3, "memory": "1024Mi"},
+            capacity={GPU: "4"},
+            noTaint={"key": "node.kubernetes.io/memory-pressure"},
+        ),
+        m,
+    )[0]
     assert not check(exp(at="end", node="n1", noTaint={"key": "k"}), m)[0]
     assert not check(exp(at="end", node="n1", allocatable={GPU: 4}), m)[0]
 
 
 def _event(reason, name, t):
-    return {"kind": "Event", "reason": reason, "type": "Warning",
-            "involvedObject": {"kind": "Pod", "namespace": "default", "name": name},
-            "metadata": {"annotations": {"kubemu.io/time": str(t)}}}
+    return {
+        "kind": "Event",
+        "reason": reason,
+        "type": "Warning",
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": name},
+        "metadata": {"annotations": {"kubemu.io/time": str(t)}},
+    }
 
 
 def test_event_order():

@@ -1,16 +1,24 @@
 """noLostPods: a ReplicaSet short of pods for longer than the grace breaks the invariant."""
+
 from cluster.scenario.mirror import Mirror
 from cluster.scenario.ownership import LOST_GRACE, OwnedPods
 
 
 def rs(name="web", replicas=3, uid="rs-1"):
-    return {"kind": "ReplicaSet", "metadata": {"namespace": "default", "name": name, "uid": uid},
-            "spec": {"replicas": replicas}}
+    return {
+        "kind": "ReplicaSet",
+        "metadata": {"namespace": "default", "name": name, "uid": uid},
+        "spec": {"replicas": replicas},
+    }
 
 
 def pod(name, owner="rs-1", phase="Running", terminating=False, controller=True):
-    m = {"namespace": "default", "name": name, "uid": "u-" + name,
-         "ownerReferences": [{"kind": "ReplicaSet", "name": "web", "uid": owner, "controller": controller}]}
+    m = {
+        "namespace": "default",
+        "name": name,
+        "uid": "u-" + name,
+        "ownerReferences": [{"kind": "ReplicaSet", "name": "web", "uid": owner, "controller": controller}],
+    }
     if terminating:
         m["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     return {"kind": "Pod", "metadata": m, "spec": {"nodeName": "n-0"}, "status": {"phase": phase}}

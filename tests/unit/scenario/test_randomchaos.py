@@ -1,4 +1,5 @@
 """Random chaos: a seeded Poisson process of faults over the live nodes."""
+
 from cluster.scenario.chaos import ChaosSpec
 from cluster.scenario.randomchaos import RandomChaos
 

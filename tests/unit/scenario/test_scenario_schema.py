@@ -1,4 +1,5 @@
 """Scenario loading: defaults, repeats, overrides, and one-line errors for bad input."""
+
 import pathlib
 import subprocess
 import sys
@@ -16,8 +17,11 @@ def scenario(objects=(), **spec):
         "apiVersion": "kubemu.io/v1alpha1",
         "kind": "Scenario",
         "metadata": {"name": "t"},
-        "spec": {"cluster": {"nodes": [{"count": 1, "capacity": {"cpu": "2", "memory": "4Gi"}}]},
-                 "objects": list(objects), **spec},
+        "spec": {
+            "cluster": {"nodes": [{"count": 1, "capacity": {"cpu": "2", "memory": "4Gi"}}]},
+            "objects": list(objects),
+            **spec,
+        },
     }
 
 
@@ -54,19 +58,28 @@ def test_set_overrides_before_validation():
             "spec.objects[0].spec.priorityClassName: no PriorityClass with name gold was found",
         ),
         (
-            scenario([{"repeat": 2, "template": pod(containers=[{"name": "c", "resources": {"limits": {"memory": "1Q"}}}])}]),
+            scenario(
+                [{"repeat": 2, "template": pod(containers=[{"name": "c", "resources": {"limits": {"memory": "1Q"}}}])}]
+            ),
             'spec.objects[0].template.spec.containers[0].resources.limits.memory: "1Q" is not a quantity',
         ),
         (scenario(timeScale=0), "spec.timeScale: 0"),
         (scenario(duration="soon"), 'spec.duration: "soon"'),
         (scenario(bogus=1), "spec.bogus: unknown field"),
         (scenario(timeline=[{"at": "1s", "delete": {"nme": "p"}}]), "spec.timeline[0].delete.name: Required value"),
-        (scenario(expect=[{"within": "10s", "pod": {"name": "p"}, "phase": "Running", "always": True}]),
-         "spec.expect[0]: needs exactly one of within, always, until, at: end"),
-        (scenario(expect=[{"always": True, "invariant": "noFun"}]), 'spec.expect[0].invariant: "noFun" is not an invariant'),
+        (
+            scenario(expect=[{"within": "10s", "pod": {"name": "p"}, "phase": "Running", "always": True}]),
+            "spec.expect[0]: needs exactly one of within, always, until, at: end",
+        ),
+        (
+            scenario(expect=[{"always": True, "invariant": "noFun"}]),
+            'spec.expect[0].invariant: "noFun" is not an invariant',
+        ),
         (scenario(timeline=[{"at": "1s", "chaos": {"action": "explode"}}]), 'spec.timeline[0].chaos.action: "explode"'),
-        (scenario(expect=[{"at": "end", "count": {"labelSelector": "app in web"}, "equals": 1}]),
-         'spec.expect[0].count.labelSelector: "app in web"'),
+        (
+            scenario(expect=[{"at": "end", "count": {"labelSelector": "app in web"}, "equals": 1}]),
+            'spec.expect[0].count.labelSelector: "app in web"',
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_field_and_value(doc, message):
@@ -96,8 +109,12 @@ def test_shipped_scenarios_load(path):
 
 def test_cli_exits_nonzero_with_one_line_and_starts_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump(scenario([pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "250x"}}}])])))
-    out = subprocess.run([sys.executable, "-m", "actors.cli", "run", str(bad)], cwd=ROOT, capture_output=True, text=True)
+    bad.write_text(
+        yaml.safe_dump(scenario([pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "250x"}}}])]))
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "actors.cli", "run", str(bad)], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
         'kubemu: spec.objects[0].spec.containers[0].resources.requests.cpu: "250x" is not a quantity'

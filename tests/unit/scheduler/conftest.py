@@ -8,6 +8,7 @@ Test modules import them as ``from sched_builders import ...``: the tests tree h
 ``__init__.py`` files, so several ``conftest`` modules share one name; this module
 registers itself under a unique alias when pytest loads it (before any test module here).
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,13 +22,14 @@ from cluster.scheduler.cache import Cache
 class PodBuilder(dict):
     def __init__(self, name: str, namespace: str = "default", uid: str | None = None):
         super().__init__(
-            apiVersion="v1", kind="Pod",
+            apiVersion="v1",
+            kind="Pod",
             metadata={"name": name, "namespace": namespace, "uid": uid or f"uid-{namespace}-{name}"},
             spec={"schedulerName": "default-scheduler", "containers": []},
             status={"phase": "Pending"},
         )
 
-    def req(self, **requests) -> "PodBuilder":
+    def req(self, **requests) -> PodBuilder:
         """Add a container requesting ``requests`` (underscores allowed for dashes)."""
         reqs = {k.replace("_", "-"): v for k, v in requests.items()}
         c = {"name": f"c{len(self['spec']['containers'])}", "image": "x"}
@@ -36,69 +38,78 @@ class PodBuilder(dict):
         self["spec"]["containers"].append(c)
         return self
 
-    def ext(self, name: str, amount: str) -> "PodBuilder":
+    def ext(self, name: str, amount: str) -> PodBuilder:
         """Add a container requesting an extended resource (requests = limits)."""
-        self["spec"]["containers"].append({"name": f"c{len(self['spec']['containers'])}", "image": "x",
-                                           "resources": {"requests": {name: amount}, "limits": {name: amount}}})
+        self["spec"]["containers"].append(
+            {
+                "name": f"c{len(self['spec']['containers'])}",
+                "image": "x",
+                "resources": {"requests": {name: amount}, "limits": {name: amount}},
+            }
+        )
         return self
 
-    def node(self, node_name: str) -> "PodBuilder":
+    def node(self, node_name: str) -> PodBuilder:
         self["spec"]["nodeName"] = node_name
         return self
 
-    def prio(self, priority: int) -> "PodBuilder":
+    def prio(self, priority: int) -> PodBuilder:
         self["spec"]["priority"] = priority
         return self
 
-    def nominated(self, node_name: str) -> "PodBuilder":
+    def nominated(self, node_name: str) -> PodBuilder:
         self["status"]["nominatedNodeName"] = node_name
         return self
 
-    def phase(self, phase: str) -> "PodBuilder":
+    def phase(self, phase: str) -> PodBuilder:
         self["status"]["phase"] = phase
         return self
 
-    def scheduler(self, name: str) -> "PodBuilder":
+    def scheduler(self, name: str) -> PodBuilder:
         self["spec"]["schedulerName"] = name
         return self
 
-    def terminating(self) -> "PodBuilder":
+    def terminating(self) -> PodBuilder:
         self["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
         return self
 
-    def label(self, key: str, value: str) -> "PodBuilder":
+    def label(self, key: str, value: str) -> PodBuilder:
         self["metadata"].setdefault("labels", {})[key] = value
         return self
 
-    def toleration(self, key: str = "", operator: str = "Equal", value: str = "", effect: str = "",
-                   seconds: int | None = None) -> "PodBuilder":
+    def toleration(
+        self, key: str = "", operator: str = "Equal", value: str = "", effect: str = "", seconds: int | None = None
+    ) -> PodBuilder:
         t = {"key": key, "operator": operator, "value": value, "effect": effect}
         if seconds is not None:
             t["tolerationSeconds"] = seconds
         self["spec"].setdefault("tolerations", []).append(t)
         return self
 
-    def node_selector(self, **labels) -> "PodBuilder":
+    def node_selector(self, **labels) -> PodBuilder:
         self["spec"].setdefault("nodeSelector", {}).update(labels)
         return self
 
     def _affinity(self, kind: str) -> dict:
         return self["spec"].setdefault("affinity", {}).setdefault(kind, {})
 
-    def node_affinity(self, *terms: dict) -> "PodBuilder":
+    def node_affinity(self, *terms: dict) -> PodBuilder:
         """Required node affinity: each term is a NodeSelectorTerm (ORed)."""
         req = self._affinity("nodeAffinity").setdefault(
-            "requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []})
+            "requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []}
+        )
         req["nodeSelectorTerms"].extend(terms)
         return self
 
-    def preferred_node_affinity(self, weight: int, term: dict) -> "PodBuilder":
+    def preferred_node_affinity(self, weight: int, term: dict) -> PodBuilder:
         self._affinity("nodeAffinity").setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
-            {"weight": weight, "preference": term})
+            {"weight": weight, "preference": term}
+        )
         return self
 
-    def pod_affinity(self, topology_key: str, selector: dict, weight: int | None = None, anti: bool = False,
-                     **term_fields) -> "PodBuilder":
+    def pod_affinity(
+        self, topology_key: str, selector: dict, weight: int | None = None, anti: bool = False, **term_fields
+    ) -> PodBuilder:
         """A required (weight None) or preferred inter-pod (anti-)affinity term.
         ``selector`` is a metav1.LabelSelector; extra fields (namespaces,
         namespaceSelector) go into the PodAffinityTerm."""
@@ -108,24 +119,33 @@ class PodBuilder(dict):
             section.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
         else:
             section.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
-                {"weight": weight, "podAffinityTerm": term})
+                {"weight": weight, "podAffinityTerm": term}
+            )
         return self
 
-    def pod_anti_affinity(self, topology_key: str, selector: dict, weight: int | None = None,
-                          **term_fields) -> "PodBuilder":
+    def pod_anti_affinity(
+        self, topology_key: str, selector: dict, weight: int | None = None, **term_fields
+    ) -> PodBuilder:
         return self.pod_affinity(topology_key, selector, weight, anti=True, **term_fields)
 
-    def spread(self, topology_key: str, max_skew: int = 1, when: str = "DoNotSchedule",
-               selector: dict | None = None, **fields) -> "PodBuilder":
+    def spread(
+        self, topology_key: str, max_skew: int = 1, when: str = "DoNotSchedule", selector: dict | None = None, **fields
+    ) -> PodBuilder:
         """A topologySpreadConstraint; extra fields (minDomains, nodeAffinityPolicy,
         nodeTaintsPolicy, matchLabelKeys) are passed through."""
-        c = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when,
-             "labelSelector": selector if selector is not None else {"matchLabels": dict(self["metadata"].get("labels") or {})},
-             **fields}
+        c = {
+            "maxSkew": max_skew,
+            "topologyKey": topology_key,
+            "whenUnsatisfiable": when,
+            "labelSelector": selector
+            if selector is not None
+            else {"matchLabels": dict(self["metadata"].get("labels") or {})},
+            **fields,
+        }
         self["spec"].setdefault("topologySpreadConstraints", []).append(c)
         return self
 
-    def host_port(self, port: int, protocol: str = "TCP", ip: str = "", init: bool = False) -> "PodBuilder":
+    def host_port(self, port: int, protocol: str = "TCP", ip: str = "", init: bool = False) -> PodBuilder:
         group = "initContainers" if init else "containers"
         containers = self["spec"].setdefault(group, [])
         if not containers:
@@ -136,52 +156,59 @@ class PodBuilder(dict):
         containers[-1].setdefault("ports", []).append(p)
         return self
 
-    def image(self, *images: str) -> "PodBuilder":
+    def image(self, *images: str) -> PodBuilder:
         """One container per image."""
         for img in images:
             self["spec"]["containers"].append({"name": f"c{len(self['spec']['containers'])}", "image": img})
         return self
 
-    def copy_(self) -> "PodBuilder":
+    def copy_(self) -> PodBuilder:
         import copy
+
         return copy.deepcopy(self)
 
 
 class NodeBuilder(dict):
     def __init__(self, name: str):
-        super().__init__(apiVersion="v1", kind="Node", metadata={"name": name, "labels": {}},
-                         spec={}, status={"allocatable": {"pods": "110"}})
+        super().__init__(
+            apiVersion="v1",
+            kind="Node",
+            metadata={"name": name, "labels": {}},
+            spec={},
+            status={"allocatable": {"pods": "110"}},
+        )
 
-    def alloc(self, **resources) -> "NodeBuilder":
+    def alloc(self, **resources) -> NodeBuilder:
         self["status"]["allocatable"].update({k.replace("_", "-"): v for k, v in resources.items()})
         return self
 
-    def ext(self, name: str, amount: str) -> "NodeBuilder":
+    def ext(self, name: str, amount: str) -> NodeBuilder:
         self["status"]["allocatable"][name] = amount
         return self
 
-    def label(self, key: str, value: str) -> "NodeBuilder":
+    def label(self, key: str, value: str) -> NodeBuilder:
         self["metadata"]["labels"][key] = value
         return self
 
-    def taint(self, key: str, effect: str = "NoSchedule", value: str = "") -> "NodeBuilder":
+    def taint(self, key: str, effect: str = "NoSchedule", value: str = "") -> NodeBuilder:
         self["spec"].setdefault("taints", []).append({"key": key, "value": value, "effect": effect})
         return self
 
-    def unschedulable(self) -> "NodeBuilder":
+    def unschedulable(self) -> NodeBuilder:
         self["spec"]["unschedulable"] = True
         return self
 
-    def image(self, size_bytes: int, *names: str) -> "NodeBuilder":
+    def image(self, size_bytes: int, *names: str) -> NodeBuilder:
         self["status"].setdefault("images", []).append({"names": list(names), "sizeBytes": size_bytes})
         return self
 
-    def heartbeat(self, t: str) -> "NodeBuilder":
+    def heartbeat(self, t: str) -> NodeBuilder:
         self["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": t}]
         return self
 
-    def copy_(self) -> "NodeBuilder":
+    def copy_(self) -> NodeBuilder:
         import copy
+
         return copy.deepcopy(self)
 
 
@@ -215,6 +242,7 @@ def make_scheduler(nodes=(), pods=(), now: float = 0.0, seed: int = 0, **config)
 def bound(pod: dict, node_name: str) -> dict:
     """The object the watch delivers once ``pod`` is bound to ``node_name``."""
     import copy
+
     out = copy.deepcopy(pod)
     out["spec"]["nodeName"] = node_name
     return out

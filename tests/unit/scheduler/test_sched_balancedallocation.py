@@ -1,4 +1,5 @@
 """NodeResourcesBalancedAllocation: fractions of actual requests, std, best-effort Skip, args."""
+
 from __future__ import annotations
 
 import math
@@ -39,28 +40,58 @@ CASES = [
     # fractions 0.25, 0.2: std 0.025, (1 - 0.025) * 100 = 97.5
     ("two fractions", make_node("n", cpu="4", memory="10000"), [], dict(cpu="1", memory="2000"), {}, 97),
     # 0.75, 0.2 with the bound pod's actual requests
-    ("counts bound pods", make_node("n", cpu="4", memory="10000"), [dict(cpu="2", memory="1000")],
-     dict(cpu="1", memory="1000"), {}, 72),
+    (
+        "counts bound pods",
+        make_node("n", cpu="4", memory="10000"),
+        [dict(cpu="2", memory="1000")],
+        dict(cpu="1", memory="1000"),
+        {},
+        72,
+    ),
     # cpu capped at 1, memory 0.5
     ("fraction capped at 1", make_node("n", cpu="1", memory="10000"), [], dict(cpu="2", memory="5000"), {}, 75),
     # memory 0 requested still counts as a fraction 0: std (0.25 - 0) / 2
     ("a zero request still a fraction", make_node("n", cpu="4", memory="10000"), [], dict(cpu="1"), {}, 87),
     # actual requests: a bound pod without requests adds nothing (no 100m/200Mi defaults)
-    ("no non-zero defaults", make_node("n", cpu="4", memory="10000"), [dict(), dict()], dict(cpu="1", memory="2500"),
-     {}, 100),
+    (
+        "no non-zero defaults",
+        make_node("n", cpu="4", memory="10000"),
+        [dict(), dict()],
+        dict(cpu="1", memory="2500"),
+        {},
+        100,
+    ),
     # only cpu allocatable: one fraction, std 0
     ("node without memory", make_node("n", cpu="4", memory="0"), [], dict(cpu="1", memory="100"), {}, 100),
     # the two-fraction shortcut truncates differently from the generic std here (55 vs 54)
     ("two-fraction shortcut", make_node("n", cpu="100m", memory="100"), [], dict(cpu="3m", memory="93"), {}, 55),
     # 0.5, 0.25, 0.5: mean 5/12, std sqrt(((1/12)^2 * 2 + (1/6)^2) / 3) = 0.1179
-    ("three resources", make_node("n", cpu="4", memory="10000").ext(GPU, "4"), [],
-     dict(cpu="2", memory="2500", **{GPU: "2"}), {"resources": CPU_MEM_GPU}, 88),
+    (
+        "three resources",
+        make_node("n", cpu="4", memory="10000").ext(GPU, "4"),
+        [],
+        dict(cpu="2", memory="2500", **{GPU: "2"}),
+        {"resources": CPU_MEM_GPU},
+        88,
+    ),
     # an extended resource the pod does not request is left out: 0.5, 0.25
-    ("unrequested extended resource left out", make_node("n", cpu="4", memory="10000").ext(GPU, "4"), [],
-     dict(cpu="2", memory="2500"), {"resources": CPU_MEM_GPU}, 87),
+    (
+        "unrequested extended resource left out",
+        make_node("n", cpu="4", memory="10000").ext(GPU, "4"),
+        [],
+        dict(cpu="2", memory="2500"),
+        {"resources": CPU_MEM_GPU},
+        87,
+    ),
     # ephemeral-storage is not scalar: counted with fraction 0 though not requested; 0.25, 0.5, 0
-    ("ephemeral-storage counted unrequested", make_node("n", cpu="4", memory="10000").alloc(ephemeral_storage="10Gi"),
-     [], dict(cpu="1", memory="5000"), {"resources": CPU_MEM_EPH}, 79),
+    (
+        "ephemeral-storage counted unrequested",
+        make_node("n", cpu="4", memory="10000").alloc(ephemeral_storage="10Gi"),
+        [],
+        dict(cpu="1", memory="5000"),
+        {"resources": CPU_MEM_EPH},
+        79,
+    ),
 ]
 
 
@@ -72,28 +103,35 @@ def test_scores(node, existing, reqs, args, expected):
     assert scores == [expected]
 
 
-@pytest.mark.parametrize("reqs,args", [
-    (dict(), {}),
-    (dict(cpu="0", memory="0"), {}),
-    (dict(ephemeral_storage="1Gi"), {}),  # requests nothing among cpu and memory
-], ids=["no requests", "explicit zeros", "only other resources"])
+@pytest.mark.parametrize(
+    "reqs,args",
+    [
+        (dict(), {}),
+        (dict(cpu="0", memory="0"), {}),
+        (dict(ephemeral_storage="1Gi"), {}),  # requests nothing among cpu and memory
+    ],
+    ids=["no requests", "explicit zeros", "only other resources"],
+)
 def test_best_effort_pods_skip(reqs, args):
     status, _ = run([make_node("n")], make_pod("p").req(**reqs), **args)
     assert status.code == Code.SKIP
 
 
 def test_pod_requesting_only_a_configured_extended_resource_is_scored():
-    status, scores = run([make_node("n", cpu="4", memory="10000").ext(GPU, "4")], make_pod("p").ext(GPU, "2"),
-                         resources=CPU_MEM_GPU)
+    status, scores = run(
+        [make_node("n", cpu="4", memory="10000").ext(GPU, "4")], make_pod("p").ext(GPU, "2"), resources=CPU_MEM_GPU
+    )
     # fractions 0, 0, 0.5
     assert status.is_success() and scores == [int((1 - math.sqrt((2 * (1 / 6) ** 2 + (1 / 3) ** 2) / 3)) * 100)]
 
 
 def test_nodes_with_different_resource_sets_in_one_vector():
-    nodes = [make_node("a", cpu="100m", memory="100").ext(GPU, "4"),  # three fractions
-             make_node("b", cpu="100m", memory="100"),  # two: the shortcut must still apply
-             make_node("c", cpu="100m", memory="0"),  # one
-             make_node("d", cpu="0", memory="0")]  # none
+    nodes = [
+        make_node("a", cpu="100m", memory="100").ext(GPU, "4"),  # three fractions
+        make_node("b", cpu="100m", memory="100"),  # two: the shortcut must still apply
+        make_node("c", cpu="100m", memory="0"),  # one
+        make_node("d", cpu="0", memory="0"),
+    ]  # none
     status, scores = run(nodes, make_pod("p").req(cpu="3m", memory="93", **{GPU: "1"}), resources=CPU_MEM_GPU)
     assert status.is_success()
     assert scores == [reference([0.03, 0.93, 0.25]), 55, 100, 100]
@@ -135,18 +173,22 @@ def test_score_without_pre_score():
     c = Cache()
     c.add_node(make_node("n", cpu="4", memory="10000"))
     snap, plugin = c.snapshot(), NodeResourcesBalancedAllocation()
-    assert plugin.score(CycleState(), c.new_pod_info(make_pod("p").req(cpu="1", memory="2000")), snap,
-                        np.arange(1)).tolist() == [97]
+    assert plugin.score(
+        CycleState(), c.new_pod_info(make_pod("p").req(cpu="1", memory="2000")), snap, np.arange(1)
+    ).tolist() == [97]
     assert plugin.score(CycleState(), c.new_pod_info(make_pod("q")), snap, np.arange(1)).tolist() == [0]
 
 
-@pytest.mark.parametrize("args,match", [
-    ({"bogus": 1}, "unknown arguments"),
-    ({"resources": [{"name": "cpu", "weight": 2}]}, r"resources\[0\]\.weight: must be 1"),
-    ({"resources": [{"name": "cpu"}, {"name": "cpu"}]}, r"resources\[1\]\.name: duplicate"),
-    ({"resources": [{"weight": 1}]}, r"resources\[0\]\.name is required"),
-    ({"resources": [{"name": "cpu", "wieght": 1}]}, r"resources\[0\] has unknown fields"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        ({"bogus": 1}, "unknown arguments"),
+        ({"resources": [{"name": "cpu", "weight": 2}]}, r"resources\[0\]\.weight: must be 1"),
+        ({"resources": [{"name": "cpu"}, {"name": "cpu"}]}, r"resources\[1\]\.name: duplicate"),
+        ({"resources": [{"weight": 1}]}, r"resources\[0\]\.name is required"),
+        ({"resources": [{"name": "cpu", "wieght": 1}]}, r"resources\[0\] has unknown fields"),
+    ],
+)
 def test_bad_arguments(args, match):
     with pytest.raises(ValueError, match=match):
         NodeResourcesBalancedAllocation(args)

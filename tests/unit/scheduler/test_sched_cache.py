@@ -1,4 +1,5 @@
 """Scheduler cache: node arrays, swap-remove, ghosts, assume/confirm/forget/expiry, releases."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,7 +7,7 @@ from sched_builders import make_node, make_pod
 
 from cluster.scheduler.cache import Cache
 
-GI = 1024 ** 3
+GI = 1024**3
 
 
 def row(c: Cache, name: str) -> dict:
@@ -14,8 +15,9 @@ def row(c: Cache, name: str) -> dict:
     snap = c.snapshot()
     i = snap.index_of(name)
     return {
-        "requested": {col: int(snap.requested[i, j])
-                      for j, col in enumerate(snap.column_names) if snap.requested[i, j]},
+        "requested": {
+            col: int(snap.requested[i, j]) for j, col in enumerate(snap.column_names) if snap.requested[i, j]
+        },
         "nonzero": tuple(int(x) for x in snap.nonzero_requested[i]),
         "pods": int(snap.pod_count[i]),
         "allowed": int(snap.allowed_pods[i]),
@@ -42,14 +44,18 @@ def test_node_without_pods_allocatable_admits_none():
     assert row(c, "n1")["allowed"] == 0
 
 
-@pytest.mark.parametrize("change,expected", [
-    (lambda n: n.heartbeat("2026-01-01T00:00:10Z"), set()),
-    (lambda n: n.alloc(cpu="8"), {"allocatable"}),
-    (lambda n: n.label("zone", "a"), {"labels"}),
-    (lambda n: n.taint("dedicated"), {"taints"}),
-    (lambda n: n.unschedulable(), {"unschedulable"}),
-    (lambda n: n.alloc(cpu="8").label("zone", "a"), {"allocatable", "labels"}),
-], ids=["heartbeat", "allocatable", "labels", "taints", "unschedulable", "two aspects"])
+@pytest.mark.parametrize(
+    "change,expected",
+    [
+        (lambda n: n.heartbeat("2026-01-01T00:00:10Z"), set()),
+        (lambda n: n.alloc(cpu="8"), {"allocatable"}),
+        (lambda n: n.label("zone", "a"), {"labels"}),
+        (lambda n: n.taint("dedicated"), {"taints"}),
+        (lambda n: n.unschedulable(), {"unschedulable"}),
+        (lambda n: n.alloc(cpu="8").label("zone", "a"), {"allocatable", "labels"}),
+    ],
+    ids=["heartbeat", "allocatable", "labels", "taints", "unschedulable", "two aspects"],
+)
 def test_update_node_reports_relevant_changes(change, expected):
     c = Cache()
     node = make_node("n1").heartbeat("2026-01-01T00:00:00Z")
@@ -98,8 +104,12 @@ def test_bound_pod_counts_requests_and_nonzero():
     c.add_node(make_node("n1"))
     c.add_pod(make_pod("a").req(cpu="250m", memory="1Gi").node("n1"))
     c.add_pod(make_pod("b").req().node("n1"))  # no requests: 0 requested, 100m/200Mi non-zero
-    assert row(c, "n1") == {"requested": {"cpu": 250, "memory": GI},
-                            "nonzero": (350, GI + 200 * 1024 * 1024), "pods": 2, "allowed": 110}
+    assert row(c, "n1") == {
+        "requested": {"cpu": 250, "memory": GI},
+        "nonzero": (350, GI + 200 * 1024 * 1024),
+        "pods": 2,
+        "allowed": 110,
+    }
 
 
 def test_assume_then_confirm():

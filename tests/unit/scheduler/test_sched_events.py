@@ -1,4 +1,5 @@
 """Scheduler-level queue behaviour: backoff in cycles, event-driven moves, gates, wakeups."""
+
 from __future__ import annotations
 
 from sched_builders import bound, make_node, make_pod, make_scheduler
@@ -13,8 +14,10 @@ def test_pod_that_fits_nowhere_is_scheduled_when_a_fitting_node_is_added():
     s = make_scheduler([make_node("small", cpu="1")], [make_pod("big").req(cpu="2")])
     out = s.schedule(0.0)
     assert out.binds == [] and s.queue.unschedulable_count() == 1
-    assert out.events[0]["message"] == ("0/1 nodes are available: 1 Insufficient cpu."
-                                        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
+    assert out.events[0]["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
     s.on_node("ADDED", make_node("large", cpu="4"), 5.0)  # after the pod's 1 s backoff
     assert s.queue.active_count() == 1
     assert s.schedule(5.0).binds == [("default", "big", "uid-default-big", "large")]
@@ -74,6 +77,7 @@ def test_next_wakeup_includes_assumed_pod_expiry():
 
 # ---- assigned-pod events ---------------------------------------------------------------
 
+
 def affinity_pod():
     return make_pod("follower").pod_affinity("kubernetes.io/hostname", {"matchLabels": {"app": "db"}})
 
@@ -116,6 +120,7 @@ def _fail_all(s, now):
 
 # ---- namespaces ------------------------------------------------------------------------
 
+
 def test_namespace_labels_are_kept_for_namespace_selectors():
     s = make_scheduler()
     ns = {"kind": "Namespace", "metadata": {"name": "team-a", "labels": {"team": "a"}}}
@@ -126,6 +131,7 @@ def test_namespace_labels_are_kept_for_namespace_selectors():
 
 
 # ---- scheduling gates ------------------------------------------------------------------
+
 
 def gated(name="g"):
     p = make_pod(name)
@@ -152,6 +158,7 @@ def test_gate_plugin_disabled_lets_gated_pods_through():
 
 # ---- PreBind and Bind ------------------------------------------------------------------
 
+
 class FailingPreBind(PreBindPlugin):
     NAME = "FailingPreBind"
 
@@ -164,8 +171,12 @@ class FailingPreBind(PreBindPlugin):
 
 def _with_prebind(fail):
     specs = DEFAULT_PLUGINS + (PluginSpec("FailingPreBind", args={"fail": fail}),)
-    return make_scheduler([make_node("n1")], [make_pod("a")], profiles=(ProfileConfig(plugins=specs),),
-                          registry=Registry({"FailingPreBind": FailingPreBind}))
+    return make_scheduler(
+        [make_node("n1")],
+        [make_pod("a")],
+        profiles=(ProfileConfig(plugins=specs),),
+        registry=Registry({"FailingPreBind": FailingPreBind}),
+    )
 
 
 def test_prebind_failure_forgets_the_pod_and_backs_off():
@@ -216,6 +227,7 @@ def test_assigned_pod_status_update_moves_nothing():
 
 def test_relabel_while_the_bind_is_in_flight_is_indexed():
     from cluster.api.selectors import LabelSelector
+
     s = make_scheduler([make_node("n1")], [make_pod("a").label("app", "old")])
     assert [b[1] for b in s.schedule(0.0).binds] == ["a"]
     s.on_pod("MODIFIED", make_pod("a").label("app", "new"), 0.5)  # still pending in the API
@@ -256,8 +268,10 @@ def test_pod_narrowed_to_a_missing_node_waits_for_a_node_event():
     pod = make_pod("p").node_affinity({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]})
     s = make_scheduler([make_node("n1")], [pod])
     out = s.schedule(0.0)
-    assert out.events[0]["message"] == ("0/1 nodes are available: 1 node is filtered out by the prefilter result."
-                                        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+    assert out.events[0]["message"] == (
+        "0/1 nodes are available: 1 node is filtered out by the prefilter result."
+        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
     assert s.queue.in_unschedulable("uid-default-p")
     assert s.queue.get("uid-default-p").unschedulable_plugins == {"NodeAffinity"}
     s.on_node("ADDED", make_node("n2"), 5.0)

@@ -1,4 +1,5 @@
 """Framework: registry, profiles, extension points, statuses, diagnosis attribution."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +8,18 @@ from sched_builders import make_node, make_pod, make_scheduler
 
 from cluster.scheduler import PluginSpec, ProfileConfig, Registry, Scheduler, SchedulerConfig
 from cluster.scheduler.framework import (
-    BindPlugin, ClusterEvent, FilterPlugin, FilterResult, PermitPlugin, PluginError, PreFilterPlugin,
-    PreFilterResult, QueueSortPlugin, ReservePlugin, ScorePlugin)
+    BindPlugin,
+    ClusterEvent,
+    FilterPlugin,
+    FilterResult,
+    PermitPlugin,
+    PluginError,
+    PreFilterPlugin,
+    PreFilterResult,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
 from cluster.scheduler.plugins import DEFAULT_PLUGINS, default_registry
 from cluster.scheduler.status import SKIP, SUCCESS, Code, Diagnosis, Rejection, Status
 
@@ -46,6 +57,7 @@ class PreferNode(ScorePlugin):
 
 class Scripted(PreFilterPlugin, ReservePlugin, PermitPlugin, BindPlugin):
     """Returns whatever the test configured at each point, and records what ran."""
+
     NAME = "Scripted"
 
     def __init__(self, args=None, handle=None):
@@ -104,6 +116,7 @@ def failure(out):
 
 # ---- registry and profiles -----------------------------------------------------------
 
+
 def test_registry_rejects_duplicates_and_unknown_names():
     r = default_registry()
     with pytest.raises(ValueError, match="already registered"):
@@ -115,22 +128,31 @@ def test_registry_rejects_duplicates_and_unknown_names():
     assert {"DefaultBinder", "NodeResourcesFit", "PrioritySort", "SchedulingGates"} <= set(r.names())
 
 
-@pytest.mark.parametrize("profiles,match", [
-    ((ProfileConfig(plugins=(PluginSpec("NodeResourcesFit"),)),), "no QueueSort"),
-    ((ProfileConfig(plugins=(PluginSpec("PrioritySort"), PluginSpec("OtherSort"))),), "only one QueueSort"),
-    ((ProfileConfig(plugins=DEFAULT_PLUGINS + (PluginSpec("NodeResourcesFit"),)),), "enabled twice"),
-    ((ProfileConfig(plugins=(PluginSpec("PrioritySort"), PluginSpec("Missing"))),), "not registered"),
-    ((ProfileConfig(), ProfileConfig()), "used twice"),
-    ((ProfileConfig(), ProfileConfig("b", plugins=(PluginSpec("OtherSort"), BINDER))), "same QueueSort"),
-    ((ProfileConfig(plugins=(PluginSpec("PrioritySort"),)),), "no Bind plugin"),
-])
+@pytest.mark.parametrize(
+    "profiles,match",
+    [
+        ((ProfileConfig(plugins=(PluginSpec("NodeResourcesFit"),)),), "no QueueSort"),
+        ((ProfileConfig(plugins=(PluginSpec("PrioritySort"), PluginSpec("OtherSort"))),), "only one QueueSort"),
+        ((ProfileConfig(plugins=DEFAULT_PLUGINS + (PluginSpec("NodeResourcesFit"),)),), "enabled twice"),
+        ((ProfileConfig(plugins=(PluginSpec("PrioritySort"), PluginSpec("Missing"))),), "not registered"),
+        ((ProfileConfig(), ProfileConfig()), "used twice"),
+        ((ProfileConfig(), ProfileConfig("b", plugins=(PluginSpec("OtherSort"), BINDER))), "same QueueSort"),
+        ((ProfileConfig(plugins=(PluginSpec("PrioritySort"),)),), "no Bind plugin"),
+    ],
+)
 def test_bad_profiles(profiles, match):
     with pytest.raises(ValueError, match=match):
         Scheduler(SchedulerConfig(profiles=profiles, registry=EXTRA))
 
 
-@pytest.mark.parametrize("kw", [dict(percentage_of_nodes_to_score=101),
-                                dict(profiles=(ProfileConfig(percentage_of_nodes_to_score=-1),)), dict(profiles=())])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(percentage_of_nodes_to_score=101),
+        dict(profiles=(ProfileConfig(percentage_of_nodes_to_score=-1),)),
+        dict(profiles=()),
+    ],
+)
 def test_bad_config(kw):
     with pytest.raises(ValueError):
         SchedulerConfig(**kw)
@@ -139,8 +161,9 @@ def test_bad_config(kw):
 def test_second_profile_without_score_plugins_takes_the_first_feasible_node():
     other = ProfileConfig("other-scheduler", plugins=(PluginSpec("PrioritySort"), PluginSpec("LabelFilter"), BINDER))
     ns = [make_node("a"), make_node("b").label("ok", ""), make_node("c").label("ok", "")]
-    s = make_scheduler(ns, [make_pod("p").scheduler("other-scheduler")],
-                       profiles=(ProfileConfig(), other), registry=EXTRA)
+    s = make_scheduler(
+        ns, [make_pod("p").scheduler("other-scheduler")], profiles=(ProfileConfig(), other), registry=EXTRA
+    )
     out = s.schedule(1.0)
     assert out.binds[0][3] == "b"
     assert out.events[0]["source"]["component"] == "other-scheduler"
@@ -149,11 +172,17 @@ def test_second_profile_without_score_plugins_takes_the_first_feasible_node():
 
 # ---- filters and diagnosis -----------------------------------------------------------
 
-@pytest.mark.parametrize("order,message", [
-    (("LabelFilter", "NodeResourcesFit"),
-     "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't have the label."),
-    (("NodeResourcesFit", "LabelFilter"), "0/2 nodes are available: 2 Insufficient cpu."),
-])
+
+@pytest.mark.parametrize(
+    "order,message",
+    [
+        (
+            ("LabelFilter", "NodeResourcesFit"),
+            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't have the label.",
+        ),
+        (("NodeResourcesFit", "LabelFilter"), "0/2 nodes are available: 2 Insufficient cpu."),
+    ],
+)
 def test_a_node_counts_under_the_first_filter_that_rejects_it(order, message):
     profile = ProfileConfig(plugins=(PluginSpec("PrioritySort"),) + tuple(PluginSpec(n) for n in order) + (BINDER,))
     ns = [make_node("a", cpu="1"), make_node("b", cpu="1").label("ok", "")]
@@ -173,10 +202,14 @@ def test_pod_waits_for_the_events_its_rejectors_registered():
 
 
 def test_diagnosis_node_status_and_unresolvable_mask():
-    d = Diagnosis(3, rejections=[
-        Rejection("Fit", Code.UNSCHEDULABLE, "Insufficient cpu", np.array([True, True, False])),
-        Rejection("Fit", Code.UNSCHEDULABLE, "Insufficient memory", np.array([True, False, False])),
-        Rejection("Label", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no label", np.array([False, False, True]))])
+    d = Diagnosis(
+        3,
+        rejections=[
+            Rejection("Fit", Code.UNSCHEDULABLE, "Insufficient cpu", np.array([True, True, False])),
+            Rejection("Fit", Code.UNSCHEDULABLE, "Insufficient memory", np.array([True, False, False])),
+            Rejection("Label", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no label", np.array([False, False, True])),
+        ],
+    )
     assert d.node_status(0) == Status(Code.UNSCHEDULABLE, ("Insufficient cpu", "Insufficient memory"), "Fit")
     assert d.node_status(2).code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert d.unresolvable_mask(3).tolist() == [False, False, True]
@@ -184,23 +217,31 @@ def test_diagnosis_node_status_and_unresolvable_mask():
 
 def test_prefilter_narrows_the_nodes():
     ns = [make_node("n1", cpu="1"), make_node("n2"), make_node("n3")]
-    s = scheduler(PluginSpec("Scripted", args={"nodes": ["n1", "nowhere"]}), nodes=ns,
-                  pods=[make_pod("p").req(cpu="2")])
+    s = scheduler(
+        PluginSpec("Scripted", args={"nodes": ["n1", "nowhere"]}), nodes=ns, pods=[make_pod("p").req(cpu="2")]
+    )
     assert failure(s.schedule(1.0)) == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node is filtered out by the prefilter result."
         " preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod,"
-        " 2 Preemption is not helpful for scheduling.", "Unschedulable")
+        " 2 Preemption is not helpful for scheduling.",
+        "Unschedulable",
+    )
     s.on_pod("ADDED", make_pod("q").req(cpu="1"), 2.0)
     assert s.schedule(2.0).binds[0][3] == "n1"
 
 
 def test_prefilter_rejection_replaces_the_histogram():
     reject = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("pod affinity terms conflict",))
-    s = scheduler(PluginSpec("Scripted", args={"prefilter": reject}), nodes=[make_node("n1"), make_node("n2")],
-                  pods=[make_pod("p")])
+    s = scheduler(
+        PluginSpec("Scripted", args={"prefilter": reject}),
+        nodes=[make_node("n1"), make_node("n2")],
+        pods=[make_pod("p")],
+    )
     assert failure(s.schedule(1.0)) == (
         "0/2 nodes are available: pod affinity terms conflict."
-        " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.", "Unschedulable")
+        " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        "Unschedulable",
+    )
     assert s.queue.get("uid-default-p").unschedulable_plugins == {"Scripted"}
 
 
@@ -225,14 +266,18 @@ def test_plugin_error_is_a_scheduler_error_and_the_pod_is_retried():
 
 # ---- scoring -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("weight,winner", [(1, "empty"), (2, "preferred")])
 def test_score_weights(weight, winner):
     # LeastAllocated for a 100m/100Mi pod: empty (97 + 99) // 2 = 98; preferred, half full,
     # (47 + 49) // 2 = 48. PreferNode gives preferred 40 x weight: 88 loses, 128 wins.
     ns = [make_node("empty", cpu="4"), make_node("preferred", cpu="4")]
     bound_pod = make_pod("b").req(cpu="2", memory="8Gi").node("preferred")
-    s = scheduler(PluginSpec("PreferNode", weight=weight, args={"node": "preferred", "points": 40}), nodes=ns,
-                  pods=[bound_pod, make_pod("p").req(cpu="100m", memory="100Mi")])
+    s = scheduler(
+        PluginSpec("PreferNode", weight=weight, args={"node": "preferred", "points": 40}),
+        nodes=ns,
+        pods=[bound_pod, make_pod("p").req(cpu="100m", memory="100Mi")],
+    )
     assert s.schedule(1.0).binds[0][3] == winner
 
 
@@ -256,11 +301,13 @@ def test_out_of_range_score_is_an_error():
 
 # ---- reserve, permit, bind -----------------------------------------------------------
 
+
 @pytest.mark.parametrize("point", ["reserve", "permit"])
 def test_reserve_or_permit_rejection_is_a_one_node_fit_error(point):
     reject = Status(Code.UNSCHEDULABLE, (f"{point} says no",))
-    s = scheduler(PluginSpec("Scripted", args={point: reject}), nodes=[make_node("n1")],
-                  pods=[make_pod("p").req(cpu="1")])
+    s = scheduler(
+        PluginSpec("Scripted", args={point: reject}), nodes=[make_node("n1")], pods=[make_pod("p").req(cpu="1")]
+    )
     out = s.schedule(1.0)
     assert out.binds == []
     assert failure(out) == (f"0/1 nodes are available: 1 {point} says no.", "Unschedulable")
@@ -277,24 +324,33 @@ def test_bind_plugin_that_binds_replaces_the_batched_bind():
 
 
 def test_bind_plugin_error_forgets_and_retries():
-    s = scheduler(PluginSpec("Scripted", args={"bind": Status.error("no route")}), nodes=[make_node("n1")],
-                  pods=[make_pod("p")])
+    s = scheduler(
+        PluginSpec("Scripted", args={"bind": Status.error("no route")}), nodes=[make_node("n1")], pods=[make_pod("p")]
+    )
     assert failure(s.schedule(1.0)) == ("no route", "SchedulerError")
     assert not s.cache.is_assumed("uid-default-p") and s.pending_count() == 1
 
 
 # ---- status --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("status,success,rejected,error,skip", [
-    (SUCCESS, True, False, False, False),
-    (Status.unschedulable("x"), False, True, False, False),
-    (Status.unschedulable("x", resolvable=False), False, True, False, False),
-    (Status.error("boom"), False, False, True, False),
-    (SKIP, False, False, False, True),
-])
+
+@pytest.mark.parametrize(
+    "status,success,rejected,error,skip",
+    [
+        (SUCCESS, True, False, False, False),
+        (Status.unschedulable("x"), False, True, False, False),
+        (Status.unschedulable("x", resolvable=False), False, True, False, False),
+        (Status.error("boom"), False, False, True, False),
+        (SKIP, False, False, False, True),
+    ],
+)
 def test_status_predicates(status, success, rejected, error, skip):
-    assert (status.is_success(), status.is_rejected(), status.is_error(), status.is_skip()) == \
-        (success, rejected, error, skip)
+    assert (status.is_success(), status.is_rejected(), status.is_error(), status.is_skip()) == (
+        success,
+        rejected,
+        error,
+        skip,
+    )
 
 
 def test_status_message_and_plugin():

@@ -1,4 +1,5 @@
 """The scheduler's preemption host: the resource shortcut agrees with re-running the filters."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,18 +26,21 @@ def both_paths(s, pod, removed_names):
     return fast, slow
 
 
-@pytest.mark.parametrize("req,removed,nominated,ok,reasons", [
-    (dict(cpu="1"), [], [], True, ()),
-    (dict(cpu="2"), [], [], False, ("Insufficient cpu",)),
-    (dict(cpu="2"), ["v0"], [], True, ()),
-    (dict(cpu="2", memory="3Gi"), ["v0"], [], False, ("Insufficient memory",)),
-    (dict(cpu="2", memory="3Gi"), ["v0", "v1"], [], True, ()),
-    # A nominated pod of higher priority on n1 takes room; one of lower priority does not.
-    (dict(cpu="2"), ["v0"], [make_pod("nom").prio(200).req(cpu="1").nominated("n1")], False, ("Insufficient cpu",)),
-    (dict(cpu="2"), ["v0"], [make_pod("nom").prio(50).req(cpu="1").nominated("n1")], True, ()),
-    # pods: 4 allowed, 3 placed + a nominated one = full.
-    (dict(cpu="100m"), [], [make_pod("nom").prio(200).nominated("n1")], False, ("Too many pods",)),
-])
+@pytest.mark.parametrize(
+    "req,removed,nominated,ok,reasons",
+    [
+        (dict(cpu="1"), [], [], True, ()),
+        (dict(cpu="2"), [], [], False, ("Insufficient cpu",)),
+        (dict(cpu="2"), ["v0"], [], True, ()),
+        (dict(cpu="2", memory="3Gi"), ["v0"], [], False, ("Insufficient memory",)),
+        (dict(cpu="2", memory="3Gi"), ["v0", "v1"], [], True, ()),
+        # A nominated pod of higher priority on n1 takes room; one of lower priority does not.
+        (dict(cpu="2"), ["v0"], [make_pod("nom").prio(200).req(cpu="1").nominated("n1")], False, ("Insufficient cpu",)),
+        (dict(cpu="2"), ["v0"], [make_pod("nom").prio(50).req(cpu="1").nominated("n1")], True, ()),
+        # pods: 4 allowed, 3 placed + a nominated one = full.
+        (dict(cpu="100m"), [], [make_pod("nom").prio(200).nominated("n1")], False, ("Too many pods",)),
+    ],
+)
 def test_resource_shortcut_matches_the_filters(req, removed, nominated, ok, reasons):
     s = setup(nominated)
     fast, slow = both_paths(s, make_pod("p").prio(100).req(**req), removed)
@@ -46,8 +50,9 @@ def test_resource_shortcut_matches_the_filters(req, removed, nominated, ok, reas
 
 def test_cache_is_restored_after_a_what_if():
     s = setup()
-    pinfo = s.cache.new_pod_info(make_pod("p").prio(100).pod_anti_affinity("kubernetes.io/hostname",
-                                                                            {"matchLabels": {"a": "b"}}))
+    pinfo = s.cache.new_pod_info(
+        make_pod("p").prio(100).pod_anti_affinity("kubernetes.io/hostname", {"matchLabels": {"a": "b"}})
+    )
     assert not s.host.resources_decide(pinfo)  # inter-pod terms: the general path
     before = s.cache.snapshot().requested.copy()
     s.host.filter_on_node(None, pinfo, 0, [s.cache.pod_info("uid-default-v0")])

@@ -1,4 +1,5 @@
 """ImageLocality: image-name normalisation, spread scaling, thresholds, init containers, Skip."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,39 +41,78 @@ SCORE_CASES = [
     # (id, nodes, pod, expected scores). Upstream: sum over the pod's containers of
     # int(size * nodesWithImage / allNodes), clamped to [23 MiB, 1000 MiB * containers],
     # score = 100 * (sum - 23 MiB) // (max - 23 MiB).
-    ("half the nodes hold it",
-     [make_node("n1").image(300 * MB, "nginx:1.25"), make_node("n2")], make_pod("p").image("nginx:1.25"),
-     [100 * (150 - 23) // (1000 - 23), 0]),
-    ("every node holds a huge image: capped at 100",
-     [make_node("n1").image(3000 * MB, "big:1"), make_node("n2").image(3000 * MB, "big:1")],
-     make_pod("p").image("big:1"), [100, 100]),
-    ("below the 23 MiB floor scores 0",
-     [make_node("n1").image(20 * MB, "small:1")], make_pod("p").image("small:1"), [0]),
-    ("untagged pod image means :latest",
-     [make_node("n1").image(500 * MB, "nginx:latest")], make_pod("p").image("nginx"), [100 * (500 - 23) // 977]),
-    ("registry port is not a tag",
-     [make_node("n1").image(500 * MB, "reg:5000/app:latest")], make_pod("p").image("reg:5000/app"),
-     [100 * (500 - 23) // 977]),
-    ("digest is kept as is",
-     [make_node("n1").image(500 * MB, "nginx@sha256:abc")], make_pod("p").image("nginx@sha256:abc"),
-     [100 * (500 - 23) // 977]),
-    ("a node listing the image under another name does not count",
-     [make_node("n1").image(500 * MB, "docker.io/library/nginx:1.25")], make_pod("p").image("nginx:1.25"), None),
-    ("two containers double the ceiling",
-     [make_node("n1").image(600 * MB, "a:1").image(600 * MB, "b:1")], make_pod("p").image("a:1", "b:1"),
-     [100 * (1200 - 23) // (2000 - 23)]),
-    ("init containers count in the sum and the ceiling",
-     [make_node("n1").image(600 * MB, "a:1").image(600 * MB, "init:1")],
-     with_init(make_pod("p").image("a:1"), "init:1"),
-     [100 * (1200 - 23) // (2000 - 23)]),
-    ("an absent container image still raises the ceiling",
-     [make_node("n1").image(600 * MB, "a:1")], make_pod("p").image("a:1", "missing:1"),
-     [100 * (600 - 23) // (2000 - 23)]),
-    ("the same image in two containers counts twice",
-     [make_node("n1").image(400 * MB, "a:1")], make_pod("p").image("a:1", "a:1"), [100 * (800 - 23) // (2000 - 23)]),
-    ("spread truncates each image's share",
-     [make_node("n1").image(100 * MB + 1, "a:1"), make_node("n2"), make_node("n3")], make_pod("p").image("a:1"),
-     [100 * (int((100 * MB + 1) * (1 / 3)) - 23 * MB) // (977 * MB), 0, 0]),
+    (
+        "half the nodes hold it",
+        [make_node("n1").image(300 * MB, "nginx:1.25"), make_node("n2")],
+        make_pod("p").image("nginx:1.25"),
+        [100 * (150 - 23) // (1000 - 23), 0],
+    ),
+    (
+        "every node holds a huge image: capped at 100",
+        [make_node("n1").image(3000 * MB, "big:1"), make_node("n2").image(3000 * MB, "big:1")],
+        make_pod("p").image("big:1"),
+        [100, 100],
+    ),
+    (
+        "below the 23 MiB floor scores 0",
+        [make_node("n1").image(20 * MB, "small:1")],
+        make_pod("p").image("small:1"),
+        [0],
+    ),
+    (
+        "untagged pod image means :latest",
+        [make_node("n1").image(500 * MB, "nginx:latest")],
+        make_pod("p").image("nginx"),
+        [100 * (500 - 23) // 977],
+    ),
+    (
+        "registry port is not a tag",
+        [make_node("n1").image(500 * MB, "reg:5000/app:latest")],
+        make_pod("p").image("reg:5000/app"),
+        [100 * (500 - 23) // 977],
+    ),
+    (
+        "digest is kept as is",
+        [make_node("n1").image(500 * MB, "nginx@sha256:abc")],
+        make_pod("p").image("nginx@sha256:abc"),
+        [100 * (500 - 23) // 977],
+    ),
+    (
+        "a node listing the image under another name does not count",
+        [make_node("n1").image(500 * MB, "docker.io/library/nginx:1.25")],
+        make_pod("p").image("nginx:1.25"),
+        None,
+    ),
+    (
+        "two containers double the ceiling",
+        [make_node("n1").image(600 * MB, "a:1").image(600 * MB, "b:1")],
+        make_pod("p").image("a:1", "b:1"),
+        [100 * (1200 - 23) // (2000 - 23)],
+    ),
+    (
+        "init containers count in the sum and the ceiling",
+        [make_node("n1").image(600 * MB, "a:1").image(600 * MB, "init:1")],
+        with_init(make_pod("p").image("a:1"), "init:1"),
+        [100 * (1200 - 23) // (2000 - 23)],
+    ),
+    (
+        "an absent container image still raises the ceiling",
+        [make_node("n1").image(600 * MB, "a:1")],
+        make_pod("p").image("a:1", "missing:1"),
+        [100 * (600 - 23) // (2000 - 23)],
+    ),
+    (
+        "the same image in two containers counts twice",
+        [make_node("n1").image(400 * MB, "a:1")],
+        make_pod("p").image("a:1", "a:1"),
+        [100 * (800 - 23) // (2000 - 23)],
+    ),
+    (
+        "spread truncates each image's share",
+        [make_node("n1").image(100 * MB + 1, "a:1"), make_node("n2"), make_node("n3")],
+        make_pod("p").image("a:1"),
+        [100 * (int((100 * MB + 1) * (1 / 3)) - 23 * MB) // (977 * MB), 0, 0],
+    ),
 ]
 
 
@@ -87,8 +127,12 @@ def test_scores(nodes, pod, expected):
 
 
 def test_spread_counts_all_nodes_not_just_candidates():
-    nodes = [make_node("n1").image(400 * MB, "a:1"), make_node("n2").image(400 * MB, "a:1"),
-             make_node("n3"), make_node("n4")]
+    nodes = [
+        make_node("n1").image(400 * MB, "a:1"),
+        make_node("n2").image(400 * MB, "a:1"),
+        make_node("n3"),
+        make_node("n4"),
+    ]
     _, scores = run(nodes, make_pod("p").image("a:1"), candidates=[1, 3])
     assert scores == [100 * (200 - 23) // 977, 0]
 
@@ -118,8 +162,9 @@ def test_vectorised_matches_scalar_formula():
         nodes.append(n)
     pod = make_pod("p").image(*images[:3])
     _, scores = run(nodes, pod)
-    holders = {img: sum(1 for n in nodes if any(img in e["names"] for e in n["status"].get("images", [])))
-               for img in images}
+    holders = {
+        img: sum(1 for n in nodes if any(img in e["names"] for e in n["status"].get("images", []))) for img in images
+    }
     for i, n in enumerate(nodes):
         sizes = {name: e["sizeBytes"] for e in n["status"].get("images", []) for name in e["names"]}
         total = sum(int(sizes[img] * (holders[img] / len(nodes))) for img in images[:3] if img in sizes)

@@ -1,5 +1,6 @@
 """InterPodAffinity: filter reasons and their order, first-pod exception, missing topology
 keys, namespaces, scores with min-max normalisation, args, the queue's move helper."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +12,12 @@ from cluster.scheduler.cache import Cache
 from cluster.scheduler.framework import ClusterEvent, CycleState, PluginError
 from cluster.scheduler.plugins import DEFAULT_PLUGINS, default_registry
 from cluster.scheduler.plugins.interpodaffinity import (
-    ERR_AFFINITY, ERR_ANTI_AFFINITY, ERR_EXISTING_ANTI_AFFINITY, InterPodAffinity, assigned_pod_may_help)
+    ERR_AFFINITY,
+    ERR_ANTI_AFFINITY,
+    ERR_EXISTING_ANTI_AFFINITY,
+    InterPodAffinity,
+    assigned_pod_may_help,
+)
 from cluster.scheduler.status import Code
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
@@ -25,8 +31,12 @@ def app(v: str) -> dict:
 
 def four_nodes():
     """n1, n2 in zone a; n3 in zone b; n4 has a hostname but no zone."""
-    return [make_node("n1").label(ZONE, "a").label(HOST, "n1"), make_node("n2").label(ZONE, "a").label(HOST, "n2"),
-            make_node("n3").label(ZONE, "b").label(HOST, "n3"), make_node("n4").label(HOST, "n4")]
+    return [
+        make_node("n1").label(ZONE, "a").label(HOST, "n1"),
+        make_node("n2").label(ZONE, "a").label(HOST, "n2"),
+        make_node("n3").label(ZONE, "b").label(HOST, "n3"),
+        make_node("n4").label(HOST, "n4"),
+    ]
 
 
 def cache_with(bound_pods=(), nodes=None, ns_labels=None):
@@ -62,6 +72,7 @@ def run_filter(pod, bound_pods=(), ns_labels=None, plugin=None, cache=None):
 
 # ---- Filter ----------------------------------------------------------------------------
 
+
 def pod_on(name, node, ns="default", **labels):
     p = make_pod(name, ns).node(node)
     for k, v in labels.items():
@@ -71,92 +82,181 @@ def pod_on(name, node, ns="default", **labels):
 
 FILTER_CASES = [
     # (id, incoming pod, bound pods, namespace labels, reason per node n1..n4)
-    ("affinity by zone; node without the key fails",
-     make_pod("p").pod_affinity(ZONE, app("db")), [pod_on("db", "n1", app="db")], None,
-     ["", "", AFF, AFF]),
-    ("affinity by hostname",
-     make_pod("p").pod_affinity(HOST, app("db")), [pod_on("db", "n3", app="db")], None,
-     [AFF, AFF, "", AFF]),
-    ("first pod: no match anywhere, matches its own term, needs the key",
-     make_pod("p").label("app", "web").pod_affinity(ZONE, app("web")), [], None,
-     ["", "", "", AFF]),
-    ("first pod exception needs the pod to match its own term",
-     make_pod("p").label("app", "other").pod_affinity(ZONE, app("web")), [], None,
-     [AFF, AFF, AFF, AFF]),
-    ("a match on a node lacking the key does not end the first-pod exception",
-     make_pod("p").label("app", "web").pod_affinity(ZONE, app("web")), [pod_on("w", "n4", app="web")], None,
-     ["", "", "", AFF]),
-    ("a match with the key ends the first-pod exception",
-     make_pod("p").label("app", "web").pod_affinity(ZONE, app("web")), [pod_on("w", "n3", app="web")], None,
-     [AFF, AFF, "", AFF]),
-    ("every affinity term must be matched by one same pod",
-     make_pod("p").pod_affinity(ZONE, app("db")).pod_affinity(ZONE, {"matchLabels": {"tier": "cache"}}),
-     [pod_on("a", "n1", app="db"), pod_on("b", "n2", tier="cache")], None,
-     [AFF, AFF, AFF, AFF]),
-    ("a pod matching all terms satisfies each in its domain",
-     make_pod("p").pod_affinity(ZONE, app("db")).pod_affinity(HOST, {"matchLabels": {"tier": "cache"}}),
-     [pod_on("a", "n1", app="db"), pod_on("c", "n3", app="db", tier="cache")], None,
-     [AFF, AFF, "", AFF]),
-    ("affinity ignores pods of other namespaces by default",
-     make_pod("p").pod_affinity(ZONE, app("db")), [pod_on("db", "n1", "other", app="db")], None,
-     [AFF, AFF, AFF, AFF]),
-    ("affinity with explicit namespaces",
-     make_pod("p").pod_affinity(ZONE, app("db"), namespaces=["other"]),
-     [pod_on("db", "n1", "other", app="db")], None,
-     ["", "", AFF, AFF]),
-    ("affinity namespaceSelector uses namespace labels",
-     make_pod("p").pod_affinity(ZONE, app("db"), namespaceSelector={"matchLabels": {"team": "x"}}),
-     [pod_on("db1", "n1", "other", app="db"), pod_on("db2", "n3", "third", app="db")],
-     {"other": {"team": "x"}, "third": {"team": "y"}},
-     ["", "", AFF, AFF]),
-    ("empty namespaceSelector covers every namespace",
-     make_pod("p").pod_affinity(HOST, app("db"), namespaceSelector={}),
-     [pod_on("db", "n2", "third", app="db")], None,
-     [AFF, "", AFF, AFF]),
-    ("anti-affinity by hostname",
-     make_pod("p").pod_anti_affinity(HOST, app("web")), [pod_on("w", "n1", app="web")], None,
-     [ANTI, "", "", ""]),
-    ("anti-affinity by zone; node without the key passes",
-     make_pod("p").pod_anti_affinity(ZONE, app("web")), [pod_on("w", "n1", app="web")], None,
-     [ANTI, ANTI, "", ""]),
-    ("anti-affinity ignores pods of other namespaces",
-     make_pod("p").pod_anti_affinity(ZONE, app("web")), [pod_on("w", "n1", "other", app="web")], None,
-     ["", "", "", ""]),
-    ("existing pod's anti-affinity by zone",
-     make_pod("p").label("app", "web"), [pod_on("x", "n1").pod_anti_affinity(ZONE, app("web"))], None,
-     [EXIST, EXIST, "", ""]),
-    ("existing anti-affinity counts each carrier's domain",
-     make_pod("p").label("app", "web"),
-     [pod_on("x", "n3").pod_anti_affinity(HOST, app("web")), pod_on("y", "n4").pod_anti_affinity(HOST, app("web"))],
-     None, ["", "", EXIST, EXIST]),
-    ("existing anti-affinity in another namespace covers only its own namespace",
-     make_pod("p").label("app", "web"), [pod_on("x", "n1", "other").pod_anti_affinity(ZONE, app("web"))], None,
-     ["", "", "", ""]),
-    ("existing anti-affinity with a namespaceSelector matching the pod's namespace",
-     make_pod("p").label("app", "web"),
-     [pod_on("x", "n1", "other").pod_anti_affinity(ZONE, app("web"),
-                                                   namespaceSelector={"matchLabels": {"env": "prod"}})],
-     {"default": {"env": "prod"}}, [EXIST, EXIST, "", ""]),
-    ("existing anti-affinity with a selector without =/in requirements",
-     make_pod("p").label("app", "web"),
-     [pod_on("x", "n3").pod_anti_affinity(HOST, {"matchExpressions": [{"key": "app", "operator": "Exists"}]})],
-     None, ["", "", EXIST, ""]),
-    ("existing anti-affinity with an In selector",
-     make_pod("p").label("app", "web"),
-     [pod_on("x", "n2").pod_anti_affinity(
-         HOST, {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api", "web"]}]})],
-     None, ["", EXIST, "", ""]),
-    ("each node is charged to the first failing check",
-     make_pod("p").label("app", "me").pod_affinity(ZONE, app("db")).pod_anti_affinity(HOST, app("web")),
-     [pod_on("db1", "n1", app="db"), pod_on("db3", "n3", app="db"), pod_on("w", "n1", app="web"),
-      pod_on("x", "n1").pod_anti_affinity(HOST, app("me")), pod_on("y", "n2").pod_anti_affinity(HOST, app("me")),
-      pod_on("z", "n4").pod_anti_affinity(HOST, app("me"))],
-     None, [ANTI, EXIST, "", AFF]),
+    (
+        "affinity by zone; node without the key fails",
+        make_pod("p").pod_affinity(ZONE, app("db")),
+        [pod_on("db", "n1", app="db")],
+        None,
+        ["", "", AFF, AFF],
+    ),
+    (
+        "affinity by hostname",
+        make_pod("p").pod_affinity(HOST, app("db")),
+        [pod_on("db", "n3", app="db")],
+        None,
+        [AFF, AFF, "", AFF],
+    ),
+    (
+        "first pod: no match anywhere, matches its own term, needs the key",
+        make_pod("p").label("app", "web").pod_affinity(ZONE, app("web")),
+        [],
+        None,
+        ["", "", "", AFF],
+    ),
+    (
+        "first pod exception needs the pod to match its own term",
+        make_pod("p").label("app", "other").pod_affinity(ZONE, app("web")),
+        [],
+        None,
+        [AFF, AFF, AFF, AFF],
+    ),
+    (
+        "a match on a node lacking the key does not end the first-pod exception",
+        make_pod("p").label("app", "web").pod_affinity(ZONE, app("web")),
+        [pod_on("w", "n4", app="web")],
+        None,
+        ["", "", "", AFF],
+    ),
+    (
+        "a match with the key ends the first-pod exception",
+        make_pod("p").label("app", "web").pod_affinity(ZONE, app("web")),
+        [pod_on("w", "n3", app="web")],
+        None,
+        [AFF, AFF, "", AFF],
+    ),
+    (
+        "every affinity term must be matched by one same pod",
+        make_pod("p").pod_affinity(ZONE, app("db")).pod_affinity(ZONE, {"matchLabels": {"tier": "cache"}}),
+        [pod_on("a", "n1", app="db"), pod_on("b", "n2", tier="cache")],
+        None,
+        [AFF, AFF, AFF, AFF],
+    ),
+    (
+        "a pod matching all terms satisfies each in its domain",
+        make_pod("p").pod_affinity(ZONE, app("db")).pod_affinity(HOST, {"matchLabels": {"tier": "cache"}}),
+        [pod_on("a", "n1", app="db"), pod_on("c", "n3", app="db", tier="cache")],
+        None,
+        [AFF, AFF, "", AFF],
+    ),
+    (
+        "affinity ignores pods of other namespaces by default",
+        make_pod("p").pod_affinity(ZONE, app("db")),
+        [pod_on("db", "n1", "other", app="db")],
+        None,
+        [AFF, AFF, AFF, AFF],
+    ),
+    (
+        "affinity with explicit namespaces",
+        make_pod("p").pod_affinity(ZONE, app("db"), namespaces=["other"]),
+        [pod_on("db", "n1", "other", app="db")],
+        None,
+        ["", "", AFF, AFF],
+    ),
+    (
+        "affinity namespaceSelector uses namespace labels",
+        make_pod("p").pod_affinity(ZONE, app("db"), namespaceSelector={"matchLabels": {"team": "x"}}),
+        [pod_on("db1", "n1", "other", app="db"), pod_on("db2", "n3", "third", app="db")],
+        {"other": {"team": "x"}, "third": {"team": "y"}},
+        ["", "", AFF, AFF],
+    ),
+    (
+        "empty namespaceSelector covers every namespace",
+        make_pod("p").pod_affinity(HOST, app("db"), namespaceSelector={}),
+        [pod_on("db", "n2", "third", app="db")],
+        None,
+        [AFF, "", AFF, AFF],
+    ),
+    (
+        "anti-affinity by hostname",
+        make_pod("p").pod_anti_affinity(HOST, app("web")),
+        [pod_on("w", "n1", app="web")],
+        None,
+        [ANTI, "", "", ""],
+    ),
+    (
+        "anti-affinity by zone; node without the key passes",
+        make_pod("p").pod_anti_affinity(ZONE, app("web")),
+        [pod_on("w", "n1", app="web")],
+        None,
+        [ANTI, ANTI, "", ""],
+    ),
+    (
+        "anti-affinity ignores pods of other namespaces",
+        make_pod("p").pod_anti_affinity(ZONE, app("web")),
+        [pod_on("w", "n1", "other", app="web")],
+        None,
+        ["", "", "", ""],
+    ),
+    (
+        "existing pod's anti-affinity by zone",
+        make_pod("p").label("app", "web"),
+        [pod_on("x", "n1").pod_anti_affinity(ZONE, app("web"))],
+        None,
+        [EXIST, EXIST, "", ""],
+    ),
+    (
+        "existing anti-affinity counts each carrier's domain",
+        make_pod("p").label("app", "web"),
+        [pod_on("x", "n3").pod_anti_affinity(HOST, app("web")), pod_on("y", "n4").pod_anti_affinity(HOST, app("web"))],
+        None,
+        ["", "", EXIST, EXIST],
+    ),
+    (
+        "existing anti-affinity in another namespace covers only its own namespace",
+        make_pod("p").label("app", "web"),
+        [pod_on("x", "n1", "other").pod_anti_affinity(ZONE, app("web"))],
+        None,
+        ["", "", "", ""],
+    ),
+    (
+        "existing anti-affinity with a namespaceSelector matching the pod's namespace",
+        make_pod("p").label("app", "web"),
+        [
+            pod_on("x", "n1", "other").pod_anti_affinity(
+                ZONE, app("web"), namespaceSelector={"matchLabels": {"env": "prod"}}
+            )
+        ],
+        {"default": {"env": "prod"}},
+        [EXIST, EXIST, "", ""],
+    ),
+    (
+        "existing anti-affinity with a selector without =/in requirements",
+        make_pod("p").label("app", "web"),
+        [pod_on("x", "n3").pod_anti_affinity(HOST, {"matchExpressions": [{"key": "app", "operator": "Exists"}]})],
+        None,
+        ["", "", EXIST, ""],
+    ),
+    (
+        "existing anti-affinity with an In selector",
+        make_pod("p").label("app", "web"),
+        [
+            pod_on("x", "n2").pod_anti_affinity(
+                HOST, {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api", "web"]}]}
+            )
+        ],
+        None,
+        ["", EXIST, "", ""],
+    ),
+    (
+        "each node is charged to the first failing check",
+        make_pod("p").label("app", "me").pod_affinity(ZONE, app("db")).pod_anti_affinity(HOST, app("web")),
+        [
+            pod_on("db1", "n1", app="db"),
+            pod_on("db3", "n3", app="db"),
+            pod_on("w", "n1", app="web"),
+            pod_on("x", "n1").pod_anti_affinity(HOST, app("me")),
+            pod_on("y", "n2").pod_anti_affinity(HOST, app("me")),
+            pod_on("z", "n4").pod_anti_affinity(HOST, app("me")),
+        ],
+        None,
+        [ANTI, EXIST, "", AFF],
+    ),
 ]
 
 
-@pytest.mark.parametrize("pod,bound_pods,ns_labels,expected", [c[1:] for c in FILTER_CASES],
-                         ids=[c[0] for c in FILTER_CASES])
+@pytest.mark.parametrize(
+    "pod,bound_pods,ns_labels,expected", [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES]
+)
 def test_filter(pod, bound_pods, ns_labels, expected):
     status, reasons = run_filter(pod, bound_pods, ns_labels)
     assert reasons == expected
@@ -165,13 +265,25 @@ def test_filter(pod, bound_pods, ns_labels, expected):
 SKIP_CASES = [
     # (id, incoming pod, bound pods, skipped)
     ("no terms, no placed anti-affinity", make_pod("p").label("app", "web"), [pod_on("w", "n1", app="web")], True),
-    ("no terms, placed anti-affinity does not cover the pod", make_pod("p").label("app", "api"),
-     [pod_on("x", "n1").pod_anti_affinity(ZONE, app("web"))], True),
-    ("no terms, placed anti-affinity only on a node lacking its key", make_pod("p").label("app", "web"),
-     [pod_on("x", "n4").pod_anti_affinity(ZONE, app("web"))], True),
+    (
+        "no terms, placed anti-affinity does not cover the pod",
+        make_pod("p").label("app", "api"),
+        [pod_on("x", "n1").pod_anti_affinity(ZONE, app("web"))],
+        True,
+    ),
+    (
+        "no terms, placed anti-affinity only on a node lacking its key",
+        make_pod("p").label("app", "web"),
+        [pod_on("x", "n4").pod_anti_affinity(ZONE, app("web"))],
+        True,
+    ),
     ("preferred terms only", make_pod("p").pod_affinity(ZONE, app("db"), weight=5), [], True),
-    ("no terms, placed anti-affinity covers the pod", make_pod("p").label("app", "web"),
-     [pod_on("x", "n1").pod_anti_affinity(ZONE, app("web"))], False),
+    (
+        "no terms, placed anti-affinity covers the pod",
+        make_pod("p").label("app", "web"),
+        [pod_on("x", "n1").pod_anti_affinity(ZONE, app("web"))],
+        False,
+    ),
     ("required anti-affinity matching nothing", make_pod("p").pod_anti_affinity(ZONE, app("web")), [], False),
 ]
 
@@ -215,6 +327,7 @@ def test_node_relabel_moves_domains():
 
 # ---- Score -----------------------------------------------------------------------------
 
+
 def run_score(pod, bound_pods=(), candidates=None, ns_labels=None, **args):
     """(raw scores, normalised scores), or None when PreScore skipped."""
     c = cache_with(bound_pods, ns_labels=ns_labels)
@@ -236,52 +349,109 @@ def db(name, node, ns="default"):
 
 SCORE_CASES = [
     # (id, incoming pod, bound pods, args, (raw, normalised) per node n1..n4, or None for Skip)
-    ("preferred affinity: weight per matching pod in the domain",
-     make_pod("p").pod_affinity(ZONE, app("db"), weight=10), [db("a", "n1"), db("b", "n1"), db("c", "n3")], {},
-     ([20, 20, 10, 0], [100, 100, 50, 0])),
-    ("preferred anti-affinity is negative",
-     make_pod("p").pod_anti_affinity(ZONE, app("db"), weight=10), [db("a", "n1")], {},
-     ([-10, -10, 0, 0], [0, 0, 100, 100])),
-    ("affinity and anti-affinity add up per node over topology keys",
-     make_pod("p").pod_affinity(HOST, app("db"), weight=5).pod_anti_affinity(ZONE, app("web"), weight=3),
-     [db("a", "n1"), pod_on("w", "n2", app="web")], {},
-     ([2, -3, 0, 0], [100, 0, 60, 60])),
-    ("preferred terms ignore other namespaces",
-     make_pod("p").pod_affinity(ZONE, app("db"), weight=10), [db("a", "n1", "other")], {}, None),
-    ("existing required affinity adds hardPodAffinityWeight per carrier",
-     make_pod("p").label("app", "me"),
-     [pod_on("x", "n3").pod_affinity(ZONE, app("me")), pod_on("y", "n3").pod_affinity(ZONE, app("me")),
-      pod_on("z", "n1").pod_affinity(ZONE, app("me"))], {"hardPodAffinityWeight": 3},
-     ([3, 3, 6, 0], [50, 50, 100, 0])),
-    ("hardPodAffinityWeight 0 disables existing required affinity",
-     make_pod("p").label("app", "me"), [pod_on("x", "n3").pod_affinity(ZONE, app("me"))],
-     {"hardPodAffinityWeight": 0}, None),
-    ("existing required affinity not covering the pod",
-     make_pod("p").label("app", "other"), [pod_on("x", "n3").pod_affinity(ZONE, app("me"))], {}, None),
-    ("existing preferred affinity: term weight per carrier",
-     make_pod("p").label("app", "me"),
-     [pod_on("x", "n1").pod_affinity(ZONE, app("me"), weight=7),
-      pod_on("y", "n1").pod_affinity(ZONE, app("me"), weight=7),
-      pod_on("z", "n3").pod_affinity(ZONE, app("me"), weight=7)], {},
-     ([14, 14, 7, 0], [100, 100, 50, 0])),
-    ("existing preferred anti-affinity",
-     make_pod("p").label("app", "me"), [pod_on("x", "n1").pod_anti_affinity(HOST, app("me"), weight=4)], {},
-     ([-4, 0, 0, 0], [0, 100, 100, 100])),
-    ("existing preferred term in another namespace does not cover the pod",
-     make_pod("p").label("app", "me"), [pod_on("x", "n1", "other").pod_affinity(ZONE, app("me"), weight=7)], {},
-     None),
-    ("ignorePreferredTermsOfExistingPods skips a pod without preferred terms",
-     make_pod("p").label("app", "me"),
-     [pod_on("x", "n3").pod_affinity(ZONE, app("me")), pod_on("y", "n1").pod_affinity(ZONE, app("me"), weight=7)],
-     {"ignorePreferredTermsOfExistingPods": True}, None),
-    ("ignorePreferredTermsOfExistingPods still counts placed terms for a pod with preferred terms",
-     make_pod("p").label("app", "me").pod_affinity(HOST, app("db"), weight=2),
-     [db("a", "n2"), pod_on("x", "n3").pod_affinity(ZONE, app("me")),
-      pod_on("y", "n1").pod_affinity(ZONE, app("me"), weight=7)],
-     {"ignorePreferredTermsOfExistingPods": True}, ([7, 9, 1, 0], [77, 100, 11, 0])),
-    ("terms cancelling out score every node 0",
-     make_pod("p").pod_affinity(ZONE, app("db"), weight=5).pod_anti_affinity(ZONE, app("db"), weight=5),
-     [db("a", "n1")], {}, None),
+    (
+        "preferred affinity: weight per matching pod in the domain",
+        make_pod("p").pod_affinity(ZONE, app("db"), weight=10),
+        [db("a", "n1"), db("b", "n1"), db("c", "n3")],
+        {},
+        ([20, 20, 10, 0], [100, 100, 50, 0]),
+    ),
+    (
+        "preferred anti-affinity is negative",
+        make_pod("p").pod_anti_affinity(ZONE, app("db"), weight=10),
+        [db("a", "n1")],
+        {},
+        ([-10, -10, 0, 0], [0, 0, 100, 100]),
+    ),
+    (
+        "affinity and anti-affinity add up per node over topology keys",
+        make_pod("p").pod_affinity(HOST, app("db"), weight=5).pod_anti_affinity(ZONE, app("web"), weight=3),
+        [db("a", "n1"), pod_on("w", "n2", app="web")],
+        {},
+        ([2, -3, 0, 0], [100, 0, 60, 60]),
+    ),
+    (
+        "preferred terms ignore other namespaces",
+        make_pod("p").pod_affinity(ZONE, app("db"), weight=10),
+        [db("a", "n1", "other")],
+        {},
+        None,
+    ),
+    (
+        "existing required affinity adds hardPodAffinityWeight per carrier",
+        make_pod("p").label("app", "me"),
+        [
+            pod_on("x", "n3").pod_affinity(ZONE, app("me")),
+            pod_on("y", "n3").pod_affinity(ZONE, app("me")),
+            pod_on("z", "n1").pod_affinity(ZONE, app("me")),
+        ],
+        {"hardPodAffinityWeight": 3},
+        ([3, 3, 6, 0], [50, 50, 100, 0]),
+    ),
+    (
+        "hardPodAffinityWeight 0 disables existing required affinity",
+        make_pod("p").label("app", "me"),
+        [pod_on("x", "n3").pod_affinity(ZONE, app("me"))],
+        {"hardPodAffinityWeight": 0},
+        None,
+    ),
+    (
+        "existing required affinity not covering the pod",
+        make_pod("p").label("app", "other"),
+        [pod_on("x", "n3").pod_affinity(ZONE, app("me"))],
+        {},
+        None,
+    ),
+    (
+        "existing preferred affinity: term weight per carrier",
+        make_pod("p").label("app", "me"),
+        [
+            pod_on("x", "n1").pod_affinity(ZONE, app("me"), weight=7),
+            pod_on("y", "n1").pod_affinity(ZONE, app("me"), weight=7),
+            pod_on("z", "n3").pod_affinity(ZONE, app("me"), weight=7),
+        ],
+        {},
+        ([14, 14, 7, 0], [100, 100, 50, 0]),
+    ),
+    (
+        "existing preferred anti-affinity",
+        make_pod("p").label("app", "me"),
+        [pod_on("x", "n1").pod_anti_affinity(HOST, app("me"), weight=4)],
+        {},
+        ([-4, 0, 0, 0], [0, 100, 100, 100]),
+    ),
+    (
+        "existing preferred term in another namespace does not cover the pod",
+        make_pod("p").label("app", "me"),
+        [pod_on("x", "n1", "other").pod_affinity(ZONE, app("me"), weight=7)],
+        {},
+        None,
+    ),
+    (
+        "ignorePreferredTermsOfExistingPods skips a pod without preferred terms",
+        make_pod("p").label("app", "me"),
+        [pod_on("x", "n3").pod_affinity(ZONE, app("me")), pod_on("y", "n1").pod_affinity(ZONE, app("me"), weight=7)],
+        {"ignorePreferredTermsOfExistingPods": True},
+        None,
+    ),
+    (
+        "ignorePreferredTermsOfExistingPods still counts placed terms for a pod with preferred terms",
+        make_pod("p").label("app", "me").pod_affinity(HOST, app("db"), weight=2),
+        [
+            db("a", "n2"),
+            pod_on("x", "n3").pod_affinity(ZONE, app("me")),
+            pod_on("y", "n1").pod_affinity(ZONE, app("me"), weight=7),
+        ],
+        {"ignorePreferredTermsOfExistingPods": True},
+        ([7, 9, 1, 0], [77, 100, 11, 0]),
+    ),
+    (
+        "terms cancelling out score every node 0",
+        make_pod("p").pod_affinity(ZONE, app("db"), weight=5).pod_anti_affinity(ZONE, app("db"), weight=5),
+        [db("a", "n1")],
+        {},
+        None,
+    ),
 ]
 
 
@@ -302,8 +472,11 @@ def test_pre_score_skips_without_candidates():
 
 
 def test_score_namespace_selector_of_placed_terms():
-    bound_pods = [pod_on("x", "n1", "other").pod_affinity(ZONE, app("me"), weight=7,
-                                                           namespaceSelector={"matchLabels": {"env": "prod"}})]
+    bound_pods = [
+        pod_on("x", "n1", "other").pod_affinity(
+            ZONE, app("me"), weight=7, namespaceSelector={"matchLabels": {"env": "prod"}}
+        )
+    ]
     pod = make_pod("p").label("app", "me")
     assert run_score(pod, bound_pods, ns_labels={"default": {"env": "prod"}}) == ([7, 7, 0, 0], [100, 100, 0, 0])
     assert run_score(pod, bound_pods, ns_labels={"default": {"env": "dev"}}) is None
@@ -329,24 +502,33 @@ def test_normalize(raw, expected):
 
 # ---- args, events, queue helper ------------------------------------------------------------
 
-@pytest.mark.parametrize("args,field", [
-    ({"hardPodAffinityWeight": -1}, "hardPodAffinityWeight"),
-    ({"hardPodAffinityWeight": 101}, "hardPodAffinityWeight"),
-    ({"hardPodAffinityWeight": "1"}, "hardPodAffinityWeight"),
-    ({"hardPodAffinityWeight": True}, "hardPodAffinityWeight"),
-    ({"hardPodAffinityWeight": 1.5}, "hardPodAffinityWeight"),
-    ({"ignorePreferredTermsOfExistingPods": "yes"}, "ignorePreferredTermsOfExistingPods"),
-    ({"hardPodAffinityWeigth": 1}, "hardPodAffinityWeigth"),
-])
+
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        ({"hardPodAffinityWeight": -1}, "hardPodAffinityWeight"),
+        ({"hardPodAffinityWeight": 101}, "hardPodAffinityWeight"),
+        ({"hardPodAffinityWeight": "1"}, "hardPodAffinityWeight"),
+        ({"hardPodAffinityWeight": True}, "hardPodAffinityWeight"),
+        ({"hardPodAffinityWeight": 1.5}, "hardPodAffinityWeight"),
+        ({"ignorePreferredTermsOfExistingPods": "yes"}, "ignorePreferredTermsOfExistingPods"),
+        ({"hardPodAffinityWeigth": 1}, "hardPodAffinityWeigth"),
+    ],
+)
 def test_bad_args(args, field):
     with pytest.raises(ValueError, match=field):
         InterPodAffinity(args)
 
 
-@pytest.mark.parametrize("args,weight,ignore", [
-    (None, 1, False), ({}, 1, False), ({"hardPodAffinityWeight": 0}, 0, False),
-    ({"hardPodAffinityWeight": 100, "ignorePreferredTermsOfExistingPods": True}, 100, True),
-])
+@pytest.mark.parametrize(
+    "args,weight,ignore",
+    [
+        (None, 1, False),
+        ({}, 1, False),
+        ({"hardPodAffinityWeight": 0}, 0, False),
+        ({"hardPodAffinityWeight": 100, "ignorePreferredTermsOfExistingPods": True}, 100, True),
+    ],
+)
 def test_good_args(args, weight, ignore):
     pl = InterPodAffinity(args)
     assert (pl.hard_pod_affinity_weight, pl.ignore_preferred_terms_of_existing_pods) == (weight, ignore)
@@ -354,9 +536,13 @@ def test_good_args(args, weight, ignore):
 
 def test_name_and_events():
     assert InterPodAffinity.NAME == "InterPodAffinity"
-    assert InterPodAffinity.EVENTS == {ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_UPDATE,
-                                       ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NODE_ADD,
-                                       ClusterEvent.NODE_LABEL}
+    assert InterPodAffinity.EVENTS == {
+        ClusterEvent.ASSIGNED_POD_ADD,
+        ClusterEvent.ASSIGNED_POD_UPDATE,
+        ClusterEvent.ASSIGNED_POD_DELETE,
+        ClusterEvent.NODE_ADD,
+        ClusterEvent.NODE_LABEL,
+    }
 
 
 MAY_HELP_CASES = [
@@ -364,24 +550,48 @@ MAY_HELP_CASES = [
     ("required affinity matches", make_pod("p").pod_affinity(ZONE, app("db")), pod_on("a", "n1", app="db"), {}, True),
     ("labels do not match", make_pod("p").pod_affinity(ZONE, app("db")), pod_on("a", "n1", app="web"), {}, False),
     ("other namespace", make_pod("p").pod_affinity(ZONE, app("db")), pod_on("a", "n1", "other", app="db"), {}, False),
-    ("any one term suffices", make_pod("p").pod_affinity(ZONE, app("web")).pod_affinity(ZONE, app("db")),
-     pod_on("a", "n1", app="db"), {}, True),
-    ("namespaceSelector matches",
-     make_pod("p").pod_affinity(ZONE, app("db"), namespaceSelector={"matchLabels": {"t": "x"}}),
-     pod_on("a", "n1", "other", app="db"), {"other": {"t": "x"}}, True),
-    ("namespaceSelector does not match",
-     make_pod("p").pod_affinity(ZONE, app("db"), namespaceSelector={"matchLabels": {"t": "x"}}),
-     pod_on("a", "n1", "other", app="db"), {"other": {"t": "y"}}, False),
-    ("anti-affinity never helps", make_pod("p").pod_anti_affinity(ZONE, app("db")), pod_on("a", "n1", app="db"), {},
-     False),
-    ("preferred affinity never helps", make_pod("p").pod_affinity(ZONE, app("db"), weight=3),
-     pod_on("a", "n1", app="db"), {}, False),
+    (
+        "any one term suffices",
+        make_pod("p").pod_affinity(ZONE, app("web")).pod_affinity(ZONE, app("db")),
+        pod_on("a", "n1", app="db"),
+        {},
+        True,
+    ),
+    (
+        "namespaceSelector matches",
+        make_pod("p").pod_affinity(ZONE, app("db"), namespaceSelector={"matchLabels": {"t": "x"}}),
+        pod_on("a", "n1", "other", app="db"),
+        {"other": {"t": "x"}},
+        True,
+    ),
+    (
+        "namespaceSelector does not match",
+        make_pod("p").pod_affinity(ZONE, app("db"), namespaceSelector={"matchLabels": {"t": "x"}}),
+        pod_on("a", "n1", "other", app="db"),
+        {"other": {"t": "y"}},
+        False,
+    ),
+    (
+        "anti-affinity never helps",
+        make_pod("p").pod_anti_affinity(ZONE, app("db")),
+        pod_on("a", "n1", app="db"),
+        {},
+        False,
+    ),
+    (
+        "preferred affinity never helps",
+        make_pod("p").pod_affinity(ZONE, app("db"), weight=3),
+        pod_on("a", "n1", app="db"),
+        {},
+        False,
+    ),
     ("no terms", make_pod("p"), pod_on("a", "n1", app="db"), {}, False),
 ]
 
 
-@pytest.mark.parametrize("pending,assigned,ns_labels,expected", [c[1:] for c in MAY_HELP_CASES],
-                         ids=[c[0] for c in MAY_HELP_CASES])
+@pytest.mark.parametrize(
+    "pending,assigned,ns_labels,expected", [c[1:] for c in MAY_HELP_CASES], ids=[c[0] for c in MAY_HELP_CASES]
+)
 def test_assigned_pod_may_help(pending, assigned, ns_labels, expected):
     c = Cache()
     p, a = c.new_pod_info(pending), c.new_pod_info(assigned)
@@ -390,6 +600,7 @@ def test_assigned_pod_may_help(pending, assigned, ns_labels, expected):
 
 
 # ---- through the scheduler ---------------------------------------------------------------
+
 
 def test_scheduler_spreads_anti_affine_replicas_and_explains_the_failure():
     registered = InterPodAffinity.NAME in default_registry()
@@ -404,5 +615,7 @@ def test_scheduler_spreads_anti_affine_replicas_and_explains_the_failure():
     assert sorted(node for *_, node in out.binds) == ["n0", "n1", "n2"]
     assert len(out.pod_conditions) == 1
     cond = out.pod_conditions[0][3]
-    assert cond["message"] == ("0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
-                              " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
+    assert cond["message"] == (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+        " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )

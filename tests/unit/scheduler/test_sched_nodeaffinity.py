@@ -1,25 +1,36 @@
 """NodeAffinity: selector semantics (vectorised and per node), PreFilter node names,
 addedAffinity, preferred-term scores."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from sched_builders import cache_with, make_node, make_pod
 
-from cluster.scheduler.framework import (BindPlugin, ClusterEvent, CycleState, Framework, PluginError, PluginSpec,
-                                         ProfileConfig, Registry)
+from cluster.scheduler.framework import (
+    BindPlugin,
+    ClusterEvent,
+    CycleState,
+    Framework,
+    PluginError,
+    PluginSpec,
+    ProfileConfig,
+    Registry,
+)
+from cluster.scheduler.plugins.nodeaffinity import (
+    NodeAffinity,
+    RequiredAffinityMasks,
+    pod_matches_node_selector_and_affinity,
+)
 from cluster.scheduler.plugins.nodename import NodeName
 from cluster.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from cluster.scheduler.plugins.queuesort import PrioritySort
 from cluster.scheduler.plugins.tainttoleration import TaintToleration
-from cluster.scheduler.plugins.nodeaffinity import (NodeAffinity, RequiredAffinityMasks,
-                                                    pod_matches_node_selector_and_affinity)
 from cluster.scheduler.status import SUCCESS, Code, Diagnosis, Rejection, fit_error_message
 
 POD_REASON = "node(s) didn't match Pod's node affinity/selector"
 ENFORCED_REASON = "node(s) didn't match scheduler-enforced node affinity"
 UAU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-
 
 
 def two_nodes():
@@ -128,16 +139,18 @@ SELECTOR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("node_selector,terms,expected", [c[1:] for c in SELECTOR_CASES],
-                         ids=[c[0] for c in SELECTOR_CASES])
+@pytest.mark.parametrize(
+    "node_selector,terms,expected", [c[1:] for c in SELECTOR_CASES], ids=[c[0] for c in SELECTOR_CASES]
+)
 def test_selector_and_terms(node_selector, terms, expected):
     nodes = two_nodes()
     pod = make_pod("p")
     if node_selector:
         pod.node_selector(**node_selector)
     if terms is not None:
-        pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
-                                                    {"nodeSelectorTerms": terms}}}
+        pod["spec"]["affinity"] = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
     _, _, result = run_filter(nodes, pod)
     assert result.feasible.tolist() == expected
     assert [pod_matches_node_selector_and_affinity(pod, n) for n in nodes] == expected
@@ -155,7 +168,8 @@ def test_vectorised_matches_per_node_on_many_nodes():
     pod = make_pod("p").node_affinity(
         term(expr("zone", "NotIn", "b"), expr("gen", "Gt", "2")),
         term(expr("tier", "DoesNotExist"), expr("zone", "In", "b", "c")),
-        term(fields=[field("In", "n7")]))
+        term(fields=[field("In", "n7")]),
+    )
     _, _, result = run_filter(nodes, pod)
     expected = [pod_matches_node_selector_and_affinity(pod, n) for n in nodes]
     assert result.feasible.tolist() == expected
@@ -163,6 +177,7 @@ def test_vectorised_matches_per_node_on_many_nodes():
 
 
 # ---- PreFilter -----------------------------------------------------------------------
+
 
 def required(*terms):
     return make_pod("p").node_affinity(*terms)
@@ -178,17 +193,25 @@ PREFILTER_CASES = [
     ("no terms", required(), None),
     ("one term names nodes", required(term(fields=[field("In", "a", "b")])), {"a", "b"}),
     ("terms are unioned", required(term(fields=[field("In", "a")]), term(fields=[field("In", "b")])), {"a", "b"}),
-    ("a term without names widens to all", required(term(fields=[field("In", "a")]), term(expr("zone", "Exists"))),
-     None),
-    ("requirements in a term intersect", required(term(fields=[field("In", "a", "b"), field("In", "b", "c")])),
-     {"b"}),
+    (
+        "a term without names widens to all",
+        required(term(fields=[field("In", "a")]), term(expr("zone", "Exists"))),
+        None,
+    ),
+    ("requirements in a term intersect", required(term(fields=[field("In", "a", "b"), field("In", "b", "c")])), {"b"}),
     ("NotIn does not narrow", required(term(fields=[field("NotIn", "a")])), None),
     ("labels beside names still narrow", required(term(expr("zone", "Exists"), fields=[field("In", "a")])), {"a"}),
     ("a conflicting term", required(term(fields=[field("In", "a"), field("In", "b")])), "conflict"),
-    ("every term conflicting", required(term(fields=[field("In", "a"), field("In", "b")]),
-                                        term(fields=[field("In", "c"), field("In", "d")])), "conflict"),
-    ("one conflicting term among others", required(term(fields=[field("In", "a"), field("In", "b")]),
-                                                   term(fields=[field("In", "c")])), {"c"}),
+    (
+        "every term conflicting",
+        required(term(fields=[field("In", "a"), field("In", "b")]), term(fields=[field("In", "c"), field("In", "d")])),
+        "conflict",
+    ),
+    (
+        "one conflicting term among others",
+        required(term(fields=[field("In", "a"), field("In", "b")]), term(fields=[field("In", "c")])),
+        {"c"},
+    ),
 ]
 
 
@@ -219,19 +242,27 @@ def test_added_affinity_applies_to_pods_without_affinity():
 
 
 def test_added_affinity_is_reported_before_the_pods_own():
-    nodes = [make_node("a").label("zone", "z1").label("disk", "ssd"), make_node("b").label("zone", "z1"),
-             make_node("c").label("disk", "ssd"), make_node("d")]
+    nodes = [
+        make_node("a").label("zone", "z1").label("disk", "ssd"),
+        make_node("b").label("zone", "z1"),
+        make_node("c").label("disk", "ssd"),
+        make_node("d"),
+    ]
     _, _, result = run_filter(nodes, make_pod("p").node_selector(disk="ssd"), addedAffinity=ADDED)
     assert result.feasible.tolist() == [True, False, False, False]
-    assert failures(result) == [(UAU, ENFORCED_REASON, [False, False, True, True]),
-                                (UAU, POD_REASON, [False, True, False, False])]
+    assert failures(result) == [
+        (UAU, ENFORCED_REASON, [False, False, True, True]),
+        (UAU, POD_REASON, [False, True, False, False]),
+    ]
     rej = [Rejection(NodeAffinity.NAME, code, reason, mask) for code, reason, mask in result.failures]
     assert fit_error_message(Diagnosis(4, rejections=rej)) == (
         "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-        "2 node(s) didn't match scheduler-enforced node affinity.")
+        "2 node(s) didn't match scheduler-enforced node affinity."
+    )
 
 
 # ---- Score ---------------------------------------------------------------------------
+
 
 def run_score(nodes, pod, candidates=None, **args):
     c = cache_with(nodes)
@@ -246,16 +277,28 @@ def run_score(nodes, pod, candidates=None, **args):
 
 
 def score_nodes():
-    return [make_node("a").label("zone", "z1").label("gen", "5"), make_node("b").label("zone", "z1"),
-            make_node("c").label("gen", "9"), make_node("d")]
+    return [
+        make_node("a").label("zone", "z1").label("gen", "5"),
+        make_node("b").label("zone", "z1"),
+        make_node("c").label("gen", "9"),
+        make_node("d"),
+    ]
 
 
 SCORE_CASES = [
     # (id, preferred (weight, term) list, raw, normalized)
-    ("weights of matching terms add up", [(2, term(expr("zone", "Exists"))), (5, term(expr("gen", "Gt", "4")))],
-     [7, 2, 5, 0], [100, 28, 71, 0]),
-    ("weight 0 is ignored", [(0, term(expr("zone", "Exists"))), (3, term(expr("gen", "Exists")))],
-     [3, 0, 3, 0], [100, 0, 100, 0]),
+    (
+        "weights of matching terms add up",
+        [(2, term(expr("zone", "Exists"))), (5, term(expr("gen", "Gt", "4")))],
+        [7, 2, 5, 0],
+        [100, 28, 71, 0],
+    ),
+    (
+        "weight 0 is ignored",
+        [(0, term(expr("zone", "Exists"))), (3, term(expr("gen", "Exists")))],
+        [3, 0, 3, 0],
+        [100, 0, 100, 0],
+    ),
     ("an empty preference is ignored", [(9, {}), (3, term(expr("gen", "Exists")))], [3, 0, 3, 0], [100, 0, 100, 0]),
     ("matching no node stays zero", [(4, term(expr("zone", "In", "z9")))], [0, 0, 0, 0], [0, 0, 0, 0]),
     ("fields are honoured", [(10, term(fields=[field("In", "c")]))], [0, 0, 10, 0], [0, 0, 100, 0]),
@@ -271,8 +314,9 @@ def test_score(prefs, raw, normalized):
 
 
 def test_score_with_added_preferred_terms():
-    added = {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 3, "preference": term(expr("gen", "Exists"))}]}
+    added = {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 3, "preference": term(expr("gen", "Exists"))}]
+    }
     pod = make_pod("p").preferred_node_affinity(1, term(expr("zone", "Exists")))
     assert run_score(score_nodes(), pod, addedAffinity=added) == ([4, 1, 3, 0], [100, 25, 75, 0])
     # A pod without preferences is still scored by the added ones.
@@ -280,8 +324,11 @@ def test_score_with_added_preferred_terms():
 
 
 def test_score_normalizes_over_candidates_only():
-    pod = make_pod("p").preferred_node_affinity(2, term(expr("zone", "Exists"))).preferred_node_affinity(
-        5, term(expr("gen", "Gt", "4")))
+    pod = (
+        make_pod("p")
+        .preferred_node_affinity(2, term(expr("zone", "Exists")))
+        .preferred_node_affinity(5, term(expr("gen", "Gt", "4")))
+    )
     assert run_score(score_nodes(), pod, candidates=[1, 3]) == ([2, 0], [100, 0])
 
 
@@ -298,6 +345,7 @@ def test_malformed_preferred_term_is_an_error():
 
 
 # ---- memoisation ---------------------------------------------------------------------
+
 
 def test_follows_node_label_updates():
     c = cache_with([make_node("a").label("zone", "z1"), make_node("b")])
@@ -325,6 +373,7 @@ def test_required_affinity_masks_are_shared_and_read_only():
 
 # ---- through the framework, with the other node-label plugins -----------------------
 
+
 class _Binder(BindPlugin):
     NAME = "TestBinder"
 
@@ -337,8 +386,9 @@ class _Binder(BindPlugin):
 
 def label_framework():
     plugins = (PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, _Binder)
-    return Framework(ProfileConfig(), tuple(PluginSpec(p.NAME) for p in plugins),
-                     Registry({p.NAME: p for p in plugins}))
+    return Framework(
+        ProfileConfig(), tuple(PluginSpec(p.NAME) for p in plugins), Registry({p.NAME: p for p in plugins})
+    )
 
 
 def diagnose(nodes, pod):
@@ -352,13 +402,19 @@ def diagnose(nodes, pod):
 
 
 def test_framework_attributes_each_node_to_its_first_rejecting_plugin():
-    nodes = [make_node("cordoned").unschedulable().label("zone", "z2"), make_node("tainted").taint("k", value="v"),
-             make_node("wrong-zone").label("zone", "z2"), make_node("ok").label("zone", "z1"),
-             make_node("tainted-wrong-zone").taint("k", value="v").label("zone", "z2")]
+    nodes = [
+        make_node("cordoned").unschedulable().label("zone", "z2"),
+        make_node("tainted").taint("k", value="v"),
+        make_node("wrong-zone").label("zone", "z2"),
+        make_node("ok").label("zone", "z1"),
+        make_node("tainted-wrong-zone").taint("k", value="v").label("zone", "z2"),
+    ]
     feasible, message, state = diagnose(nodes, make_pod("p").node_selector(zone="z1"))
     assert feasible == [False, False, False, True, False]
-    assert message == ("0/5 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-                       "1 node(s) were unschedulable, 2 node(s) had untolerated taint {k: v}.")
+    assert message == (
+        "0/5 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        "1 node(s) were unschedulable, 2 node(s) had untolerated taint {k: v}."
+    )
     assert state.skip_filter == {"NodeName"}
 
 
@@ -372,8 +428,10 @@ def test_framework_reports_a_prefilter_conflict():
     pod = required(term(fields=[field("In", "a"), field("In", "b")]))
     status, _, _ = diagnose([make_node("a"), make_node("b")], pod)
     assert (status.code, status.reasons, status.plugin) == (UAU, ("pod affinity terms conflict",), "NodeAffinity")
-    assert fit_error_message(Diagnosis(2, pre_filter_msg=status.message())) == \
-        "0/2 nodes are available: pod affinity terms conflict."
+    assert (
+        fit_error_message(Diagnosis(2, pre_filter_msg=status.message()))
+        == "0/2 nodes are available: pod affinity terms conflict."
+    )
 
 
 def test_framework_narrows_to_named_nodes():
@@ -389,14 +447,42 @@ BAD_ARGS = [
     ({"foo": 1}, "unknown arguments"),
     ({"addedAffinity": "zone=z1"}, "addedAffinity must be"),
     ({"addedAffinity": {"requiredDuringSchedulingRequiredDuringExecution": {}}}, "unknown fields"),
-    ({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [term(expr("zone", "Foo"))]}}}, "operator"),
-    ({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [term(expr("gen", "Gt", "x"))]}}}, "values"),
-    ({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": term(fields=[field("In", "a", "b")])}]}}, "matchFields"),
-    ({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": "heavy", "preference": term(expr("zone", "Exists"))}]}}, "weight"),
+    (
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term(expr("zone", "Foo"))]}
+            }
+        },
+        "operator",
+    ),
+    (
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term(expr("gen", "Gt", "x"))]}
+            }
+        },
+        "values",
+    ),
+    (
+        {
+            "addedAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": term(fields=[field("In", "a", "b")])}
+                ]
+            }
+        },
+        "matchFields",
+    ),
+    (
+        {
+            "addedAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": "heavy", "preference": term(expr("zone", "Exists"))}
+                ]
+            }
+        },
+        "weight",
+    ),
 ]
 
 

@@ -1,4 +1,5 @@
 """NodeName: a pod naming its node fits only that node."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """NodePorts: PreFilter Skip, HostPortInfo.CheckConflict rules, memo invalidation, FitError text."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,6 @@ from cluster.scheduler.plugins.nodeports import ERR_REASON, NodePorts
 from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_message
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
-
 
 
 def run(plugin, c, pod):
@@ -43,17 +43,16 @@ CONFLICT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("held,wanted,conflict", [c[1:] for c in CONFLICT_CASES],
-                         ids=[c[0] for c in CONFLICT_CASES])
+@pytest.mark.parametrize("held,wanted,conflict", [c[1:] for c in CONFLICT_CASES], ids=[c[0] for c in CONFLICT_CASES])
 def test_conflict_rules(held, wanted, conflict):
-    c = cache_with([make_node("n1"), make_node("n2")],
-                   [with_ports(make_pod("b"), held).node("n1")])
+    c = cache_with([make_node("n1"), make_node("n2")], [with_ports(make_pod("b"), held).node("n1")])
     status, result = run(NodePorts(), c, with_ports(make_pod("p"), wanted))
     assert status.is_success()
     assert result.feasible.tolist() == [not conflict, True]
     if conflict:
-        assert [(code, reason, mask.tolist()) for code, reason, mask in result.failures] == \
-            [(Code.UNSCHEDULABLE, REASON, [True, False])]
+        assert [(code, reason, mask.tolist()) for code, reason, mask in result.failures] == [
+            (Code.UNSCHEDULABLE, REASON, [True, False])
+        ]
     else:
         assert result.failures == []
 
@@ -91,8 +90,9 @@ def test_memo_follows_pods_and_node_rows():
 
 def test_port_freed_only_when_last_holder_leaves():
     plugin = NodePorts()
-    c = cache_with([make_node("n1")], [make_pod("b1").host_port(80).node("n1"),
-                                       make_pod("b2").host_port(80).node("n1")])
+    c = cache_with(
+        [make_node("n1")], [make_pod("b1").host_port(80).node("n1"), make_pod("b2").host_port(80).node("n1")]
+    )
     pod = make_pod("p").host_port(80)
     c.remove_pod("uid-default-b1")
     assert run(plugin, c, pod)[1].feasible.tolist() == [False]
@@ -101,11 +101,14 @@ def test_port_freed_only_when_last_holder_leaves():
 
 
 def test_fit_error_message():
-    c = cache_with([make_node("n1"), make_node("n2"), make_node("n3")],
-                   [make_pod("b1").host_port(80).node("n1"), make_pod("b2").host_port(80, ip="10.0.0.2").node("n3")])
+    c = cache_with(
+        [make_node("n1"), make_node("n2"), make_node("n3")],
+        [make_pod("b1").host_port(80).node("n1"), make_pod("b2").host_port(80, ip="10.0.0.2").node("n3")],
+    )
     _, result = run(NodePorts(), c, make_pod("p").host_port(80))
-    diag = Diagnosis(3, rejections=[Rejection(NodePorts.NAME, code, reason, mask)
-                                    for code, reason, mask in result.failures])
+    diag = Diagnosis(
+        3, rejections=[Rejection(NodePorts.NAME, code, reason, mask) for code, reason, mask in result.failures]
+    )
     assert fit_error_message(diag) == f"0/3 nodes are available: 2 {REASON}."
     assert np.flatnonzero(~result.feasible).tolist() == [0, 2]
 

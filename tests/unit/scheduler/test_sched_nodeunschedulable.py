@@ -1,4 +1,5 @@
 """NodeUnschedulable: cordoned nodes, the unschedulable-taint toleration, PreFilter skips."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,6 @@ from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_messa
 
 REASON = "node(s) were unschedulable"
 KEY = "node.kubernetes.io/unschedulable"
-
 
 
 def run(nodes, pod, plugin=None):

@@ -1,4 +1,5 @@
 """Filtering with nominated pods in two passes (reference §7.3), through the Scheduler."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,11 +11,14 @@ def nominate(s, pod):
     s.queue.nominator.add(s.cache.new_pod_info(pod))
 
 
-@pytest.mark.parametrize("name,prio,expected", [
-    ("b", 100, None),   # A (100) counts: 600m + 500m > 1000m
-    ("c", 50, None),    # A outranks it too
-    ("d", 200, "n1"),   # A (100 < 200) is ignored: D may take the room
-])
+@pytest.mark.parametrize(
+    "name,prio,expected",
+    [
+        ("b", 100, None),  # A (100) counts: 600m + 500m > 1000m
+        ("c", 50, None),  # A outranks it too
+        ("d", 200, "n1"),  # A (100 < 200) is ignored: D may take the room
+    ],
+)
 def test_reference_worked_example(name, prio, expected):
     s = make_scheduler([make_node("n1", cpu="1")])
     nominate(s, make_pod("a").prio(100).req(cpu="600m").nominated("n1"))
@@ -58,7 +62,9 @@ def test_anti_affinity_against_a_nominated_pod_fails_the_first_pass():
     nominate(s, make_pod("db").prio(100).label("app", "db").nominated("n1"))
     s.on_pod("ADDED", make_pod("f").prio(100).pod_anti_affinity(host, {"matchLabels": {"app": "db"}}), 0.0)
     out = s.schedule(0.0)
-    assert out.events[0]["message"].startswith("0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.")
+    assert out.events[0]["message"].startswith(
+        "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules."
+    )
 
 
 def test_the_cache_is_unchanged_after_the_first_pass():
@@ -74,7 +80,7 @@ def test_the_cache_is_unchanged_after_the_first_pass():
 def _preempted(s, now=0.0):
     """One cycle of the preemptor; its victims vanish at once. Returns the nominated node."""
     out = s.schedule(now)
-    (_, _, _, node), = out.nominations
+    ((_, _, _, node),) = out.nominations
     for _, _, uid in out.deletes:
         s.on_pod("DELETED", s.cache.pod_info(uid).pod, now)
     return node
@@ -92,6 +98,7 @@ def test_retry_on_the_nominated_node_skips_the_full_filter(monkeypatch):
     s, _ = _full_cluster()
     node = _preempted(s)
     import cluster.scheduler.scheduler as sched_mod
+
     calls = []
     monkeypatch.setattr(sched_mod, "run_filters", lambda *a, **k: calls.append(a) or pytest.fail("full filter"))
     assert [b[3] for b in s.schedule(2.0).binds] == [node]
@@ -135,10 +142,12 @@ def test_a_preemptor_waits_until_its_own_victims_are_seen_gone():
 def test_a_victim_seen_terminating_ends_the_wait():
     s, _ = _full_cluster()
     out = s.schedule(0.0)
-    (_, _, uid), = out.deletes
+    ((_, _, uid),) = out.deletes
     victim = s.cache.pod_info(uid).pod
     assert s.queue.is_gated("uid-default-p") is False  # parked, not yet moved
-    going = dict(victim, metadata=dict(victim["metadata"], deletionTimestamp="2026-01-01T00:00:01Z",
-                                       deletionGracePeriodSeconds=30))
+    going = dict(
+        victim,
+        metadata=dict(victim["metadata"], deletionTimestamp="2026-01-01T00:00:01Z", deletionGracePeriodSeconds=30),
+    )
     s.on_pod("MODIFIED", going, 1.0)
     assert not s.host.preemption_pending("uid-default-p")

@@ -1,5 +1,6 @@
 """PodNominator: nominations from status and from the scheduler, updates, deletes, and the
 queue keeping it in step with pending pods."""
+
 from __future__ import annotations
 
 from sched_builders import make_node, make_pod, make_scheduler

@@ -1,4 +1,5 @@
 """PodIndex: selector lookups over placed pods, term groups, and staying in step with the cache."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,19 +21,22 @@ def placed():
     return cache_with([make_node("n1"), make_node("n2")], pods)
 
 
-@pytest.mark.parametrize("selector,namespaces,expected", [
-    ("app=web", ["default"], ["w1", "w2"]),
-    ("app in (web,db)", ["default"], ["d1", "w1", "w2"]),
-    ("app=web,tier=front", ["default"], ["w1"]),
-    ("app!=web", ["default"], ["bare", "d1"]),
-    ("tier", ["default"], ["w1"]),
-    ("!tier", ["default"], ["bare", "d1", "w2"]),
-    ("", ["default"], ["bare", "d1", "w1", "w2"]),
-    ("app=web", None, ["w1", "w2", "x1"]),
-    ("app=web", ["other"], ["x1"]),
-    ("app=none", ["default"], []),
-    ("app=web", ["missing"], []),
-])
+@pytest.mark.parametrize(
+    "selector,namespaces,expected",
+    [
+        ("app=web", ["default"], ["w1", "w2"]),
+        ("app in (web,db)", ["default"], ["d1", "w1", "w2"]),
+        ("app=web,tier=front", ["default"], ["w1"]),
+        ("app!=web", ["default"], ["bare", "d1"]),
+        ("tier", ["default"], ["w1"]),
+        ("!tier", ["default"], ["bare", "d1", "w2"]),
+        ("", ["default"], ["bare", "d1", "w1", "w2"]),
+        ("app=web", None, ["w1", "w2", "x1"]),
+        ("app=web", ["other"], ["x1"]),
+        ("app=none", ["default"], []),
+        ("app=web", ["missing"], []),
+    ],
+)
 def test_select(selector, namespaces, expected):
     index = placed().snapshot().pods
     assert sorted(p.name for p in index.select(namespaces, LabelSelector.parse(selector))) == expected
@@ -43,8 +47,10 @@ def test_nothing_selector_selects_nothing():
 
 
 def test_counts_follow_node_rows_after_a_swap_remove():
-    c = cache_with([make_node("n0"), make_node("n1"), make_node("n2")],
-                   [make_pod("a").label("app", "web").node("n2"), make_pod("b").label("app", "web").node("n2")])
+    c = cache_with(
+        [make_node("n0"), make_node("n1"), make_node("n2")],
+        [make_pod("a").label("app", "web").node("n2"), make_pod("b").label("app", "web").node("n2")],
+    )
     c.remove_node("n0")  # n2 moves into row 0
     pods = c.snapshot().pods.select(["default"], LabelSelector.parse("app=web"))
     assert node_counts(pods, c.num_nodes).tolist() == [2, 0]
@@ -73,8 +79,10 @@ def test_relabel_and_delete_update_the_index():
 
 def test_identical_terms_share_one_group():
     anti = {"matchLabels": {"app": "web"}}
-    pods = [make_pod(f"w{i}").label("app", "web").pod_anti_affinity("kubernetes.io/hostname", anti).node(f"n{i % 2}")
-            for i in range(4)]
+    pods = [
+        make_pod(f"w{i}").label("app", "web").pod_anti_affinity("kubernetes.io/hostname", anti).node(f"n{i % 2}")
+        for i in range(4)
+    ]
     c = cache_with([make_node("n0"), make_node("n1")], pods)
     groups = c.snapshot().pods.groups(REQUIRED_ANTI_AFFINITY)
     assert len(groups) == 1 and len(groups[0].pods) == 4

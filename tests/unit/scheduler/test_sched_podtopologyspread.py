@@ -1,5 +1,6 @@
 """PodTopologySpread: skew filter, minDomains, missing keys, inclusion policies, scoring,
 normalisation, default constraints, arguments, queueing hint, and a scheduler run."""
+
 from __future__ import annotations
 
 import itertools
@@ -54,8 +55,9 @@ def web(name="p", **labels):
 
 
 def rs_owned(pod, kind="ReplicaSet", controller=True):
-    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": kind, "name": "o", "uid": "o-uid",
-                                           "controller": controller}]
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": kind, "name": "o", "uid": "o-uid", "controller": controller}
+    ]
     return pod
 
 
@@ -115,72 +117,195 @@ FILTER_CASES = [
     # (id, nodes, placed pods, incoming pod, expected verdict per node)
     ("no matching pods: 0+1-0 fits everywhere", zones_ab(), [], web().spread(ZONE), ALL_OK4),
     ("zone a 2, b 0: 2+1-0 > 1", zones_ab(), [placed("a1", 2)], web().spread(ZONE), A_SKEWED),
-    ("zone a 2, b 1, maxSkew 1: 2+1-1 > 1", zones_ab(), [placed("a1", 2), placed("b2")], web().spread(ZONE),
-     A_SKEWED),
-    ("zone a 2, b 1, maxSkew 2: 2+1-1 <= 2", zones_ab(), [placed("a1", 2), placed("b2")],
-     web().spread(ZONE, max_skew=2), ALL_OK4),
-    ("a pod not matching its own selector adds 0", zones_ab(), [placed("a1")],
-     make_pod("p").label("app", "other").spread(ZONE, selector=WEB), ALL_OK4),
+    ("zone a 2, b 1, maxSkew 1: 2+1-1 > 1", zones_ab(), [placed("a1", 2), placed("b2")], web().spread(ZONE), A_SKEWED),
+    (
+        "zone a 2, b 1, maxSkew 2: 2+1-1 <= 2",
+        zones_ab(),
+        [placed("a1", 2), placed("b2")],
+        web().spread(ZONE, max_skew=2),
+        ALL_OK4,
+    ),
+    (
+        "a pod not matching its own selector adds 0",
+        zones_ab(),
+        [placed("a1")],
+        make_pod("p").label("app", "other").spread(ZONE, selector=WEB),
+        ALL_OK4,
+    ),
     ("the same count with self-match fails", zones_ab(), [placed("a1")], web().spread(ZONE), A_SKEWED),
-    ("pods of another namespace are not counted", zones_ab(), [placed("a1", 3, ns="other")], web().spread(ZONE),
-     ALL_OK4),
-    ("terminating pods are not counted", zones_ab(), [placed("a1", 3, terminating=True)], web().spread(ZONE),
-     ALL_OK4),
-    ("pods not matching the selector are not counted", zones_ab(), [placed("a1", 3, app="db")],
-     web().spread(ZONE), ALL_OK4),
-    ("a node without the key: missing required label", zones_ab() + [node("x1")], [placed("a1", 2)],
-     web().spread(ZONE), {**A_SKEWED, "x1": MISSING}),
-    ("pods on a node without the key are not counted", zones_ab() + [node("x1")], [placed("x1", 3)],
-     web().spread(ZONE), {**ALL_OK4, "x1": MISSING}),
-    ("minDomains 3 > 2 domains: minimum taken as 0", zones_ab(), [placed("a1"), placed("b1")],
-     web().spread(ZONE, minDomains=3), {"a1": SKEW, "a2": SKEW, "b1": SKEW, "b2": SKEW}),
-    ("minDomains 2 met: minimum 1", zones_ab(), [placed("a1"), placed("b1")], web().spread(ZONE, minDomains=2),
-     ALL_OK4),
-    ("hostname: every node is a domain", [node("h1"), node("h2"), node("h3")], [placed("h1")], web().spread(HOST),
-     {"h1": SKEW, "h2": "ok", "h3": "ok"}),
-    ("hostname with minDomains above the node count", [node("h1"), node("h2")], [placed("h1"), placed("h2")],
-     web().spread(HOST, minDomains=3), {"h1": SKEW, "h2": SKEW}),
-    ("the first failing constraint gives the reason",
-     [node("a1", "a"), node("a3", "a", host=False), node("b1", "b"), node("x1")], [placed("a1", 2)],
-     web().spread(ZONE).spread(HOST), {"a1": SKEW, "a3": SKEW, "b1": "ok", "x1": MISSING}),
-    ("a key only a later constraint needs", [node("a1", "a"), node("a3", "a", host=False), node("b1", "b")], [],
-     web().spread(ZONE, max_skew=5).spread(HOST), {"a1": "ok", "a3": MISSING, "b1": "ok"}),
-    ("nodes lacking another constraint's key do not count", [node("a1", "a"), node("a3", "a", host=False),
-                                                              node("b1", "b")],
-     [placed("a3", 3)], web().spread(ZONE).spread(HOST, max_skew=5), {"a1": "ok", "a3": MISSING, "b1": "ok"}),
-    ("nodeAffinityPolicy Honor (default): zone c is not eligible", pooled(), [placed("a1"), placed("b1")],
-     web().node_selector(pool="x").spread(ZONE), ALL_OK3),
-    ("nodeAffinityPolicy Ignore: zone c sets the minimum to 0", pooled(), [placed("a1"), placed("b1")],
-     web().node_selector(pool="x").spread(ZONE, nodeAffinityPolicy="Ignore"), AB_SKEWED3),
-    ("required node affinity In is honoured", pooled(), [placed("a1"), placed("b1")],
-     affinity({"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["a", "b"]}]}), ALL_OK3),
+    (
+        "pods of another namespace are not counted",
+        zones_ab(),
+        [placed("a1", 3, ns="other")],
+        web().spread(ZONE),
+        ALL_OK4,
+    ),
+    ("terminating pods are not counted", zones_ab(), [placed("a1", 3, terminating=True)], web().spread(ZONE), ALL_OK4),
+    (
+        "pods not matching the selector are not counted",
+        zones_ab(),
+        [placed("a1", 3, app="db")],
+        web().spread(ZONE),
+        ALL_OK4,
+    ),
+    (
+        "a node without the key: missing required label",
+        zones_ab() + [node("x1")],
+        [placed("a1", 2)],
+        web().spread(ZONE),
+        {**A_SKEWED, "x1": MISSING},
+    ),
+    (
+        "pods on a node without the key are not counted",
+        zones_ab() + [node("x1")],
+        [placed("x1", 3)],
+        web().spread(ZONE),
+        {**ALL_OK4, "x1": MISSING},
+    ),
+    (
+        "minDomains 3 > 2 domains: minimum taken as 0",
+        zones_ab(),
+        [placed("a1"), placed("b1")],
+        web().spread(ZONE, minDomains=3),
+        {"a1": SKEW, "a2": SKEW, "b1": SKEW, "b2": SKEW},
+    ),
+    (
+        "minDomains 2 met: minimum 1",
+        zones_ab(),
+        [placed("a1"), placed("b1")],
+        web().spread(ZONE, minDomains=2),
+        ALL_OK4,
+    ),
+    (
+        "hostname: every node is a domain",
+        [node("h1"), node("h2"), node("h3")],
+        [placed("h1")],
+        web().spread(HOST),
+        {"h1": SKEW, "h2": "ok", "h3": "ok"},
+    ),
+    (
+        "hostname with minDomains above the node count",
+        [node("h1"), node("h2")],
+        [placed("h1"), placed("h2")],
+        web().spread(HOST, minDomains=3),
+        {"h1": SKEW, "h2": SKEW},
+    ),
+    (
+        "the first failing constraint gives the reason",
+        [node("a1", "a"), node("a3", "a", host=False), node("b1", "b"), node("x1")],
+        [placed("a1", 2)],
+        web().spread(ZONE).spread(HOST),
+        {"a1": SKEW, "a3": SKEW, "b1": "ok", "x1": MISSING},
+    ),
+    (
+        "a key only a later constraint needs",
+        [node("a1", "a"), node("a3", "a", host=False), node("b1", "b")],
+        [],
+        web().spread(ZONE, max_skew=5).spread(HOST),
+        {"a1": "ok", "a3": MISSING, "b1": "ok"},
+    ),
+    (
+        "nodes lacking another constraint's key do not count",
+        [node("a1", "a"), node("a3", "a", host=False), node("b1", "b")],
+        [placed("a3", 3)],
+        web().spread(ZONE).spread(HOST, max_skew=5),
+        {"a1": "ok", "a3": MISSING, "b1": "ok"},
+    ),
+    (
+        "nodeAffinityPolicy Honor (default): zone c is not eligible",
+        pooled(),
+        [placed("a1"), placed("b1")],
+        web().node_selector(pool="x").spread(ZONE),
+        ALL_OK3,
+    ),
+    (
+        "nodeAffinityPolicy Ignore: zone c sets the minimum to 0",
+        pooled(),
+        [placed("a1"), placed("b1")],
+        web().node_selector(pool="x").spread(ZONE, nodeAffinityPolicy="Ignore"),
+        AB_SKEWED3,
+    ),
+    (
+        "required node affinity In is honoured",
+        pooled(),
+        [placed("a1"), placed("b1")],
+        affinity({"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["a", "b"]}]}),
+        ALL_OK3,
+    ),
     # Eligible a1 and c1: minimum 0 (zone c); zone b's pod is not counted.
-    ("required node affinity NotIn b", pooled(), [placed("a1"), placed("b1")],
-     affinity({"matchExpressions": [{"key": ZONE, "operator": "NotIn", "values": ["b"]}]}),
-     {"a1": SKEW, "b1": "ok", "c1": "ok"}),
-    ("required node affinity by matchFields is honoured", pooled(), [placed("a1"), placed("b1")],
-     affinity({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a1"]}],
-               "matchExpressions": []},
-              {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b1"]}]}), ALL_OK3),
-    ("nodeTaintsPolicy Ignore (default): a tainted zone counts", [*pooled()[:2], node("c1", "c", taint="NoSchedule")],
-     [placed("a1"), placed("b1")], web().spread(ZONE), AB_SKEWED3),
-    ("nodeTaintsPolicy Honor: an untolerated NoSchedule zone does not count",
-     [*pooled()[:2], node("c1", "c", taint="NoSchedule")], [placed("a1"), placed("b1")],
-     web().spread(ZONE, nodeTaintsPolicy="Honor"), ALL_OK3),
-    ("nodeTaintsPolicy Honor: NoExecute is honoured too", [*pooled()[:2], node("c1", "c", taint="NoExecute")],
-     [placed("a1"), placed("b1")], web().spread(ZONE, nodeTaintsPolicy="Honor"), ALL_OK3),
-    ("nodeTaintsPolicy Honor: a tolerated taint counts", [*pooled()[:2], node("c1", "c", taint="NoSchedule")],
-     [placed("a1"), placed("b1")],
-     web().toleration("dedicated", "Equal", "x", "NoSchedule").spread(ZONE, nodeTaintsPolicy="Honor"), AB_SKEWED3),
-    ("nodeTaintsPolicy Honor: PreferNoSchedule does not exclude",
-     [*pooled()[:2], node("c1", "c", taint="PreferNoSchedule")], [placed("a1"), placed("b1")],
-     web().spread(ZONE, nodeTaintsPolicy="Honor"), AB_SKEWED3),
-    ("matchLabelKeys: another revision is not counted", zones_ab(), [placed("a1", 2, app="web", rev="1")],
-     web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]), ALL_OK4),
-    ("matchLabelKeys: the same revision is counted", zones_ab(), [placed("a1", 2, app="web", rev="2")],
-     web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]), A_SKEWED),
-    ("without matchLabelKeys every revision is counted", zones_ab(), [placed("a1", 2, app="web", rev="1")],
-     web(rev="2").spread(ZONE, selector=WEB), A_SKEWED),
+    (
+        "required node affinity NotIn b",
+        pooled(),
+        [placed("a1"), placed("b1")],
+        affinity({"matchExpressions": [{"key": ZONE, "operator": "NotIn", "values": ["b"]}]}),
+        {"a1": SKEW, "b1": "ok", "c1": "ok"},
+    ),
+    (
+        "required node affinity by matchFields is honoured",
+        pooled(),
+        [placed("a1"), placed("b1")],
+        affinity(
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a1"]}], "matchExpressions": []},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b1"]}]},
+        ),
+        ALL_OK3,
+    ),
+    (
+        "nodeTaintsPolicy Ignore (default): a tainted zone counts",
+        [*pooled()[:2], node("c1", "c", taint="NoSchedule")],
+        [placed("a1"), placed("b1")],
+        web().spread(ZONE),
+        AB_SKEWED3,
+    ),
+    (
+        "nodeTaintsPolicy Honor: an untolerated NoSchedule zone does not count",
+        [*pooled()[:2], node("c1", "c", taint="NoSchedule")],
+        [placed("a1"), placed("b1")],
+        web().spread(ZONE, nodeTaintsPolicy="Honor"),
+        ALL_OK3,
+    ),
+    (
+        "nodeTaintsPolicy Honor: NoExecute is honoured too",
+        [*pooled()[:2], node("c1", "c", taint="NoExecute")],
+        [placed("a1"), placed("b1")],
+        web().spread(ZONE, nodeTaintsPolicy="Honor"),
+        ALL_OK3,
+    ),
+    (
+        "nodeTaintsPolicy Honor: a tolerated taint counts",
+        [*pooled()[:2], node("c1", "c", taint="NoSchedule")],
+        [placed("a1"), placed("b1")],
+        web().toleration("dedicated", "Equal", "x", "NoSchedule").spread(ZONE, nodeTaintsPolicy="Honor"),
+        AB_SKEWED3,
+    ),
+    (
+        "nodeTaintsPolicy Honor: PreferNoSchedule does not exclude",
+        [*pooled()[:2], node("c1", "c", taint="PreferNoSchedule")],
+        [placed("a1"), placed("b1")],
+        web().spread(ZONE, nodeTaintsPolicy="Honor"),
+        AB_SKEWED3,
+    ),
+    (
+        "matchLabelKeys: another revision is not counted",
+        zones_ab(),
+        [placed("a1", 2, app="web", rev="1")],
+        web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]),
+        ALL_OK4,
+    ),
+    (
+        "matchLabelKeys: the same revision is counted",
+        zones_ab(),
+        [placed("a1", 2, app="web", rev="2")],
+        web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]),
+        A_SKEWED,
+    ),
+    (
+        "without matchLabelKeys every revision is counted",
+        zones_ab(),
+        [placed("a1", 2, app="web", rev="1")],
+        web(rev="2").spread(ZONE, selector=WEB),
+        A_SKEWED,
+    ),
     ("an empty selector counts nothing", zones_ab(), [placed("a1", 3)], web().spread(ZONE, selector={}), ALL_OK4),
 ]
 
@@ -211,11 +336,15 @@ def test_reason_strings_and_codes_exactly():
     assert result.feasible.tolist() == [False, True, False]
 
 
-@pytest.mark.parametrize("pod", [
-    make_pod("plain"),
-    web().spread(ZONE, when="ScheduleAnyway"),
-    rs_owned(web()),  # system defaults are ScheduleAnyway only
-], ids=["no constraints", "only ScheduleAnyway", "system defaults"])
+@pytest.mark.parametrize(
+    "pod",
+    [
+        make_pod("plain"),
+        web().spread(ZONE, when="ScheduleAnyway"),
+        rs_owned(web()),  # system defaults are ScheduleAnyway only
+    ],
+    ids=["no constraints", "only ScheduleAnyway", "system defaults"],
+)
 def test_pre_filter_skips_without_hard_constraints(pod):
     status, result, _ = run_filter(zones_ab(), [], pod)
     assert status.code == Code.SKIP and result is None
@@ -299,43 +428,125 @@ def soft(key, max_skew=1, **fields):
 SCORE_CASES = [
     # (id, nodes, placed, pod, candidates (None: all), raw scores, normalized scores)
     # 2 zones: weight log(4); a: 2*1.386 = 2.77 -> 3, b: 1.386 -> 1; 100*(3+1-s)/3.
-    ("zone", [node("a1", "a"), node("a2", "a"), node("b1", "b")], [placed("a1", 2), placed("b1")], soft(ZONE),
-     None, [3, 3, 1], [33, 33, 100]),
+    (
+        "zone",
+        [node("a1", "a"), node("a2", "a"), node("b1", "b")],
+        [placed("a1", 2), placed("b1")],
+        soft(ZONE),
+        None,
+        [3, 3, 1],
+        [33, 33, 100],
+    ),
     # Hostname: weight log(3 candidates + 2); counts 2, 0, 1.
-    ("hostname", [node("h1"), node("h2"), node("h3")], [placed("h1", 2), placed("h3")], soft(HOST), None,
-     [3, 0, 2], [0, 100, 33]),
-    ("maxSkew 3 adds 2 to every raw score", [node("h1"), node("h2"), node("h3")], [placed("h1", 2), placed("h3")],
-     soft(HOST, max_skew=3), None, [5, 2, 4], [40, 100, 60]),
+    (
+        "hostname",
+        [node("h1"), node("h2"), node("h3")],
+        [placed("h1", 2), placed("h3")],
+        soft(HOST),
+        None,
+        [3, 0, 2],
+        [0, 100, 33],
+    ),
+    (
+        "maxSkew 3 adds 2 to every raw score",
+        [node("h1"), node("h2"), node("h3")],
+        [placed("h1", 2), placed("h3")],
+        soft(HOST, max_skew=3),
+        None,
+        [5, 2, 4],
+        [40, 100, 60],
+    ),
     # Hostname weight from the candidates: log(2+2), 3*1.386 = 4.16 -> 4 (log(4+2) would give 5).
-    ("hostname domains counted among candidates", [node("h1"), node("h2"), node("h3"), node("h4")],
-     [placed("h1", 3)], soft(HOST), ["h1", "h2"], [4, 0], [0, 100]),
-    ("a node without the key is ignored: 0", [node("a1", "a"), node("a2", "a"), node("b1", "b"), node("x1")],
-     [placed("a1", 2), placed("b1"), placed("x1", 5)], soft(ZONE), None, [3, 3, 1, 0], [33, 33, 100, 0]),
-    ("no matching pods: every kept node 100", [node("a1", "a"), node("b1", "b"), node("x1")], [], soft(ZONE),
-     None, [0, 0, 0], [100, 100, 0]),
+    (
+        "hostname domains counted among candidates",
+        [node("h1"), node("h2"), node("h3"), node("h4")],
+        [placed("h1", 3)],
+        soft(HOST),
+        ["h1", "h2"],
+        [4, 0],
+        [0, 100],
+    ),
+    (
+        "a node without the key is ignored: 0",
+        [node("a1", "a"), node("a2", "a"), node("b1", "b"), node("x1")],
+        [placed("a1", 2), placed("b1"), placed("x1", 5)],
+        soft(ZONE),
+        None,
+        [3, 3, 1, 0],
+        [33, 33, 100, 0],
+    ),
+    (
+        "no matching pods: every kept node 100",
+        [node("a1", "a"), node("b1", "b"), node("x1")],
+        [],
+        soft(ZONE),
+        None,
+        [0, 0, 0],
+        [100, 100, 0],
+    ),
     # Domain count from the candidates only: log(2+2): 3*1.386 = 4.16 -> 4 (log(5) would give 5).
-    ("domains counted among candidates", [node("a1", "a"), node("b1", "b"), node("c1", "c")],
-     [placed("a1", 3), placed("c1", 3)], soft(ZONE), ["a1", "b1"], [4, 0], [0, 100]),
-    ("pods counted on every node of the domain", [node("a1", "a"), node("a2", "a"), node("b1", "b")],
-     [placed("a2", 2)], soft(ZONE), ["a1", "b1"], [3, 0], [0, 100]),
-    ("nodeTaintsPolicy Honor: pods on a tainted node do not count",
-     [node("a1", "a"), node("a2", "a", taint="NoSchedule"), node("b1", "b")], [placed("a2", 2)],
-     soft(ZONE, nodeTaintsPolicy="Honor"), ["a1", "b1"], [0, 0], [100, 100]),
-    ("nodeTaintsPolicy Ignore: they do", [node("a1", "a"), node("a2", "a", taint="NoSchedule"), node("b1", "b")],
-     [placed("a2", 2)], soft(ZONE), ["a1", "b1"], [3, 0], [0, 100]),
-    ("nodeAffinityPolicy Honor: pods outside the pod's node selector do not count",
-     [node("a1", "a", pool="x"), node("a2", "a"), node("b1", "b", pool="x")], [placed("a2", 2)],
-     web().node_selector(pool="x").spread(ZONE, when="ScheduleAnyway", selector=WEB), ["a1", "b1"], [0, 0],
-     [100, 100]),
+    (
+        "domains counted among candidates",
+        [node("a1", "a"), node("b1", "b"), node("c1", "c")],
+        [placed("a1", 3), placed("c1", 3)],
+        soft(ZONE),
+        ["a1", "b1"],
+        [4, 0],
+        [0, 100],
+    ),
+    (
+        "pods counted on every node of the domain",
+        [node("a1", "a"), node("a2", "a"), node("b1", "b")],
+        [placed("a2", 2)],
+        soft(ZONE),
+        ["a1", "b1"],
+        [3, 0],
+        [0, 100],
+    ),
+    (
+        "nodeTaintsPolicy Honor: pods on a tainted node do not count",
+        [node("a1", "a"), node("a2", "a", taint="NoSchedule"), node("b1", "b")],
+        [placed("a2", 2)],
+        soft(ZONE, nodeTaintsPolicy="Honor"),
+        ["a1", "b1"],
+        [0, 0],
+        [100, 100],
+    ),
+    (
+        "nodeTaintsPolicy Ignore: they do",
+        [node("a1", "a"), node("a2", "a", taint="NoSchedule"), node("b1", "b")],
+        [placed("a2", 2)],
+        soft(ZONE),
+        ["a1", "b1"],
+        [3, 0],
+        [0, 100],
+    ),
+    (
+        "nodeAffinityPolicy Honor: pods outside the pod's node selector do not count",
+        [node("a1", "a", pool="x"), node("a2", "a"), node("b1", "b", pool="x")],
+        [placed("a2", 2)],
+        web().node_selector(pool="x").spread(ZONE, when="ScheduleAnyway", selector=WEB),
+        ["a1", "b1"],
+        [0, 0],
+        [100, 100],
+    ),
     # Two constraints: zone (log 4) + hostname (log 5): a1 2*1.386+2*1.609 = 5.99 -> 6,
     # a2 2.77 -> 3, b1 0.
-    ("zone and hostname add up", [node("a1", "a"), node("a2", "a"), node("b1", "b")], [placed("a1", 2)],
-     soft(ZONE).spread(HOST, when="ScheduleAnyway", selector=WEB), None, [6, 3, 0], [0, 50, 100]),
+    (
+        "zone and hostname add up",
+        [node("a1", "a"), node("a2", "a"), node("b1", "b")],
+        [placed("a1", 2)],
+        soft(ZONE).spread(HOST, when="ScheduleAnyway", selector=WEB),
+        None,
+        [6, 3, 0],
+        [0, 50, 100],
+    ),
 ]
 
 
-@pytest.mark.parametrize("nodes,pods,pod,candidates,raw,normalized", [c[1:] for c in SCORE_CASES],
-                         ids=[c[0] for c in SCORE_CASES])
+@pytest.mark.parametrize(
+    "nodes,pods,pod,candidates,raw,normalized", [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES]
+)
 def test_score(nodes, pods, pod, candidates, raw, normalized):
     assert run_score(nodes, pods, pod, candidates) == (raw, normalized)
 
@@ -361,13 +572,17 @@ def test_own_constraints_replace_defaults_and_ignore_zoneless_nodes():
     assert (raw, normalized) == ([12, 9, 9, 0], [75, 100, 100, 0])
 
 
-@pytest.mark.parametrize("pod", [
-    web(),
-    rs_owned(web(), controller=False),
-    rs_owned(web(), kind="Job"),
-    rs_owned(make_pod("p").label("pod-template-hash", "h")),
-    web().spread(ZONE),  # only DoNotSchedule
-], ids=["no owner", "owner not controller", "Job controller", "only controller-added labels", "only hard"])
+@pytest.mark.parametrize(
+    "pod",
+    [
+        web(),
+        rs_owned(web(), controller=False),
+        rs_owned(web(), kind="Job"),
+        rs_owned(make_pod("p").label("pod-template-hash", "h")),
+        web().spread(ZONE),  # only DoNotSchedule
+    ],
+    ids=["no owner", "owner not controller", "Job controller", "only controller-added labels", "only hard"],
+)
 def test_pre_score_skips(pod):
     assert run_score(default_nodes(), [placed("a1")], pod) == (None, None)
 
@@ -375,16 +590,19 @@ def test_pre_score_skips(pod):
 @pytest.mark.parametrize("kind", ["ReplicaSet", "StatefulSet", "ReplicationController"])
 def test_default_selector_drops_controller_added_labels(kind):
     pod = rs_owned(web(**{"controller-revision-hash": "r2", "statefulset.kubernetes.io/pod-name": "web-3"}), kind)
-    pods = [placed("a1", 2, app="web", **{"controller-revision-hash": "r1",
-                                            "statefulset.kubernetes.io/pod-name": "web-0"})]
+    pods = [
+        placed("a1", 2, app="web", **{"controller-revision-hash": "r1", "statefulset.kubernetes.io/pod-name": "web-0"})
+    ]
     # Both pods count (selector app=web): a1 2*log(4)+2 + 2*log(4)+4 = 11.5, b1 2 + 4.
     # Were the hash or pod-name labels kept, nothing would match: [6, 6], [100, 100].
     assert run_score([node("a1", "a"), node("b1", "b")], pods, pod) == ([12, 6], [50, 100])
 
 
 def test_list_defaulting_with_hard_default():
-    args = {"defaultingType": "List",
-            "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]}
+    args = {
+        "defaultingType": "List",
+        "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}],
+    }
     _, result, snap = run_filter(zones_ab(), [placed("a1", 2)], rs_owned(web()), args)
     assert verdicts(result, snap) == A_SKEWED
     status, result, _ = run_filter(zones_ab(), [placed("a1", 2)], web(), args)  # no controller
@@ -417,28 +635,47 @@ BAD_ARGS = [
     ({"bogus": 1}, r"unknown arguments \['bogus'\]"),
     ({"defaultingType": "Sometimes"}, "defaultingType: Unsupported value"),
     ({"defaultConstraints": [GOOD]}, "defaultingType: Invalid value: 'System'"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "maxSkew": 0}]},
-     r"defaultConstraints\[0\].maxSkew: Invalid value: 0"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "maxSkew": "1"}]},
-     r"defaultConstraints\[0\].maxSkew"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "topologyKey": ""}]},
-     r"defaultConstraints\[0\].topologyKey: Required value"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "topologyKey": "bad key!"}]},
-     r"defaultConstraints\[0\].topologyKey: Invalid value"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "whenUnsatisfiable": "Sometimes"}]},
-     r"defaultConstraints\[0\].whenUnsatisfiable: Unsupported value"),
-    ({"defaultingType": "List", "defaultConstraints": [{k: v for k, v in GOOD.items() if k != "whenUnsatisfiable"}]},
-     r"defaultConstraints\[0\].whenUnsatisfiable: Required value"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "labelSelector": {}}]},
-     r"defaultConstraints\[0\].labelSelector: Forbidden"),
-    ({"defaultingType": "List", "defaultConstraints": [GOOD, {**GOOD, "maxSkew": 2}]},
-     r"defaultConstraints\[1\]: Duplicate value"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "minDomains": 0}]},
-     r"defaultConstraints\[0\].minDomains: Invalid value"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "nodeTaintsPolicy": "Maybe"}]},
-     r"defaultConstraints\[0\].nodeTaintsPolicy: Unsupported value"),
-    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "colour": "red"}]},
-     r"defaultConstraints\[0\]: unknown fields \['colour'\]"),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "maxSkew": 0}]},
+        r"defaultConstraints\[0\].maxSkew: Invalid value: 0",
+    ),
+    ({"defaultingType": "List", "defaultConstraints": [{**GOOD, "maxSkew": "1"}]}, r"defaultConstraints\[0\].maxSkew"),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "topologyKey": ""}]},
+        r"defaultConstraints\[0\].topologyKey: Required value",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "topologyKey": "bad key!"}]},
+        r"defaultConstraints\[0\].topologyKey: Invalid value",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "whenUnsatisfiable": "Sometimes"}]},
+        r"defaultConstraints\[0\].whenUnsatisfiable: Unsupported value",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{k: v for k, v in GOOD.items() if k != "whenUnsatisfiable"}]},
+        r"defaultConstraints\[0\].whenUnsatisfiable: Required value",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "labelSelector": {}}]},
+        r"defaultConstraints\[0\].labelSelector: Forbidden",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [GOOD, {**GOOD, "maxSkew": 2}]},
+        r"defaultConstraints\[1\]: Duplicate value",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "minDomains": 0}]},
+        r"defaultConstraints\[0\].minDomains: Invalid value",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "nodeTaintsPolicy": "Maybe"}]},
+        r"defaultConstraints\[0\].nodeTaintsPolicy: Unsupported value",
+    ),
+    (
+        {"defaultingType": "List", "defaultConstraints": [{**GOOD, "colour": "red"}]},
+        r"defaultConstraints\[0\]: unknown fields \['colour'\]",
+    ),
     ({"defaultingType": "List", "defaultConstraints": ["zone"]}, r"defaultConstraints\[0\]: must be a map"),
 ]
 
@@ -452,18 +689,35 @@ def test_bad_args(args, match):
 def test_good_args():
     assert PodTopologySpread().system_defaulted
     assert [(c.topology_key, c.max_skew, c.hard) for c in PodTopologySpread().default_constraints] == [
-        (HOST, 3, False), (ZONE, 5, False)]
-    pl = PodTopologySpread({"defaultingType": "List", "defaultConstraints": [
-        GOOD, {**GOOD, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2, "nodeTaintsPolicy": "Honor"}]})
+        (HOST, 3, False),
+        (ZONE, 5, False),
+    ]
+    pl = PodTopologySpread(
+        {
+            "defaultingType": "List",
+            "defaultConstraints": [
+                GOOD,
+                {**GOOD, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2, "nodeTaintsPolicy": "Honor"},
+            ],
+        }
+    )
     assert not pl.system_defaulted
     assert [(c.hard, c.min_domains, c.honor_taints) for c in pl.default_constraints] == [
-        (True, 1, False), (False, 2, True)]
+        (True, 1, False),
+        (False, 2, True),
+    ]
 
 
 def test_events():
     assert PodTopologySpread.EVENTS == {
-        ClusterEvent.ASSIGNED_POD_ADD, ClusterEvent.ASSIGNED_POD_UPDATE, ClusterEvent.ASSIGNED_POD_DELETE,
-        ClusterEvent.NODE_ADD, ClusterEvent.NODE_DELETE, ClusterEvent.NODE_LABEL, ClusterEvent.NODE_TAINT}
+        ClusterEvent.ASSIGNED_POD_ADD,
+        ClusterEvent.ASSIGNED_POD_UPDATE,
+        ClusterEvent.ASSIGNED_POD_DELETE,
+        ClusterEvent.NODE_ADD,
+        ClusterEvent.NODE_DELETE,
+        ClusterEvent.NODE_LABEL,
+        ClusterEvent.NODE_TAINT,
+    }
 
 
 # ---- queueing hint --------------------------------------------------------------------
@@ -472,15 +726,31 @@ HINT_CASES = [
     ("matching pod in the namespace", web().spread(ZONE), make_pod("a").label("app", "web"), True),
     ("another namespace", web().spread(ZONE), make_pod("a", "other").label("app", "web"), False),
     ("not matching", web().spread(ZONE), make_pod("a").label("app", "db"), False),
-    ("only ScheduleAnyway constraints", web().spread(ZONE, when="ScheduleAnyway"),
-     make_pod("a").label("app", "web"), False),
+    (
+        "only ScheduleAnyway constraints",
+        web().spread(ZONE, when="ScheduleAnyway"),
+        make_pod("a").label("app", "web"),
+        False,
+    ),
     ("no constraints", web(), make_pod("a").label("app", "web"), False),
-    ("matchLabelKeys: other revision", web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]),
-     make_pod("a").label("app", "web").label("rev", "1"), False),
-    ("matchLabelKeys: same revision", web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]),
-     make_pod("a").label("app", "web").label("rev", "2"), True),
-    ("second constraint matches", web().spread(ZONE, selector={"matchLabels": {"x": "y"}}).spread(HOST, selector=WEB),
-     make_pod("a").label("app", "web"), True),
+    (
+        "matchLabelKeys: other revision",
+        web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]),
+        make_pod("a").label("app", "web").label("rev", "1"),
+        False,
+    ),
+    (
+        "matchLabelKeys: same revision",
+        web(rev="2").spread(ZONE, selector=WEB, matchLabelKeys=["rev"]),
+        make_pod("a").label("app", "web").label("rev", "2"),
+        True,
+    ),
+    (
+        "second constraint matches",
+        web().spread(ZONE, selector={"matchLabels": {"x": "y"}}).spread(HOST, selector=WEB),
+        make_pod("a").label("app", "web"),
+        True,
+    ),
 ]
 
 
@@ -504,10 +774,12 @@ def test_assigned_pod_may_help_through_hard_default_constraints():
 
 
 def spread_scheduler(nodes):
-    registry = None if PodTopologySpread.NAME in default_registry() else Registry(
-        {PodTopologySpread.NAME: PodTopologySpread})
+    registry = (
+        None if PodTopologySpread.NAME in default_registry() else Registry({PodTopologySpread.NAME: PodTopologySpread})
+    )
     plugins = tuple(p for p in DEFAULT_PLUGINS if p.name != PodTopologySpread.NAME) + (
-        PluginSpec(PodTopologySpread.NAME, weight=2),)
+        PluginSpec(PodTopologySpread.NAME, weight=2),
+    )
     return make_scheduler(nodes, registry=registry, profiles=(ProfileConfig(plugins=plugins),))
 
 
@@ -531,4 +803,5 @@ def test_scheduler_failure_message():
         "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
         "1 node(s) didn't match pod topology spread constraints (missing required label)."
         " preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod,"
-        " 1 Preemption is not helpful for scheduling.")
+        " 1 Preemption is not helpful for scheduling."
+    )

@@ -1,4 +1,5 @@
 """The vectorised dry run picks the same node and victims as the per-node code."""
+
 from __future__ import annotations
 
 import random
@@ -14,23 +15,37 @@ from cluster.scheduler.preemption_fast import DryRunMemo, fast_candidate
 
 def random_cluster(seed: int):
     rng = random.Random(seed)
-    nodes = [make_node(f"n{i}", cpu=str(rng.choice([2, 4, 8])), memory=f"{rng.choice([4, 8])}Gi",
-                       pods=str(rng.choice([3, 5, 110]))) for i in range(rng.randint(3, 12))]
+    nodes = [
+        make_node(
+            f"n{i}", cpu=str(rng.choice([2, 4, 8])), memory=f"{rng.choice([4, 8])}Gi", pods=str(rng.choice([3, 5, 110]))
+        )
+        for i in range(rng.randint(3, 12))
+    ]
     pods = []
     for i in range(rng.randint(5, 40)):
-        p = make_pod(f"p{i}").prio(rng.choice([1, 5, 5, 10, 50])).req(
-            cpu=f"{rng.choice([100, 500, 900, 1500])}m", memory=f"{rng.choice([128, 512, 1024])}Mi")
+        p = (
+            make_pod(f"p{i}")
+            .prio(rng.choice([1, 5, 5, 10, 50]))
+            .req(cpu=f"{rng.choice([100, 500, 900, 1500])}m", memory=f"{rng.choice([128, 512, 1024])}Mi")
+        )
         p.node(rng.choice(nodes)["metadata"]["name"])
         if rng.random() < 0.8:
             p["status"]["startTime"] = rfc3339(rng.choice([0.0, 10.0, 20.0]))
         pods.append(p)
     s = make_scheduler(nodes, pods)
     for i in range(rng.randint(0, 3)):  # nominated pods, some outranking the preemptor
-        nom = make_pod(f"nom{i}").prio(rng.choice([50, 100, 200])).req(cpu="500m").nominated(
-            rng.choice(nodes)["metadata"]["name"])
+        nom = (
+            make_pod(f"nom{i}")
+            .prio(rng.choice([50, 100, 200]))
+            .req(cpu="500m")
+            .nominated(rng.choice(nodes)["metadata"]["name"])
+        )
         s.queue.nominator.add(s.cache.new_pod_info(nom))
-    preemptor = make_pod("x").prio(100).req(cpu=f"{rng.choice([500, 1000, 2000, 3000])}m",
-                                            memory=f"{rng.choice([256, 1024, 3072])}Mi")
+    preemptor = (
+        make_pod("x")
+        .prio(100)
+        .req(cpu=f"{rng.choice([500, 1000, 2000, 3000])}m", memory=f"{rng.choice([256, 1024, 3072])}Mi")
+    )
     return s, s.cache.new_pod_info(preemptor), rng
 
 
@@ -38,7 +53,7 @@ def random_cluster(seed: int):
 def compute_path(request, monkeypatch):
     """Stale verdicts are computed as arrays or, for a few nodes, one node at a time:
     both must agree with the per-node code."""
-    monkeypatch.setattr(preemption_fast, "_ONE_BY_ONE", 0 if request.param == "arrays" else 10 ** 6)
+    monkeypatch.setattr(preemption_fast, "_ONE_BY_ONE", 0 if request.param == "arrays" else 10**6)
     return request.param
 
 
@@ -63,13 +78,15 @@ def test_fast_dry_run_agrees_with_the_per_node_code(seed, compute_path):
     for chunk in (0, 1, 2, 5):  # 0: one step over every node; small chunks walk in steps
         assert fast_names(s, pod, potential, offset, wanted, chunk, DryRunMemo()) == expected
     assert fast_names(s, pod, potential, offset, wanted, 0, DryRunMemo(), own=True) == fast_names(
-        s, pod, potential, offset, wanted, 0, DryRunMemo(), own=True, fresh=True)
+        s, pod, potential, offset, wanted, 0, DryRunMemo(), own=True, fresh=True
+    )
 
 
 def fast_names(s, pod, potential, offset, wanted, chunk, memo, own=False, fresh=False):
     own_node = s.queue.nominator.node_of(pod.uid) if own else None
-    fast = fast_candidate(s.cache, memo, pod, s.queue.nominator.load, own_node, potential, offset, wanted, 30.0,
-                          chunk=chunk)
+    fast = fast_candidate(
+        s.cache, memo, pod, s.queue.nominator.load, own_node, potential, offset, wanted, 30.0, chunk=chunk
+    )
     if fast is None:
         return None
     node, victims = fast
@@ -78,8 +95,9 @@ def fast_names(s, pod, potential, offset, wanted, chunk, memo, own=False, fresh=
 
 def per_node_names(s, pod, potential, offset, wanted):
     snap = s.cache.snapshot()
-    candidates, _, errors = preemption.dry_run(s.host, None, pod, snap, potential, offset, wanted,
-                                               preemption.PdbBudgets([]), 30.0)
+    candidates, _, errors = preemption.dry_run(
+        s.host, None, pod, snap, potential, offset, wanted, preemption.PdbBudgets([]), 30.0
+    )
     if not candidates or errors:
         return None
     best = candidates[0] if len(candidates) == 1 else preemption.pick_one_node(candidates, 30.0)
@@ -99,8 +117,9 @@ def test_one_memo_stays_right_while_the_cluster_changes(seed, compute_path):
         snap = s.cache.snapshot()
         potential = np.arange(snap.num_nodes)
         offset, wanted = rng.randrange(snap.num_nodes), rng.choice([1, 2, 100])
-        assert fast_names(s, pod, potential, offset, wanted, rng.choice([0, 2]), memo) == \
-            per_node_names(s, pod, potential, offset, wanted), f"step {step}"
+        assert fast_names(s, pod, potential, offset, wanted, rng.choice([0, 2]), memo) == per_node_names(
+            s, pod, potential, offset, wanted
+        ), f"step {step}"
         change = rng.choice(["bind", "delete", "nominate", "unnominate", "start", "allocatable"])
         if change == "bind":
             p = make_pod(f"new{step}").prio(rng.choice([1, 10, 50])).req(cpu="500m").node(rng.choice(names))
@@ -118,8 +137,12 @@ def test_one_memo_stays_right_while_the_cluster_changes(seed, compute_path):
             if uids:
                 s.queue.nominator.delete(rng.choice(uids))
         elif change == "start":
-            undated = [p for ni in s.cache.snapshot().node_infos for p in ni.pods.values()
-                       if not p.pod["status"].get("startTime")]
+            undated = [
+                p
+                for ni in s.cache.snapshot().node_infos
+                for p in ni.pods.values()
+                if not p.pod["status"].get("startTime")
+            ]
             if undated:
                 p = rng.choice(undated).pod
                 s.on_pod("MODIFIED", dict(p, status=dict(p["status"], startTime=rfc3339(1.0))), 30.0)

@@ -1,4 +1,5 @@
 """SchedulingQueue: order, backoff, unschedulable parking, event moves, the 5-minute flush."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,12 +37,16 @@ def drain(q):
     return out
 
 
-@pytest.mark.parametrize("arrivals,expected", [
-    ([("a", 0, 0.0), ("b", 10, 1.0), ("c", 5, 2.0)], ["b", "c", "a"]),
-    ([("a", 0, 3.0), ("b", 0, 1.0), ("c", 0, 2.0)], ["b", "c", "a"]),
-    ([("a", 0, 1.0), ("b", 0, 1.0), ("c", 0, 1.0)], ["a", "b", "c"]),  # equal keys: FIFO
-    ([("a", -5, 0.0), ("b", 0, 9.0), ("c", 2000000000, 9.5)], ["c", "b", "a"]),
-], ids=["priority first", "then timestamp", "then arrival order", "negative and system priorities"])
+@pytest.mark.parametrize(
+    "arrivals,expected",
+    [
+        ([("a", 0, 0.0), ("b", 10, 1.0), ("c", 5, 2.0)], ["b", "c", "a"]),
+        ([("a", 0, 3.0), ("b", 0, 1.0), ("c", 0, 2.0)], ["b", "c", "a"]),
+        ([("a", 0, 1.0), ("b", 0, 1.0), ("c", 0, 1.0)], ["a", "b", "c"]),  # equal keys: FIFO
+        ([("a", -5, 0.0), ("b", 0, 9.0), ("c", 2000000000, 9.5)], ["c", "b", "a"]),
+    ],
+    ids=["priority first", "then timestamp", "then arrival order", "negative and system priorities"],
+)
 def test_active_queue_order(q, arrivals, expected):
     for name, prio, t in arrivals:
         q.add(info(make_pod(name).prio(prio)), t)
@@ -87,13 +92,16 @@ def park(q, name, now, plugins=(FIT,), priority=None):
     return qp
 
 
-@pytest.mark.parametrize("event,plugins,moves", [
-    (ClusterEvent.NODE_ADD, (FIT,), True),
-    (ClusterEvent.ASSIGNED_POD_DELETE, (FIT,), True),
-    (ClusterEvent.NODE_LABEL, (FIT,), False),  # not in this test's event map
-    (ClusterEvent.NODE_ADD, ("SomeOtherPlugin",), False),
-    (ClusterEvent.WILDCARD, (FIT,), True),
-])
+@pytest.mark.parametrize(
+    "event,plugins,moves",
+    [
+        (ClusterEvent.NODE_ADD, (FIT,), True),
+        (ClusterEvent.ASSIGNED_POD_DELETE, (FIT,), True),
+        (ClusterEvent.NODE_LABEL, (FIT,), False),  # not in this test's event map
+        (ClusterEvent.NODE_ADD, ("SomeOtherPlugin",), False),
+        (ClusterEvent.WILDCARD, (FIT,), True),
+    ],
+)
 def test_move_on_event(q, clock, event, plugins, moves):
     park(q, "a", clock.now(), plugins)
     assert q.unschedulable_count() == 1
@@ -147,12 +155,15 @@ def test_spec_update_moves_parked_pod(q, clock):
     assert q.in_active(qp.uid)
 
 
-@pytest.mark.parametrize("change,updated", [
-    (lambda p: p["status"].update(phase="Running"), False),
-    (lambda p: p["metadata"].update(resourceVersion="9", generation=3, finalizers=["x"]), False),
-    (lambda p: p["metadata"].update(labels={"a": "b"}), True),
-    (lambda p: p["spec"].update(priority=3), True),
-])
+@pytest.mark.parametrize(
+    "change,updated",
+    [
+        (lambda p: p["status"].update(phase="Running"), False),
+        (lambda p: p["metadata"].update(resourceVersion="9", generation=3, finalizers=["x"]), False),
+        (lambda p: p["metadata"].update(labels={"a": "b"}), True),
+        (lambda p: p["spec"].update(priority=3), True),
+    ],
+)
 def test_is_pod_updated(change, updated):
     old = make_pod("a")
     new = old.copy_()
@@ -196,11 +207,14 @@ def test_backoff_duration(attempts, expected):
     assert backoff_duration(attempts, 1.0, 10.0) == expected
 
 
-@pytest.mark.parametrize("initial,maximum,expected", [
-    (2.0, 10.0, [2, 4, 8, 10, 10]),
-    (1.0, 1.0, [1, 1, 1, 1, 1]),
-    (0.5, 3.0, [0.5, 1, 2, 3, 3]),
-])
+@pytest.mark.parametrize(
+    "initial,maximum,expected",
+    [
+        (2.0, 10.0, [2, 4, 8, 10, 10]),
+        (1.0, 1.0, [1, 1, 1, 1, 1]),
+        (0.5, 3.0, [0.5, 1, 2, 3, 3]),
+    ],
+)
 def test_backoff_duration_configured(initial, maximum, expected):
     assert [backoff_duration(a, initial, maximum) for a in range(1, 6)] == expected
 
@@ -307,8 +321,13 @@ def test_event_moves_only_pods_whose_rejector_registered_for_it(clock):
 
 def test_a_move_into_activeq_goes_through_preenqueue_and_activate_lets_it_in(clock):
     blocked = {"uid-default-a"}
-    q = SchedulingQueue(PrioritySort(), EVENT_MAP, pre_enqueue=lambda pinfo: (
-        Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting",), "Gate") if pinfo.uid in blocked else SUCCESS))
+    q = SchedulingQueue(
+        PrioritySort(),
+        EVENT_MAP,
+        pre_enqueue=lambda pinfo: (
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("waiting",), "Gate") if pinfo.uid in blocked else SUCCESS
+        ),
+    )
     blocked.clear()
     qp = park(q, "a", clock.now())
     blocked.add(qp.uid)

@@ -1,4 +1,5 @@
 """The scheduling cycle end to end: search, choice, failures, events, binds, requeues."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,23 +10,37 @@ from cluster.clock import rfc3339
 from cluster.scheduler.scheduler import ScheduleOutput, num_feasible_nodes_to_find, rotated_take
 
 
-@pytest.mark.parametrize("nodes,pct,expected", [
-    (100, 0, 100), (1000, 0, 420), (5000, 0, 500), (6000, 0, 300),
-    (50, 0, 50), (99, 0, 99), (1000, 10, 100), (5000, 50, 2500), (1000, 100, 1000), (200, 30, 100),
-])
+@pytest.mark.parametrize(
+    "nodes,pct,expected",
+    [
+        (100, 0, 100),
+        (1000, 0, 420),
+        (5000, 0, 500),
+        (6000, 0, 300),
+        (50, 0, 50),
+        (99, 0, 99),
+        (1000, 10, 100),
+        (5000, 50, 2500),
+        (1000, 100, 1000),
+        (200, 30, 100),
+    ],
+)
 def test_num_feasible_nodes_to_find(nodes, pct, expected):
     assert num_feasible_nodes_to_find(pct, nodes) == expected
 
 
-@pytest.mark.parametrize("feasible,start,k,positions,processed", [
-    ("11111", 0, 2, [0, 1], 2),     # stops on the 3rd feasible node, which it drops
-    ("10011", 0, 1, [0], 3),        # infeasible nodes before the 2nd feasible were processed
-    ("10011", 3, 2, [3, 4], 2),     # wraps to find the 3rd at index 0
-    ("10011", 4, 2, [4, 0], 4),
-    ("01010", 2, 2, [3, 1], 5),     # exactly k feasible: every node processed
-    ("00000", 1, 2, [], 5),
-    ("11111", 3, 9, [3, 4, 0, 1, 2], 5),
-])
+@pytest.mark.parametrize(
+    "feasible,start,k,positions,processed",
+    [
+        ("11111", 0, 2, [0, 1], 2),  # stops on the 3rd feasible node, which it drops
+        ("10011", 0, 1, [0], 3),  # infeasible nodes before the 2nd feasible were processed
+        ("10011", 3, 2, [3, 4], 2),  # wraps to find the 3rd at index 0
+        ("10011", 4, 2, [4, 0], 4),
+        ("01010", 2, 2, [3, 1], 5),  # exactly k feasible: every node processed
+        ("00000", 1, 2, [], 5),
+        ("11111", 3, 9, [3, 4, 0, 1, 2], 5),
+    ],
+)
 def test_rotated_take(feasible, start, k, positions, processed):
     mask = np.array([c == "1" for c in feasible])
     got, n = rotated_take(mask, start, k)
@@ -37,8 +52,10 @@ def nodes(n, **alloc):
 
 
 def test_scores_pick_the_least_allocated_node():
-    s = make_scheduler([make_node("small", cpu="2"), make_node("big", cpu="16"), make_node("mid", cpu="8")],
-                       [make_pod("p").req(cpu="1", memory="1Gi")])
+    s = make_scheduler(
+        [make_node("small", cpu="2"), make_node("big", cpu="16"), make_node("mid", cpu="8")],
+        [make_pod("p").req(cpu="1", memory="1Gi")],
+    )
     out = s.schedule(1.0)
     assert out.binds == [("default", "p", "uid-default-p", "big")]
     ev = out.events[0]
@@ -86,8 +103,9 @@ def test_nominated_node_is_taken_when_feasible():
 
 def test_nominated_node_that_does_not_fit_falls_back_to_the_full_search():
     ns = [make_node("roomy", cpu="32"), make_node("nominated", cpu="2")]
-    s = make_scheduler(ns, [make_pod("p").req(cpu="4").nominated("nominated"),
-                            make_pod("q").req(cpu="1").nominated("gone-node")])
+    s = make_scheduler(
+        ns, [make_pod("p").req(cpu="4").nominated("nominated"), make_pod("q").req(cpu="1").nominated("gone-node")]
+    )
     out = s.schedule(1.0)
     assert [b[3] for b in out.binds] == ["roomy", "roomy"]
 
@@ -113,15 +131,28 @@ def test_failed_scheduling_event_and_condition():
     ns = [make_node("a", cpu="1"), make_node("b", cpu="1"), make_node("c", memory="1Gi")]
     s = make_scheduler(ns, [make_pod("p").req(cpu="2", memory="2Gi")])
     out = s.schedule(12.0)
-    msg = ("0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
-           " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
+    msg = (
+        "0/3 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
+        " preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
     assert out.binds == []
     ev = out.events[0]
     assert (ev["reason"], ev["type"], ev["message"]) == ("FailedScheduling", "Warning", msg)
     assert ev["source"]["component"] == "default-scheduler"
-    assert out.pod_conditions == [("default", "p", "uid-default-p", {
-        "type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": msg,
-        "lastTransitionTime": rfc3339(12.0)})]
+    assert out.pod_conditions == [
+        (
+            "default",
+            "p",
+            "uid-default-p",
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": msg,
+                "lastTransitionTime": rfc3339(12.0),
+            },
+        )
+    ]
     assert s.stats["unschedulable"] == 1
     assert s.queue.unschedulable_count() == 1 and s.pending_count() == 1
     assert s.schedule(13.0).events == []  # parked: no retry without an event
@@ -149,7 +180,8 @@ def test_every_attempt_emits_an_event_but_an_unchanged_condition_is_not_rewritte
     third = s.schedule(602.0)
     assert third.pod_conditions[0][3]["message"] == (
         "0/2 nodes are available: 2 Insufficient cpu."
-        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
     assert third.pod_conditions[0][3]["lastTransitionTime"] == rfc3339(1.0)
 
 
@@ -163,9 +195,13 @@ def test_no_nodes():
 
 
 def test_pods_the_scheduler_does_not_handle():
-    pods = [make_pod("bound").req(cpu="3").node("n1"), make_pod("other").scheduler("my-scheduler"),
-            make_pod("terminating").terminating(), make_pod("done").phase("Succeeded"),
-            make_pod("failed").phase("Failed")]
+    pods = [
+        make_pod("bound").req(cpu="3").node("n1"),
+        make_pod("other").scheduler("my-scheduler"),
+        make_pod("terminating").terminating(),
+        make_pod("done").phase("Succeeded"),
+        make_pod("failed").phase("Failed"),
+    ]
     s = make_scheduler([make_node("n1")], pods)
     assert s.pending_count() == 0
     assert int(s.cache.snapshot().requested[0, 0]) == 3000  # the bound pod counts
@@ -195,23 +231,38 @@ def parked(s, now=1.0):
     return out
 
 
-@pytest.mark.parametrize("event,moves", [
-    (lambda s, n: s.on_node("MODIFIED", n.copy_().heartbeat("2026-01-01T00:01:00Z"), 2.0), False),
-    (lambda s, n: s.on_node("MODIFIED", n.copy_().alloc(cpu="4"), 2.0), True),
-    # A relabel or a new taint cannot make the full node fit (upstream's preCheckForNode).
-    (lambda s, n: s.on_node("MODIFIED", n.copy_().label("zone", "b"), 2.0), False),
-    (lambda s, n: s.on_node("MODIFIED", n.copy_().taint("k"), 2.0), False),
-    (lambda s, n: s.on_node("ADDED", make_node("other", cpu="4"), 2.0), True),
-    (lambda s, n: s.on_node("ADDED", make_node("small", cpu="500m"), 2.0), False),
-    (lambda s, n: s.on_node("ADDED", make_node("tainted", cpu="4").taint("k"), 2.0), False),
-    (lambda s, n: s.on_pod("DELETED", make_pod("big").req(cpu="1").node("n1"), 2.0), True),
-    (lambda s, n: s.on_pod("MODIFIED", make_pod("big").req(cpu="1").node("n1").phase("Succeeded"), 2.0), True),
-    (lambda s, n: s.on_pod("MODIFIED", make_pod("big").req(cpu="1").node("n1").terminating(), 2.0), False),
-    (lambda s, n: s.on_pod("ADDED", make_pod("x").req(cpu="1").node("n1"), 2.0), False),
-    (lambda s, n: s.on_node("DELETED", n, 2.0), False),
-], ids=["heartbeat", "allocatable", "labels", "taints", "node added", "too small node added",
-        "tainted node added", "assigned pod deleted",
-        "assigned pod terminal", "assigned pod terminating", "assigned pod added", "node deleted"])
+@pytest.mark.parametrize(
+    "event,moves",
+    [
+        (lambda s, n: s.on_node("MODIFIED", n.copy_().heartbeat("2026-01-01T00:01:00Z"), 2.0), False),
+        (lambda s, n: s.on_node("MODIFIED", n.copy_().alloc(cpu="4"), 2.0), True),
+        # A relabel or a new taint cannot make the full node fit (upstream's preCheckForNode).
+        (lambda s, n: s.on_node("MODIFIED", n.copy_().label("zone", "b"), 2.0), False),
+        (lambda s, n: s.on_node("MODIFIED", n.copy_().taint("k"), 2.0), False),
+        (lambda s, n: s.on_node("ADDED", make_node("other", cpu="4"), 2.0), True),
+        (lambda s, n: s.on_node("ADDED", make_node("small", cpu="500m"), 2.0), False),
+        (lambda s, n: s.on_node("ADDED", make_node("tainted", cpu="4").taint("k"), 2.0), False),
+        (lambda s, n: s.on_pod("DELETED", make_pod("big").req(cpu="1").node("n1"), 2.0), True),
+        (lambda s, n: s.on_pod("MODIFIED", make_pod("big").req(cpu="1").node("n1").phase("Succeeded"), 2.0), True),
+        (lambda s, n: s.on_pod("MODIFIED", make_pod("big").req(cpu="1").node("n1").terminating(), 2.0), False),
+        (lambda s, n: s.on_pod("ADDED", make_pod("x").req(cpu="1").node("n1"), 2.0), False),
+        (lambda s, n: s.on_node("DELETED", n, 2.0), False),
+    ],
+    ids=[
+        "heartbeat",
+        "allocatable",
+        "labels",
+        "taints",
+        "node added",
+        "too small node added",
+        "tainted node added",
+        "assigned pod deleted",
+        "assigned pod terminal",
+        "assigned pod terminating",
+        "assigned pod added",
+        "node deleted",
+    ],
+)
 def test_cluster_events_that_wake_unschedulable_pods(event, moves):
     node = make_node("n1", cpu="1").heartbeat("2026-01-01T00:00:00Z")
     s = make_scheduler([node], [make_pod("big").req(cpu="1").node("n1"), make_pod("p").req(cpu="1")])
@@ -221,8 +272,9 @@ def test_cluster_events_that_wake_unschedulable_pods(event, moves):
 
 
 def test_terminal_pod_releases_its_resources():
-    s = make_scheduler([make_node("n1", cpu="1")],
-                       [make_pod("big").req(cpu="1").node("n1"), make_pod("p").req(cpu="1")])
+    s = make_scheduler(
+        [make_node("n1", cpu="1")], [make_pod("big").req(cpu="1").node("n1"), make_pod("p").req(cpu="1")]
+    )
     parked(s)
     s.on_pod("MODIFIED", make_pod("big").req(cpu="1").node("n1").phase("Failed"), 2.0)
     assert s.schedule(3.0).binds[0][3] == "n1"
@@ -312,9 +364,10 @@ def test_assumed_pods_count_within_one_schedule_call():
     s = make_scheduler(ns, pods)
     out = s.schedule(1.0)
     assert len(out.binds) == 3
-    assert [e["message"] for e in out.events if e["reason"] == "FailedScheduling"] == \
-        ["0/1 nodes are available: 1 Too many pods."
-         " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."] * 2
+    assert [e["message"] for e in out.events if e["reason"] == "FailedScheduling"] == [
+        "0/1 nodes are available: 1 Too many pods."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    ] * 2
 
 
 def test_max_pods_bounds_one_call():
@@ -324,17 +377,22 @@ def test_max_pods_bounds_one_call():
 
 
 def test_higher_priority_pod_is_scheduled_first():
-    s = make_scheduler([make_node("n1", cpu="1")], [make_pod("low").req(cpu="1").prio(1),
-                                                    make_pod("high").req(cpu="1").prio(100)])
+    s = make_scheduler(
+        [make_node("n1", cpu="1")], [make_pod("low").req(cpu="1").prio(1), make_pod("high").req(cpu="1").prio(100)]
+    )
     out = s.schedule(1.0)
     assert [b[1] for b in out.binds] == ["high"]
 
 
 def test_status_patches_merge_a_pods_condition_and_nomination():
     out = ScheduleOutput()
-    out.pod_conditions += [("d", "victim", "u1", {"type": "DisruptionTarget"}),
-                           ("d", "pre", "u2", {"type": "PodScheduled"})]
+    out.pod_conditions += [
+        ("d", "victim", "u1", {"type": "DisruptionTarget"}),
+        ("d", "pre", "u2", {"type": "PodScheduled"}),
+    ]
     out.nominations += [("d", "low", "u3", ""), ("d", "pre", "u2", "n1")]
-    assert out.status_patches() == [("d", "victim", "u1", [{"type": "DisruptionTarget"}], None),
-                                    ("d", "pre", "u2", [{"type": "PodScheduled"}], "n1"),
-                                    ("d", "low", "u3", [], "")]
+    assert out.status_patches() == [
+        ("d", "victim", "u1", [{"type": "DisruptionTarget"}], None),
+        ("d", "pre", "u2", [{"type": "PodScheduled"}], "n1"),
+        ("d", "low", "u3", [], ""),
+    ]

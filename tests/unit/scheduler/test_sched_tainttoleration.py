@@ -1,4 +1,5 @@
 """TaintToleration: toleration matching, filter reasons per node, PreferNoSchedule scores."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,10 +7,13 @@ import pytest
 from sched_builders import cache_with, make_node, make_pod
 
 from cluster.scheduler.framework import ClusterEvent, CycleState
-from cluster.scheduler.plugins.tainttoleration import (TaintToleration, find_untolerated_taint, tolerates_taint,
-                                                       tolerations_tolerate_taint)
+from cluster.scheduler.plugins.tainttoleration import (
+    TaintToleration,
+    find_untolerated_taint,
+    tolerates_taint,
+    tolerations_tolerate_taint,
+)
 from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_message
-
 
 
 def run_filter(nodes, pod, plugin=None):
@@ -58,19 +62,28 @@ TOLERATES_CASES = [
     ("different key", tol("k", "Exists", "", "NoSchedule"), taint("other"), False),
     ("empty effect matches every effect", tol("k", "Exists"), taint("k", effect="NoExecute"), True),
     ("effect must match when set", tol("k", "Exists", "", "NoSchedule"), taint("k", effect="NoExecute"), False),
-    ("PreferNoSchedule toleration does not cover NoSchedule", tol("k", "Exists", "", "PreferNoSchedule"),
-     taint("k"), False),
+    (
+        "PreferNoSchedule toleration does not cover NoSchedule",
+        tol("k", "Exists", "", "PreferNoSchedule"),
+        taint("k"),
+        False,
+    ),
     ("empty key with Exists matches every key", tol("", "Exists"), taint("whatever", "x", "NoExecute"), True),
-    ("empty key with Exists still checks the effect", tol("", "Exists", "", "NoSchedule"),
-     taint("whatever", "x", "NoExecute"), False),
+    (
+        "empty key with Exists still checks the effect",
+        tol("", "Exists", "", "NoSchedule"),
+        taint("whatever", "x", "NoExecute"),
+        False,
+    ),
     ("empty key with Equal compares only the value", tol("", "Equal", "x"), taint("whatever", "x"), True),
     ("unknown operator never tolerates", tol("k", "Gt", "1"), taint("k", "2"), False),
     ("missing fields read as empty", {"operator": "Exists"}, {"key": "k", "effect": "NoSchedule"}, True),
 ]
 
 
-@pytest.mark.parametrize("toleration,the_taint,expected", [c[1:] for c in TOLERATES_CASES],
-                         ids=[c[0] for c in TOLERATES_CASES])
+@pytest.mark.parametrize(
+    "toleration,the_taint,expected", [c[1:] for c in TOLERATES_CASES], ids=[c[0] for c in TOLERATES_CASES]
+)
 def test_tolerates_taint(toleration, the_taint, expected):
     assert tolerates_taint(toleration, the_taint) is expected
     assert tolerations_tolerate_taint([tol("unrelated", "Exists"), toleration], the_taint) is expected
@@ -96,30 +109,63 @@ def test_find_untolerated_taint_returns_the_first_in_node_order():
 FILTER_CASES = [
     # (id, node taints as (key, value, effect), pod tolerations, expected reasons)
     ("no taints", [], [], []),
-    ("untolerated NoSchedule", [("dedicated", "gpu", "NoSchedule")], [],
-     ["node(s) had untolerated taint {dedicated: gpu}"]),
-    ("untolerated NoExecute", [("node.kubernetes.io/not-ready", "", "NoExecute")], [],
-     ["node(s) had untolerated taint {node.kubernetes.io/not-ready: }"]),
+    (
+        "untolerated NoSchedule",
+        [("dedicated", "gpu", "NoSchedule")],
+        [],
+        ["node(s) had untolerated taint {dedicated: gpu}"],
+    ),
+    (
+        "untolerated NoExecute",
+        [("node.kubernetes.io/not-ready", "", "NoExecute")],
+        [],
+        ["node(s) had untolerated taint {node.kubernetes.io/not-ready: }"],
+    ),
     ("PreferNoSchedule never filters", [("spot", "", "PreferNoSchedule")], [], []),
     ("tolerated by Equal", [("dedicated", "gpu", "NoSchedule")], [tol("dedicated", "Equal", "gpu", "NoSchedule")], []),
-    ("wrong value", [("dedicated", "gpu", "NoSchedule")], [tol("dedicated", "Equal", "cpu", "NoSchedule")],
-     ["node(s) had untolerated taint {dedicated: gpu}"]),
+    (
+        "wrong value",
+        [("dedicated", "gpu", "NoSchedule")],
+        [tol("dedicated", "Equal", "cpu", "NoSchedule")],
+        ["node(s) had untolerated taint {dedicated: gpu}"],
+    ),
     ("tolerated by Exists without effect", [("dedicated", "gpu", "NoExecute")], [tol("dedicated", "Exists")], []),
     ("wildcard toleration", [("a", "1", "NoSchedule"), ("b", "2", "NoExecute")], [tol("", "Exists")], []),
-    ("the first untolerated taint names the reason", [("a", "1", "NoSchedule"), ("b", "2", "NoSchedule")],
-     [tol("a", "Exists")], ["node(s) had untolerated taint {b: 2}"]),
-    ("only one reason even with two untolerated", [("a", "1", "NoSchedule"), ("b", "2", "NoSchedule")], [],
-     ["node(s) had untolerated taint {a: 1}"]),
-    ("soft taint before a hard one is skipped", [("s", "x", "PreferNoSchedule"), ("h", "y", "NoSchedule")], [],
-     ["node(s) had untolerated taint {h: y}"]),
-    ("default not-ready toleration", [("node.kubernetes.io/not-ready", "", "NoExecute")],
-     [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
-     []),
+    (
+        "the first untolerated taint names the reason",
+        [("a", "1", "NoSchedule"), ("b", "2", "NoSchedule")],
+        [tol("a", "Exists")],
+        ["node(s) had untolerated taint {b: 2}"],
+    ),
+    (
+        "only one reason even with two untolerated",
+        [("a", "1", "NoSchedule"), ("b", "2", "NoSchedule")],
+        [],
+        ["node(s) had untolerated taint {a: 1}"],
+    ),
+    (
+        "soft taint before a hard one is skipped",
+        [("s", "x", "PreferNoSchedule"), ("h", "y", "NoSchedule")],
+        [],
+        ["node(s) had untolerated taint {h: y}"],
+    ),
+    (
+        "default not-ready toleration",
+        [("node.kubernetes.io/not-ready", "", "NoExecute")],
+        [
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            }
+        ],
+        [],
+    ),
 ]
 
 
-@pytest.mark.parametrize("taints,tolerations,expected", [c[1:] for c in FILTER_CASES],
-                         ids=[c[0] for c in FILTER_CASES])
+@pytest.mark.parametrize("taints,tolerations,expected", [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
 def test_filter(taints, tolerations, expected):
     node = make_node("n1")
     for key, value, effect in taints:
@@ -135,8 +181,13 @@ def test_filter(taints, tolerations, expected):
 
 
 def test_nodes_get_their_own_reasons():
-    nodes = [make_node("a").taint("x", value="1"), make_node("b").taint("y", "NoExecute", "2"),
-             make_node("c").taint("x", value="1"), make_node("d"), make_node("e").taint("z", value="3")]
+    nodes = [
+        make_node("a").taint("x", value="1"),
+        make_node("b").taint("y", "NoExecute", "2"),
+        make_node("c").taint("x", value="1"),
+        make_node("d"),
+        make_node("e").taint("z", value="3"),
+    ]
     pod = make_pod("p").toleration("z", "Exists")
     status, result = run_filter(nodes, pod)
     assert status.is_success()
@@ -148,8 +199,8 @@ def test_nodes_get_their_own_reasons():
     }
     rej = [Rejection(TaintToleration.NAME, code, reason, mask) for code, reason, mask in result.failures]
     assert fit_error_message(Diagnosis(5, rejections=rej)) == (
-        "0/5 nodes are available: 1 node(s) had untolerated taint {y: 2}, "
-        "2 node(s) had untolerated taint {x: 1}.")
+        "0/5 nodes are available: 1 node(s) had untolerated taint {y: 2}, 2 node(s) had untolerated taint {x: 1}."
+    )
 
 
 def test_prefilter_skips_when_no_node_is_tainted():
@@ -192,6 +243,7 @@ def test_replicas_with_different_tolerations_do_not_share_a_verdict():
 
 # ---- Score ---------------------------------------------------------------------------
 
+
 def soft_nodes(*counts):
     nodes = []
     for i, n in enumerate(counts):
@@ -206,17 +258,28 @@ SCORE_CASES = [
     # (id, PreferNoSchedule taints per node, pod tolerations, raw, normalized)
     ("upstream example", (0, 1, 2), [], [0, 1, 2], [100, 50, 0]),
     ("three levels truncate", (0, 1, 3), [], [0, 1, 3], [100, 67, 0]),
-    ("tolerated by PreferNoSchedule toleration", (0, 1, 2), [tol("soft0", "Exists", "", "PreferNoSchedule")],
-     [0, 0, 1], [100, 100, 0]),
+    (
+        "tolerated by PreferNoSchedule toleration",
+        (0, 1, 2),
+        [tol("soft0", "Exists", "", "PreferNoSchedule")],
+        [0, 0, 1],
+        [100, 100, 0],
+    ),
     ("tolerated by empty-effect toleration", (0, 1, 2), [tol("soft1", "Equal", "v")], [0, 1, 1], [100, 0, 0]),
-    ("NoSchedule toleration does not count", (0, 1, 2), [tol("soft0", "Exists", "", "NoSchedule")],
-     [0, 1, 2], [100, 50, 0]),
+    (
+        "NoSchedule toleration does not count",
+        (0, 1, 2),
+        [tol("soft0", "Exists", "", "NoSchedule")],
+        [0, 1, 2],
+        [100, 50, 0],
+    ),
     ("wildcard tolerates all", (0, 1, 2), [tol("", "Exists")], [0, 0, 0], [100, 100, 100]),
 ]
 
 
-@pytest.mark.parametrize("counts,tolerations,raw,normalized", [c[1:] for c in SCORE_CASES],
-                         ids=[c[0] for c in SCORE_CASES])
+@pytest.mark.parametrize(
+    "counts,tolerations,raw,normalized", [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES]
+)
 def test_score(counts, tolerations, raw, normalized):
     pod = make_pod("p")
     pod["spec"]["tolerations"] = tolerations
@@ -239,6 +302,7 @@ def test_prescore_skips_without_prefer_no_schedule_taints():
 
 
 # ---- construction --------------------------------------------------------------------
+
 
 def test_bad_args():
     with pytest.raises(ValueError, match="TaintToleration takes no arguments"):

@@ -1,4 +1,5 @@
 """Admission, binding, status and concurrency through the apiserver logic."""
+
 import pytest
 from store_builders import make_pod
 
@@ -27,8 +28,16 @@ def test_uids_are_deterministic_by_seed():
 
 def test_priority_admission():
     api = APIServer()
-    api.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-                "value": 1000, "preemptionPolicy": "Never"}, 0)
+    api.create(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+            "preemptionPolicy": "Never",
+        },
+        0,
+    )
     pod = api.create(make_pod(priorityClassName="high"), 0)
     assert (pod["spec"]["priority"], pod["spec"]["preemptionPolicy"]) == (1000, "Never")
     crit = api.create(make_pod("c", priorityClassName="system-node-critical"), 0)

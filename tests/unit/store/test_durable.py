@@ -1,5 +1,6 @@
 """The apiserver's durability: the store's journal hook, recovery into an APIServer,
 commit failures, snapshot failures, the saved clock."""
+
 import json
 import os
 
@@ -37,7 +38,10 @@ def test_the_store_journals_every_write_with_the_bytes_it_encoded_once():
     store.put("Pod", make_pod("a", node="n1"), "MODIFIED")
     store.remove("Pod", "default", "a")
     assert [r[:5] for r in journal.records] == [
-        ("Pod", 1, "ADDED", "default", "a"), ("Pod", 2, "MODIFIED", "default", "a"), ("Pod", 3, "DELETED", "default", "a")]
+        ("Pod", 1, "ADDED", "default", "a"),
+        ("Pod", 2, "MODIFIED", "default", "a"),
+        ("Pod", 3, "DELETED", "default", "a"),
+    ]
     events, _ = store.events_since("Pod", 0)
     assert journal.records[1][5] is events[1][1]  # the watch window's bytes, not a second encode
 
@@ -115,6 +119,7 @@ def test_a_data_dir_that_is_a_file_is_a_clear_error(tmp_path):
 def _failing_commit(log):
     def commit():
         raise WalError(f"{log.directory}: append failed: No space left on device", True)
+
     log.commit = commit
 
 
@@ -194,11 +199,14 @@ def test_the_clock_round_trips_and_a_second_save_of_the_same_start_writes_nothin
     assert os.stat(path).st_mtime_ns == 0 != mtime
 
 
-@pytest.mark.parametrize("content,message", [
-    ("{not json", "not a saved clock"),
-    (json.dumps({"start": 1}), "not a saved clock"),
-    (json.dumps({"realStart": "soon"}), "realStart 'soon' is not a number"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("{not json", "not a saved clock"),
+        (json.dumps({"start": 1}), "not a saved clock"),
+        (json.dumps({"realStart": "soon"}), "realStart 'soon' is not a number"),
+    ],
+)
 def test_a_damaged_clock_file_is_a_clear_error(tmp_path, content, message):
     d = Durable(str(tmp_path))
     (tmp_path / CLOCK_FILE).write_text(content)
@@ -217,6 +225,7 @@ def test_a_clock_that_cannot_be_saved_is_a_clear_error(tmp_path):
 
 def test_a_wal_error_survives_pickling_as_ray_sends_it():
     import pickle
+
     err = pickle.loads(pickle.dumps(WalError("d: cannot read", False)))
     assert (str(err), err.retryable, err.as_tuple()[0]) == ("d: cannot read (a retry will not help)", False, 500)
 

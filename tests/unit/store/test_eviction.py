@@ -1,4 +1,5 @@
 """The Eviction subresource: every refusal, every bypass, and the charged success path."""
+
 import pytest
 from store_builders import make_pod
 
@@ -7,8 +8,11 @@ from cluster.clock import rfc3339
 from cluster.controllers.disruption import MAX_DISRUPTED_PODS, DisruptionController, pdb_status
 
 VIOLATION = (429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.")
-MULTIPLE = (500, "InternalError",
-            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")
+MULTIPLE = (
+    500,
+    "InternalError",
+    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+)
 WEB = {"app": "web"}
 
 
@@ -22,8 +26,12 @@ def running(api, name, ready=True, labels=WEB, ns="default", now=0):
 
 
 def budget(api, name="web", ns="default", selector=None, status=None, policy=None, generation=None, **spec):
-    obj = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": ns},
-           "spec": {"selector": {"matchLabels": WEB} if selector is None else selector, **spec}}
+    obj = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"matchLabels": WEB} if selector is None else selector, **spec},
+    }
     if selector == "null":
         del obj["spec"]["selector"]
     if policy:
@@ -59,6 +67,7 @@ def disruption_target(pod):
 
 # ---- success -----------------------------------------------------------------------------
 
+
 def test_allowed_eviction_charges_the_budget_then_deletes_gracefully(api):
     for i in range(3):
         running(api, f"p{i}")
@@ -75,8 +84,11 @@ def test_allowed_eviction_charges_the_budget_then_deletes_gracefully(api):
     m = pod_of(api, "p0")["metadata"]
     assert (m["deletionTimestamp"], m["deletionGracePeriodSeconds"]) == (rfc3339(40), 30)
     target = disruption_target(pod_of(api, "p0"))
-    assert (target["status"], target["reason"], target["message"]) == ("True", "EvictionByEvictionAPI",
-                                                                       "Eviction API: evicting")
+    assert (target["status"], target["reason"], target["message"]) == (
+        "True",
+        "EvictionByEvictionAPI",
+        "Eviction API: evicting",
+    )
 
     # The next one is refused until the controller sees a replacement.
     assert api.evict([("default", "p1", None, None)], now=11) == [VIOLATION]
@@ -131,11 +143,12 @@ def test_pod_without_budget_is_just_deleted(api):
 
 # ---- refusals ----------------------------------------------------------------------------
 
+
 def test_missing_pod_and_wrong_uid(api):
     running(api, "p0")
     rv = api.store.rv
     assert api.evict([("default", "nope", None, None)], now=1) == [(404, "NotFound", 'pods "nope" not found')]
-    (code, reason, message), = api.evict([("default", "p0", "not-the-uid", None)], now=1)
+    ((code, reason, message),) = api.evict([("default", "p0", "not-the-uid", None)], now=1)
     assert (code, reason) == (409, "Conflict") and "Precondition failed" in message
     assert api.store.rv == rv
 
@@ -159,8 +172,12 @@ def test_budget_without_status_refuses(api):
 
 def test_status_older_than_the_spec_refuses(api):
     running(api, "p0")
-    budget(api, maxUnavailable=1, generation=2,
-           status={"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0})
+    budget(
+        api,
+        maxUnavailable=1,
+        generation=2,
+        status={"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0},
+    )
     assert api.evict([("default", "p0", None, None)], now=1) == [VIOLATION]
 
 
@@ -176,26 +193,30 @@ def test_two_budgets_refuse_with_500(api):
 def test_negative_allowance_and_overfull_disrupted_map_are_forbidden(api):
     running(api, "p0")
     budget(api, "neg", status={"disruptionsAllowed": -1}, maxUnavailable=1)
-    (code, reason, message), = api.evict([("default", "p0", None, None)], now=1)
+    ((code, reason, message),) = api.evict([("default", "p0", None, None)], now=1)
     assert (code, reason) == (403, "Forbidden")
     assert message == 'poddisruptionbudget.policy "neg" is forbidden: pdb disruptions allowed is negative'
 
     api.delete("PodDisruptionBudget", "default", "neg", None, None, 1)
     full = {f"gone-{i}": rfc3339(0) for i in range(MAX_DISRUPTED_PODS + 1)}
     budget(api, "full", status={"disruptionsAllowed": 5, "disruptedPods": full}, maxUnavailable=1)
-    (code, reason, message), = api.evict([("default", "p0", None, None)], now=1)
+    ((code, reason, message),) = api.evict([("default", "p0", None, None)], now=1)
     assert (code, reason) == (403, "Forbidden") and "DisruptedPods map too big" in message
 
 
 # ---- which budgets apply -----------------------------------------------------------------
 
-@pytest.mark.parametrize("selector,ns,refused", [
-    (None, "default", True),  # matchLabels app=web
-    ({}, "default", True),  # policy/v1: an empty selector covers every pod of the namespace
-    ("null", "default", False),  # no selector covers nothing
-    ({"matchLabels": {"app": "db"}}, "default", False),
-    (None, "other", False),  # a PDB of another namespace
-])
+
+@pytest.mark.parametrize(
+    "selector,ns,refused",
+    [
+        (None, "default", True),  # matchLabels app=web
+        ({}, "default", True),  # policy/v1: an empty selector covers every pod of the namespace
+        ("null", "default", False),  # no selector covers nothing
+        ({"matchLabels": {"app": "db"}}, "default", False),
+        (None, "other", False),  # a PDB of another namespace
+    ],
+)
 def test_which_budget_covers_the_pod(api, selector, ns, refused):
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}, 0)
     running(api, "p0")
@@ -204,6 +225,7 @@ def test_which_budget_covers_the_pod(api, selector, ns, refused):
 
 
 # ---- bypasses ----------------------------------------------------------------------------
+
 
 def test_pending_terminal_and_terminating_pods_skip_the_budget(api):
     budget(api, minAvailable=10, status={"disruptionsAllowed": 0})
@@ -228,16 +250,19 @@ def test_pending_terminal_and_terminating_pods_skip_the_budget(api):
     assert pdb_of(api)["metadata"]["resourceVersion"] == before
 
 
-@pytest.mark.parametrize("policy,status,expected", [
-    # AlwaysAllow: an unready pod never needs the budget.
-    ("AlwaysAllow", {"currentHealthy": 0, "desiredHealthy": 2, "disruptionsAllowed": 0}, None),
-    # Default (IfHealthyBudget): free while the application is at its budget...
-    (None, {"currentHealthy": 2, "desiredHealthy": 2, "disruptionsAllowed": 0}, None),
-    ("IfHealthyBudget", {"currentHealthy": 3, "desiredHealthy": 2, "disruptionsAllowed": 1}, None),
-    # ...otherwise it must be allowed like any other.
-    (None, {"currentHealthy": 1, "desiredHealthy": 2, "disruptionsAllowed": 0}, VIOLATION),
-    ("IfHealthyBudget", {"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0}, VIOLATION),
-])
+@pytest.mark.parametrize(
+    "policy,status,expected",
+    [
+        # AlwaysAllow: an unready pod never needs the budget.
+        ("AlwaysAllow", {"currentHealthy": 0, "desiredHealthy": 2, "disruptionsAllowed": 0}, None),
+        # Default (IfHealthyBudget): free while the application is at its budget...
+        (None, {"currentHealthy": 2, "desiredHealthy": 2, "disruptionsAllowed": 0}, None),
+        ("IfHealthyBudget", {"currentHealthy": 3, "desiredHealthy": 2, "disruptionsAllowed": 1}, None),
+        # ...otherwise it must be allowed like any other.
+        (None, {"currentHealthy": 1, "desiredHealthy": 2, "disruptionsAllowed": 0}, VIOLATION),
+        ("IfHealthyBudget", {"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0}, VIOLATION),
+    ],
+)
 def test_unhealthy_pod(api, policy, status, expected):
     running(api, "sick", ready=False)
     budget(api, minAvailable=2, policy=policy, status=status)
@@ -260,6 +285,7 @@ def test_batch_results_in_order_and_independent(api):
         running(api, f"p{i}")
     budget(api, maxUnavailable=1)
     controller_sync(api, now=0)
-    results = api.evict([("default", "p0", None, None), ("default", "nope", None, None),
-                         ("default", "p1", None, None)], now=1)
+    results = api.evict(
+        [("default", "p0", None, None), ("default", "nope", None, None), ("default", "p1", None, None)], now=1
+    )
     assert results == [None, (404, "NotFound", 'pods "nope" not found'), VIOLATION]

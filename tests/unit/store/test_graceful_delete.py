@@ -1,4 +1,5 @@
 """Graceful deletion per reference §8, driven through the apiserver logic with explicit times."""
+
 import pytest
 from store_builders import make_pod
 

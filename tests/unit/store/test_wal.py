@@ -1,4 +1,5 @@
 """The durable log: commit and recover, torn tails, mid-log damage, snapshots plus tail."""
+
 import os
 import struct
 
@@ -128,6 +129,7 @@ def _three_then_one(tmp_path):
 def _cut(size):
     def damage(path, last, end):
         os.truncate(path, size(last, end))
+
     return damage
 
 
@@ -138,6 +140,7 @@ def _flip(pos):
             byte = f.read(1)
             f.seek(-1, os.SEEK_CUR)
             f.write(bytes([byte[0] ^ 0xFF]))
+
     return damage
 
 
@@ -145,6 +148,7 @@ def _append(junk):
     def damage(path, last, end):
         with open(path, "ab") as f:
             f.write(junk)
+
     return damage
 
 

@@ -1,4 +1,5 @@
 """List and watch semantics: resume points, selectors, Expired and relist."""
+
 import pytest
 from store_builders import make_pod
 
