@@ -47,10 +47,10 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ..api.nodeaffinity import REQUIRED, RequiredNodeAffinity
 from ..api.objects import is_terminal, is_terminating, labels_of, name_of, node_name_of, phase_of
+from ..api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
 from ..clock import parse_timestamp
-from ..scheduler.plugins.nodeaffinity import REQUIRED, RequiredNodeAffinity
-from ..scheduler.plugins.tainttoleration import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
 from .workload import (
     BURST_REPLICAS,
     SLOW_START_INITIAL_BATCH,

@@ -58,9 +58,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..api.objects import condition, is_terminal, is_terminating, labels_of, name_of, namespace_of, phase_of
-from ..api.selectors import LabelSelector, SelectorError
-from ..clock import from_rfc3339, rfc3339
+from ..api.objects import is_terminating, labels_of, name_of, namespace_of
+from ..api.pdb import (
+    ALWAYS_ALLOW,
+    DISRUPTION_ALLOWED,
+    IF_HEALTHY_BUDGET,
+    INSUFFICIENT_PODS,
+    MAX_DISRUPTED_PODS,
+    SUFFICIENT_PODS,
+    SYNC_FAILED,
+    covered_pods,
+    generation_of,
+    pdbs_for_pod,
+    pod_is_healthy,
+    selector_of,
+    set_condition,
+    set_disruption_condition,
+)
+from ..clock import from_rfc3339
 
 __all__ = [
     "DELETION_TIMEOUT",
@@ -88,14 +103,6 @@ __all__ = [
 # How long an approved eviction keeps its pod out of currentHealthy while the pod has not
 # yet been seen terminating; after that the controller assumes the delete never happened.
 DELETION_TIMEOUT = 120.0
-# The Eviction subresource refuses to approve more evictions than this before the
-# controller has caught up with the ones already approved.
-MAX_DISRUPTED_PODS = 2000
-
-DISRUPTION_ALLOWED = "DisruptionAllowed"
-SUFFICIENT_PODS, INSUFFICIENT_PODS, SYNC_FAILED = "SufficientPods", "InsufficientPods", "SyncFailed"
-ALWAYS_ALLOW, IF_HEALTHY_BUDGET = "AlwaysAllow", "IfHealthyBudget"
-
 _PERCENT = re.compile(r"([0-9]+)%")
 _COMPARED = ("currentHealthy", "desiredHealthy", "expectedPods", "disruptionsAllowed", "observedGeneration")
 
@@ -103,38 +110,6 @@ Key = tuple[str, str]  # (namespace, name)
 
 
 # ---- which pods, which are healthy ---------------------------------------------------
-
-
-def selector_of(pdb: dict) -> LabelSelector:
-    """The PDB's selector; one that cannot be compiled matches nothing (as upstream skips it)."""
-    try:
-        return LabelSelector.from_dict((pdb.get("spec") or {}).get("selector"))
-    except SelectorError:
-        return LabelSelector.nothing()
-
-
-def pdbs_for_pod(pod: dict, pdbs: Iterable[dict]) -> list[dict]:
-    """The PDBs in the pod's namespace whose selector matches the pod's labels, in input order."""
-    ns, labels = namespace_of(pod), labels_of(pod)
-    return [p for p in pdbs if namespace_of(p) == ns and selector_of(p).matches(labels)]
-
-
-def covered_pods(pdb: dict, pods: Iterable[dict], selector: LabelSelector | None = None) -> list[dict]:
-    """Pods counted by the PDB: same namespace, matching labels, not Succeeded or Failed."""
-    ns = namespace_of(pdb)
-    sel = selector if selector is not None else selector_of(pdb)
-    return [p for p in pods if namespace_of(p) == ns and not is_terminal(p) and sel.matches(labels_of(p))]
-
-
-def pod_is_healthy(pod: dict) -> bool:
-    """Running with condition Ready=True (upstream's IsPodReady, which is its IsHealthy)."""
-    ready = condition(pod, "Ready")
-    return phase_of(pod) == "Running" and ready is not None and ready.get("status") == "True"
-
-
-def generation_of(pdb: dict) -> int:
-    # kubemu's apiserver may not set metadata.generation; absent counts as 0 on both sides.
-    return (pdb.get("metadata") or {}).get("generation") or 0
 
 
 # ---- the numbers ---------------------------------------------------------------------
@@ -226,37 +201,11 @@ def _fail_safe(old: dict, message: str, now: float) -> dict:
         "message": message,
         "observedGeneration": old.get("observedGeneration", 0),
     }
-    _set_condition(status, cond, now)
+    set_condition(status, cond, now)
     return status
 
 
 # ---- the condition -------------------------------------------------------------------
-
-
-def set_disruption_condition(status: dict, now: float) -> None:
-    """Set DisruptionAllowed from ``status["disruptionsAllowed"]`` (in place)."""
-    allowed = (status.get("disruptionsAllowed") or 0) > 0
-    cond = {
-        "type": DISRUPTION_ALLOWED,
-        "status": "True" if allowed else "False",
-        "reason": SUFFICIENT_PODS if allowed else INSUFFICIENT_PODS,
-        "message": "",
-        "observedGeneration": status.get("observedGeneration", 0),
-    }
-    _set_condition(status, cond, now)
-
-
-def _set_condition(status: dict, cond: dict, now: float) -> None:
-    # metav1 conditions move lastTransitionTime only when the status flips.
-    conds = status.setdefault("conditions", [])
-    for i, c in enumerate(conds):
-        if c.get("type") == cond["type"]:
-            same = c.get("status") == cond["status"] and c.get("lastTransitionTime")
-            cond["lastTransitionTime"] = c["lastTransitionTime"] if same else rfc3339(now)
-            conds[i] = cond
-            return
-    cond["lastTransitionTime"] = rfc3339(now)
-    conds.append(cond)
 
 
 def _disruption_condition(status: dict | None) -> tuple | None:

@@ -48,8 +48,8 @@ from dataclasses import dataclass
 
 from ..api.events import make_event
 from ..api.objects import condition, is_terminating, name_of, namespace_of, node_name_of, uid_of
+from ..api.taints import tolerates_taint
 from ..clock import rfc3339
-from ..scheduler.plugins.tainttoleration import tolerates_taint
 from .writes import Writes
 
 NO_EXECUTE = "NoExecute"

@@ -17,7 +17,7 @@ admit handler runs before all of these, in ``Kubelet``):
 3. GeneralPredicates: resources, node affinity/selector, node name, host ports, NoExecute
    taints (``GENERAL_PREDICATES``; insert a new check at its upstream place).
 
-The matching rules are the scheduler plugins' own (node affinity, host-port conflicts,
+The matching rules are the ones the scheduler uses (``cluster/api``: node affinity, host-port conflicts,
 toleration matching), so the scheduler and the kubelet cannot disagree about a pod.
 """
 
@@ -27,15 +27,15 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..api.nodeaffinity import ERR_REASON_POD as NODE_AFFINITY_DESC
+from ..api.nodeaffinity import pod_matches_node_selector_and_affinity
 from ..api.objects import labels_of, node_name_of, uid_of
+from ..api.predicates import ERR_REASON_NODE_NAME as NODE_NAME_DESC
+from ..api.predicates import ERR_REASON_NODE_PORTS as NODE_PORTS_DESC
+from ..api.predicates import host_ports
+from ..api.predicates import ports_conflict as conflicts
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, is_extended
-from ..scheduler.plugins.nodeaffinity import ERR_REASON_POD as NODE_AFFINITY_DESC
-from ..scheduler.plugins.nodeaffinity import pod_matches_node_selector_and_affinity
-from ..scheduler.plugins.nodename import ERR_REASON as NODE_NAME_DESC
-from ..scheduler.plugins.nodeports import ERR_REASON as NODE_PORTS_DESC
-from ..scheduler.plugins.nodeports import conflicts
-from ..scheduler.plugins.tainttoleration import NO_EXECUTE, find_untolerated_taint
-from ..scheduler.podterms import host_ports
+from ..api.taints import NO_EXECUTE, find_untolerated_taint
 
 if TYPE_CHECKING:
     from .cpumanager import CpuManager
@@ -55,7 +55,7 @@ class NodeView:
     pod_count: int  # how many such pods
     labels: dict = field(default_factory=dict)
     taints: tuple = ()
-    # (hostIP, protocol, hostPort) held by the admitted pods, as podterms.host_ports gives them
+    # (hostIP, protocol, hostPort) held by the admitted pods, as predicates.host_ports gives them
     used_ports: Collection[tuple[str, str, int]] = frozenset()
 
     def as_node(self) -> dict:

@@ -17,6 +17,7 @@ connect a moment later; nothing in kubemu can observe that moment).
 
 from __future__ import annotations
 
+from ..api.qos import BURSTABLE
 from ..api.quantity import format_resource, resource_int
 from ..api.resources import CPU, MEMORY, is_extended
 from . import admission
@@ -26,7 +27,6 @@ from .deviceplugin import UNHEALTHY, PluginError, natural_key, plugins_for_capac
 from .devices import REGISTERED, DeviceManager
 from .node import NodeConfig
 from .pods import PodRecord
-from .qos import BURSTABLE
 
 
 class NodeAllocation:

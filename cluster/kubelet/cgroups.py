@@ -11,9 +11,9 @@ anywhere because no container runs.
 
 from __future__ import annotations
 
+from ..api.qos import BEST_EFFORT, GUARANTEED, get_pod_qos
 from ..api.quantity import resource_int
 from ..api.resources import pod_requests
-from .qos import BEST_EFFORT, GUARANTEED, get_pod_qos
 
 MIN_SHARES = 2  # kernel minimum (kernel/sched/sched.h)
 MAX_SHARES = 262144

@@ -49,9 +49,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..api.qos import GUARANTEED, get_pod_qos
 from ..api.quantity import QuantityError, parse, resource_int
 from .admission import Rejection
-from .qos import GUARANTEED, get_pod_qos
 
 NONE, STATIC = "none", "static"
 POLICIES = (NONE, STATIC)

@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..api.qos import BEST_EFFORT
 from ..api.quantity import to_units
 from .evictionconfig import (
     ALLOCATABLE_MEMORY_AVAILABLE,
@@ -59,7 +60,6 @@ from .evictionconfig import (
     declared_string,
     quantity_string,
 )
-from .qos import BEST_EFFORT
 
 EVICTION_MONITORING_PERIOD = 10.0
 POD_CLEANUP_TIMEOUT = 30.0  # upstream waits up to this long for an evicted pod before the next sync

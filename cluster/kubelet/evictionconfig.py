@@ -37,8 +37,8 @@ import re
 import struct
 from dataclasses import dataclass, replace
 
+from ..api.durations import parse_duration
 from ..api.quantity import QuantityError, parse
-from ..scenario.durations import parse_duration
 
 MEMORY_AVAILABLE = "memory.available"
 ALLOCATABLE_MEMORY_AVAILABLE = "allocatableMemory.available"

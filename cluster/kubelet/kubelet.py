@@ -62,8 +62,9 @@ from functools import lru_cache
 from ..api.annotations import AnnotationError, Emulation, emulation
 from ..api.events import make_event
 from ..api.objects import is_terminating, uid_of
+from ..api.predicates import host_ports
+from ..api.qos import pod_qos_class
 from ..api.resources import PODS, pod_requests
-from ..scheduler.podterms import host_ports
 from ..sim import TimerQueue
 from . import admission
 from .allocation import NodeAllocation
@@ -89,7 +90,6 @@ from .pods import (
     pod_status,
 )
 from .pressure import EVICT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
-from .qos import pod_qos_class
 from .reconcile import ReconcileMixin
 
 LEASE_SECONDS = 10.0

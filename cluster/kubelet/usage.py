@@ -36,8 +36,8 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..api.annotations import CPU_USAGE, MEMORY_USAGE, AnnotationError
+from ..api.durations import parse_duration
 from ..api.quantity import QuantityError, parse
-from ..scenario.durations import parse_duration
 
 MEMORY, CPU = "memory", "cpu"
 INF = math.inf

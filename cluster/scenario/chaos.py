@@ -42,9 +42,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from ..api.durations import parse_duration
 from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
-from .durations import parse_duration
 
 CHAOS_ACTIONS = (
     "killNode",

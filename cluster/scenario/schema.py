@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
 
+from ..api.durations import parse_duration
 from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from ..api.selectors import LabelSelector, SelectorError
@@ -26,7 +27,6 @@ from ..store.admission import BUILTIN_NAMESPACES
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
 from .chaos import check as check_chaos
-from .durations import parse_duration
 
 INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive", "noLostPods")
 DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}

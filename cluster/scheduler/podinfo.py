@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..api.objects import labels_of, name_of, namespace_of, priority_of, uid_of
+from ..api.predicates import host_ports
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, pod_nonzero_requests, pod_requests
-from .podterms import PodTerms, host_ports
+from .podterms import PodTerms
 
 BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL)
 CPU_COL, MEMORY_COL, EPHEMERAL_COL = 0, 1, 2  # fixed positions of BASE_COLUMNS

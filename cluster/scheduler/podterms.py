@@ -104,20 +104,3 @@ def _required(section: dict, namespace: str) -> tuple[AffinityTerm, ...]:
 def _preferred(section: dict, namespace: str) -> tuple[AffinityTerm, ...]:
     terms = section.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
     return tuple(parse_term(t.get("podAffinityTerm") or {}, namespace, int(t.get("weight") or 0)) for t in terms)
-
-
-DEFAULT_HOST_IP = "0.0.0.0"
-
-
-def host_ports(pod: dict) -> tuple[tuple[str, str, int], ...]:
-    """(hostIP, protocol, hostPort) for every container port with hostPort > 0, init
-    containers included; an empty hostIP reads as 0.0.0.0 and an empty protocol as TCP."""
-    spec = pod.get("spec") or {}
-    out = []
-    for group in ("initContainers", "containers"):
-        for c in spec.get(group) or ():
-            for p in c.get("ports") or ():
-                port = p.get("hostPort") or 0
-                if port > 0:
-                    out.append((p.get("hostIP") or DEFAULT_HOST_IP, p.get("protocol") or "TCP", int(port)))
-    return tuple(out)

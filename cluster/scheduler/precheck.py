@@ -9,10 +9,10 @@ FailedScheduling event and a longer backoff. Called by ``Scheduler.on_node``.
 
 from __future__ import annotations
 
+from ..api.nodeaffinity import pod_matches_node_selector_and_affinity
+from ..api.predicates import ports_conflict as conflicts
+from ..api.taints import find_untolerated_taint
 from .cache import Cache, NodeInfo, PodInfo
-from .plugins.nodeaffinity import pod_matches_node_selector_and_affinity
-from .plugins.nodeports import conflicts
-from .plugins.tainttoleration import find_untolerated_taint
 
 _NO_SCHEDULE = ("NoSchedule",)
 

@@ -12,8 +12,8 @@ import random
 import uuid
 
 from ..api.objects import DEFAULT_SCHEDULER, namespaced
+from ..api.qos import pod_qos_class
 from ..clock import rfc3339
-from ..kubelet.qos import pod_qos_class
 from .errors import Forbidden, NotFound
 
 DEFAULT_GRACE_SECONDS = 30

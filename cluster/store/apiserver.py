@@ -26,9 +26,7 @@ from __future__ import annotations
 
 from ..api import codec
 from ..api.objects import KINDS, NODE_LEASE_NAMESPACE, condition, is_terminal, is_terminating, phase_of, set_condition
-from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
-from ..clock import from_rfc3339, rfc3339
-from ..controllers.disruption import (
+from ..api.pdb import (
     ALWAYS_ALLOW,
     MAX_DISRUPTED_PODS,
     generation_of,
@@ -36,6 +34,8 @@ from ..controllers.disruption import (
     pod_is_healthy,
     set_disruption_condition,
 )
+from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..clock import from_rfc3339, rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
 from .errors import AlreadyExists, APIError, Conflict, Forbidden, Invalid, NotFound, TooManyRequests
 from .store import DEFAULT_WINDOW, Store

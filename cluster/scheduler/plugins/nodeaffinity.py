@@ -1,20 +1,14 @@
 """NodeAffinity: a pod's nodeSelector and node affinity, and the profile's addedAffinity.
 
-Owns the compiled form of core/v1 NodeSelector terms with upstream's parsing rules
-(``compile_term``), their evaluation on one node (``pod_matches_node_selector_and_affinity``,
-used by the kubelet's admission) and over every node at once (``NodeLabelColumns``,
-``RequiredAffinityMasks``, which PodTopologySpread reuses), and the plugin. The plugin is
+Owns the evaluation of node selector terms (compiled by ``cluster/api/nodeaffinity.py``)
+over every node at once (``NodeLabelColumns``, ``RequiredAffinityMasks``, which
+PodTopologySpread reuses), and the plugin. The plugin is
 built by the registry from upstream's NodeAffinityArgs:
 
     addedAffinity: {requiredDuringSchedulingIgnoredDuringExecution: NodeSelector,
                     preferredDuringSchedulingIgnoredDuringExecution: [PreferredSchedulingTerm]}
 
 and run by the framework at PreFilter, Filter, PreScore, Score and NormalizeScore.
-
-Matching follows upstream's component-helpers rather than ``api.selectors``: a term with a
-requirement upstream cannot parse (unknown operator, bad key or value, In/NotIn without
-values, Gt/Lt without exactly one integer, a field requirement without exactly one
-value) never matches, while the pod's other terms still can.
 
 Why it is fast: labels are read as the cache's per-key domain ids (``snap.topology``), so
 a requirement is a table lookup over all nodes; the mask of a pod's required terms and
@@ -24,11 +18,30 @@ replicas share them.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from ...api.selectors import is_label_value, is_qualified_name
+from ...api.nodeaffinity import (
+    COMPILE_LIMIT,
+    ERR_REASON_CONFLICT,
+    ERR_REASON_ENFORCED,
+    ERR_REASON_POD,
+    OBJECT_NAME_FIELD,
+    OP_DNE,
+    OP_EXISTS,
+    OP_GT,
+    OP_IN,
+    OP_LT,
+    OP_NOT_IN,
+    PREFERRED,
+    REQUIRED,
+    RequiredNodeAffinity,
+    SelectorTerm,
+    compile_node_selector,
+    compile_preferred,
+    int64,
+    pod_required,
+    required_node_affinity,
+)
 from ..cache import PodInfo, Snapshot
 from ..framework import (
     ClusterEvent,
@@ -44,211 +57,6 @@ from ..framework import (
 from ..status import SKIP, SUCCESS, Code, Status
 from .helper import default_normalize_score
 from .tainttoleration import EpochMemo, frozen
-
-ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
-ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
-ERR_REASON_CONFLICT = "pod affinity terms conflict"
-OBJECT_NAME_FIELD = "metadata.name"
-REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-
-_IN, _NOT_IN, _EXISTS, _DNE, _GT, _LT = range(6)
-_LABEL_OPS = {"In": _IN, "NotIn": _NOT_IN, "Exists": _EXISTS, "DoesNotExist": _DNE, "Gt": _GT, "Lt": _LT}
-_FIELD_OPS = {"In": True, "NotIn": False}
-_MISSING = object()
-_COMPILE_LIMIT = 1024
-_INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits only, as Go's ParseInt
-
-
-def _int64(s) -> int | None:
-    """Go's strconv.ParseInt(s, 10, 64), or None where it fails."""
-    if not isinstance(s, str) or not _INT.fullmatch(s):
-        return None
-    n = int(s)
-    return n if -(2**63) <= n < 2**63 else None
-
-
-# ---- compiling terms ----------------------------------------------------------------------
-
-
-class SelectorTerm:
-    """A parsed NodeSelectorTerm: label requirements and field requirements, all ANDed.
-
-    ``labels``: (op, key, operand), the operand a frozenset (In/NotIn), an int (Gt/Lt) or
-    None. ``fields``: (is_in, key, value).
-    """
-
-    __slots__ = ("labels", "fields")
-
-    def __init__(self, labels: tuple, fields: tuple):
-        self.labels = labels
-        self.fields = fields
-
-    def matches(self, labels: dict, name: str) -> bool:
-        for op, key, operand in self.labels:
-            v = labels.get(key, _MISSING)
-            if op == _IN:
-                ok = v is not _MISSING and v in operand
-            elif op == _NOT_IN:
-                ok = v is _MISSING or v not in operand
-            elif op == _EXISTS:
-                ok = v is not _MISSING
-            elif op == _DNE:
-                ok = v is _MISSING
-            else:
-                have = _int64(v)
-                ok = have is not None and (have > operand if op == _GT else have < operand)
-            if not ok:
-                return False
-        for is_in, key, value in self.fields:
-            have = name if key == OBJECT_NAME_FIELD else ""
-            if (have == value) != is_in:
-                return False
-        return True
-
-
-def _label_requirement(req, path: str) -> tuple[tuple | None, str | None]:
-    if not isinstance(req, dict):
-        return None, f"{path}: must be a NodeSelectorRequirement"
-    key, op = req.get("key"), _LABEL_OPS.get(req.get("operator"))
-    values = req.get("values") or []
-    if op is None:
-        return None, f"{path}.operator: Unsupported value: {req.get('operator')!r}"
-    if not is_qualified_name(key):
-        return None, f"{path}.key: Invalid value: {key!r}"
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        return None, f"{path}.values: must be a list of strings"
-    if op in (_IN, _NOT_IN) and not values:
-        return None, f"{path}.values: for 'in', 'notin' operators, values set can't be empty"
-    if op in (_EXISTS, _DNE) and values:
-        return None, f"{path}.values: values set must be empty for exists and does not exist"
-    if op in (_GT, _LT) and (len(values) != 1 or _int64(values[0]) is None):
-        return None, f"{path}.values: for 'Gt', 'Lt' operators, exactly one integer value is required"
-    bad = next((v for v in values if not is_label_value(v)), None)
-    if bad is not None:
-        return None, f"{path}.values: Invalid value: {bad!r}"
-    operand = frozenset(values) if op in (_IN, _NOT_IN) else _int64(values[0]) if op in (_GT, _LT) else None
-    return (op, key, operand), None
-
-
-def _field_requirement(req, path: str) -> tuple[tuple | None, str | None]:
-    if not isinstance(req, dict):
-        return None, f"{path}: must be a NodeSelectorRequirement"
-    is_in, values = _FIELD_OPS.get(req.get("operator")), req.get("values") or []
-    if is_in is None:
-        return None, f"{path}.operator: Unsupported value: {req.get('operator')!r}"
-    if not isinstance(values, list) or len(values) != 1:
-        return None, f"{path}.values: must have one element"
-    return (is_in, req.get("key"), values[0]), None
-
-
-def compile_term(term, path: str = "") -> tuple[SelectorTerm | None, list[str]]:
-    """Parse a NodeSelectorTerm. None for a term that matches nothing: an empty one (no
-    error) or one with parse errors (listed)."""
-    if not isinstance(term, dict):
-        return None, [f"{path}: must be a NodeSelectorTerm"]
-    exprs, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
-    if not exprs and not fields:
-        return None, []
-    labels, field_reqs, errors = [], [], []
-    for out, items, parse, part in (
-        (labels, exprs, _label_requirement, "matchExpressions"),
-        (field_reqs, fields, _field_requirement, "matchFields"),
-    ):
-        for j, req in enumerate(items):
-            parsed, err = parse(req, f"{path}.{part}[{j}]")
-            if err:
-                errors.append(err)
-            else:
-                out.append(parsed)
-    if errors:
-        return None, errors
-    return SelectorTerm(tuple(labels), tuple(field_reqs)), []
-
-
-def compile_node_selector(selector, path: str = "") -> tuple[tuple[SelectorTerm, ...], list[str]]:
-    """A NodeSelector's usable terms (ORed; none matches nothing) and its parse errors."""
-    if not isinstance(selector, dict):
-        return (), [f"{path}: must be a NodeSelector"]
-    raw = selector.get("nodeSelectorTerms") or []
-    terms, errors = [], []
-    for i, term in enumerate(raw):
-        parsed, errs = compile_term(term, f"{path}.nodeSelectorTerms[{i}]")
-        errors.extend(errs)
-        if parsed is not None:
-            terms.append(parsed)
-    return tuple(terms), errors
-
-
-def compile_preferred(prefs, path: str = "") -> tuple[tuple[tuple[int, SelectorTerm], ...], list[str]]:
-    """(weight, term) for each PreferredSchedulingTerm; weight-0 and empty terms are
-    dropped before parsing, as upstream does."""
-    if not isinstance(prefs, list):
-        return (), [f"{path}: must be a list of PreferredSchedulingTerm"]
-    out, errors = [], []
-    for i, pref in enumerate(prefs):
-        weight = pref.get("weight") if isinstance(pref, dict) else None
-        if not isinstance(weight, int) or isinstance(weight, bool):
-            errors.append(f"{path}[{i}].weight: must be an integer")
-            continue
-        term, errs = compile_term(pref.get("preference") or {}, f"{path}[{i}].preference")
-        if weight == 0 or (term is None and not errs):
-            continue
-        if errs:
-            errors.extend(errs)
-        else:
-            out.append((weight, term))
-    return tuple(out), errors
-
-
-class RequiredNodeAffinity:
-    """A pod's nodeSelector AND its required node affinity (upstream's
-    GetRequiredNodeAffinity). ``terms`` is None when the pod has no required affinity."""
-
-    __slots__ = ("selector", "terms")
-
-    def __init__(self, node_selector: dict | None, required: dict | None):
-        self.selector = tuple(sorted((node_selector or {}).items()))
-        # Parse errors are ignored: such a term matches nothing (upstream's lazy errors).
-        self.terms = None if required is None else compile_node_selector(required)[0]
-
-    def matches(self, node: dict) -> bool:
-        meta = node.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        for k, v in self.selector:
-            if labels.get(k, _MISSING) != v:
-                return False
-        if self.terms is None:
-            return True
-        name = meta.get("name") or ""
-        return any(t.matches(labels, name) for t in self.terms)
-
-
-def _pod_required(pod: dict) -> tuple[dict | None, dict | None]:
-    spec = pod.get("spec") or {}
-    return spec.get("nodeSelector") or None, ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(REQUIRED)
-
-
-_compiled_required: dict[tuple[str, str], RequiredNodeAffinity] = {}
-
-
-def required_node_affinity(pod: dict) -> tuple[tuple[str, str], RequiredNodeAffinity]:
-    """The pod's compiled required affinity and the text it is memoised under."""
-    node_selector, required = _pod_required(pod)
-    key = (repr(node_selector), repr(required))
-    out = _compiled_required.get(key)
-    if out is None:
-        if len(_compiled_required) >= _COMPILE_LIMIT:
-            # pop, not del: the kubelet may share this module-level memo from another thread.
-            _compiled_required.pop(next(iter(_compiled_required), None), None)
-        out = _compiled_required[key] = RequiredNodeAffinity(node_selector, required)
-    return key, out
-
-
-def pod_matches_node_selector_and_affinity(pod: dict, node: dict) -> bool:
-    """Does ``node`` satisfy the pod's nodeSelector and required node affinity?"""
-    return required_node_affinity(pod)[1].matches(node)
-
 
 # ---- evaluating over every node -------------------------------------------------------------
 
@@ -277,22 +85,22 @@ class NodeLabelColumns:
     def _table(self, key: str, op: int, operand) -> tuple[np.ndarray, np.ndarray]:
         topo, index = self._column(key)
         table = np.zeros(len(topo.values) + 1, dtype=bool)
-        if op in (_IN, _NOT_IN):
+        if op in (OP_IN, OP_NOT_IN):
             rows = [index[v] for v in operand if v in index]
             table[rows] = True
-            if op == _NOT_IN:
+            if op == OP_NOT_IN:
                 np.logical_not(table, out=table)  # the absent slot becomes True, as NotIn wants
-        elif op in (_GT, _LT):
+        elif op in (OP_GT, OP_LT):
             ints = self._ints.get(key)
             if ints is None:
-                ints = self._ints[key] = [_int64(v) for v in topo.values]
-            table[:-1] = [x is not None and (x > operand if op == _GT else x < operand) for x in ints]
+                ints = self._ints[key] = [int64(v) for v in topo.values]
+            table[:-1] = [x is not None and (x > operand if op == OP_GT else x < operand) for x in ints]
         return table, topo.ids
 
     def requirement(self, op: int, key: str, operand) -> np.ndarray:
-        if op in (_EXISTS, _DNE):
+        if op in (OP_EXISTS, OP_DNE):
             ids = self.snap.topology(key).ids
-            return ids >= 0 if op == _EXISTS else ids < 0
+            return ids >= 0 if op == OP_EXISTS else ids < 0
         table, ids = self._table(key, op, operand)
         return table[ids]
 
@@ -322,7 +130,7 @@ class NodeLabelColumns:
     def required(self, req: RequiredNodeAffinity) -> np.ndarray:
         out = np.ones(self.n, dtype=bool) if req.terms is None else self.terms(req.terms)
         for k, v in req.selector:
-            out &= self.requirement(_IN, k, (v,))
+            out &= self.requirement(OP_IN, k, (v,))
         return out
 
     def preferred(self, prefs: tuple[tuple[int, SelectorTerm], ...]) -> np.ndarray:
@@ -417,7 +225,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     # ---- PreFilter / Filter -------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
-        node_selector, required = _pod_required(pod.pod)
+        node_selector, required = pod_required(pod.pod)
         if node_selector is None and required is None and self._added_required is None:
             return SKIP, None
         if not isinstance(required, dict):
@@ -465,7 +273,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         key = repr(prefs)
         entry = self._preferred.get(key)
         if entry is None:
-            if len(self._preferred) >= _COMPILE_LIMIT:
+            if len(self._preferred) >= COMPILE_LIMIT:
                 del self._preferred[next(iter(self._preferred))]
             entry = self._preferred[key] = compile_preferred(prefs, PREFERRED)
         terms, errors = entry

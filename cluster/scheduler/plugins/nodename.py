@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...api.predicates import ERR_REASON_NODE_NAME as ERR_REASON
 from ..cache import PodInfo, Snapshot
 from ..framework import ClusterEvent, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult
 from ..status import SKIP, SUCCESS, Code, Status
-
-ERR_REASON = "node(s) didn't match the requested node name"
 
 
 def _node_name(pod: PodInfo) -> str:

@@ -2,8 +2,7 @@
 
 Owns the PreFilter (Skip for pods without host ports, i.e. nearly all of them) and the
 Filter that rejects nodes where a requested (hostIP, protocol, hostPort) collides with one
-held by a placed pod, with upstream's ``HostPortInfo.CheckConflict`` rules: 0.0.0.0 on
-either side collides with every IP of the same protocol and port. Built by the registry;
+held by a placed pod (``cluster/api/predicates.py``). Built by the registry;
 the pod's ports come from ``PodInfo.host_ports`` and the nodes' from ``NodeInfo.ports``,
 both kept by the cache.
 
@@ -17,25 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...api.predicates import ERR_REASON_NODE_PORTS as ERR_REASON
+from ...api.predicates import ports_conflict as conflicts
 from ..cache import NodeInfo, PodInfo, Snapshot
 from ..framework import ClusterEvent, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult
-from ..podterms import DEFAULT_HOST_IP
 from ..status import SKIP, SUCCESS, Code, Status
-
-ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
-
-
-def conflicts(wanted: tuple[tuple[str, str, int], ...], used: dict[tuple[str, str, int], int]) -> bool:
-    """Would any of ``wanted`` collide with ``used`` (one node's ports in use)?"""
-    for ip, protocol, port in wanted:
-        if ip == DEFAULT_HOST_IP:
-            # Binding every address collides with any address holding this protocol/port.
-            for _, used_protocol, used_port in used:
-                if used_port == port and used_protocol == protocol:
-                    return True
-        elif (ip, protocol, port) in used or (DEFAULT_HOST_IP, protocol, port) in used:
-            return True
-    return False
 
 
 class NodePorts(PreFilterPlugin, FilterPlugin):

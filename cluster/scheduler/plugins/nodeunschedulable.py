@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...api.taints import NO_SCHEDULE, tolerations_tolerate_taint
 from ..cache import PodInfo, Snapshot
 from ..framework import ClusterEvent, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult
 from ..status import SKIP, SUCCESS, Code, Status
-from .tainttoleration import NO_SCHEDULE, EpochMemo, frozen, tolerations_tolerate_taint
+from .tainttoleration import EpochMemo, frozen
 
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -1,9 +1,7 @@
 """TaintToleration: keep pods off nodes whose taints they do not tolerate, and score
 nodes by how many PreferNoSchedule taints the pod would have to put up with.
 
-Owns upstream's toleration matching (``tolerates_taint``, ``tolerations_tolerate_taint``,
-``find_untolerated_taint``), which the kubelet's admission, NodeUnschedulable and
-preemption reuse, and ``EpochMemo``, the per-``node_epoch`` memo the node-label plugins
+Owns ``EpochMemo``, the per-``node_epoch`` memo the node-label plugins
 share. The plugin is built by the registry (no args) and run by the framework at
 PreFilter, Filter, PreScore, Score and NormalizeScore.
 
@@ -21,10 +19,17 @@ Deviations from upstream, neither visible in placements:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 
+from ...api.taints import (
+    DO_NOT_SCHEDULE_EFFECTS,
+    PREFER_NO_SCHEDULE,
+    find_untolerated_taint,
+    tolerations_tolerate_taint,
+    untolerated_taint_reason,
+)
 from ..cache import PodInfo, Snapshot
 from ..framework import (
     ClusterEvent,
@@ -39,61 +44,8 @@ from ..framework import (
 from ..status import SKIP, SUCCESS, Code, Status
 from .helper import default_normalize_score
 
-NO_SCHEDULE = "NoSchedule"
-PREFER_NO_SCHEDULE = "PreferNoSchedule"
-NO_EXECUTE = "NoExecute"
-# Effects the Filter enforces (upstream's DoNotScheduleTaintsFilterFunc).
-DO_NOT_SCHEDULE_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
-
 _STATE_KEY = "PreFilterTaintToleration"
 _MISSING = object()
-
-
-# ---- toleration matching ----------------------------------------------------------------
-
-
-def tolerates_taint(toleration: dict, taint: dict) -> bool:
-    """Upstream's ``Toleration.ToleratesTaint``.
-
-    An empty effect tolerates every effect; an empty key (with Exists) every key;
-    operator "" or Equal compares values, Exists ignores them, anything else never matches.
-    """
-    effect = toleration.get("effect") or ""
-    if effect and effect != (taint.get("effect") or ""):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != (taint.get("key") or ""):
-        return False
-    op = toleration.get("operator") or ""
-    if op == "Exists":
-        return True
-    if op in ("", "Equal"):
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return False
-
-
-def tolerations_tolerate_taint(tolerations: Iterable[dict] | None, taint: dict) -> bool:
-    return any(tolerates_taint(t, taint) for t in tolerations or ())
-
-
-def find_untolerated_taint(
-    taints: Iterable[dict] | None,
-    tolerations: Iterable[dict] | None,
-    effects: Iterable[str] | None = DO_NOT_SCHEDULE_EFFECTS,
-) -> dict | None:
-    """The first taint (in the node's order) with an effect in ``effects`` (None: any)
-    that no toleration tolerates, or None (upstream's FindMatchingUntoleratedTaint)."""
-    tolerations = tuple(tolerations or ())
-    for taint in taints or ():
-        if effects is not None and taint.get("effect") not in effects:
-            continue
-        if not tolerations_tolerate_taint(tolerations, taint):
-            return taint
-    return None
-
-
-def untolerated_taint_reason(taint: dict) -> str:
-    return f"node(s) had untolerated taint {{{taint.get('key') or ''}: {taint.get('value') or ''}}}"
 
 
 # ---- memoisation over node rows ----------------------------------------------------------

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sched_builders import cache_with, make_node, make_pod
 
+from cluster.api.nodeaffinity import pod_matches_node_selector_and_affinity
 from cluster.scheduler.framework import (
     BindPlugin,
     ClusterEvent,
@@ -17,11 +18,7 @@ from cluster.scheduler.framework import (
     ProfileConfig,
     Registry,
 )
-from cluster.scheduler.plugins.nodeaffinity import (
-    NodeAffinity,
-    RequiredAffinityMasks,
-    pod_matches_node_selector_and_affinity,
-)
+from cluster.scheduler.plugins.nodeaffinity import NodeAffinity, RequiredAffinityMasks
 from cluster.scheduler.plugins.nodename import NodeName
 from cluster.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from cluster.scheduler.plugins.queuesort import PrioritySort

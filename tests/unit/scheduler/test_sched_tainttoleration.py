@@ -6,13 +6,9 @@ import numpy as np
 import pytest
 from sched_builders import cache_with, make_node, make_pod
 
+from cluster.api.taints import find_untolerated_taint, tolerates_taint, tolerations_tolerate_taint
 from cluster.scheduler.framework import ClusterEvent, CycleState
-from cluster.scheduler.plugins.tainttoleration import (
-    TaintToleration,
-    find_untolerated_taint,
-    tolerates_taint,
-    tolerations_tolerate_taint,
-)
+from cluster.scheduler.plugins.tainttoleration import TaintToleration
 from cluster.scheduler.status import Code, Diagnosis, Rejection, fit_error_message
 
 

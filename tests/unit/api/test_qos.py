@@ -1,6 +1,6 @@
 import pytest
 
-from cluster.kubelet.qos import compute_pod_qos, get_pod_qos, pod_qos_class
+from cluster.api.qos import compute_pod_qos, get_pod_qos, pod_qos_class
 
 
 def _c(requests=None, limits=None, name="c"):

@@ -8,7 +8,7 @@ and off by default) are not modelled: only container and init-container resource
 
 from __future__ import annotations
 
-from ..api.quantity import resource_int
+from .quantity import resource_int
 
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
