@@ -1,9 +1,9 @@
 """List + watch against the apiserver actor for one client, in batches.
 
-A thin async wrapper around ``cluster.store.reflector.Reflector``: ``poll`` lists the
+A thin async wrapper around ``cluster.runtime.reflector.Reflector``: ``poll`` lists the
 kinds that need it (first use, or after Expired) and otherwise long-polls one ``watch``
-call for all kinds at once, returning decoded ``(kind, type, object)`` events. Used by the
-scheduler, controller-manager and node-host actors and the scenario driver.
+call for all kinds at once, returning decoded watch events. Used by the component shell
+(``component.py``) and by the Ray runtime's driver side (``cluster.py``).
 
 The apiserver actor is restartable and Ray retries calls that were in flight when it died,
 so a restart normally shows up here as an Expired watch (the restarted store no longer
@@ -15,24 +15,27 @@ its next call: a reply lost in the failure may have carried events.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from ray.exceptions import RayActorError
 
-from cluster.store.reflector import Reflector
+from cluster.api.requests import Watch
+from cluster.runtime.component import WatchEvent
+from cluster.runtime.reflector import Reflector
 
 FIRST_BACKOFF, MAX_BACKOFF = 0.05, 1.0  # real seconds after an unreachable apiserver
 
 
 class Informer:
-    def __init__(self, api, kinds: list[str], node_names: list[str] | None = None):
+    def __init__(self, api, watches: Sequence[Watch] | Sequence[str]):
         self.api = api
-        self.reflector = Reflector(kinds)
-        self.node_names = node_names
+        self.reflector = Reflector(watches)
+        self.node_names = self.reflector.node_names("Pod")
         self.failures = 0  # calls Ray could not deliver
         self.last_error = ""
         self._backoff = FIRST_BACKOFF
 
-    async def poll(self, timeout: float) -> list:
+    async def poll(self, timeout: float) -> list[WatchEvent]:
         try:
             out = await self._poll(timeout)
         except RayActorError as e:
@@ -45,18 +48,19 @@ class Informer:
         self._backoff = FIRST_BACKOFF
         return out
 
-    async def _poll(self, timeout: float) -> list:
-        to_list = self.reflector.kinds_to_list()
+    async def _poll(self, timeout: float) -> list[WatchEvent]:
+        r = self.reflector
+        to_list = r.kinds_to_list()
         if to_list:
             # Every list is fetched before any is applied: a failure midway leaves the
             # reflector as it was, so the retry reports each change exactly as it should.
-            replies = [await self.api.list.remote(kind, self.node_names if kind == "Pod" else None) for kind in to_list]
+            replies = [await self.api.list.remote(kind, r.node_names(kind)) for kind in to_list]
             out = []
-            for kind, (rv, items) in zip(to_list, replies):
-                out += self.reflector.on_list(kind, rv, items)
+            for kind, result in zip(to_list, replies):
+                out += r.on_list(kind, result)
             return out
-        reply = await self.api.watch.remote(self.reflector.watch_since(), self.node_names, timeout)
+        reply = await self.api.watch.remote(r.watch_since(), self.node_names, timeout)
         out = []
         for kind, part in reply.items():
-            out += self.reflector.on_watch(kind, part)
+            out += r.on_watch(kind, part)
         return out

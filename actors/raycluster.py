@@ -21,7 +21,7 @@ _local = None  # the ray.cluster_utils.Cluster this process started, if any
 _workers: list = []  # its worker nodes, Ray node 1.. in order
 
 
-class RayClusterError(RuntimeError):
+class RayClusterError(ValueError):
     """The Ray cluster cannot do what the scenario asks; retrying does not help."""
 
 

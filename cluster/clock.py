@@ -79,6 +79,11 @@ def _rfc3339_second(second: int) -> str:
     return (EPOCH + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def rfc3339_micro(t: float) -> str:
+    """An emulated time with microseconds (a Lease's renewTime is a MicroTime)."""
+    return rfc3339(t)[:-1] + f".{int((t % 1) * 1e6):06d}Z"
+
+
 def from_rfc3339(s: str) -> float:
     return (datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) - EPOCH).total_seconds()
 

@@ -7,12 +7,8 @@ Events are created through the apiserver in batches like every other write.
 
 from __future__ import annotations
 
-import itertools
-
 from ..clock import rfc3339
 from .objects import KINDS, key_of, uid_of
-
-_seq = itertools.count()
 
 
 def make_event(
@@ -32,8 +28,9 @@ def make_event(
         "apiVersion": "v1",
         "kind": "Event",
         "metadata": {
-            # Upstream names events <object>.<hex timestamp>; a process-wide counter keeps them unique.
-            "name": f"{name}.{component or 'kubemu'}.{next(_seq):x}",
+            # The apiserver completes the name from its seeded generator, so a replay names
+            # every event alike (upstream's recorder uses <object>.<hex timestamp>).
+            "generateName": f"{name}.{component or 'kubemu'}.",
             "namespace": ns or "default",
             "annotations": {"kubemu.io/time": repr(round(now, 6))},
         },

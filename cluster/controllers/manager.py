@@ -1,10 +1,10 @@
 """The controller-manager's loop logic: which controller hears which event, and the writes.
 
 Owns the contract every controller in this package keeps and the routing of events to
-them (the ``Writes`` a sync returns and the order of the calls are in ``writes``). The
-controller-manager actor (``actors/controllers.py``) is the only caller: it feeds each
-watch batch to ``ControllerManager.on_events``, calls ``sync(now)``, sends the returned
-``Writes`` call by call in ``writes.CALLS`` order, and sleeps no longer than ``next_wakeup()``.
+them (the ``Writes`` a sync returns and their order as requests are in ``writes``). The
+controller-manager component (``component.py``) is the only caller: it feeds each watch
+batch to ``ControllerManager.on_events``, reports refused requests through ``on_failed``,
+calls ``sync(now)`` and asks to run again at ``next_wakeup()``.
 
 A controller is any object with:
 
@@ -17,12 +17,14 @@ A controller is any object with:
 
 Optionally, ``on_create_failed`` / ``on_update_failed`` / ``on_delete_failed`` /
 ``on_status_failed`` hear of items the apiserver refused (``on_failed`` routes them; see
-``writes.FAILURES``). Adding a controller is adding it to ``default_controllers``, and a
-``Writes`` field plus a ``CALLS`` row in ``writes`` if it needs a new kind of call.
+``writes.failure_hook``). Adding a controller is adding it to ``default_controllers``, and a
+``Writes`` field plus an ``ORDER`` row in ``writes`` if it needs a new kind of write.
 """
 
 from __future__ import annotations
 
+from ..api.errors import StatusError
+from ..api.requests import Request
 from .daemonset import DaemonSetController
 from .disruption import DisruptionController
 from .nodelifecycle import NodeLifecycleController
@@ -31,7 +33,7 @@ from .ownedpods import ParkedPods
 from .podgc import PodGC
 from .replicaset import ReplicaSetController
 from .tainteviction import TaintEvictionController
-from .writes import FAILURES, Writes
+from .writes import Writes, failure_hook
 
 
 class NodeTaintStep:
@@ -139,15 +141,14 @@ class ControllerManager:
         times = [t for t in (c.next_wakeup() for c in self.controllers) if t is not None]
         return min(times, default=None)
 
-    def on_failed(self, field: str, item, error, now: float) -> None:
-        """An item of ``Writes.<field>`` the apiserver refused with ``error`` (code, reason,
-        message): tell every controller that asks to hear of such failures (each ignores
-        items that are not its own)."""
-        hook = FAILURES.get(field)
+    def on_failed(self, request: Request, error: StatusError, now: float) -> None:
+        """A request the apiserver refused with ``error``: tell every controller that asks to
+        hear of such failures (each ignores items that are not its own)."""
+        hook = failure_hook(request)
         if hook is None:
             return
         method, args = hook
         for c in self.controllers:
             report = getattr(c, method, None)
             if report is not None:
-                report(*args(item), error, now)
+                report(*args, error, now)

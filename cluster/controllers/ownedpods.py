@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..api.codec import decode, encode
+from ..api.errors import NotFound, StatusError
 from ..api.objects import condition, is_terminal, is_terminating, name_of, namespace_of, uid_of
 from ..api.selectors import LabelSelector, SelectorError
 from ..clock import parse_timestamp
@@ -96,14 +97,12 @@ def selector_of(obj: dict) -> LabelSelector:
 
 
 def error_text(error) -> str:
-    """The message of an apiserver error tuple ``(code, reason, message)`` (or any value)."""
-    if isinstance(error, (tuple, list)) and len(error) == 3:
-        return str(error[2])
-    return str(error)
+    """The message of an apiserver error (or of any value)."""
+    return error.message if isinstance(error, StatusError) else str(error)
 
 
 def _not_found(error) -> bool:
-    return isinstance(error, (tuple, list)) and len(error) == 3 and error[1] == "NotFound"
+    return isinstance(error, NotFound)
 
 
 def _key(obj: dict) -> PodKey:

@@ -1,13 +1,21 @@
-"""The writes a controller asks for, as plain data, and the order they are sent in.
+"""The writes a controller asks for, and their order as typed requests.
 
-Owns ``Writes`` (one list per apiserver call, items shaped as that call takes them) and
-``CALLS``, the table the controller-manager actor walks to send them. Every controller's
-``sync(now)`` returns a ``Writes``; the controller-manager merges them (``manager``).
+Owns ``Writes``, the builder every controller's ``sync(now)`` returns (one list per kind of
+write, items as plain tuples and objects), ``requests``, which turns it into the typed
+requests of ``cluster/api/requests.py`` in the order they must land (a pod's
+DisruptionTarget condition or Failed phase before its delete, Events last, so a report
+never shows an Event for a write that was not made), and ``failure_hook``, which says
+which controller callback hears of a refused request.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..api.patches import NodeConditions, NodeTaints, PodConditions
+from ..api.requests import Create, Delete, Patch, RecordEvent, Request, Update, UpdateStatus
 
 
 @dataclass
@@ -16,7 +24,7 @@ class Writes:
     node_taints: list = field(default_factory=list)  # (node, taints to add, taints to remove)
     pod_creates: list = field(default_factory=list)  # full Pod dicts (ReplicaSet, DaemonSet)
     # Full Pod dicts carrying the resourceVersion they were read at: ownerReference
-    # adoptions and releases, sent one ``update`` call each (they are rare).
+    # adoptions and releases.
     pod_updates: list = field(default_factory=list)
     pod_conditions: list = field(default_factory=list)  # (ns, name, uid, [conditions], None)
     pod_status: list = field(default_factory=list)  # (ns, name, uid, status)
@@ -37,30 +45,40 @@ class Writes:
         return sum(len(getattr(self, f.name)) for f in fields(self))
 
 
-# (Writes field, apiserver actor method, leading arguments), in the order they are sent:
-# a pod's DisruptionTarget condition or Failed phase lands before its delete, and Events
-# go last so that a report never shows an Event for a write that was not made.
-CALLS = (
-    ("node_conditions", "patch_node_conditions", ()),
-    ("node_taints", "patch_node_taints", ()),
-    ("pod_creates", "create", ()),
-    ("pod_updates", "update", ()),  # one call per item: the apiserver's update takes one object
-    ("pod_conditions", "patch_pod_status", ()),
-    ("pod_status", "update_status", ("Pod",)),
-    ("pod_deletes", "delete", ("Pod",)),
-    ("pdb_status", "update_status", ("PodDisruptionBudget",)),
-    ("replicaset_status", "update_status", ("ReplicaSet",)),
-    ("daemonset_status", "update_status", ("DaemonSet",)),
-    ("events", "create", ()),
-)
-SINGLE = frozenset({"pod_updates"})  # fields whose items go one call each
+def _status(kind: str) -> Callable[[Any], Request]:
+    return lambda item: UpdateStatus(kind, item[0], item[1], item[2] or "", item[3])
 
-# Writes field -> how a refused item is reported back to controllers that want to know
-# (``on_<what>_failed``), and the arguments taken from the item.
-FAILURES = {
-    "pod_creates": ("on_create_failed", lambda item: (item,)),
-    "pod_updates": ("on_update_failed", lambda item: (item,)),
-    "pod_deletes": ("on_delete_failed", lambda item: tuple(item[:3])),
-    "replicaset_status": ("on_status_failed", lambda item: tuple(item[:3])),
-    "daemonset_status": ("on_status_failed", lambda item: tuple(item[:3])),
-}
+
+# (Writes field, how an item becomes a request), in the order they are sent.
+ORDER: tuple[tuple[str, Callable[[Any], Request]], ...] = (
+    ("node_conditions", lambda item: Patch("Node", "", item[0], "", NodeConditions(tuple(item[1])))),
+    ("node_taints", lambda item: Patch("Node", "", item[0], "", NodeTaints(tuple(item[1]), tuple(item[2])))),
+    ("pod_creates", Create),
+    ("pod_updates", Update),
+    ("pod_conditions", lambda item: Patch("Pod", item[0], item[1], item[2], PodConditions(tuple(item[3]), item[4]))),
+    ("pod_status", _status("Pod")),
+    ("pod_deletes", lambda item: Delete("Pod", item[0], item[1], item[2] or "", item[3])),
+    ("pdb_status", _status("PodDisruptionBudget")),
+    ("replicaset_status", _status("ReplicaSet")),
+    ("daemonset_status", _status("DaemonSet")),
+    ("events", RecordEvent),
+)
+
+
+def requests(w: Writes) -> list[Request]:
+    """``w`` as typed requests, in ``ORDER``."""
+    return [make(item) for name, make in ORDER for item in getattr(w, name)]
+
+
+def failure_hook(req: Request) -> tuple[str, tuple] | None:
+    """The ``on_<what>_failed`` callback that hears of a refused ``req``, and its leading
+    arguments; None for requests nobody needs to hear about (the watch shows what stands)."""
+    if isinstance(req, Create) and req.obj.get("kind") == "Pod":
+        return "on_create_failed", (req.obj,)
+    if isinstance(req, Update) and req.obj.get("kind") == "Pod":
+        return "on_update_failed", (req.obj,)
+    if isinstance(req, Delete) and req.kind == "Pod":
+        return "on_delete_failed", (req.namespace, req.name, req.uid)
+    if isinstance(req, UpdateStatus) and req.kind in ("ReplicaSet", "DaemonSet"):
+        return "on_status_failed", (req.namespace, req.name, req.uid)
+    return None

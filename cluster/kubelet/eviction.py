@@ -349,6 +349,12 @@ class EvictionManager:
         """The pressure conditions the last synchronize reported."""
         return self._conditions
 
+    def lifts_at(self) -> float | None:
+        """When the last of the conditions now held would lift if no threshold were met again."""
+        period = self.config.pressure_transition_period
+        times = [self._condition_seen[c] + period for c in self._conditions]
+        return max(times) if times else None
+
     def synchronize(self, now: float, stats: NodeStats, pods: Iterable[PodStats]) -> SyncResult:
         """One monitoring pass; evicts at most one pod. ``pods`` are the active pods only."""
         observations = observe(stats)

@@ -17,7 +17,7 @@ stopped in the previous process: a restart revives the whole host, like a reboot
 from __future__ import annotations
 
 from ..api.objects import node_name_of
-from ..sim import TimerQueue
+from ..runtime.timers import TimerQueue
 from .kubelet import Kubelet
 from .node import NodeConfig
 from .outbox import Outbox
@@ -74,6 +74,10 @@ class NodeHost:
 
     def next_timer(self) -> float | None:
         return self.timers.next_time()
+
+    def next_change(self) -> float | None:
+        """When a kubelet next changes something on its own (heartbeats and monitoring aside)."""
+        return self.timers.next_time(foreground=True)
 
     def drain(self) -> Outbox:
         return self.outbox.drain()

@@ -65,7 +65,7 @@ from ..api.objects import is_terminating, uid_of
 from ..api.predicates import host_ports
 from ..api.qos import pod_qos_class
 from ..api.resources import PODS, pod_requests
-from ..sim import TimerQueue
+from ..runtime.timers import TimerQueue
 from . import admission
 from .allocation import NodeAllocation
 from .cgroups import pod_cgroups
@@ -89,7 +89,7 @@ from .pods import (
     PodRecord,
     pod_status,
 )
-from .pressure import EVICT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
+from .pressure import EVICT, LIFT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
 from .reconcile import ReconcileMixin
 
 LEASE_SECONDS = 10.0
@@ -126,6 +126,7 @@ class Kubelet(PressureMixin, ReconcileMixin):
         "_device_timer",
         "_partition",
         "_heal_timer",
+        "_lift_timer",
     )
 
     def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
@@ -154,6 +155,7 @@ class Kubelet(PressureMixin, ReconcileMixin):
         self._device_timer = None  # the end of a stopped device plugin's grace period
         self._partition = False  # heartbeats cut off (chaos), pods still running
         self._heal_timer = None
+        self._lift_timer = None  # marks when held pressure conditions lift (nothing runs then)
 
     @property
     def allocatable(self) -> dict[str, int]:
@@ -223,7 +225,7 @@ class Kubelet(PressureMixin, ReconcileMixin):
         # Keep the 10 s cadence anchored to the schedule, unless the host fell a full period behind.
         nxt = due + LEASE_SECONDS if due + LEASE_SECONDS > now else now + LEASE_SECONDS
         self._lease_due = nxt
-        self._lease = self._timers.schedule(nxt, (self.name, LEASE, "", 0))
+        self._lease = self._timers.schedule(nxt, (self.name, LEASE, "", 0), background=True)
 
     def partition(self, now: float, duration: float | None) -> None:
         """Chaos: heartbeats (Lease renewals, node status) stop reaching the apiserver while
@@ -249,7 +251,15 @@ class Kubelet(PressureMixin, ReconcileMixin):
     def stop(self) -> None:
         """The node died: cancel every timer; from now on it produces nothing."""
         self._stopped = True
-        for handle in (self._lease, self._evict_timer, self._extra_timer, self._device_timer, self._heal_timer):
+        timers = (
+            self._lease,
+            self._evict_timer,
+            self._extra_timer,
+            self._device_timer,
+            self._heal_timer,
+            self._lift_timer,
+        )
+        for handle in timers:
             self._timers.cancel(handle)
         for rec in self._pods.values():
             self._timers.cancel(rec.timer)
@@ -298,6 +308,8 @@ class Kubelet(PressureMixin, ReconcileMixin):
             self._expire_devices(now)
         elif kind == HEAL:
             self._heal(now)
+        elif kind == LIFT:
+            self._lift_timer = None
         else:
             rec = self._pods.get(uid)
             if rec is None:

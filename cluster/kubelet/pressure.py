@@ -36,7 +36,7 @@ from .eviction import EVICTION_MONITORING_PERIOD, POD_CLEANUP_TIMEOUT, Container
 from .pods import BACKOFF, FAILED, PENDING, RUNNING, STOPPING, PodRecord
 from .usage import container_usage, crossing_time
 
-OOM, EVICT, UNPRESSURE = "oom", "evict", "unpressure"
+OOM, EVICT, UNPRESSURE, LIFT = "oom", "evict", "unpressure", "lift"
 PID_MAX = 32768
 BYTES_PER_INODE = 16384
 EXIT_KILLED = 137  # 128 + SIGKILL: the kernel's OOM killer, or the end of a grace period
@@ -182,11 +182,15 @@ class PressureMixin:
         """Start the 10 s loop on its grid if it is not running."""
         if self._evict_timer is None and not self._stopped:
             period = EVICTION_MONITORING_PERIOD
-            self._schedule_sync((math.floor(now / period) + 1) * period)
+            # The first look after something new to measure is a pending change; later
+            # looks that find no threshold met are only monitoring (``_sync``).
+            self._schedule_sync((math.floor(now / period) + 1) * period, background=False)
 
-    def _schedule_sync(self, at: float) -> None:
+    def _schedule_sync(self, at: float, background: bool) -> None:
+        # A look that only monitors is a background timer (it changes nothing a scenario
+        # waits for); one that follows a met threshold or an eviction may act.
         self._evict_due = at
-        self._evict_timer = self._timers.schedule(at, (self.name, EVICT, "", 0))
+        self._evict_timer = self._timers.schedule(at, (self.name, EVICT, "", 0), background)
 
     def _needs_sync(self) -> bool:
         if self._extra or self.eviction.conditions:
@@ -201,8 +205,13 @@ class PressureMixin:
         wait = EVICTION_MONITORING_PERIOD
         if result.eviction is not None:
             wait = self._evict(self._pods[result.eviction.uid], result.eviction, t)
-        if self._needs_sync() or result.thresholds_met or result.thresholds_pending:
-            self._schedule_sync(t + wait)
+        acting = result.eviction is not None or bool(result.thresholds_met or result.thresholds_pending)
+        if self._needs_sync() or acting:
+            self._schedule_sync(t + wait, background=not acting)
+        # A held condition lifts at a later look; mark when, so the node counts as busy until then.
+        self._timers.cancel(self._lift_timer)
+        lift = self.eviction.lifts_at()
+        self._lift_timer = None if lift is None else self._timers.schedule(lift, (self.name, LIFT, "", 0))
 
     def _node_stats(self, t: float) -> NodeStats:
         cap, extra = self.config.capacity_ints(), self._extra

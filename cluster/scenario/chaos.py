@@ -59,6 +59,7 @@ CHAOS_ACTIONS = (
 )
 COMPONENTS = ("apiserver", "scheduler", "controller-manager", "host")
 RANDOM_TARGETS = ("killNode", "killHost", "partition")
+NEEDS_PROCESSES = ("killHost", "killRayNode")  # the local runtime refuses these
 PRESSURE_FIELDS = ("memory", "disk", "inodes", "pids")
 _ALL_FIELDS = (
     "node",
@@ -155,11 +156,12 @@ def _amount(field: str, raw) -> int:
     return int(value)
 
 
-def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]], ray_nodes: int = 0) -> None:
-    """Raise ChaosError unless the action's fields are complete and name a real target.
+def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]], ray_nodes: int = 0, runtime: str = "ray") -> None:
+    """Raise ChaosError unless the action's fields are complete, name a real target, and the
+    runtime can carry it out.
 
     ``nodes`` maps every node name the scenario creates to its capacity; ``ray_nodes`` is
-    ``spec.cluster.rayNodes``."""
+    ``spec.cluster.rayNodes``; ``runtime`` is ``spec.runtime``."""
     required, optional = _FIELDS[chaos.action]
     for f in _ALL_FIELDS:
         given = getattr(chaos, f) is not None
@@ -167,6 +169,13 @@ def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]], ray_nodes: int = 0
             raise ChaosError(f"{f}: not a field of {chaos.action} (it takes {', '.join(required + optional)})")
         if not given and f in required:
             raise ChaosError(f"{f}: Required value for {chaos.action}")
+    needs = [a for a in (chaos.action, *(chaos.targets or ())) if a in NEEDS_PROCESSES]
+    if runtime == "local" and needs:
+        field = "action" if chaos.action in NEEDS_PROCESSES else "targets"
+        raise ChaosError(
+            f"{field}: {needs[0]} needs the ray runtime (it stops processes); the local runtime runs "
+            "every component in one process (set spec.runtime: ray)"
+        )
     if chaos.action == "restart" and (chaos.component == "host") != (chaos.node is not None):
         raise ChaosError(
             "node: Required value for restart of a host (the host holding that node)"

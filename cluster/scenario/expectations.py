@@ -9,6 +9,7 @@ to its time, ``at: end`` holds when the run ends.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..api.events import involved_ref
@@ -236,6 +237,16 @@ class Tracker:
                     v.detail = detail
             elif mode == "until":
                 self._decide(v, True, f"held until {e.until:g}s: {v.detail}", now)
+
+    def next_deadline(self, now: float) -> float | None:
+        """Just after the earliest deadline (``within``, ``until``) still undecided at ``now``:
+        the first time its verdict can be decided without anything else happening."""
+        times = []
+        for e, v in zip(self.expectations, self.verdicts):
+            deadline = e.within if e.mode() == "within" else e.until if e.mode() == "until" else None
+            if v.ok is None and deadline is not None and deadline >= now:
+                times.append(math.nextafter(deadline, math.inf))
+        return min(times, default=None)
 
     def settled(self, m: Mirror) -> bool:
         """Every ``within`` is decided and every ``at: end`` holds now: nothing left to wait for."""

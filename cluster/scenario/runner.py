@@ -1,60 +1,20 @@
 """The scenario run: what happens when, and when the run is over.
 
-Owns the timeline (steps in time order, ties in file order), expanding node pools into
-per-node configs, packing nodes into hosts, and deciding when a run ends: at
-``spec.duration``, or earlier once the timeline is done, every ``within`` expectation is
-decided and every ``at: end`` expectation holds; and the invariants every run checks.
-The driver (``actors/driver.py``) asks
-it what is due and tells it what it observed; it never touches Ray.
+Owns the timeline (steps in time order, ties in file order), deciding when the
+expectations allow a run to end (at ``spec.duration``, or earlier once the timeline is
+done, every ``within`` and ``until`` expectation is decided and every ``at: end``
+expectation holds; the driver also waits for the cluster to settle), and the invariants
+every run checks. The driver (``driver.py``) asks it what is due and tells it what it
+observed.
 """
 
 from __future__ import annotations
 
-import math
 from collections import deque
 
-from ..kubelet.node import NodeConfig
 from .expectations import Tracker
 from .mirror import Mirror
-from .schema import DEFAULT_CAPACITY, INVARIANTS, Expectation, NodePool, Scenario, Step
-
-MIN_AUTO_NODES_PER_HOST = 50
-
-
-def expand_pools(pools: list[NodePool], taken: dict[str, int] | None = None) -> list[NodeConfig]:
-    """One NodeConfig per node; ``taken`` numbers pools sharing a prefix consecutively."""
-    taken = {} if taken is None else taken
-    out = []
-    for pool in pools:
-        capacity = {**DEFAULT_CAPACITY, **{k: str(v) for k, v in pool.capacity.items()}}
-        for _ in range(pool.count):
-            i = taken.get(pool.namePrefix, 0)
-            taken[pool.namePrefix] = i + 1
-            out.append(
-                NodeConfig(
-                    name=f"{pool.namePrefix}-{i}",
-                    capacity=dict(capacity),
-                    reserved={k: str(v) for k, v in pool.reserved.items()},
-                    labels=dict(pool.labels),
-                    taints=[dict(t) for t in pool.taints],
-                    kubelet=dict(pool.kubelet),
-                )
-            )
-    return out
-
-
-def pack(nodes: list, nodes_per_host: int, cpus: int) -> list[list]:
-    """Split nodes into hosts: ``nodes_per_host`` each, or (0) up to two hosts per CPU.
-
-    Automatic packing starts a new host only per ``MIN_AUTO_NODES_PER_HOST`` nodes, since a
-    host process costs about 0.6 s and 50 MB to start (DESIGN §3).
-    """
-    if not nodes:
-        return []
-    if nodes_per_host <= 0:
-        hosts = max(1, min(math.ceil(len(nodes) / MIN_AUTO_NODES_PER_HOST), 2 * max(1, cpus)))
-        nodes_per_host = math.ceil(len(nodes) / hosts)
-    return [nodes[i : i + nodes_per_host] for i in range(0, len(nodes), nodes_per_host)]
+from .schema import INVARIANTS, Expectation, Scenario, Step
 
 
 class ScenarioRun:

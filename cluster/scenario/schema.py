@@ -182,6 +182,7 @@ class Expectation(_Strict):
 
 
 class ScenarioSpec(_Strict):
+    runtime: Literal["ray", "local"] = "ray"  # where the components run (DESIGN §2.8)
     seed: int = 1
     timeScale: float = Field(1.0, gt=0)
     duration: float = 300.0
@@ -308,6 +309,11 @@ def scheduler_config(s: Scenario):
 
 def _check_semantics(s: Scenario) -> None:
     spec = s.spec
+    if spec.runtime == "local" and spec.cluster.rayNodes:
+        raise ScenarioError(
+            f"spec.cluster.rayNodes: {spec.cluster.rayNodes} needs the ray runtime; the local runtime runs "
+            "every component in one process (set spec.runtime: ray)"
+        )
     try:
         build_config(spec.scheduler)
     except ConfigError as e:
@@ -378,7 +384,7 @@ def _check_chaos(spec: ScenarioSpec) -> None:
                 )
         try:
             if step.chaos is not None:
-                check_chaos(step.chaos, nodes, spec.cluster.rayNodes)
+                check_chaos(step.chaos, nodes, spec.cluster.rayNodes, spec.runtime)
         except ChaosError as e:
             raise ScenarioError(f"spec.timeline[{j}].chaos.{e}") from None
 

@@ -3,7 +3,7 @@
 Owns defaulting (uid, timestamps, pod defaults, requests from limits), Priority admission
 (reference §10.3) and DefaultTolerationSeconds. The apiserver logic calls ``admit_create``
 for every create; validation (``cluster/api/validation.py``) runs first, so admission only
-sees well-formed objects. Failures raise ``APIError`` subclasses with upstream messages.
+sees well-formed objects. Failures raise ``StatusError`` subclasses with upstream messages.
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from __future__ import annotations
 import random
 import uuid
 
+from ..api.errors import Forbidden, NotFound
 from ..api.objects import DEFAULT_SCHEDULER, namespaced
 from ..api.qos import pod_qos_class
 from ..clock import rfc3339
-from .errors import Forbidden, NotFound
 
 DEFAULT_GRACE_SECONDS = 30
 DEFAULT_TOLERATION_SECONDS = 300
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -32,6 +33,11 @@ class Admission:
 
     def new_uid(self) -> str:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def name_suffix(self) -> str:
+        """Five characters for a ``generateName``, from upstream's alphabet (no vowels, so
+        no words; no 0, 1 or 3, which read like letters)."""
+        return "".join(self._rng.choice(_NAME_ALPHABET) for _ in range(5))
 
     def admit_create(self, kind: str, obj: dict, now: float) -> None:
         m = obj.setdefault("metadata", {})

@@ -21,10 +21,10 @@ import hashlib
 import json
 import os
 
+from ..api.errors import ServiceUnavailable
 from .apiserver import APIServer
-from .errors import APIError
 from .store import DEFAULT_WINDOW, Store
-from .wal import DurableLog, WalError
+from .wal import DurableLog, Recovered, WalError
 
 CLOCK_FILE = "clock.json"
 # Records between snapshots. A snapshot of a 10,000-pod cluster (about 30 MB) holds the
@@ -36,10 +36,8 @@ DEFAULT_SNAPSHOT_EVERY = 50_000
 BUSY_FACTOR = 3.0
 
 
-class CommitFailed(APIError):
+class CommitFailed(ServiceUnavailable):
     """The durable log refused a call's writes; they were dropped with the memory."""
-
-    code, reason, retryable = 503, "ServiceUnavailable", True
 
 
 class Unrecoverable(Exception):
@@ -152,3 +150,12 @@ class Durable:
             os.replace(tmp, path)
         except OSError as e:
             raise WalError(f"{path}: cannot save the clock: {e.strerror or e}", True) from e
+
+
+def restart_in_memory(api: APIServer, seed: int, window: int = DEFAULT_WINDOW) -> APIServer:
+    """What a restarted apiserver recovers when its log holds every write (the local
+    runtime's restart): the same objects, the resourceVersion sequence continued, a new uid
+    stream, and watch windows that start empty, so older watches get Expired."""
+    rv, objects = api.store.snapshot_state()
+    store = Store.from_recovered(Recovered(rv=rv, objects=objects), window, journal=api.store.journal)
+    return APIServer(seed=uid_seed(seed, rv), window=window, store=store)

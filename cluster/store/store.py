@@ -22,7 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from ..api import codec
-from .errors import Expired
+from ..api.errors import Expired
 
 DEFAULT_WINDOW = 50_000
 

@@ -48,7 +48,7 @@ from typing import NamedTuple
 import msgpack
 
 from ..api import codec
-from .errors import APIError
+from ..api.errors import InternalError
 
 RECORD_HEADER = struct.Struct("<II")
 SNAPSHOT_HEADER = struct.Struct("<8sQI")
@@ -65,22 +65,13 @@ _TEMP_RE = re.compile(r"^snapshot-\d{20}\.snap\.tmp$")
 Objects = dict[str, dict[tuple[str, str], bytes]]  # kind -> (namespace, name) -> bytes
 
 
-class WalError(APIError):
+class WalError(InternalError):
     """A log or snapshot problem; the message names the file (and offset) and says whether
     retrying can help (a full disk can clear; a corrupt file will not fix itself)."""
 
-    code, reason = 500, "InternalError"
-
     def __init__(self, what: str, retryable: bool):
         hint = "a retry may help" if retryable else "a retry will not help"
-        super().__init__(f"{what} ({hint})")
-        self.retryable = retryable
-        self._what = what
-
-    def __reduce__(self):
-        # Pickled across Ray (an actor's failure reaches its caller): rebuild from both
-        # arguments, not from the formatted message alone.
-        return (WalError, (self._what, self.retryable))
+        super().__init__(f"{what} ({hint})", retryable=retryable)
 
 
 class Record(NamedTuple):

@@ -7,6 +7,7 @@ import pytest
 
 from actors.apiserver import APIServerActor
 from actors.informer import Informer
+from cluster.api.requests import Create
 
 pytestmark = pytest.mark.ray
 
@@ -22,7 +23,7 @@ async def test_watch_returns_as_soon_as_something_is_written(ray_local):
     waiting = asyncio.ensure_future(informer.poll(10.0))
     await asyncio.sleep(0.2)
     t = time.monotonic()
-    assert await api.create.remote([pod("a"), pod("b")]) == [None, None]
+    assert await api.write.remote([Create(pod("a")), Create(pod("b"))]) == [None, None]
     events = await waiting
     assert time.monotonic() - t < 2.0
     assert [(k, t_, o["metadata"]["name"]) for k, t_, o in events] == [("Pod", "ADDED", "a"), ("Pod", "ADDED", "b")]
@@ -33,7 +34,7 @@ async def test_a_watcher_behind_the_window_relists(ray_local):
     api = APIServerActor.remote(window=2)
     informer = Informer(api, ["Pod"])
     await informer.poll(0)
-    await api.create.remote([pod(f"p{i}") for i in range(8)])
+    await api.write.remote([Create(pod(f"p{i}")) for i in range(8)])
     assert await informer.poll(0) == []  # Expired: nothing delivered, relist next
     relisted = await informer.poll(0)
     assert sorted(o["metadata"]["name"] for _, _, o in relisted) == [f"p{i}" for i in range(8)]

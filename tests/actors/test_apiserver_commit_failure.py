@@ -7,6 +7,10 @@ import os
 import pytest
 
 from actors.apiserver import APIServerActor
+from cluster.api.errors import ServiceUnavailable
+from cluster.api.patches import Apply
+from cluster.api.requests import Create, Patch, Update, WatchChunk
+from cluster.kubelet.component import lease
 from cluster.store import durable as durable_mod
 from cluster.store.wal import WalError
 
@@ -36,29 +40,30 @@ def fail_next_commit(actor):
 
 
 async def test_a_failed_commit_refuses_every_item_and_the_state_is_the_logs(actor):
-    assert await actor.create([pod("kept")]) == [None]
+    assert await actor.write([Create(pod("kept"))]) == [None]
     rv = actor.api.store.rv
     fail_next_commit(actor)
-    replies = await actor.create([pod("a"), pod("b"), {"kind": "Pod"}])
-    assert [r[:2] for r in replies] == [(503, "ServiceUnavailable")] * 3
-    assert "not acknowledged" in replies[0][2] and "No space left" in replies[0][2]
-    assert actor.api.store.rv == rv and (await actor.list("Pod"))[0] == rv
+    replies = await actor.write([Create(pod("a")), Create(pod("b")), Create({"kind": "Pod"})])
+    assert all(isinstance(r, ServiceUnavailable) and (r.code, r.retryable) == (503, True) for r in replies)
+    assert "not acknowledged" in replies[0].message and "No space left" in replies[0].message
+    assert actor.api.store.rv == rv and (await actor.list("Pod")).resource_version == rv
     assert actor.api.store.get("Pod", "default", "a") is None
-    assert (await actor.watch({"Pod": rv}, timeout=0))["Pod"] == ([], rv)  # no event of the refused writes
-    assert await actor.create([pod("a")]) == [None]  # the next write works
+    assert (await actor.watch({"Pod": rv}, timeout=0))["Pod"] == WatchChunk([], rv)  # no event of the refused writes
+    assert await actor.write([Create(pod("a"))]) == [None]  # the next write works
     assert (await actor.durability())["commitsFailed"] == 1
 
 
-async def test_single_and_reply_less_writes_get_the_error_in_their_own_shape(actor):
-    await actor.create([pod("p")])
+async def test_every_kind_of_write_gets_the_error(actor):
+    await actor.write([Create(pod("p"))])
     current = await actor.get("Pod", "default", "p")
     fail_next_commit(actor)
-    reply = await actor.update(dict(current, metadata=dict(current["metadata"], labels={"a": "b"})))
-    assert reply[:2] == (503, "ServiceUnavailable")
+    (reply,) = await actor.write([Update(dict(current, metadata=dict(current["metadata"], labels={"a": "b"})))])
+    assert isinstance(reply, ServiceUnavailable)
+    renew = lambda t: Patch("Lease", "kube-node-lease", "n1", "", Apply(lease("n1", t)))  # noqa: E731
     fail_next_commit(actor)
-    (lease_reply,) = await actor.renew_leases([("n1", 1.0)])
-    assert lease_reply[:2] == (503, "ServiceUnavailable")
-    assert await actor.renew_leases([("n1", 2.0)]) is None
+    (lease_reply,) = await actor.write([renew(1.0)])
+    assert isinstance(lease_reply, ServiceUnavailable)
+    assert await actor.write([renew(2.0)]) == [None]
 
 
 async def test_a_write_left_unlogged_by_a_failing_call_is_committed_before_any_read(actor):
@@ -82,7 +87,7 @@ async def test_an_unrecoverable_log_ends_the_process_without_a_reply(actor, monk
     monkeypatch.setattr(durable_mod, "DurableLog", unreadable)
     monkeypatch.setattr(os, "_exit", exit_)
     with pytest.raises(Exited) as ended:
-        await actor.create([pod("a")])
+        await actor.write([Create(pod("a"))])
     assert ended.value.args == (1,)
 
 
@@ -103,7 +108,7 @@ async def test_without_a_data_dir_nothing_is_logged(tmp_path):
     try:
         a = Actor(seed=1)
         assert a.durable is None and await a.durability() == {}
-        assert await a.create([pod("p")]) == [None]
+        assert await a.write([Create(pod("p"))]) == [None]
         await a.start_clock(1.0)
     finally:
         gc.unfreeze()

@@ -2,8 +2,8 @@
 
 import pytest
 
-from actors.bench import FILL_PER_NODE, GROUP, bench_pod, bench_pools, preempt_pod
-from actors.cli import main
+from actors.harness.cli import main
+from actors.harness.workloads import FILL_PER_NODE, GROUP, bench_pod, bench_pools, preempt_pod
 
 
 @pytest.mark.parametrize(

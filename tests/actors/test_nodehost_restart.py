@@ -8,10 +8,13 @@ import uuid
 import pytest
 
 from actors.apiserver import APIServerActor
-from actors.nodehost import NodeHostActor
+from actors.component import ComponentActor
 from actors.restart import restart
+from cluster.api.requests import Create
 from cluster.clock import from_rfc3339
 from cluster.kubelet.node import NodeConfig
+from cluster.runtime.commands import KillNode
+from cluster.scenario.layout import host_spec
 
 pytestmark = pytest.mark.ray
 
@@ -51,7 +54,7 @@ def loop_counter():
         return sum(
             1
             for t in asyncio.all_tasks(actor._task.get_loop())
-            if t.get_coro().__qualname__ == "NodeHostActor._run" and not t.done()
+            if t.get_coro().__qualname__ == "ComponentActor._run" and not t.done()
         )
 
     return loops
@@ -62,22 +65,23 @@ async def test_a_restarted_host_keeps_its_pods_running_and_its_nodes_ready(ray_l
     name = f"apiserver-{uuid.uuid4().hex[:8]}"
     api = APIServerActor.options(name=name).remote(seed=1)
     configs = [NodeConfig("node-0", dict(CAPACITY)), NodeConfig("node-1", dict(CAPACITY))]
-    host = NodeHostActor.remote(name, configs, 0, 1.0)  # the apiserver by name, as the lead passes it
+    host = ComponentActor.remote(name, host_spec(configs, 0), 1.0)  # the apiserver by name, as the cluster passes it
     start = time.time()
     await api.start_clock.remote(start)
-    assert await host.register.remote() == 2
+    await host.prime.remote()  # registers both nodes
+    assert {n: await api.get.remote("Node", "", n) for n in ("node-0", "node-1")}.keys() == {"node-0", "node-1"}
     await host.start_clock.remote(start)
     await host.start_clock.remote(start)
     assert await host.__ray_call__.remote(loops) == 1
     names = [f"web-{i}" for i in range(3)]
-    assert await api.create.remote([bound(n) for n in names]) == [None] * 3
+    assert await api.write.remote([Create(bound(n)) for n in names]) == [None] * 3
     before = await running(api, names)
-    await host.kill_node.remote("node-1")  # revived by the restart below
+    assert await host.command.remote(KillNode("node-1")) == ""  # revived by the restart below
 
     restarted_at = time.time() - start  # emulated seconds (time scale 1)
     await restart(host, start, timeout=30)
     assert await host.__ray_call__.remote(loops) == 1
-    assert await api.create.remote([bound("after")]) == [None]
+    assert await api.write.remote([Create(bound("after"))]) == [None]
     await running(api, ["after"])  # the new loop listed, adopted and admits again
     after = await running(api, names)
     for n in names:

@@ -4,7 +4,7 @@ nodes than there are gets, and killRayNode without a Ray cluster kubemu started.
 import pytest
 
 from actors import raycluster
-from actors.cli import main
+from actors.harness.cli import main
 
 
 @pytest.mark.ray

@@ -11,14 +11,18 @@ import ray
 from ray.exceptions import RayActorError
 
 from actors.apiserver import APIServerActor
+from actors.component import ComponentActor
 from actors.informer import Informer
 from actors.restart import RestartError, _pid, restart
-from actors.scheduler import SchedulerActor
 from cluster.api.codec import decode
+from cluster.api.errors import AlreadyExists
+from cluster.api.requests import Create, Delete, ListResult, WatchChunk
 from cluster.clock import from_rfc3339
 from cluster.kubelet.node import node_object
-from cluster.scenario.runner import expand_pools
+from cluster.runtime.component import ComponentSpec
+from cluster.scenario.layout import expand_pools
 from cluster.scenario.schema import NodePool
+from cluster.scheduler.component import SchedulerComponent
 
 pytestmark = pytest.mark.ray
 
@@ -50,14 +54,14 @@ async def test_a_restarted_apiserver_has_every_write_and_continues_the_rv_sequen
     api = APIServerActor.remote(seed=1, data_dir=str(tmp_path))
     start = time.time()
     await api.start_clock.remote(start)
-    assert await api.create.remote([pod(f"p{i}") for i in range(20)]) == [None] * 20
-    assert await api.delete.remote("Pod", [("default", "p0", None, 0)]) == [None]
+    assert await api.write.remote([Create(pod(f"p{i}")) for i in range(20)]) == [None] * 20
+    assert await api.write.remote([Delete("Pod", "default", "p0", "", 0)]) == [None]
     rv, before = await api.list.remote("Pod")
     assert await restart(api, start, timeout=30) > 0
     rv_after, after = await api.list.remote("Pod")
     assert rv_after == rv and sorted(after) == sorted(before)  # byte for byte, resourceVersions too
     assert (await api.durability.remote())["recoveredResourceVersion"] == rv
-    assert await api.create.remote([pod("new")]) == [None]
+    assert await api.write.remote([Create(pod("new"))]) == [None]
     created = await api.get.remote("Pod", "default", "new")
     assert int(created["metadata"]["resourceVersion"]) == rv + 1
     old_uids = {decode(b)["metadata"]["uid"] for b in before}
@@ -77,13 +81,13 @@ async def test_every_acknowledged_create_survives_a_restart_under_load(ray_local
         while not stop.is_set():
             batch = [pod(f"load-{i + k}") for k in range(50)]
             i += 50
-            results = await api.create.remote(batch)
+            results = await api.write.remote([Create(p) for p in batch])
             for p, r in zip(batch, results):
                 if r is None:
                     acked.add(p["metadata"]["name"])
                     phases["after" if restarted.is_set() else "before"] += 1
                 else:
-                    assert r[0] == 409, r  # only a retried create whose first attempt committed
+                    assert isinstance(r, AlreadyExists), r  # only a retried create whose first attempt committed
                     conflicts.add(p["metadata"]["name"])
 
     restarted = asyncio.Event()
@@ -116,16 +120,16 @@ async def test_a_watcher_relists_across_a_restart_and_ends_with_the_stores_objec
                 seen[obj["metadata"]["name"]] = obj["metadata"]["resourceVersion"]
 
     apply(await informer.poll(0))
-    await api.create.remote([pod(f"p{i}") for i in range(10)])
+    await api.write.remote([Create(pod(f"p{i}")) for i in range(10)])
     apply(await informer.poll(0))
     assert len(seen) == 10
     waiting = asyncio.ensure_future(informer.poll(30.0))  # in flight through the restart
     await asyncio.sleep(0.2)
-    await api.create.remote([node("n1")])  # no pod event: the watch waits on, its rv now behind
+    await api.write.remote([Create(node("n1"))])  # no pod event: the watch waits on, its rv now behind
     await restart(api, start, timeout=30)
     assert await waiting == []  # Ray retried it on the new instance: Expired
-    await api.create.remote([pod("after")])
-    await api.delete.remote("Pod", [("default", "p0", None, 0)])
+    await api.write.remote([Create(pod("after"))])
+    await api.write.remote([Delete("Pod", "default", "p0", "", 0)])
     deadline = time.monotonic() + 20
     while True:
         _, items = await api.list.remote("Pod")
@@ -146,8 +150,9 @@ def bench_nodes(n):
 async def test_a_restarted_scheduler_binds_every_pending_pod_and_none_twice(ray_local):
     name = f"apiserver-{uuid.uuid4().hex[:8]}"
     api = APIServerActor.options(name=name).remote(seed=1)
-    assert await api.create.remote(bench_nodes(10)) == [None] * 10
-    sched = SchedulerActor.remote(name, 1)  # by name: its arguments stay out of the object store
+    assert await api.write.remote([Create(n) for n in bench_nodes(10)]) == [None] * 10
+    spec = ComponentSpec("scheduler", SchedulerComponent, {"seed": 1})
+    sched = ComponentActor.remote(name, spec)  # by name: its arguments stay out of the object store
     start = time.time()
     await asyncio.gather(api.start_clock.remote(start), sched.start_clock.remote(start))
     watcher = Informer(api, ["Pod"])
@@ -166,7 +171,7 @@ async def test_a_restarted_scheduler_binds_every_pending_pod_and_none_twice(ray_
 
     async def create(n):
         nonlocal total
-        assert await api.create.remote([pod(f"p{total + k}", "100m") for k in range(n)]) == [None] * n
+        assert await api.write.remote([Create(pod(f"p{total + k}", "100m")) for k in range(n)]) == [None] * n
         total += n
 
     for _ in range(3):
@@ -186,8 +191,8 @@ async def test_a_restarted_scheduler_binds_every_pending_pod_and_none_twice(ray_
         await watch(0.2)
     assert not moved
     assert 0 < bound_before < total and len(bound) == total
-    stats = await sched.stats.remote()
-    assert stats["error"] is None and stats["pending"] == 0
+    assert await sched.healthy.remote() == []
+    assert (await sched.inspect.remote())["pending"] == 0
     ray_local.kill(sched)
     ray_local.kill(api)
 
@@ -195,10 +200,10 @@ async def test_a_restarted_scheduler_binds_every_pending_pod_and_none_twice(ray_
 async def test_a_restarted_apiserver_stamps_writes_on_the_same_timeline(ray_local, tmp_path):
     api = APIServerActor.remote(seed=1, data_dir=str(tmp_path))
     await api.start_clock.remote(time.time() - 1000.0)  # emulated time is 1000 s in
-    await api.create.remote([pod("before")])
+    await api.write.remote([Create(pod("before"))])
     before = await api.get.remote("Pod", "default", "before")
     await crash(api)  # nobody starts the restarted actor's clock
-    await api.create.remote([pod("after")])
+    await api.write.remote([Create(pod("after"))])
     after = await api.get.remote("Pod", "default", "after")
     t0, t1 = (from_rfc3339(o["metadata"]["creationTimestamp"]) for o in (before, after))
     assert 1000 <= t0 <= t1 < 1100
@@ -237,11 +242,11 @@ async def test_an_informer_backs_off_and_relists_when_ray_cannot_reach_the_apise
             self._check()
             from cluster.api.codec import encode
 
-            return 5, [encode({"kind": kind, "metadata": {"name": "a", "namespace": "default"}})]
+            return ListResult(5, [encode({"kind": kind, "metadata": {"name": "a", "namespace": "default"}})])
 
         def _watch(self, since, node_names, timeout):
             self._check()
-            return {k: ([], rv) for k, rv in since.items()}
+            return {k: WatchChunk([], rv) for k, rv in since.items()}
 
     api = FlakyAPI()
     informer = Informer(api, ["Pod", "Node"])

@@ -7,8 +7,9 @@ import time
 import pytest
 import ray
 
-from actors.cluster import Cluster
-from cluster.scenario.runner import expand_pools
+from actors.cluster import RayCluster
+from cluster.api.requests import Create
+from cluster.scenario.layout import expand_pools, layout
 from cluster.scenario.schema import NodePool
 
 
@@ -34,21 +35,20 @@ async def _bound(cluster, name, seconds=20.0):
 @pytest.mark.ray
 async def test_a_scheduler_ray_restarted_on_its_own_is_revived(ray_local):
     pools = [NodePool(namePrefix="n", count=2, capacity={"cpu": "4", "memory": "8Gi"})]
-    cluster = Cluster(expand_pools(pools), time_scale=5.0)
+    cluster = RayCluster(layout(expand_pools(pools)), time_scale=5.0)
     try:
-        await cluster.register_nodes()
-        await cluster.start_clock()
+        await cluster.start()
         assert await cluster.revive() == []  # everything runs: nothing to do
-        await cluster.api.create.remote([pod("before")])
+        await cluster.write([Create(pod("before"))])
         assert await _bound(cluster, "before")
-        ray.kill(cluster.scheduler, no_restart=False)  # nobody calls start_clock after this
+        ray.kill(cluster.control["scheduler"], no_restart=False)  # nobody calls start_clock after this
         deadline = time.time() + 30
         revived = []
         while not revived and time.time() < deadline:
             revived = await cluster.revive()
             await asyncio.sleep(0.2)
         assert revived == ["scheduler"]
-        await cluster.api.create.remote([pod("after")])
+        await cluster.write([Create(pod("after"))])
         assert await _bound(cluster, "after")
     finally:
-        cluster.shutdown()
+        await cluster.shutdown()

@@ -1,20 +1,17 @@
-"""The quickstart scenario end to end through the real actors on a local Ray."""
-
-import pathlib
+"""The quickstart scenario (``make run``) end to end through the real actors on a local Ray."""
 
 import pytest
+from scenariofiles import ROOT, failed, quiet
 
-from actors.driver import run_scenario
+from actors.harness.ray import run_on_ray
 from cluster.scenario.schema import load_file
 
 pytestmark = pytest.mark.ray
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-async def test_quickstart_passes_through_the_actors(ray_local):
-    report = await run_scenario(load_file(str(ROOT / "scenarios/quickstart.yaml")), log=lambda s: None)
-    failed = [e for e in report["expectations"] if not e["ok"]]
-    assert report["passed"], failed
+def test_quickstart_passes_through_the_actors(ray_local):
+    report = run_on_ray(load_file(str(ROOT / "scenarios/quickstart.yaml")), quiet)
+    assert report["passed"], failed(report)
     pods = {p["name"]: p for p in report["pods"]}
     assert {n: pods[n]["qosClass"] for n in ("guaranteed", "burstable", "besteffort")} == {
         "guaranteed": "Guaranteed",

@@ -21,7 +21,7 @@ def test_hosts_spread_over_three_ray_nodes_and_one_dies(tmp_path):
         [
             sys.executable,
             "-m",
-            "actors.cli",
+            "actors.harness.cli",
             "run",
             str(ROOT / "scenarios/chaos/ray-nodes.yaml"),
             "--report",

@@ -1,19 +1,17 @@
-"""Every scenario under scenarios/scheduling/, scenarios/preemption/, scenarios/kubelet/ and
-scenarios/chaos/ passes end to end through the real actors (``chaos/ray-nodes`` needs a
-Ray cluster of its own: ``test_ray_nodes.py`` runs it in a fresh process).
+"""Every scenario under scenarios/ passes end to end on the local runtime (one process,
+virtual time), except those that stop processes, which the local runtime refuses with one
+line. ``test_both_runtimes.py`` runs one scenario per folder on Ray as well and compares.
 
 Each file states its own expectations (placements, FailedScheduling and Preempted events,
 counts); the test runs it and reports the expectations that failed.
 """
 
-import pathlib
-
 import pytest
+from scenariofiles import ALL, NEEDS_PROCESSES, ROOT, failed, key, quiet
 
-from actors.driver import run_scenario
-from cluster.scenario.schema import load_file
+from cluster.scenario.local import run_local
+from cluster.scenario.schema import ScenarioError, load_file
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 REQUIRED = {
     "scheduling": {
         "node-selector",
@@ -38,8 +36,7 @@ REQUIRED = {
         "ray-nodes",
     },
 }
-OWN_RAY = {"ray-nodes"}  # spec.cluster.rayNodes: run by test_ray_nodes.py
-SCENARIOS = sorted(p for d in REQUIRED for p in (ROOT / "scenarios" / d).glob("*.yaml") if p.stem not in OWN_RAY)
+LOCAL = [p for p in ALL if key(p) not in NEEDS_PROCESSES]
 
 
 @pytest.mark.parametrize("folder", sorted(REQUIRED))
@@ -47,12 +44,25 @@ def test_the_sets_are_complete(folder):
     assert {p.stem for p in (ROOT / "scenarios" / folder).glob("*.yaml")} >= REQUIRED[folder]
 
 
-@pytest.mark.ray
-@pytest.mark.parametrize("path", SCENARIOS, ids=[f"{p.parent.name}/{p.stem}" for p in SCENARIOS])
-async def test_scenario(ray_local, path):
-    report = await run_scenario(load_file(str(path)), log=lambda s: None)
-    failed = [(e["spec"], e["detail"]) for e in report["expectations"] if not e["ok"]]
-    assert report["passed"], failed
+@pytest.mark.parametrize("path", LOCAL, ids=[key(p) for p in LOCAL])
+def test_scenario_on_the_local_runtime(path):
+    report = run_local(load_file(str(path), ["spec.runtime=local"]), quiet)
+    assert report["passed"], failed(report)
+    assert report["runtime"] == "local"
     if path.stem == "apiserver-restart":
         # The restarted apiserver expired every watch: the driver relisted its four kinds.
         assert report["watch"]["relists"] >= 4, report["watch"]
+
+
+@pytest.mark.parametrize("name,needs", sorted(NEEDS_PROCESSES.items()))
+def test_scenarios_that_stop_processes_are_refused_by_local_and_listed_in_the_readme(name, needs):
+    path = str(ROOT / "scenarios" / f"{name}.yaml")
+    load_file(path)  # fine on ray, the default
+    with pytest.raises(ScenarioError, match=f"{needs}.* needs the ray runtime"):
+        load_file(path, ["spec.runtime=local"])
+    assert f"`{name}`" in (ROOT / "README.md").read_text()
+
+
+def test_no_other_scenario_needs_processes():
+    for path in LOCAL:
+        load_file(str(path), ["spec.runtime=local"])  # raises if it asked for killHost or rayNodes

@@ -5,11 +5,14 @@ pumps its informer (list, watch, feed, sync, send), so traces are exact and time
 from __future__ import annotations
 
 from cluster.api.objects import NODE_LEASE_NAMESPACE
+from cluster.api.patches import Apply
+from cluster.api.requests import Patch, UpdateStatus
 from cluster.clock import rfc3339
 from cluster.controllers.manager import ControllerManager
-from cluster.controllers.writes import CALLS, Writes
+from cluster.controllers.writes import Writes, requests
+from cluster.kubelet.component import lease as kubelet_lease
+from cluster.runtime.reflector import Reflector
 from cluster.store.apiserver import APIServer
-from cluster.store.reflector import Reflector
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -131,8 +134,6 @@ def summary(writes: Writes) -> list[tuple]:
 
 # ---- an in-process control plane -------------------------------------------------------
 
-_LOGIC = {"delete": "delete_many", "create": "create_many"}
-
 
 class Loop:
     """APIServer + ControllerManager + Reflector, pumped by ``at(now)``."""
@@ -153,10 +154,9 @@ class Loop:
     def _poll(self) -> list:
         events = []
         for kind in self.reflector.kinds_to_list():
-            rv, items = self.api.store.list(kind)
-            events += self.reflector.on_list(kind, rv, items)
-        for kind, rv in self.reflector.watch_since().items():
-            events += self.reflector.on_watch(kind, self.api.store.events_since(kind, rv, None))
+            events += self.reflector.on_list(kind, self.api.list(kind))
+        for kind, part in self.api.watch(self.reflector.watch_since()).items():
+            events += self.reflector.on_watch(kind, part)
         return events
 
     def at(self, now: float, rounds: int = 5) -> list[tuple]:
@@ -188,11 +188,11 @@ class Loop:
         raise AssertionError(f"no progress past {now}: next wakeup {self.manager.next_wakeup()}")
 
     def _send(self, writes: Writes, now: float) -> None:
-        for field, method, lead in CALLS:
-            items = getattr(writes, field)
-            if items:
-                fn = getattr(self.api, _LOGIC.get(method, method))
-                self.results.append((method, fn(*lead, items, now)))
+        reqs = requests(writes)
+        for req, err in zip(reqs, self.api.write(reqs, now)):
+            self.results.append((req, err))
+            if err is not None:
+                self.manager.on_failed(req, err, now)
 
     # -- acting as the kubelets -----------------------------------------------------
     def register(self, name: str, now: float = 0.0) -> None:
@@ -200,14 +200,14 @@ class Loop:
         for key in ("resourceVersion", "uid", "creationTimestamp"):
             del n["metadata"][key]
         self.api.create(n, now)
-        self.api.renew_leases([(name, now)], now)
+        self.renew([name], now)
 
     def renew(self, names, now: float) -> None:
-        self.api.renew_leases([(n, now) for n in names], now)
+        self.api.write([Patch("Lease", NODE_LEASE_NAMESPACE, n, "", Apply(kubelet_lease(n, now))) for n in names], now)
 
     def post_ready(self, name: str, now: float) -> None:
         """The kubelet's full status write: every condition healthy, heartbeat now."""
-        self.api.update_status("Node", [("", name, "", node(name, heartbeat=now)["status"])], now)
+        self.api.write([UpdateStatus("Node", "", name, "", node(name, heartbeat=now)["status"])], now)
 
     def node(self, name: str) -> dict:
         return self.api.get("Node", "", name)

@@ -7,6 +7,7 @@ import copy
 import pytest
 from workload_builders import Fake, Real, ds, names, node, pod, target
 
+from cluster.api.errors import InternalError
 from cluster.controllers.daemonset import (
     DaemonSetController,
     add_daemon_tolerations,
@@ -404,7 +405,7 @@ def test_failed_delete_is_retried_after_backoff():
     agent = ds("agent")
     f = fresh(node("n1"), agent, daemon_pod("a", agent, "n1").phase("Succeeded"))
     ((ns, name, uid, _),) = f.sync().pod_deletes
-    f.ctrl.on_delete_failed(ns, name, uid, (500, "InternalError", "boom"), f.now)
+    f.ctrl.on_delete_failed(ns, name, uid, InternalError("boom"), f.now)
     w = f.sync()
     assert not w.pod_deletes and [e["reason"] for e in w.events] == ["FailedDelete"]
     f.now = f.ctrl.next_wakeup()

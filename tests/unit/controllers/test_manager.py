@@ -3,8 +3,11 @@ in call order, the earliest wakeup, and the two adapted controllers."""
 
 from controller_builders import UNREACHABLE, node, pod, summary
 
+from cluster.api.errors import Conflict, Forbidden, NotFound
+from cluster.api.patches import NodeConditions, NodeTaints, PodConditions
+from cluster.api.requests import Create, Delete, Patch, RecordEvent, Update, UpdateStatus
 from cluster.controllers.manager import ControllerManager, DisruptionStep, NodeTaintStep
-from cluster.controllers.writes import CALLS, Writes
+from cluster.controllers.writes import ORDER, Writes, requests
 
 
 class _Probe:
@@ -40,8 +43,32 @@ def test_events_reach_the_controllers_that_want_them_and_writes_merge():
     assert ControllerManager([c]).next_wakeup() is None
 
 
-def test_every_writes_field_has_a_call():
-    assert [f for f, _, _ in CALLS] == list(Writes().__dataclass_fields__)
+def test_every_writes_field_has_a_place_in_the_order():
+    assert [f for f, _ in ORDER] == list(Writes().__dataclass_fields__)
+
+
+def test_writes_become_typed_requests_in_the_order_they_must_land():
+    cond = {"type": "DisruptionTarget", "status": "True"}
+    w = Writes(
+        events=[{"kind": "Event"}],
+        pod_deletes=[("default", "p", "u1", None)],
+        pod_conditions=[("default", "p", "u1", [cond], None)],
+        pod_creates=[{"kind": "Pod"}],
+        pod_updates=[{"kind": "Pod", "metadata": {"name": "q"}}],
+        node_taints=[("n1", [{"key": "k"}], [])],
+        node_conditions=[("n1", [cond])],
+        replicaset_status=[("default", "web", "u2", {"replicas": 1})],
+    )
+    assert requests(w) == [
+        Patch("Node", "", "n1", "", NodeConditions((cond,))),
+        Patch("Node", "", "n1", "", NodeTaints(({"key": "k"},), ())),
+        Create({"kind": "Pod"}),
+        Update({"kind": "Pod", "metadata": {"name": "q"}}),
+        Patch("Pod", "default", "p", "u1", PodConditions((cond,), None)),
+        Delete("Pod", "default", "p", "u1", None),
+        UpdateStatus("ReplicaSet", "default", "web", "u2", {"replicas": 1}),
+        RecordEvent({"kind": "Event"}),
+    ]
 
 
 def test_node_taint_step_checks_the_latest_copy_once():
@@ -79,22 +106,22 @@ class _Listener(_Probe):
         self.failures = []
 
     def on_create_failed(self, pod, error, now):
-        self.failures.append(("create", pod["metadata"]["name"], error[0], now))
+        self.failures.append(("create", pod["metadata"]["name"], error.code, now))
 
     def on_delete_failed(self, ns, name, uid, error, now):
-        self.failures.append(("delete", f"{ns}/{name}/{uid}", error[0], now))
+        self.failures.append(("delete", f"{ns}/{name}/{uid}", error.code, now))
 
     def on_status_failed(self, ns, name, uid, error, now):
-        self.failures.append(("status", f"{ns}/{name}/{uid}", error[0], now))
+        self.failures.append(("status", f"{ns}/{name}/{uid}", error.code, now))
 
 
 def test_refused_items_reach_the_controllers_that_listen():
     listener, deaf = _Listener(), _Probe(("Pod",))
     m = ControllerManager([listener, deaf])
-    m.on_failed("pod_creates", {"metadata": {"name": "web-abcde"}}, (403, "Forbidden", "no"), 3.0)
-    m.on_failed("pod_deletes", ("default", "p", "u1", None), (404, "NotFound", "gone"), 4.0)
-    m.on_failed("replicaset_status", ("default", "web", "u2", {}), (409, "Conflict", "stale"), 5.0)
-    m.on_failed("node_taints", ("n1", [], []), (404, "NotFound", "gone"), 6.0)  # nobody listens for these
+    m.on_failed(Create({"kind": "Pod", "metadata": {"name": "web-abcde"}}), Forbidden("no"), 3.0)
+    m.on_failed(Delete("Pod", "default", "p", "u1"), NotFound("gone"), 4.0)
+    m.on_failed(UpdateStatus("ReplicaSet", "default", "web", "u2", {}), Conflict("stale"), 5.0)
+    m.on_failed(Patch("Node", "", "n1", "", NodeTaints()), NotFound("gone"), 6.0)  # nobody listens for these
     assert listener.failures == [
         ("create", "web-abcde", 403, 3.0),
         ("delete", "default/p/u1", 404, 4.0),

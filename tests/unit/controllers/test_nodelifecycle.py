@@ -5,6 +5,9 @@ apiserver's heartbeat-guarded ``patch_node_conditions``."""
 import pytest
 from controller_builders import NOT_READY, UNREACHABLE, Loop, cond, lease, node, summary, taint
 
+from cluster.api.errors import Conflict, Invalid, NotFound
+from cluster.api.patches import NodeConditions
+from cluster.api.requests import Patch
 from cluster.clock import rfc3339
 from cluster.controllers.nodelifecycle import (
     MONITOR_PERIOD,
@@ -13,6 +16,7 @@ from cluster.controllers.nodelifecycle import (
     no_execute_patch,
     unknown_conditions,
 )
+from cluster.controllers.writes import requests
 from cluster.store.apiserver import APIServer
 
 GONE_QUIET = [
@@ -264,7 +268,7 @@ def test_a_dead_kubelet_goes_unknown_40s_after_its_last_renewal_and_recovers():
     ]
     ready = next(c for c in n1["status"]["conditions"] if c["type"] == "Ready")
     assert (ready["lastHeartbeatTime"], ready["lastTransitionTime"]) == (rfc3339(0), rfc3339(60))
-    assert all(r is None for _, results in loop.results for r in results)
+    assert all(err is None for _, err in loop.results)
     # The partition heals: the kubelet renews and posts its own status; both taints go.
     for t in (60, 70, 80):
         loop.renew(["n2"], t)
@@ -305,13 +309,13 @@ def test_a_status_posted_while_the_controller_decides_wins():
     writes = c.sync(60)
     assert writes.node_conditions and writes.node_conditions[0][0] == "n1"
     loop.post_ready("n1", 59)
-    results = loop.api.patch_node_conditions(writes.node_conditions, 60)
-    assert results[0][:2] == (409, "Conflict")
+    (err,) = loop.api.write(requests(writes)[:1], 60)
+    assert isinstance(err, Conflict) and err.code == 409
     ready = next(c for c in loop.node("n1")["status"]["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "True"
 
 
-# ---- the apiserver's patch_node_conditions --------------------------------------------------
+# ---- the apiserver's NodeConditions patch ------------------------------------------------------
 
 
 def _api_with_node():
@@ -323,61 +327,59 @@ def _api_with_node():
     return api
 
 
+def _patch(name, conditions):
+    return Patch("Node", "", name, "", NodeConditions(tuple(conditions)))
+
+
 def test_patch_node_conditions_sets_only_the_given_conditions():
     api = _api_with_node()
-    api.update_status("Node", [("", "n1", "", {**node()["status"], "capacity": {"cpu": "4"}})], 1)
+    api.update_status("Node", "", "n1", "", {**node()["status"], "capacity": {"cpu": "4"}})
     unknown = cond("Ready", "Unknown", 0, 45, reason="NodeStatusUnknown")
-    assert api.patch_node_conditions([("n1", [unknown])], 45) == [None]
+    assert api.write([_patch("n1", [unknown])], 45) == [None]
     got = api.get("Node", "", "n1")
     assert got["status"]["capacity"] == {"cpu": "4"}
     assert [c["status"] for c in got["status"]["conditions"]] == ["False", "False", "False", "Unknown"]
     rv = got["metadata"]["resourceVersion"]
-    assert api.patch_node_conditions([("n1", [unknown])], 46) == [None]  # no change, no write
+    assert api.write([_patch("n1", [unknown])], 46) == [None]  # no change, no write
     assert api.get("Node", "", "n1")["metadata"]["resourceVersion"] == rv
     added = cond("NetworkUnavailable", "False", 0)
-    assert api.patch_node_conditions([("n1", [added])], 47) == [None]
+    assert api.write([_patch("n1", [added])], 47) == [None]
     assert [c["type"] for c in api.get("Node", "", "n1")["status"]["conditions"]][-1] == "NetworkUnavailable"
 
 
 BAD_PATCHES = [
-    ("not a pair", ("n1",), (422, "Invalid", "patch: ('n1',) is not a (node name, conditions) pair")),
-    ("no name", ("", []), (422, "Invalid", "metadata.name: '' is not a node name")),
-    ("conditions not a list", ("n1", "Ready"), (422, "Invalid", "status.conditions: 'Ready' is not a list")),
-    ("condition not a dict", ("n1", ["Ready"]), (422, "Invalid", "status.conditions[0]: 'Ready' is not a condition")),
-    (
-        "no type",
-        ("n1", [{"status": "True"}]),
-        (422, "Invalid", "status.conditions[0].type: None is not a condition type"),
-    ),
+    ("no name", ("", [cond("Ready", "Unknown")]), NotFound('nodes "" not found')),
+    ("condition not a dict", ("n1", ["Ready"]), Invalid("status.conditions[0]: 'Ready' is not a condition")),
+    ("no type", ("n1", [{"status": "True"}]), Invalid("status.conditions[0].type: None is not a condition type")),
     (
         "bad status",
         ("n1", [{"type": "Ready", "status": "Yes"}]),
-        (422, "Invalid", "status.conditions[0].status: 'Yes' is not one of True, False, Unknown"),
+        Invalid("status.conditions[0].status: 'Yes' is not one of True, False, Unknown"),
     ),
     (
         "twice",
         ("n1", [cond("Ready", "Unknown"), cond("Ready", "True")]),
-        (422, "Invalid", "status.conditions[1].type: 'Ready' is given twice"),
+        Invalid("status.conditions[1].type: 'Ready' is given twice"),
     ),
-    ("unknown node", ("ghost", [cond("Ready", "Unknown")]), (404, "NotFound", 'nodes "ghost" not found')),
+    ("unknown node", ("ghost", [cond("Ready", "Unknown")]), NotFound('nodes "ghost" not found')),
 ]
 
 
 @pytest.mark.parametrize("case,item,expected", BAD_PATCHES, ids=[c[0] for c in BAD_PATCHES])
 def test_patch_node_conditions_rejects_bad_items_alone(case, item, expected):
     api = _api_with_node()
-    good = ("n1", [cond("Ready", "Unknown", 0, 45)])
+    good = _patch("n1", [cond("Ready", "Unknown", 0, 45)])
     rv = api.store.rv
-    assert api.patch_node_conditions([item, good], 45) == [expected, None]
+    assert api.write([_patch(*item), good], 45) == [expected, None]
     assert api.store.rv == rv + 1  # only the good item wrote
 
 
 def test_patch_node_conditions_conflicts_on_a_newer_heartbeat_and_writes_nothing_of_the_item():
     api = _api_with_node()
-    api.update_status("Node", [("", "n1", "", node(heartbeat=30)["status"])], 30)
+    api.update_status("Node", "", "n1", "", node(heartbeat=30)["status"])
     rv = api.store.rv
     stale = [cond("MemoryPressure", "Unknown", 30, 45), cond("Ready", "Unknown", 0, 45)]
-    code, reason, message = api.patch_node_conditions([("n1", stale)], 45)[0]
-    assert (code, reason) == (409, "Conflict")
-    assert "condition Ready has a newer heartbeat" in message
+    (err,) = api.write([_patch("n1", stale)], 45)
+    assert isinstance(err, Conflict) and (err.code, err.reason) == (409, "Conflict")
+    assert "condition Ready has a newer heartbeat" in err.message
     assert api.store.rv == rv

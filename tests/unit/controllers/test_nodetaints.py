@@ -1,6 +1,9 @@
 """Taint Nodes by Condition: the NoSchedule taints a node's conditions call for, and the
 apiserver's taint patch that applies them."""
 
+from cluster.api.errors import NotFound
+from cluster.api.patches import NodeTaints
+from cluster.api.requests import Patch
 from cluster.controllers.nodetaints import NodeTaintController, tainting_patch, wanted_taints
 from cluster.store.apiserver import APIServer
 
@@ -41,6 +44,10 @@ def test_patch_adds_missing_and_removes_stale_condition_taints_only():
     assert NodeTaintController().on_node("DELETED", node) is None
 
 
+def _taints(node, add=(), remove=()):
+    return Patch("Node", "", node, "", NodeTaints(tuple(add), tuple(remove)))
+
+
 def test_apiserver_patch_node_taints():
     api = APIServer()
     api.create(
@@ -54,15 +61,15 @@ def test_apiserver_patch_node_taints():
     )
     rv = api.get("Node", "", "n1")["metadata"]["resourceVersion"]
     taint = {"key": MP, "effect": "NoSchedule"}
-    assert api.patch_node_taints([("n1", [taint], []), ("ghost", [taint], [])], 1) == [
+    assert api.write([_taints("n1", add=[taint]), _taints("ghost", add=[taint])], 1) == [
         None,
-        (404, "NotFound", 'nodes "ghost" not found'),
+        NotFound('nodes "ghost" not found'),
     ]
     node = api.get("Node", "", "n1")
     assert [t["key"] for t in node["spec"]["taints"]] == ["dedicated", MP]
     rv2 = node["metadata"]["resourceVersion"]
     assert rv2 != rv
-    assert api.patch_node_taints([("n1", [taint], [])], 2) == [None]  # no change, no write
+    assert api.write([_taints("n1", add=[taint])], 2) == [None]  # no change, no write
     assert api.get("Node", "", "n1")["metadata"]["resourceVersion"] == rv2
-    api.patch_node_taints([("n1", [], [taint])], 3)
+    api.write([_taints("n1", remove=[taint])], 3)
     assert [t["key"] for t in api.get("Node", "", "n1")["spec"]["taints"]] == ["dedicated"]

@@ -203,5 +203,5 @@ def test_pods_of_a_removed_node_are_gone_40s_after_it():
         ("delete", "default/b", 0),
     ]
     assert loop.api.store.count("Pod") == 0
-    assert all(r is None for _, results in loop.results for r in results)
+    assert all(err is None for _, err in loop.results)
     assert loop.manager.next_wakeup() is None

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 import pytest
 from workload_builders import Fake, Real, names, pod, rs
 
+from cluster.api.errors import Conflict, InternalError, NotFound
 from cluster.controllers.replicaset import ReplicaSetController, deletion_order, replicaset_status
 from cluster.controllers.workload import BURST_REPLICAS, EXPECTATIONS_TIMEOUT, Writes
 
-NOT_FOUND = (404, "NotFound", 'pods "x" not found')
+NOT_FOUND = NotFound('pods "x" not found')
 
 
 def fresh(*objs, now: float = 0.0) -> Fake:
@@ -318,7 +319,7 @@ def test_failed_adoption_is_undone_and_not_retried_until_the_pod_changes():
     f = fresh(web, orphan)
     w = f.sync()
     assert names(w.pod_updates) == ["orphan"] and not w.pod_creates
-    f.ctrl.on_update_failed(w.pod_updates[0], (409, "Conflict", "modified"), f.now)
+    f.ctrl.on_update_failed(w.pod_updates[0], Conflict("modified"), f.now)
     f.land(f.sync())  # the create that was skipped for the adopted pod is now needed
     w = f.sync()
     assert not w.pod_updates
@@ -344,7 +345,7 @@ def test_deleting_a_replicaset_deletes_its_pods_once_and_late_ones_too():
     assert f.sync().pod_deletes == [("default", "late", "uid-late", None)]
 
 
-@pytest.mark.parametrize("error,retried", [(NOT_FOUND, False), ((500, "InternalError", "boom"), True)])
+@pytest.mark.parametrize("error,retried", [(NOT_FOUND, False), (InternalError("boom"), True)])
 def test_a_failed_garbage_collection_delete_is_retried_unless_the_pod_is_gone(error, retried):
     web = rs("web", replicas=1)
     f = fresh(web, running("a", web))
@@ -429,7 +430,7 @@ def test_expired_deletes_let_the_replicaset_act_again():
     "error,want",
     [
         (NOT_FOUND, ["SuccessfulDelete"]),  # gone anyway: no backoff, acts on what the cache shows
-        ((500, "InternalError", "boom"), ["FailedDelete"]),  # backs off
+        (InternalError("boom"), ["FailedDelete"]),  # backs off
     ],
 )
 def test_failed_delete_lowers_expectations(error, want):
@@ -448,7 +449,7 @@ def test_failed_status_write_is_sent_again():
     f = fresh(web)
     ((ns, name, uid, status),) = f.sync().replicaset_status
     assert not f.sync()
-    f.ctrl.on_status_failed(ns, name, uid, (409, "Conflict", "x"), f.now)
+    f.ctrl.on_status_failed(ns, name, uid, Conflict("x"), f.now)
     assert f.sync().replicaset_status == [(ns, name, uid, status)]
 
 
@@ -487,7 +488,7 @@ def test_refused_creates_against_the_apiserver_back_off_and_report():
     del web["metadata"]["uid"]
     loop.create(web)
     loop.pump()
-    assert loop.pods() == [] and loop.errors[0][1] == "Forbidden"
+    assert loop.pods() == [] and loop.errors[0].reason == "Forbidden"
     assert loop.ctrl.next_wakeup() == pytest.approx(0.005)
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import copy
 
+from cluster.api.errors import Forbidden
 from cluster.clock import rfc3339
+from cluster.controllers.writes import failure_hook, requests
+from cluster.runtime.reflector import Reflector
 from cluster.store.apiserver import APIServer
-from cluster.store.reflector import Reflector
 
 CONTAINERS = [{"name": "c", "image": "busybox"}]
 
@@ -237,10 +239,11 @@ class Fake:
     def sync(self):
         return self.ctrl.sync(self.now)
 
-    def land(self, writes, fail: int = 0, error=(403, "Forbidden", "exceeded quota")) -> list[Pod]:
+    def land(self, writes, fail: int = 0, error=None) -> list[Pod]:
         """Create ``writes.pod_creates`` (the last ``fail`` of them are refused) and feed back
         the ADDED events; returns the created pods."""
         made = []
+        error = Forbidden("exceeded quota") if error is None else error
         creates = writes.pod_creates
         for i, p in enumerate(creates):
             if i >= len(creates) - fail:
@@ -283,31 +286,22 @@ class Real:
     def _feed(self) -> None:
         for kind in self.ctrl.kinds:
             if self.rv[kind] is None:
-                rv, items = self.api.store.list(kind)
-                events = self.reflector.on_list(kind, rv, items)
+                events = self.reflector.on_list(kind, self.api.list(kind))
             else:
-                events = self.reflector.on_watch(kind, self.api.store.events_since(kind, self.rv[kind]))
+                events = self.reflector.on_watch(kind, self.api.watch({kind: self.rv[kind]})[kind])
             self.rv[kind] = self.reflector.rv[kind]
             for k, etype, obj in events:
                 self.ctrl.on_event(k, etype, obj, self.now)
 
     def _send(self, w) -> None:
-        for p, err in zip(w.pod_creates, self.api.create_many(copy.deepcopy(w.pod_creates), self.now)):
-            if err is not None:
-                self.errors.append(err)
-                self.ctrl.on_create_failed(p, err, self.now)
-        for p in w.pod_updates:
-            try:
-                self.api.update(p, self.now)
-            except Exception as e:  # noqa: BLE001 - the actor reports any refusal the same way
-                self.ctrl.on_update_failed(p, e.as_tuple(), self.now)
-        for (ns, name, uid, _grace), err in zip(w.pod_deletes, self.api.delete_many("Pod", w.pod_deletes, self.now)):
-            if err is not None:
-                self.ctrl.on_delete_failed(ns, name, uid, err, self.now)
-        for kind, field in (("ReplicaSet", "replicaset_status"), ("DaemonSet", "daemonset_status")):
-            if getattr(w, field):
-                self.api.update_status(kind, getattr(w, field), self.now)
-        self.api.create_many(w.events, self.now)
+        """As the controller-manager component: the writes as requests, refusals reported back."""
+        reqs = requests(w)
+        for req, err in zip(reqs, self.api.write(reqs, self.now)):
+            hook = failure_hook(req) if err is not None else None
+            if hook is not None:
+                if hook[0] == "on_create_failed":
+                    self.errors.append(err)
+                getattr(self.ctrl, hook[0])(*hook[1], err, self.now)
 
     def pods(self) -> list[dict]:
         return sorted(self.api.store.objects("Pod"), key=lambda p: p["metadata"]["name"])

@@ -113,7 +113,7 @@ def test_cli_exits_nonzero_with_one_line_and_starts_nothing(tmp_path):
         yaml.safe_dump(scenario([pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "250x"}}}])]))
     )
     out = subprocess.run(
-        [sys.executable, "-m", "actors.cli", "run", str(bad)], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "actors.harness.cli", "run", str(bad)], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [

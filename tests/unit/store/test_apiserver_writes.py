@@ -3,8 +3,11 @@
 import pytest
 from store_builders import make_pod
 
+from cluster.api.errors import AlreadyAssigned, AlreadyExists, Conflict, Forbidden, Invalid, NotFound, StatusError
+from cluster.api.patches import Apply, PodConditions
+from cluster.api.requests import Bind, Create, Patch, RecordEvent, UpdateStatus
+from cluster.kubelet.component import lease
 from cluster.store.apiserver import APIServer
-from cluster.store.errors import AlreadyExists, Conflict, Forbidden, Invalid, NotFound
 
 
 def test_pod_defaults():
@@ -75,12 +78,13 @@ def test_create_rejects_invalid_existing_and_unknown_namespace():
         api.create(make_pod(ns="nope"), 0)
 
 
-def test_second_bind_is_a_conflict():
+def test_second_bind_is_a_conflict_that_names_the_node():
     api = APIServer()
     uid = api.create(make_pod(), 0)["metadata"]["uid"]
-    assert api.bind([("default", "p", uid, "n1")], 1) == [None]
-    (err,) = api.bind([("default", "p", uid, "n2")], 2)
-    assert err[:2] == (409, "Conflict") and "already assigned" in err[2]
+    assert api.write([Bind("default", "p", uid, "n1")], 1) == [None]
+    (err,) = api.write([Bind("default", "p", uid, "n2")], 2)
+    assert isinstance(err, AlreadyAssigned) and isinstance(err, Conflict)
+    assert (err.code, err.reason, err.node) == (409, "Conflict", "n1")
     pod = api.store.get("Pod", "default", "p")
     assert pod["spec"]["nodeName"] == "n1"
     assert [c["type"] for c in pod["status"]["conditions"]] == ["PodScheduled"]
@@ -88,8 +92,32 @@ def test_second_bind_is_a_conflict():
 
 def test_batches_report_per_item():
     api = APIServer()
-    results = api.create_many([make_pod("a"), make_pod("a"), make_pod("b")], 0)
-    assert results[0] is None and results[1][1] == "AlreadyExists" and results[2] is None
+    results = api.write([Create(make_pod("a")), Create(make_pod("a")), Create(make_pod("b"))], 0)
+    assert results[0] is None and isinstance(results[1], AlreadyExists) and results[2] is None
+
+
+def test_a_request_the_apiserver_does_not_serve_is_invalid_and_alone():
+    api = APIServer()
+    (bad, good) = api.write([("Pod", "default", "p"), Create(make_pod("b"))], 0)
+    assert isinstance(bad, Invalid) and "tuple is not a request" in bad.message and good is None
+
+
+def test_generate_name_draws_a_suffix_from_the_seeded_generator():
+    a, b = APIServer(seed=4), APIServer(seed=4)
+    pods = [dict(make_pod(), metadata={"generateName": "web-", "namespace": "default"}) for _ in range(50)]
+    names = [a.create(p, 0)["metadata"]["name"] for p in pods]
+    assert names == [b.create(p, 0)["metadata"]["name"] for p in pods]
+    assert len(set(names)) == 50 and all(n.startswith("web-") and len(n) == 9 for n in names)
+    assert not set("aeiou013") & set("".join(n[4:] for n in names))
+
+
+def test_events_are_named_by_the_apiserver():
+    api = APIServer(seed=1)
+    ev = {"apiVersion": "v1", "kind": "Event", "metadata": {"generateName": "p.kubelet.", "namespace": "default"}}
+    ev.update(involvedObject={"kind": "Pod", "name": "p", "namespace": "default"}, reason="Started", message="m")
+    assert api.write([RecordEvent(ev), RecordEvent(ev)], 0) == [None, None]
+    names = sorted(e["metadata"]["name"] for e in api.store.objects("Event"))
+    assert len(names) == 2 and all(n.startswith("p.kubelet.") for n in names)
 
 
 def test_stale_resource_version_is_a_conflict():
@@ -101,29 +129,38 @@ def test_stale_resource_version_is_a_conflict():
         api.update(stale, 2)
 
 
-def test_leases_are_created_then_renewed():
+def test_leases_are_created_by_the_first_apply_then_renewed():
     api = APIServer()
-    api.renew_leases([("n1", 0.0)], 0)
-    api.renew_leases([("n1", 10.0)], 10)
-    lease = api.store.get("Lease", "kube-node-lease", "n1")
-    assert lease["spec"]["renewTime"] == "2026-01-01T00:00:10.000000Z"
-    assert lease["spec"]["holderIdentity"] == "n1"
+    renew = lambda t: Patch("Lease", "kube-node-lease", "n1", "", Apply(lease("n1", t)))  # noqa: E731
+    assert api.write([renew(0.0)], 0) == [None]
+    created = api.store.get("Lease", "kube-node-lease", "n1")["metadata"]["uid"]
+    assert api.write([renew(10.0)], 10) == [None]
+    got = api.store.get("Lease", "kube-node-lease", "n1")
+    assert got["spec"]["renewTime"] == "2026-01-01T00:00:10.000000Z" and got["metadata"]["uid"] == created
+    assert got["spec"]["holderIdentity"] == "n1" and got["spec"]["leaseDurationSeconds"] == 40
+    rv = got["metadata"]["resourceVersion"]
+    assert api.write([renew(10.0)], 11) == [None]  # nothing changed: nothing written
+    assert api.store.get("Lease", "kube-node-lease", "n1")["metadata"]["resourceVersion"] == rv
+
+
+def _nominate(uid, node, conditions=(), name="p"):
+    return Patch("Pod", "default", name, uid, PodConditions(tuple(conditions), node))
 
 
 def test_patch_pod_status_sets_clears_and_checks_uid():
     api = APIServer()
     pod = api.create(make_pod("p"), 0)
     uid = pod["metadata"]["uid"]
-    assert api.patch_pod_status([("default", "p", uid, [], "n1")], 1) == [None]
+    assert api.write([_nominate(uid, "n1")], 1) == [None]
     assert api.get("Pod", "default", "p")["status"]["nominatedNodeName"] == "n1"
     rv = api.get("Pod", "default", "p")["metadata"]["resourceVersion"]
-    assert api.patch_pod_status([("default", "p", uid, [], "n1")], 2) == [None]  # unchanged: no write
-    assert api.patch_pod_status([("default", "p", uid, [], None)], 2) == [None]
+    assert api.write([_nominate(uid, "n1")], 2) == [None]  # unchanged: no write
+    assert api.write([_nominate(uid, None)], 2) == [None]
     assert api.get("Pod", "default", "p")["metadata"]["resourceVersion"] == rv
-    assert api.patch_pod_status([("default", "p", uid, [], "")], 3) == [None]
+    assert api.write([_nominate(uid, "")], 3) == [None]
     assert "nominatedNodeName" not in api.get("Pod", "default", "p")["status"]
-    bad = api.patch_pod_status([("default", "p", "other-uid", [], "n2"), ("default", "gone", "", [], "n2")], 4)
-    assert [r[0] for r in bad] == [409, 404]
+    bad = api.write([_nominate("other-uid", "n2"), _nominate("", "n2", name="gone")], 4)
+    assert [type(e) for e in bad] == [Conflict, NotFound] and [e.code for e in bad] == [409, 404]
 
 
 def test_patch_pod_status_writes_condition_and_nomination_at_once():
@@ -131,18 +168,39 @@ def test_patch_pod_status_writes_condition_and_nomination_at_once():
     uid = api.create(make_pod("p"), 0)["metadata"]["uid"]
     rv = int(api.get("Pod", "default", "p")["metadata"]["resourceVersion"])
     cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}
-    assert api.patch_pod_status([("default", "p", uid, [cond], "n1")], 1) == [None]
+    assert api.write([_nominate(uid, "n1", [cond])], 1) == [None]
     pod = api.get("Pod", "default", "p")
     assert int(pod["metadata"]["resourceVersion"]) == rv + 1
     assert pod["status"]["nominatedNodeName"] == "n1"
     assert [c["type"] for c in pod["status"]["conditions"]] == ["PodScheduled"]
 
 
-def test_create_copies_the_callers_object_unless_it_is_handed_over():
+def test_create_and_status_copy_the_callers_objects_unless_handed_over():
     api = APIServer()
     mine = make_pod("kept")
     api.create(mine, 0)
     assert api.store.get("Pod", "default", "kept") is not mine and "uid" not in mine["metadata"]
+    status = {"phase": "Running"}
+    assert api.write([UpdateStatus("Pod", "default", "kept", "", status)], 1) == [None]
+    status["phase"] = "Failed"  # the caller's dict changes; the stored object must not
+    assert api.store.get("Pod", "default", "kept")["status"]["phase"] == "Running"
     given = make_pod("given")
-    assert api.create_many([given], 0, owned=True) == [None]
+    assert api.write([Create(given)], 0, owned=True) == [None]
     assert api.store.get("Pod", "default", "given") is given
+
+
+def test_errors_carry_their_status_and_survive_pickling():
+    import pickle
+
+    err = AlreadyAssigned('pod p is already assigned to node "n1"', node="n1")
+    back = pickle.loads(pickle.dumps(err))
+    assert back == err and back.node == "n1" and isinstance(back, StatusError)
+    assert back.status() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'pod p is already assigned to node "n1"',
+        "reason": "Conflict",
+        "code": 409,
+    }

@@ -7,10 +7,11 @@ import os
 import pytest
 from store_builders import make_pod
 
+from cluster.api.errors import Expired
+from cluster.api.requests import Create, ListResult
+from cluster.runtime.reflector import Reflector
 from cluster.store import durable as durable_mod
 from cluster.store.durable import CLOCK_FILE, CommitFailed, Durable, Unrecoverable, uid_seed
-from cluster.store.errors import Expired
-from cluster.store.reflector import Reflector
 from cluster.store.store import Store
 from cluster.store.wal import DurableLog, WalError, recover
 
@@ -69,11 +70,11 @@ def test_relist_all_reports_what_vanished_while_the_connection_was_down():
     store.put("Pod", make_pod("a"), "ADDED")
     store.put("Pod", make_pod("b"), "ADDED")
     for kind in r.kinds_to_list():
-        r.on_list(kind, *store.list(kind))
+        r.on_list(kind, ListResult(*store.list(kind)))
     store.remove("Pod", "default", "a")
     r.relist_all()
     assert r.kinds_to_list() == ["Pod", "Node"]
-    got = r.on_list("Pod", *store.list("Pod"))
+    got = r.on_list("Pod", ListResult(*store.list("Pod")))
     assert sorted((t, o["metadata"]["name"]) for _, t, o in got) == [("DELETED", "a"), ("MODIFIED", "b")]
     assert r.relists == 1
 
@@ -92,7 +93,7 @@ def test_a_fresh_directory_keeps_the_bootstrap_objects_in_a_snapshot(tmp_path):
 
 def test_a_reopened_directory_has_every_committed_write_and_continues_the_sequence(tmp_path):
     d = Durable(str(tmp_path), seed=3)
-    assert d.api.create_many([make_pod(f"p{i}") for i in range(5)], 1.0) == [None] * 5
+    assert d.api.write([Create(make_pod(f"p{i}")) for i in range(5)], 1.0) == [None] * 5
     d.api.delete("Pod", "default", "p4", None, 0, 2.0)
     d.commit()
     rv, before = d.api.store.rv, uids(d.api)
@@ -132,7 +133,7 @@ def test_a_failed_commit_drops_the_unlogged_writes_and_the_next_one_works(tmp_pa
     _failing_commit(d.log)
     with pytest.raises(CommitFailed, match="not acknowledged .*No space left") as err:
         d.commit()
-    assert err.value.as_tuple()[:2] == (503, "ServiceUnavailable") and d.commits_failed == 1
+    assert (err.value.code, err.value.reason) == (503, "ServiceUnavailable") and d.commits_failed == 1
     assert d.api is not old_api and d.api.store.rv == rv
     assert d.api.store.get("Pod", "default", "lost") is None
     d.api.create(make_pod("next"), 2.0)
@@ -227,7 +228,7 @@ def test_a_wal_error_survives_pickling_as_ray_sends_it():
     import pickle
 
     err = pickle.loads(pickle.dumps(WalError("d: cannot read", False)))
-    assert (str(err), err.retryable, err.as_tuple()[0]) == ("d: cannot read (a retry will not help)", False, 500)
+    assert (str(err), err.retryable, err.code) == ("d: cannot read (a retry will not help)", False, 500)
 
 
 def test_a_busy_apiserver_snapshots_when_idle_or_at_three_intervals(tmp_path):

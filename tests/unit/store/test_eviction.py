@@ -4,14 +4,15 @@ import pytest
 from store_builders import make_pod
 
 from cluster.api.codec import decode
+from cluster.api.errors import InternalError, NotFound, TooManyRequests
+from cluster.api.requests import Evict, UpdateStatus
 from cluster.clock import rfc3339
 from cluster.controllers.disruption import MAX_DISRUPTED_PODS, DisruptionController, pdb_status
 
-VIOLATION = (429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.")
-MULTIPLE = (
-    500,
-    "InternalError",
+VIOLATION = TooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.")
+MULTIPLE = InternalError(
     "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+    retryable=False,
 )
 WEB = {"app": "web"}
 
@@ -21,7 +22,7 @@ def running(api, name, ready=True, labels=WEB, ns="default", now=0):
     pod["metadata"]["labels"] = dict(labels)
     created = api.create(pod, now)
     status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
-    assert api.update_status("Pod", [(ns, name, created["metadata"]["uid"], status)], now) == [None]
+    assert api.write([UpdateStatus("Pod", ns, name, created["metadata"]["uid"], status)], now) == [None]
     return api.store.get("Pod", ns, name)
 
 
@@ -40,7 +41,7 @@ def budget(api, name="web", ns="default", selector=None, status=None, policy=Non
         obj["metadata"]["generation"] = generation
     created = api.create(obj, 0)
     if status is not None:
-        api.update_status("PodDisruptionBudget", [(ns, name, created["metadata"]["uid"], status)], 0)
+        api.write([UpdateStatus("PodDisruptionBudget", ns, name, created["metadata"]["uid"], status)], 0)
     return api.store.get("PodDisruptionBudget", ns, name)
 
 
@@ -50,7 +51,7 @@ def controller_sync(api, now):
     for b in list(api.store.objects("PodDisruptionBudget")):
         m = b["metadata"]
         status = pdb_status(b, pods, now)
-        api.update_status("PodDisruptionBudget", [(m["namespace"], m["name"], m["uid"], status)], now)
+        api.write([UpdateStatus("PodDisruptionBudget", m["namespace"], m["name"], m["uid"], status)], now)
 
 
 def pdb_of(api, name="web", ns="default"):
@@ -75,7 +76,7 @@ def test_allowed_eviction_charges_the_budget_then_deletes_gracefully(api):
     controller_sync(api, now=5)
     assert pdb_of(api)["status"]["disruptionsAllowed"] == 1
 
-    assert api.evict([("default", "p0", None, None)], now=10) == [None]
+    assert api.write([Evict("default", "p0", "", None)], 10) == [None]
     status = pdb_of(api)["status"]
     assert status["disruptionsAllowed"] == 0
     assert status["disruptedPods"] == {"p0": rfc3339(10)}
@@ -91,7 +92,7 @@ def test_allowed_eviction_charges_the_budget_then_deletes_gracefully(api):
     )
 
     # The next one is refused until the controller sees a replacement.
-    assert api.evict([("default", "p1", None, None)], now=11) == [VIOLATION]
+    assert api.write([Evict("default", "p1", "", None)], 11) == [VIOLATION]
     assert not pod_of(api, "p1")["metadata"].get("deletionTimestamp")
 
 
@@ -100,7 +101,7 @@ def test_controller_resync_after_eviction_agrees_with_the_apiserver(api):
         running(api, f"p{i}")
     budget(api, minAvailable=2)
     controller_sync(api, now=0)
-    api.evict([("default", "p0", None, None)], now=1)
+    api.write([Evict("default", "p0", "", None)], 1)
     dc = DisruptionController()
     for b in api.store.objects("PodDisruptionBudget"):
         dc.on_pdb("ADDED", b)
@@ -117,7 +118,7 @@ def test_grace_from_the_eviction_and_the_condition_travel_in_one_write(api):
     budget(api, maxUnavailable=1)
     controller_sync(api, now=0)
     rv = api.store.rv
-    assert api.evict([("default", "p0", None, 5)], now=3) == [None]
+    assert api.write([Evict("default", "p0", "", 5)], 3) == [None]
     assert api.store.rv == rv + 2  # the PDB status, then the pod (deletion mark and condition together)
     m = pod_of(api, "p0")["metadata"]
     assert (m["deletionTimestamp"], m["deletionGracePeriodSeconds"]) == (rfc3339(8), 5)
@@ -128,7 +129,7 @@ def test_grace_zero_removes_the_pod_at_once_and_still_charges(api):
     running(api, "p1")
     budget(api, minAvailable=1)
     controller_sync(api, now=0)
-    assert api.evict([("default", "p0", None, 0)], now=1) == [None]
+    assert api.write([Evict("default", "p0", "", 0)], 1) == [None]
     assert pod_of(api, "p0") is None
     assert pdb_of(api)["status"]["disruptedPods"] == {"p0": rfc3339(1)}
 
@@ -136,7 +137,7 @@ def test_grace_zero_removes_the_pod_at_once_and_still_charges(api):
 def test_pod_without_budget_is_just_deleted(api):
     running(api, "p0", labels={"app": "db"})
     budget(api, minAvailable=5)
-    assert api.evict([("default", "p0", None, None)], now=1) == [None]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [None]
     assert pod_of(api, "p0")["metadata"]["deletionTimestamp"] == rfc3339(31)
     assert "status" not in pdb_of(api)  # nothing charged
 
@@ -147,9 +148,9 @@ def test_pod_without_budget_is_just_deleted(api):
 def test_missing_pod_and_wrong_uid(api):
     running(api, "p0")
     rv = api.store.rv
-    assert api.evict([("default", "nope", None, None)], now=1) == [(404, "NotFound", 'pods "nope" not found')]
-    ((code, reason, message),) = api.evict([("default", "p0", "not-the-uid", None)], now=1)
-    assert (code, reason) == (409, "Conflict") and "Precondition failed" in message
+    assert api.write([Evict("default", "nope", "", None)], 1) == [NotFound('pods "nope" not found')]
+    (err,) = api.write([Evict("default", "p0", "not-the-uid", None)], 1)
+    assert (err.code, err.reason) == (409, "Conflict") and "Precondition failed" in err.message
     assert api.store.rv == rv
 
 
@@ -159,7 +160,7 @@ def test_budget_at_zero_refuses_and_changes_nothing(api):
     budget(api, minAvailable=2)
     controller_sync(api, now=0)
     rv = api.store.rv
-    assert api.evict([("default", "p0", None, None)], now=1) == [VIOLATION]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION]
     assert api.store.rv == rv
     assert disruption_target(pod_of(api, "p0")) is None
 
@@ -167,7 +168,7 @@ def test_budget_at_zero_refuses_and_changes_nothing(api):
 def test_budget_without_status_refuses(api):
     running(api, "p0")
     budget(api, maxUnavailable=1)  # the controller has not run yet
-    assert api.evict([("default", "p0", None, None)], now=1) == [VIOLATION]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION]
 
 
 def test_status_older_than_the_spec_refuses(api):
@@ -178,7 +179,7 @@ def test_status_older_than_the_spec_refuses(api):
         generation=2,
         status={"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0},
     )
-    assert api.evict([("default", "p0", None, None)], now=1) == [VIOLATION]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION]
 
 
 def test_two_budgets_refuse_with_500(api):
@@ -186,22 +187,22 @@ def test_two_budgets_refuse_with_500(api):
     budget(api, "a", maxUnavailable=1, status={"disruptionsAllowed": 1})
     budget(api, "b", selector={}, maxUnavailable=1, status={"disruptionsAllowed": 1})
     rv = api.store.rv
-    assert api.evict([("default", "p0", None, None)], now=1) == [MULTIPLE]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [MULTIPLE]
     assert api.store.rv == rv
 
 
 def test_negative_allowance_and_overfull_disrupted_map_are_forbidden(api):
     running(api, "p0")
     budget(api, "neg", status={"disruptionsAllowed": -1}, maxUnavailable=1)
-    ((code, reason, message),) = api.evict([("default", "p0", None, None)], now=1)
-    assert (code, reason) == (403, "Forbidden")
-    assert message == 'poddisruptionbudget.policy "neg" is forbidden: pdb disruptions allowed is negative'
+    (err,) = api.write([Evict("default", "p0", "", None)], 1)
+    assert (err.code, err.reason) == (403, "Forbidden")
+    assert err.message == 'poddisruptionbudget.policy "neg" is forbidden: pdb disruptions allowed is negative'
 
     api.delete("PodDisruptionBudget", "default", "neg", None, None, 1)
     full = {f"gone-{i}": rfc3339(0) for i in range(MAX_DISRUPTED_PODS + 1)}
     budget(api, "full", status={"disruptionsAllowed": 5, "disruptedPods": full}, maxUnavailable=1)
-    ((code, reason, message),) = api.evict([("default", "p0", None, None)], now=1)
-    assert (code, reason) == (403, "Forbidden") and "DisruptedPods map too big" in message
+    (err,) = api.write([Evict("default", "p0", "", None)], 1)
+    assert (err.code, err.reason) == (403, "Forbidden") and "DisruptedPods map too big" in err.message
 
 
 # ---- which budgets apply -----------------------------------------------------------------
@@ -221,7 +222,7 @@ def test_which_budget_covers_the_pod(api, selector, ns, refused):
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}, 0)
     running(api, "p0")
     budget(api, ns=ns, selector=selector, minAvailable=1, status={"disruptionsAllowed": 0})
-    assert api.evict([("default", "p0", None, None)], now=1) == [VIOLATION if refused else None]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION if refused else None]
 
 
 # ---- bypasses ----------------------------------------------------------------------------
@@ -233,12 +234,12 @@ def test_pending_terminal_and_terminating_pods_skip_the_budget(api):
     pending["metadata"]["labels"] = dict(WEB)
     api.create(pending, 0)
     failed = running(api, "failed")
-    api.update_status("Pod", [("default", "failed", failed["metadata"]["uid"], {"phase": "Failed"})], 0)
+    api.write([UpdateStatus("Pod", "default", "failed", failed["metadata"]["uid"], {"phase": "Failed"})], 0)
     running(api, "going")
     api.delete("Pod", "default", "going", None, 30, 0)
     before, rv = pdb_of(api)["metadata"]["resourceVersion"], api.store.rv
 
-    assert api.evict([("default", n, None, None) for n in ("pending", "failed", "going")], now=1) == [None] * 3
+    assert api.write([Evict("default", n) for n in ("pending", "failed", "going")], 1) == [None] * 3
     seen = {(t, decode(data)["metadata"]["name"]): decode(data) for t, data in api.store.events_since("Pod", rv)[0]}
     assert set(seen) == {("MODIFIED", "pending"), ("DELETED", "failed"), ("MODIFIED", "going")}
     assert all(disruption_target(p) for p in seen.values())  # watchers see the condition too
@@ -267,7 +268,7 @@ def test_unhealthy_pod(api, policy, status, expected):
     running(api, "sick", ready=False)
     budget(api, minAvailable=2, policy=policy, status=status)
     before = pdb_of(api)["status"]
-    assert api.evict([("default", "sick", None, None)], now=1) == [expected]
+    assert api.write([Evict("default", "sick", "", None)], 1) == [expected]
     assert pdb_of(api)["status"] == before  # an unhealthy pod is never charged to the budget
     assert bool(pod_of(api, "sick")["metadata"].get("deletionTimestamp")) == (expected is None)
 
@@ -276,7 +277,7 @@ def test_unhealthy_pod_charged_when_budget_has_room_but_is_not_met(api):
     # desiredHealthy 0 means "not met" to the bypass rule; a positive allowance then pays for it.
     running(api, "sick", ready=False)
     budget(api, maxUnavailable=1, status={"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 1})
-    assert api.evict([("default", "sick", None, None)], now=4) == [None]
+    assert api.write([Evict("default", "sick", "", None)], 4) == [None]
     assert pdb_of(api)["status"]["disruptedPods"] == {"sick": rfc3339(4)}
 
 
@@ -285,7 +286,5 @@ def test_batch_results_in_order_and_independent(api):
         running(api, f"p{i}")
     budget(api, maxUnavailable=1)
     controller_sync(api, now=0)
-    results = api.evict(
-        [("default", "p0", None, None), ("default", "nope", None, None), ("default", "p1", None, None)], now=1
-    )
-    assert results == [None, (404, "NotFound", 'pods "nope" not found'), VIOLATION]
+    results = api.write([Evict("default", "p0"), Evict("default", "nope"), Evict("default", "p1")], 1)
+    assert results == [None, NotFound('pods "nope" not found'), VIOLATION]

@@ -3,8 +3,9 @@
 import pytest
 from store_builders import make_pod
 
+from cluster.api.errors import Conflict, NotFound
+from cluster.api.requests import UpdateStatus
 from cluster.clock import rfc3339
-from cluster.store.errors import Conflict, NotFound
 
 
 def _pod(api, name="p"):
@@ -44,7 +45,7 @@ def test_unbound_or_grace_zero_goes_at_once(api, pod, grace):
 
 def test_terminal_pod_goes_at_once(api):
     created = api.create(make_pod(node="n1"), now=0)
-    api.update_status("Pod", [("default", "p", created["metadata"]["uid"], {"phase": "Succeeded"})], now=1)
+    api.write([UpdateStatus("Pod", "default", "p", created["metadata"]["uid"], {"phase": "Succeeded"})], 1)
     assert api.delete("Pod", "default", "p", None, 30, now=2) is True
 
 

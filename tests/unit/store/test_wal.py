@@ -7,8 +7,8 @@ import pytest
 from store_builders import make_pod
 
 from cluster.api import codec
+from cluster.api.errors import Expired
 from cluster.store import wal
-from cluster.store.errors import Expired
 from cluster.store.store import Store
 from cluster.store.wal import DurableLog, Record, WalError, recover
 

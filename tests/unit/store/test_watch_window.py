@@ -4,9 +4,10 @@ import pytest
 from store_builders import make_pod
 
 from cluster.api.codec import decode
+from cluster.api.errors import Expired
+from cluster.api.requests import Bind
+from cluster.runtime.reflector import Reflector
 from cluster.store.apiserver import APIServer
-from cluster.store.errors import Expired
-from cluster.store.reflector import Reflector
 
 
 def names(events):
@@ -40,13 +41,9 @@ def test_relist_then_watch_sees_every_later_event_exactly_once():
 
     def poll():
         for kind in r.kinds_to_list():
-            rv, items = api.store.list(kind)
-            seen.extend((t, o["metadata"]["name"]) for _, t, o in r.on_list(kind, rv, items))
+            seen.extend((t, o["metadata"]["name"]) for _, t, o in r.on_list(kind, api.list(kind)))
             return
-        try:
-            reply = api.store.events_since("Pod", r.rv["Pod"])
-        except Expired as e:
-            reply = f"expired: {e.message}"
+        reply = api.watch({"Pod": r.rv["Pod"]})["Pod"]
         seen.extend((t, o["metadata"]["name"]) for _, t, o in r.on_watch("Pod", reply))
 
     api.create(make_pod("old"), 0)
@@ -72,7 +69,7 @@ def test_node_selector_watch_turns_a_bind_into_added():
     api = APIServer()
     pod = api.create(make_pod("a"), 0)
     rv = api.store.rv
-    api.bind([("default", "a", pod["metadata"]["uid"], "n1")], 1)
+    api.write([Bind("default", "a", pod["metadata"]["uid"], "n1")], 1)
     api.create(make_pod("b", node="n2"), 1)
     mine, _ = api.store.events_since("Pod", rv, {"n1"})
     assert names(mine) == [("ADDED", "a")]

@@ -1,19 +1,23 @@
 """The ``kubemu`` command line: ``run``, ``validate`` and ``bench``.
 
 Parses arguments, loads and checks scenarios (a bad one exits 2 with one line and starts
-nothing), runs them through ``actors.driver`` and prints the summary; writes the JSON
-report when asked. Exit codes: 0 every expectation held, 1 some did not, 2 bad input.
+nothing), builds the cluster on the runtime the scenario or ``--runtime`` names, runs it
+through ``cluster/scenario/driver.py`` and prints the summary; writes the JSON report (and
+the local runtime's event trace) when asked. Exit codes: 0 every expectation held, 1 some
+did not, 2 bad input. The local runtime never imports Ray.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
+from contextlib import ExitStack
 
 from cluster.scenario import report as reports
-from cluster.scenario.schema import ScenarioError, load_file
+from cluster.scenario.schema import Scenario, ScenarioError, load_file
+
+BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,7 +25,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a scenario file and check its expectations")
     run.add_argument("file")
+    run.add_argument("--runtime", choices=["ray", "local"], help="where the components run (default: spec.runtime)")
     run.add_argument("--report", metavar="PATH", help="write the JSON report here")
+    run.add_argument("--trace", metavar="PATH", help="write the trace of every write here (local runtime)")
     run.add_argument(
         "--set",
         dest="overrides",
@@ -32,18 +38,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     val = sub.add_parser("validate", help="check a scenario file without running it")
     val.add_argument("file")
+    val.add_argument("--runtime", choices=["ray", "local"])
     val.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     bench = sub.add_parser("bench", help="run a benchmark; the last line printed is one JSON object")
     bench.add_argument(
         "benchmark",
-        choices=["schedule", "preempt", "cycle", "preempt-cycle", "chaos"],
+        choices=BENCHMARKS,
         help="schedule: through the actors; preempt: high-priority pods preempting low ones; "
         "cycle / preempt-cycle: the same shapes in the Scheduler alone, in this process; "
+        "local: the schedule shape through the local runtime; "
         "chaos: ReplicaSets under random faults, counting pods lost",
     )
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--pods", type=int, default=10000)
-    bench.add_argument("--nodes-per-host", type=int, default=0)
+    bench.add_argument("--nodes-per-host", type=int, default=None, help="default: 0 (automatic); chaos: 50")
     bench.add_argument(
         "--workload",
         default="basic",
@@ -63,8 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         "--restart",
         default="",
         metavar="COMPONENTS",
-        help="comma-separated control-plane actors to restart during the soak "
-        "(apiserver, scheduler, controller-manager)",
+        help="comma-separated components to restart during the soak (apiserver, scheduler, controller-manager, host)",
     )
     return p
 
@@ -92,23 +99,17 @@ def _chaos_options(args) -> dict:
     }
 
 
-def _stop_own_ray(started_here: bool) -> None:
-    """Stop the Ray this command started before printing the result: actors killed at the
-    end of a run still have retries in flight, and Ray's log monitor would print its
-    notes about them after our last line."""
-    import ray
-
-    if started_here and ray.is_initialized():
-        ray.shutdown()
+def _load(args) -> Scenario:
+    overrides = list(args.overrides)
+    if args.runtime:
+        overrides.append(f"spec.runtime={args.runtime}")
+    return load_file(args.file, overrides)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    import ray
-
-    ray_before = ray.is_initialized()
     if args.command == "bench":
-        from actors.bench import run_bench
+        from actors.harness.bench import run_bench
 
         try:
             result = run_bench(
@@ -122,31 +123,42 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2
-        _stop_own_ray(not ray_before)
         print(json.dumps(result))
         return 0
     try:
-        scenario = load_file(args.file, args.overrides)
+        scenario = _load(args)
     except ScenarioError as e:
         print(f"kubemu: {e}", file=sys.stderr)
         return 2
     if args.command == "validate":
-        print(f"{args.file}: ok ({scenario.metadata.name})")
+        print(f"{args.file}: ok ({scenario.metadata.name}, runtime {scenario.spec.runtime})")
         return 0
-    from actors.driver import run_scenario
-    from actors.raycluster import RayClusterError
-
+    if args.trace and scenario.spec.runtime != "local":
+        print("kubemu: --trace: the trace is the local runtime's (add --runtime local)", file=sys.stderr)
+        return 2
     try:
-        report = asyncio.run(run_scenario(scenario))
-    except RayClusterError as e:  # raised before any actor is created
+        report = _run(scenario, args.trace)
+    except ValueError as e:  # the Ray cluster cannot do what the scenario asks; raised before any actor starts
         print(f"kubemu: {e}", file=sys.stderr)
         return 2
-    _stop_own_ray(not ray_before)
     if args.report:
         with open(args.report, "w") as f:
             json.dump(report, f, indent=1)
     print(reports.summary(report))
     return 0 if report["passed"] else 1
+
+
+def _run(scenario: Scenario, trace: str | None) -> dict:
+    log = lambda s: print(s, file=sys.stderr)  # noqa: E731
+    if scenario.spec.runtime == "local":
+        from cluster.scenario.local import run_local
+
+        with ExitStack() as stack:
+            out = stack.enter_context(open(trace, "w")) if trace else None
+            return run_local(scenario, log, out)
+    from actors.harness.ray import run_on_ray
+
+    return run_on_ray(scenario, log)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,20 @@
 """``kubemu bench chaos``: a soak with random faults; does the cluster lose any pod?
 
-N nodes (the ``schedule`` bench's node shape) run M pods owned by ReplicaSets of at most
-``RS_SIZE`` replicas each. Once every pod runs, random chaos (``randomchaos.py``) kills
-node actors, host processes or cuts heartbeats at ``--kill-rate`` faults per emulated
-second for ``--duration`` emulated seconds, optionally restarting control-plane actors at
-even intervals (``--restart``). Then the cluster is given time to heal: nodes that died
-go NotReady after 40 s, their pods are evicted after their 300 s tolerations, and the
-ReplicaSets replace them on the living nodes.
+N nodes (the ``schedule`` bench's node shape, in hosts of ``--nodes-per-host``, 50 by
+default, so that a killed host takes a rack and not a quarter of the cluster) run M pods
+owned by ReplicaSets of at most ``RS_SIZE`` replicas each. Once every pod runs, random
+chaos (``randomchaos.py``) kills node actors, host processes or cuts heartbeats at
+``--kill-rate`` faults per emulated second for ``--duration`` emulated seconds, optionally
+restarting components at even intervals (``--restart``). Then the cluster is given time to
+heal: nodes that died go NotReady after 40 s, their pods are evicted after their 300 s
+tolerations, and the ReplicaSets replace them on the living nodes.
 
-The verdict comes from watch events only, as in a scenario (``Mirror``): ``podsLost`` is
-the replicas not running on a live node, not terminating, when healing ends (0 when every
-ReplicaSet is whole again); ``violations`` counts noOvercommit, noDoubleBinding and
-noLostPods lines. Prints a human summary and, last, one JSON line.
+The verdict comes from watch events only, as in a scenario (``Mirror``). When healing
+ends, the replicas not running on a live node are either lost (the live nodes had room
+for them: ``podsLost``, which must be 0) or beyond what the faults left
+(``capacityShortfall``: more pods than the Ready nodes can hold). ``violations`` counts
+noOvercommit, noDoubleBinding and noLostPods lines. Prints a human summary and, last, one
+JSON line.
 """
 
 from __future__ import annotations
@@ -19,18 +22,17 @@ from __future__ import annotations
 import math
 import time
 
-from actors.cluster import Cluster
-from actors.driver import Timeline
-from actors.informer import Informer
-from actors.raycluster import init_ray
-from cluster.api.objects import is_terminating, node_name_of, phase_of
+from actors.cluster import RayCluster
+from actors.harness.benchray import create_all, ray_cluster
+from cluster.api.objects import condition, is_terminating, node_name_of, phase_of
+from cluster.api.resources import PODS, node_allocatable, pod_requests
 from cluster.scenario.chaos import RANDOM_TARGETS, ChaosSpec
+from cluster.scenario.driver import Timeline
 from cluster.scenario.mirror import Mirror
 from cluster.scenario.ownership import controller_uid
-from cluster.scenario.runner import expand_pools
 
 RS_SIZE = 1000
-HEAL_LIMIT = 900.0  # emulated seconds after the soak before a pod still missing counts as lost
+HEAL_LIMIT = 900.0  # emulated seconds after the soak before a pod still missing counts
 INVARIANTS = ("noOvercommit", "noDoubleBinding", "noLostPods")
 REVIVE_EVERY = 2.0  # real seconds between looks for actors Ray restarted on its own
 
@@ -60,16 +62,16 @@ def replica_set(i: int, replicas: int) -> dict:
 class Soak:
     """The watch side of the soak: a Mirror, and how many replicas run on live nodes."""
 
-    def __init__(self, cluster: Cluster):
+    def __init__(self, cluster: RayCluster):
         self.cluster = cluster
         self.mirror = Mirror()
-        self.informer = Informer(cluster.api, ["Node", "Pod", "ReplicaSet"])
+        self.informer = cluster.informer(["Node", "Pod", "ReplicaSet"])
         self.created: set[str] = set()  # uids of every owned pod seen
         self.revived: list[str] = []  # actors Ray restarted on its own, started again
         self._revived_at = time.time()
 
     async def observe(self, timeline: Timeline | None = None) -> float:
-        now = self.cluster.clock.now()
+        now = self.cluster.now()
         if timeline is not None:
             await timeline.tick(now)
         for kind, etype, obj in await self.informer.poll(0.05):
@@ -84,16 +86,28 @@ class Soak:
 
     def running(self) -> int:
         """Owned pods Running, not terminating, on a node whose kubelet is alive."""
-        dead = self.cluster.dead_nodes
+        dead = self.cluster.fleet.dead_nodes
         return sum(
             1
             for p in self.mirror.pods.values()
             if controller_uid(p) and phase_of(p) == "Running" and not is_terminating(p) and node_name_of(p) not in dead
         )
 
+    def room(self, pod: dict) -> int:
+        """How many more pods shaped like ``pod`` the live, Ready nodes could hold now."""
+        want = {**pod_requests(pod), PODS: 1}
+        dead, total = self.cluster.fleet.dead_nodes, 0
+        for name, node in self.mirror.nodes.items():
+            if name in dead or (condition(node, "Ready") or {}).get("status") != "True":
+                continue
+            free, used = node_allocatable(node), self.mirror.requested_on(name)
+            fits = [(free.get(r, 0) - used.get(r, 0)) // amount for r, amount in want.items() if amount > 0]
+            total += max(0, min(fits, default=0))
+        return total
+
     async def wait_running(self, want: int, limit: float, timeline: Timeline | None = None) -> tuple[float, bool]:
         """Observe until ``want`` replicas run or ``limit`` emulated seconds pass."""
-        start = self.cluster.clock.now()
+        start = self.cluster.now()
         while True:
             now = await self.observe(timeline)
             if self.running() >= want and not (timeline and timeline.randoms):
@@ -126,19 +140,13 @@ async def run_chaos(
     nodes_per_host: int,
     log,
 ) -> dict:
-    from actors.bench import bench_pools
-
     spec = _chaos_spec(kill_rate, seed, targets, duration)
     t0 = time.time()
-    init_ray()
-    cluster = Cluster(expand_pools(bench_pools(nodes)), seed=seed, time_scale=time_scale, nodes_per_host=nodes_per_host)
+    cluster = ray_cluster(nodes, nodes_per_host, seed=seed, time_scale=time_scale)
     try:
-        await cluster.register_nodes()
-        await cluster.start_clock()
+        await cluster.start()
         sets = [replica_set(i, min(RS_SIZE, pods - i * RS_SIZE)) for i in range(math.ceil(pods / RS_SIZE))]
-        bad = [r for r in await cluster.api.create.remote(sets) if r is not None]
-        if bad:
-            raise RuntimeError(f"create failed: {bad[0]}")
+        await create_all(cluster, sets)
         soak, timeline = Soak(cluster), Timeline(cluster, log)
         took, ok = await soak.wait_running(pods, max(600.0, pods / 10) * time_scale)
         log(
@@ -150,10 +158,10 @@ async def run_chaos(
         healed = await _soak(cluster, soak, timeline, spec, restarts, log)
         return _result(cluster, soak, timeline, nodes, pods, spec, healed, time.time() - t0, log)
     finally:
-        cluster.shutdown()
+        await cluster.shutdown()
 
 
-async def _soak(cluster: Cluster, soak: Soak, timeline: Timeline, spec: ChaosSpec, restarts: list[str], log):
+async def _soak(cluster: RayCluster, soak: Soak, timeline: Timeline, spec: ChaosSpec, restarts: list[str], log):
     start = await soak.observe()
     await timeline.chaos(spec, start)
     due = [(start + spec.duration_seconds() * (i + 1) / (len(restarts) + 1), c) for i, c in enumerate(restarts)]
@@ -161,47 +169,49 @@ async def _soak(cluster: Cluster, soak: Soak, timeline: Timeline, spec: ChaosSpe
         now = await soak.observe(timeline)
         while due and due[0][0] <= now:
             component = due.pop(0)[1]
-            live = sorted(cluster.live_nodes(now))
+            live = sorted(cluster.fleet.live_nodes(now))
             node = live[len(timeline.chaos_log) * 7919 % len(live)] if component == "host" and live else None
             await timeline.chaos(ChaosSpec(action="restart", component=component, node=node), now)
-    end = cluster.clock.now()
+    end = cluster.now()
     log(f"soak over at {end:.0f}s emulated: {len(timeline.chaos_log) - 1} faults; healing")
     took, ok = await soak.wait_running(soak.mirror.owned.wanted(), HEAL_LIMIT, timeline)
     return took if ok else None
 
 
-def _result(
-    cluster, soak: Soak, timeline: Timeline, nodes: int, pods: int, spec: ChaosSpec, healed, wall: float, log
-) -> dict:
+def _result(cluster, soak: Soak, timeline: Timeline, nodes, pods, spec: ChaosSpec, healed, wall: float, log) -> dict:
     faults: dict[str, int] = {}
     for entry in timeline.chaos_log[1:]:
         faults[entry["action"]] = faults.get(entry["action"], 0) + 1
-    lost = max(0, pods - soak.running())
+    missing = max(0, pods - soak.running())
+    lost = min(missing, soak.room(replica_set(0, 1)["spec"]["template"]))
+    shortfall = missing - lost
     violations = {name: len(soak.mirror.violations[name]) for name in INVARIANTS}
     for name in INVARIANTS:
         for line in soak.mirror.violations[name][:3]:
             log(f"violation {name}: {line}")
     log(
-        f"faults {faults}; nodes down {len(cluster.dead_nodes)}; pods created {len(soak.created)}; "
+        f"faults {faults}; nodes down {len(cluster.fleet.dead_nodes)}; pods created {len(soak.created)}; "
         f"healed {f'in {healed:.0f}s emulated' if healed is not None else f'NOT within {HEAL_LIMIT:.0f}s'}; "
-        f"pods lost {lost}; violations {sum(violations.values())}"
+        f"pods lost {lost}; capacity shortfall {shortfall}; violations {sum(violations.values())}"
     )
     return {
         "benchmark": "chaos",
         "nodes": nodes,
         "pods": pods,
+        "hosts": len(cluster.hosts),
         "seconds": round(wall, 1),
         "killRate": spec.rate,
         "soakSeconds": spec.duration_seconds(),
         "timeScale": cluster.time_scale,
         "targets": spec.targets,
         "faults": faults,
-        "nodesDown": len(cluster.dead_nodes),
-        "restarts": [{"component": c, "realSeconds": round(s, 2)} for c, s in cluster.restarts],
+        "nodesDown": len(cluster.fleet.dead_nodes),
+        "restarts": [{"component": c, "realSeconds": round(s, 2)} for c, s in cluster.fleet.restarts],
         "podsCreated": len(soak.created),
         "revived": soak.revived,
         "healSeconds": None if healed is None else round(healed, 1),
         "podsLost": lost,
+        "capacityShortfall": shortfall,
         "violations": sum(violations.values()),
         "violationsBy": violations,
     }

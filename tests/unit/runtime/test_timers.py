@@ -1,4 +1,4 @@
-from cluster.sim import TimerQueue
+from cluster.runtime.timers import TimerQueue
 
 
 def test_pop_due_orders_by_time_then_schedule_order():
@@ -44,3 +44,26 @@ def test_heap_compacts_when_mostly_cancelled():
     assert len(q) == 10
     assert len(q._heap) < 200
     assert q.pop_due(10_000) == list(range(990, 1000))
+
+
+def test_background_timers_fire_but_are_not_the_next_change():
+    q = TimerQueue()
+    q.schedule(10, "lease", background=True)
+    q.schedule(25, "start")
+    q.schedule(20, "lease-2", background=True)
+    assert q.next_time() == 10
+    assert q.next_time(foreground=True) == 25
+    assert q.pop_due(20) == ["lease", "lease-2"]
+    assert q.next_time(foreground=True) == 25
+    q.cancel(q.schedule(21, "gone"))
+    assert q.next_time(foreground=True) == 25
+    assert q.pop_due(30) == ["start"]
+    assert q.next_time(foreground=True) is None and q.next_time() is None
+
+
+def test_the_foreground_heap_stays_small_when_timers_fire_unread():
+    q = TimerQueue()
+    for i in range(1000):
+        q.schedule(i, i)
+        q.pop_due(i)
+    assert len(q._fore) <= 1

@@ -1,0 +1,168 @@
+"""The one Ray actor shell every component runs in (``cluster/runtime/component.py``).
+
+Builds the component from its ``ComponentSpec`` and runs one loop: long-poll the apiserver
+for the kinds the component watches, hand it the events and the failures of its earlier
+writes, and send what it returns as one ``write`` call, without waiting for the reply
+(replies are collected on later turns, so the scheduler's binds stream). The watch waits
+no longer than the component's ``wake_at``, converted from emulated to real seconds.
+
+Restartable (``max_restarts=-1``): Ray re-runs the constructor after a crash or
+``ray.kill(..., no_restart=False)``; the new incarnation's first batch says ``RESTART``
+(a node host then registers its nodes again and adopts the pods its first list brings),
+and ``actors/restart.py`` (or ``Cluster.revive``) starts its clock on the cluster's
+timeline. ``api`` may be the apiserver's actor name: a handle argument would sit in Ray's
+object store, which a restart cannot count on (Ray issue 53727).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+
+import ray
+
+from actors.informer import Informer
+from actors.profiling import GcPacer, Profile, Profiled, tune_gc
+from cluster.api.errors import ServiceUnavailable, StatusError
+from cluster.clock import Clock, ClockSpec
+from cluster.runtime.component import RESTART, START, Batch, CommandError, ComponentSpec, Failure, Result
+
+IDLE_WAIT = 0.25  # real seconds a watch may block when nothing is due sooner
+REPLY_WAIT = 0.02  # ... while replies to earlier writes are outstanding
+QUIET_WAIT = 2.0  # real seconds ``quiet`` waits for the watch to catch up
+
+
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
+class ComponentActor(Profiled):
+    def __init__(self, api, spec: ComponentSpec, time_scale: float = 1.0):
+        self.profile = Profile()
+        tune_gc()
+        self.api = ray.get_actor(api) if isinstance(api, str) else api
+        self.clock = Clock(ClockSpec(time_scale), time.time)
+        self.spec, self.component = spec, spec.build()
+        self.informer = Informer(self.api, self.component.watches())
+        self.boot = RESTART if _reconstructed() else START
+        self.result = Result()
+        self.failures: list[Failure] = []
+        self.inflight: list[tuple[object, list]] = []  # (future of a write call, its requests)
+        self.windows: dict[str, list] = {}  # request type -> [first, last, count] of successes, real time
+        self.gc = GcPacer()
+        self._task: asyncio.Task | None = None
+        self._turned = asyncio.Event()
+
+    async def prime(self) -> None:
+        """The first batch before the clock starts (a node host registers its nodes at
+        emulated 0), its writes awaited."""
+        if self.boot:
+            self._turn([])
+            await asyncio.gather(*[asyncio.wrap_future(fut) for fut, _ in self.inflight], return_exceptions=True)
+            self._collect()
+
+    async def start_clock(self, real_start: float) -> None:
+        """Start emulated time and the loop; a second call does nothing."""
+        if self._task is None or self._task.done():
+            self.profile.start(self.spec.name)
+            self.clock.start(real_start)
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def command(self, command) -> str | CommandError:
+        try:
+            detail = self.component.handle(command, self.clock.now())
+        except CommandError as e:
+            return e
+        self._turn([])  # what it wrote goes out now
+        return detail
+
+    async def inspect(self) -> dict:
+        return self.component.inspect(self.clock.now())
+
+    async def healthy(self) -> list[str]:
+        if self._task is not None and self._task.done() and self._task.exception():
+            return [repr(self._task.exception())]
+        return list(self.component.inspect(self.clock.now()).get("errors") or ())
+
+    async def quiet(self, rv: int, horizon: float) -> bool:
+        """Has this component seen every write up to ``rv``, collected every reply, and
+        nothing it will change by itself within ``horizon`` emulated seconds?"""
+        deadline = time.monotonic() + QUIET_WAIT
+        while self.informer.reflector.resource_version() < rv or self.inflight:
+            if time.monotonic() > deadline:
+                return False
+            self._turned.clear()
+            try:
+                await asyncio.wait_for(self._turned.wait(), deadline - time.monotonic())
+            except asyncio.TimeoutError:
+                return False
+        change = self.result.next_change
+        return not self.failures and (change is None or change > self.clock.now() + horizon)
+
+    async def write_window(self, kind: str = "Bind") -> tuple[float | None, float | None, int]:
+        """(first, last, count) of this component's successful writes of ``kind`` (real time)."""
+        first, last, count = self.windows.get(kind, (None, None, 0))
+        return first, last, count
+
+    async def reset_write_window(self, kind: str = "Bind") -> int:
+        return self.windows.pop(kind, (None, None, 0))[2]
+
+    async def _run(self) -> None:
+        while True:
+            events = await self.informer.poll(self._wait())
+            self._collect()
+            self._turn(events)
+            self.gc.turn_done(idle=not (self.result.writes or self._due()))
+            self._turned.set()
+
+    def _due(self) -> bool:
+        wake = self.result.wake_at
+        return wake is not None and wake <= self.clock.now()
+
+    def _wait(self) -> float:
+        """Real seconds the watch may block: none while the component has work due."""
+        if self._due():
+            return 0.0
+        wake = self.result.wake_at
+        wait = IDLE_WAIT if wake is None else min(IDLE_WAIT, self.clock.real_delay(wake - self.clock.now()))
+        return min(wait, REPLY_WAIT) if self.inflight else wait
+
+    def _turn(self, events: list) -> None:
+        batch = Batch(self.clock.now(), events, self.failures, self.boot)
+        self.failures, self.boot = [], ""
+        self.result = self.component.reconcile(batch)
+        if self.result.writes:
+            writes = self.result.writes
+            self.inflight.append((self.api.write.remote(writes).future(), writes))
+
+    def _collect(self) -> None:
+        """Take the replies that have arrived: failures go into the next batch."""
+        keep, now = [], time.time()
+        for fut, writes in self.inflight:
+            if not fut.done():
+                keep.append((fut, writes))
+                continue
+            for req, err in zip(writes, _outcomes(fut, len(writes))):
+                if err is not None:
+                    self.failures.append(Failure(req, err))
+                else:
+                    w = self.windows.setdefault(type(req).__name__, [now, now, 0])
+                    w[1], w[2] = now, w[2] + 1
+        self.inflight = keep
+
+
+def _outcomes(fut, n: int) -> list:
+    """The per-request outcomes of a write call; when the call itself failed (the apiserver
+    unreachable for good), a retryable error for each, so the component tries again."""
+    try:
+        return fut.result()
+    except Exception as e:  # Ray wraps the cause in types of its own
+        first = (str(e).splitlines() or [""])[0]
+        err: StatusError = ServiceUnavailable(f"write call failed: {type(e).__name__}: {first}")
+        return [err] * n
+
+
+def _reconstructed() -> bool:
+    """Whether Ray restarted this actor (its own property reads a deprecated attribute and
+    warns on every call; the answer is what we need)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ray.get_runtime_context().was_current_actor_reconstructed

@@ -1,0 +1,70 @@
+"""``kubemu bench``: which benchmark runs where, and the checks on its arguments.
+
+Owns ``run_bench``, the dispatch the CLI calls: ``schedule`` and ``preempt`` through the
+actors (``benchray.py``), ``cycle``, ``preempt-cycle`` and ``local`` in this process
+without Ray (``benchcycle.py``), and ``chaos``, the soak (``benchchaos.py``). Every
+benchmark returns one JSON-able dict, which the CLI prints as its last line. Ray is
+imported only by the benchmarks that use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from actors.harness.workloads import WORKLOADS
+
+CHAOS_NODES_PER_HOST = 50  # the soak's default: many small hosts, so killHost takes a rack, not the cluster
+
+
+def run_bench(
+    name: str,
+    nodes: int,
+    pods: int,
+    nodes_per_host: int | None = None,
+    log=None,
+    workload: str = "basic",
+    chaos: dict | None = None,
+) -> dict:
+    """``chaos``: the chaos bench's options (kill_rate, duration, time_scale, seed, targets,
+    restarts), as ``benchchaos.run_chaos`` takes them."""
+    log = log or (lambda s: print(s, file=sys.stderr))
+    if nodes < 1:
+        raise ValueError(f"--nodes: {nodes} must be at least 1")
+    if pods < 1:
+        raise ValueError(f"--pods: {pods} must be at least 1")
+    if nodes_per_host is not None and nodes_per_host < 0:
+        raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
+    if workload not in WORKLOADS:
+        raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
+    if name in ("cycle", "preempt-cycle", "local"):
+        from actors.harness import benchcycle
+
+        if name == "cycle":
+            return benchcycle.cycle(nodes, pods, workload, log)
+        if name == "preempt-cycle":
+            return benchcycle.preempt_cycle(nodes, pods, log)
+        return benchcycle.local(nodes, pods, nodes_per_host or 0, workload, log)
+    import ray
+
+    started_here = not ray.is_initialized()
+    try:
+        return asyncio.run(_on_ray(name, nodes, pods, nodes_per_host, workload, chaos or {}, log))
+    finally:
+        # Before the JSON line is printed: actors killed at the end still have retries in
+        # flight, and Ray's log monitor would print its notes about them after our last line.
+        if started_here and ray.is_initialized():
+            ray.shutdown()
+
+
+async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, workload: str, chaos: dict, log):
+    if name == "chaos":
+        from actors.harness.benchchaos import run_chaos
+
+        per_host = CHAOS_NODES_PER_HOST if nodes_per_host is None else nodes_per_host
+        return await run_chaos(nodes, pods, nodes_per_host=per_host, log=log, **chaos)
+    from actors.harness import benchray
+
+    if name == "preempt":
+        return await benchray.preempt(nodes, pods, nodes_per_host or 0, log)
+    return await benchray.schedule(nodes, pods, nodes_per_host or 0, workload, log)

@@ -1,0 +1,182 @@
+"""``kubemu bench schedule`` and ``bench preempt``: throughput measured through the actors.
+
+``schedule``: N nodes register, M pods are created pending while the scheduler is held,
+then the scheduler starts and the rate is measured from its first successful bind to its
+last (scheduler_perf's SchedulingBasic shape, ``workloads.py``). ``preempt``: every node is
+first filled with four low-priority pods, then M high-priority pods are created, each of
+which fits only by preempting one; the rate is measured over the high-priority pods from
+the moment their creation starts to their last bind (the preemptions happen before the
+first of those binds, so a first-to-last window would leave them out).
+
+Both run without the controller-manager, as scheduler_perf runs with only an apiserver
+and the scheduler (its actor exists but its clock never starts). Both print the CPU
+seconds each actor role spent in the measured phase; with ``KUBEMU_PROFILE=DIR`` every
+actor profiles the measured phase (``actors/profiling.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import ray
+
+from actors.cluster import RayCluster
+from actors.harness.workloads import (
+    CREATE_BATCH,
+    FILL_PER_NODE,
+    PRIORITY_CLASSES,
+    bench_pod,
+    bench_pools,
+    preempt_pod,
+)
+from actors.raycluster import init_ray
+from cluster.api.requests import Create
+from cluster.scenario.layout import expand_pools, layout
+
+ROLES = {"controller-manager": "controllers", "host": "hosts"}  # actor role -> how the report names it
+
+
+def ray_cluster(nodes: int, nodes_per_host: int, seed: int = 1, time_scale: float = 1.0) -> RayCluster:
+    init_ray()
+    cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
+    plan = layout(expand_pools(bench_pools(nodes)), seed=seed, nodes_per_host=nodes_per_host, cpus=cpus)
+    return RayCluster(plan, seed=seed, time_scale=time_scale)
+
+
+def _actors(cluster: RayCluster) -> list[tuple[str, object]]:
+    return [("apiserver", cluster.api), *[(ROLES.get(r, r), a) for r, a in cluster.actors()]]
+
+
+async def dump_profiles(cluster: RayCluster, log, reset: bool = False) -> None:
+    """With KUBEMU_PROFILE set, every actor writes its CPU profile; ``reset`` discards what
+    they gathered so far instead."""
+    for path in await asyncio.gather(*[a.dump_profile.remote(reset) for _, a in _actors(cluster)]):
+        if path:
+            log(f"profile written: {path}")
+
+
+async def settle_gc(cluster: RayCluster) -> None:
+    """Every actor runs its full garbage collection (and the apiserver a due snapshot)
+    before a measured phase: a pause that would otherwise land at a random point of some
+    run's window."""
+    await asyncio.gather(*[a.collect_garbage.remote() for _, a in _actors(cluster)])
+
+
+async def cpu_seconds(cluster: RayCluster) -> dict[str, float]:
+    """Process CPU seconds so far per actor role (the hosts summed), and this driver's."""
+    out: dict[str, float] = {}
+    roles = _actors(cluster)
+    for (role, _), secs in zip(roles, await asyncio.gather(*[a.cpu_seconds.remote() for _, a in roles])):
+        out[role] = out.get(role, 0.0) + secs
+    t = os.times()
+    out["driver"] = t.user + t.system
+    return out
+
+
+def _spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {role: round(after[role] - before[role], 2) for role in after}
+
+
+async def create_all(cluster: RayCluster, objs: list[dict]) -> None:
+    for i in range(0, len(objs), CREATE_BATCH):
+        bad = [e for e in await cluster.write([Create(o) for o in objs[i : i + CREATE_BATCH]]) if e is not None]
+        if bad:
+            raise RuntimeError(f"create failed: {bad[0].reason}: {bad[0].message}")
+
+
+async def wait_binds(cluster: RayCluster, want: int, seconds: float) -> tuple:
+    scheduler, deadline = cluster.control["scheduler"], time.time() + seconds
+    while True:
+        first, last, count = await scheduler.write_window.remote("Bind")
+        if count >= want or time.time() > deadline:
+            return first, last, count
+        await asyncio.sleep(0.2)
+
+
+async def _scheduler_stats(cluster: RayCluster) -> dict:
+    stats = (await cluster.inspect("scheduler"))[0]
+    problems = await cluster.control["scheduler"].healthy.remote()
+    if problems:
+        raise RuntimeError(f"scheduler failed: {problems[0]}")
+    return stats
+
+
+async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dict:
+    t0 = time.time()
+    cluster = ray_cluster(nodes, nodes_per_host)
+    try:
+        await cluster.prime()
+        await cluster.start_clock(roles=["host"])
+        log(f"{nodes} nodes on {len(cluster.hosts)} hosts up in {time.time() - t0:.1f}s; creating {pods} pods")
+        await create_all(cluster, [bench_pod(k, workload) for k in range(pods)])
+        log(f"{pods} pods pending; starting the scheduler")
+        await settle_gc(cluster)
+        await dump_profiles(cluster, log, reset=True)
+        cpu0 = await cpu_seconds(cluster)
+        await cluster.start_clock(roles=["scheduler"])
+        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 50))
+        cpu = _spent(cpu0, await cpu_seconds(cluster))
+        stats = await _scheduler_stats(cluster)
+        await dump_profiles(cluster, log)
+        seconds = (last - first) if count > 1 else 0.0
+        rate = round(count / seconds, 1) if seconds > 0 else None
+        log(f"bound {count}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s")
+        log(f"CPU seconds from the scheduler's start to the last poll: {cpu}")
+        return {
+            "benchmark": "schedule",
+            "workload": workload,
+            "nodes": nodes,
+            "pods": pods,
+            "bound": count,
+            "hosts": len(cluster.hosts),
+            "seconds": round(seconds, 3),
+            "podsPerSecond": rate,
+            "bindConflicts": stats.get("bindConflicts", 0),
+            "cpuSeconds": cpu,
+        }
+    finally:
+        await cluster.shutdown()
+
+
+async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
+    cluster = ray_cluster(nodes, nodes_per_host)
+    try:
+        await cluster.prime()
+        # Like scheduler_perf, no controller-manager: its actor stays idle (clock not started).
+        await cluster.start_clock(roles=["host", "scheduler"])
+        fill = nodes * FILL_PER_NODE
+        await create_all(cluster, PRIORITY_CLASSES + [preempt_pod(f"low-{i}", "bench-low") for i in range(fill)])
+        _, _, count = await wait_binds(cluster, fill, max(120.0, fill / 50))
+        log(f"{count}/{fill} low-priority pods bound on {nodes} nodes; creating {pods} high-priority pods")
+        await cluster.control["scheduler"].reset_write_window.remote("Bind")
+        await settle_gc(cluster)
+        await dump_profiles(cluster, log, reset=True)
+        high = [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)]
+        cpu0, start = await cpu_seconds(cluster), time.time()
+        await create_all(cluster, high)
+        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 20))
+        cpu = _spent(cpu0, await cpu_seconds(cluster))
+        stats = await _scheduler_stats(cluster)
+        await dump_profiles(cluster, log)
+        seconds = (last - start) if count else 0.0
+        rate = round(count / seconds, 1) if seconds > 0 else None
+        log(
+            f"bound {count}/{pods} high-priority pods {seconds:.2f}s after their creation began: {rate} pods/s; "
+            f"{stats['preemptions']} preemptions, {stats['victims']} victims"
+        )
+        log(f"CPU seconds meanwhile (the window runs on past the last bind by up to 0.2 s): {cpu}")
+        return {
+            "benchmark": "preempt",
+            "nodes": nodes,
+            "pods": pods,
+            "bound": count,
+            "seconds": round(seconds, 3),
+            "podsPerSecond": rate,
+            "preemptions": stats["preemptions"],
+            "victims": stats["victims"],
+            "cpuSeconds": cpu,
+        }
+    finally:
+        await cluster.shutdown()

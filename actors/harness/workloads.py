@@ -1,0 +1,94 @@
+"""The benchmarks' workloads: scheduler_perf's shapes as node pools and pods.
+
+Owns the node shape (4 CPU / 32Gi / 110 pods, spread over ``ZONES`` zones), the
+SchedulingBasic pod (100m / 500Mi) and the ``mixed`` variant where a third of the pods
+carry inter-pod or spread constraints, and the preemption shape (four low-priority 900m
+pods fill a node; each high-priority 900m pod must preempt one). Used by every
+``kubemu bench``; nothing here starts anything.
+"""
+
+from __future__ import annotations
+
+from cluster.scenario.schema import NodePool
+
+CREATE_BATCH = 1000
+ZONES = 10
+GROUP = 50  # pods per app label in the mixed workload
+WORKLOADS = ("basic", "mixed")
+ZONE_KEY, HOST_KEY = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+
+
+def bench_pod(i: int, workload: str = "basic") -> dict:
+    """Pod ``i`` of a workload. ``mixed``: pods belong to apps of ``GROUP``; every third
+    pod carries, in turn, preferred anti-affinity to its app on the hostname, a zone
+    spread constraint (maxSkew 1, DoNotSchedule) over its app, or required affinity to its
+    app's zone."""
+    app = f"app-{i // GROUP}" if workload == "mixed" else "bench"
+    spec: dict = {
+        "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]
+    }
+    same_app = {"matchLabels": {"app": app}}
+    if workload == "mixed" and i % 3 == 0:
+        kind = (i // 3) % 3
+        if kind == 0:
+            spec["affinity"] = {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 100, "podAffinityTerm": {"labelSelector": same_app, "topologyKey": HOST_KEY}}
+                    ]
+                }
+            }
+        elif kind == 1:
+            spec["topologySpreadConstraints"] = [
+                {"maxSkew": 1, "topologyKey": ZONE_KEY, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": same_app}
+            ]
+        else:
+            spec["affinity"] = {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": same_app, "topologyKey": ZONE_KEY}
+                    ]
+                }
+            }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i}", "namespace": "default", "labels": {"app": app}},
+        "spec": spec,
+    }
+
+
+def bench_pools(nodes: int) -> list[NodePool]:
+    per_zone, extra = divmod(nodes, ZONES)
+    return [
+        NodePool(
+            namePrefix=f"z{z}-node",
+            count=per_zone + (z < extra),
+            labels={ZONE_KEY: f"zone-{z}"},
+            capacity={"cpu": "4", "memory": "32Gi", "pods": "110"},
+        )
+        for z in range(ZONES)
+        if per_zone + (z < extra)
+    ]
+
+
+PRIORITY_CLASSES = [
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "bench-low"}, "value": 10},
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "bench-high"}, "value": 1000},
+]
+FILL_PER_NODE = 4
+
+
+def preempt_pod(name: str, priority_class: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": priority_class}},
+        "spec": {
+            "priorityClassName": priority_class,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [
+                {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "900m", "memory": "500Mi"}}}
+            ],
+        },
+    }

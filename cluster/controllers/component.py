@@ -1,0 +1,46 @@
+"""The controller manager as a component (``cluster/runtime/component.py``).
+
+Owns the translation between the component protocol and ``ControllerManager``: watch
+events go to the controllers that want them, refused requests to the controllers that
+asked to hear of them, and what the controllers' syncs return becomes typed requests in
+``writes.ORDER``. It asks to run again at the earliest controller timer (a grace period
+ending, a tolerationSeconds deadline, an expectation expiring).
+
+A request lost with an unreachable apiserver is not resent: the node lifecycle controller
+and pod GC ask again on their own timers, as upstream controllers resync.
+
+A restarted controller manager is a new instance: its first list shows it every node for
+the first time, so each gets a full grace period, as after an upstream
+kube-controller-manager restart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..api.requests import Watch
+from ..runtime.component import Batch, Component, Result
+from .manager import ControllerManager
+from .writes import requests
+
+
+class ControllerManagerComponent(Component):
+    def __init__(self) -> None:
+        self.manager = ControllerManager()
+        self.failed_writes = 0
+
+    def watches(self) -> tuple[Watch, ...]:
+        return tuple(Watch(kind) for kind in self.manager.kinds)
+
+    def reconcile(self, batch: Batch) -> Result:
+        m, now = self.manager, batch.now
+        for req, err in batch.failures:
+            self.failed_writes += 1
+            m.on_failed(req, err, now)
+        m.on_events(batch.events, now)
+        writes = requests(m.sync(now))
+        wake = m.next_wakeup()
+        return Result(writes, wake_at=wake, next_change=wake)
+
+    def inspect(self, now: float) -> dict[str, Any]:
+        return {"failedWrites": self.failed_writes}

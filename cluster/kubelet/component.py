@@ -1,0 +1,107 @@
+"""A node host as a component (``cluster/runtime/component.py``): many kubelets, one pod watch.
+
+Owns the translation between the component protocol and ``NodeHost``: the first batch of
+an incarnation registers every node (after a restart the Node objects exist, so their
+status follows, and the kubelets adopt the pods the first list brings, ``reconcile.py``);
+watch events and due timers go to the kubelets; the ``Outbox`` they filled becomes
+requests in the order they must land (Nodes first, then pod statuses, so a confirmed pod's
+final status precedes its grace-0 delete, then events, then Lease renewals as server-side
+applies, which create a node's Lease the first time); chaos commands go to the kubelet
+they name.
+
+A refused write that only says the object moved on (NotFound, Conflict, AlreadyExists) is
+expected churn; anything else is kept for ``inspect`` so a health check can show it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..api.errors import AlreadyExists, Conflict, NotFound
+from ..api.objects import NODE_LEASE_NAMESPACE
+from ..api.patches import Apply
+from ..api.requests import Create, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
+from ..clock import rfc3339_micro
+from ..runtime.commands import DeviceHealth, DevicePlugin, KillNode, Partition, Pressure
+from ..runtime.component import RESTART, Batch, CommandError, Component, Result
+from .host import NodeHost
+from .node import NodeConfig
+from .outbox import Outbox
+
+LEASE_DURATION_SECONDS = 40
+MAX_ERRORS = 20
+
+
+class NodeHostComponent(Component):
+    def __init__(self, configs: list[NodeConfig], first_index: int = 0):
+        self.host = NodeHost(configs, first_index)
+        self._names = frozenset(self.host.node_names())
+        self.errors: list[str] = []
+
+    def watches(self) -> tuple[Watch, ...]:
+        return (Watch("Pod", self._names),)
+
+    def reconcile(self, batch: Batch) -> Result:
+        host, now = self.host, batch.now
+        if batch.boot:
+            host.register_all(now, restarted=batch.boot == RESTART)
+        for req, err in batch.failures:
+            if not isinstance(err, (NotFound, Conflict, AlreadyExists)):
+                self.errors = [*self.errors, f"{type(req).__name__}: {err.reason}: {err.message}"][-MAX_ERRORS:]
+        if batch.events:
+            host.on_pod_events([(etype, obj) for _, etype, obj in batch.events], now)
+        host.tick(now)
+        return Result(requests(host.drain()), wake_at=host.next_timer(), next_change=host.next_change())
+
+    def handle(self, command: Any, now: float) -> str:
+        host = self.host
+        if command.node not in self._names:
+            raise CommandError(f"node: {command.node!r} is not a node of {self.name}")
+        try:
+            if isinstance(command, KillNode):
+                host.kill_node(command.node)
+            elif isinstance(command, Partition):
+                host.partition(command.node, now, command.duration)
+            elif isinstance(command, Pressure):
+                host.pressure(command.node, command.usage, now, command.duration)
+            elif isinstance(command, DeviceHealth):
+                host.device_health(command.node, command.resource, command.device, command.healthy, now)
+            elif isinstance(command, DevicePlugin):
+                host.device_plugin(command.node, command.resource, command.running, now)
+            else:
+                raise CommandError(f"command: {type(command).__name__} is not a node command")
+        except ValueError as e:  # an unknown resource or device, in one line
+            raise CommandError(str(e)) from None
+        return ""
+
+    def inspect(self, now: float) -> dict[str, Any]:
+        return {
+            "podResources": self.host.pod_resources(now),
+            "nodeResources": self.host.node_resources(),
+            "errors": list(self.errors),
+        }
+
+
+def requests(out: Outbox) -> list[Request]:
+    """What the kubelets wrote since the last drain, in the order it must land."""
+    reqs: list[Request] = [Create(node) for node in out.node_creates]
+    reqs += [UpdateStatus("Node", "", name, "", status) for name, status in out.node_status.items()]
+    reqs += [UpdateStatus("Pod", ns, name, uid, status) for ns, name, uid, status in out.pod_status.values()]
+    reqs += [Delete("Pod", ns, name, uid, 0) for ns, name, uid in out.pod_deletes.values()]
+    reqs += [RecordEvent(ev) for ev in out.events]
+    reqs += [Patch("Lease", NODE_LEASE_NAMESPACE, node, "", Apply(lease(node, t))) for node, t in out.leases.items()]
+    return reqs
+
+
+def lease(node: str, renew: float) -> dict[str, Any]:
+    """The node's Lease as its kubelet applies it at each renewal."""
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": node, "namespace": NODE_LEASE_NAMESPACE},
+        "spec": {
+            "holderIdentity": node,
+            "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+            "renewTime": rfc3339_micro(renew),
+        },
+    }

@@ -1,0 +1,203 @@
+"""An emulated cluster as a driver sees it, whatever runs it: the interface both runtimes
+implement, and the bookkeeping of what chaos did to it.
+
+Owns ``Cluster``, the one interface the scenario driver (``cluster/scenario/driver.py``)
+and the benchmarks use, implemented by the local runtime (``local.py``: every component in
+this process over a virtual clock) and the Ray runtime (``actors/cluster.py``: components
+in actors). Also owns ``Fleet``: which host runs which node, and which nodes and hosts are
+dead, removed or partitioned, so chaos picks among the living and health checks skip the
+dead; and the chaos operations both runtimes implement alike on top of node commands.
+
+Time, as the driver sees it: ``now()`` is emulated seconds. Under ``local`` nothing moves
+until the driver calls ``advance``, which jumps to the next thing that happens; under
+``ray`` time runs by the wall clock and ``settle``/``advance`` return at once (a poll of
+the driver's informer is what waits).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..api.requests import Delete, Outcome, Request
+from .commands import Command, KillNode, Partition
+from .component import ComponentSpec, WatchEvent
+from .reflector import Reflector
+
+SETTLE_HORIZON = 10.0  # emulated seconds: a change due sooner than this keeps a run going
+
+
+class Informer(Protocol):
+    reflector: Reflector
+
+    async def poll(self, timeout: float) -> list[WatchEvent]: ...
+
+
+@dataclass
+class Layout:
+    """Which components make a cluster: the control plane by role ("scheduler",
+    "controller-manager") and the node hosts, each with the nodes it runs."""
+
+    control: dict[str, ComponentSpec]
+    hosts: list[ComponentSpec]
+
+
+class RuntimeRefused(ValueError):
+    """An action this runtime cannot carry out (the message is one line naming it)."""
+
+
+class Fleet:
+    """The node hosts of a cluster, and what chaos has done to them."""
+
+    def __init__(self) -> None:
+        self.hosts: list[ComponentSpec] = []
+        self.host_index: dict[str, int] = {}  # node name -> its host's index in ``hosts``
+        self.dead_hosts: set[int] = set()
+        self.dead_nodes: set[str] = set()
+        self.removed_nodes: set[str] = set()
+        self.partitioned: dict[str, float] = {}  # node -> emulated time its partition ends
+        self.restarts: list[tuple[str, float]] = []  # (component, real seconds until it answered)
+
+    def add_host(self, spec: ComponentSpec) -> int:
+        i = len(self.hosts)
+        self.hosts.append(spec)
+        for name in spec.nodes:
+            self.host_index[name] = i
+        return i
+
+    def live_nodes(self, now: float) -> list[str]:
+        """Nodes whose kubelet runs and reaches the apiserver: fair game for random chaos."""
+        return [
+            n
+            for n in self.host_index
+            if n not in self.dead_nodes and n not in self.removed_nodes and self.partitioned.get(n, -1.0) <= now
+        ]
+
+    def live_hosts(self) -> list[int]:
+        return [i for i in range(len(self.hosts)) if i not in self.dead_hosts]
+
+    def host_died(self, i: int) -> list[str]:
+        """Host ``i`` is gone for good: every node in it is dead; returns them."""
+        if i in self.dead_hosts:
+            return []
+        self.dead_hosts.add(i)
+        self.dead_nodes.update(self.hosts[i].nodes)
+        return list(self.hosts[i].nodes)
+
+    def host_restarted(self, i: int) -> None:
+        """A restarted host brings every node in it back (a rebooted rack)."""
+        nodes = set(self.hosts[i].nodes)
+        self.dead_nodes.difference_update(nodes - self.removed_nodes)
+        for n in nodes:
+            self.partitioned.pop(n, None)
+
+
+class Cluster(ABC):
+    """A running emulated cluster (see the module docstring)."""
+
+    runtime = ""
+
+    def __init__(self) -> None:
+        self.fleet = Fleet()
+        self.carried: dict[str, int] = {}  # the scheduler's counters from before its restarts
+
+    # -- time and the driver's view -----------------------------------------------------
+    @abstractmethod
+    def now(self) -> float: ...
+
+    @abstractmethod
+    async def start(self) -> int:
+        """Bring every component up, register the nodes, start emulated time; returns how
+        many nodes registered."""
+
+    @abstractmethod
+    async def write(self, requests: Sequence[Request]) -> list[Outcome]: ...
+
+    @abstractmethod
+    def informer(self, kinds: Sequence[str]) -> Informer: ...
+
+    async def settle(self) -> None:  # noqa: B027 - only the local runtime has instants to settle
+        """Run everything due now until nothing more happens at this instant (local)."""
+
+    async def advance(self, until: float | None) -> None:  # noqa: B027 - the wall clock moves ray's time
+        """Move time on to the next thing that happens, at most to ``until`` (local)."""
+
+    @abstractmethod
+    async def quiet(self, now: float) -> bool:
+        """Has the cluster settled: every component has seen every write, none is in flight,
+        and no component will change anything by itself within ``SETTLE_HORIZON``?"""
+
+    @abstractmethod
+    async def catch_up(self, informer: Informer) -> None:
+        """Poll ``informer`` until it has seen every write made so far."""
+
+    # -- components ----------------------------------------------------------------------
+    @abstractmethod
+    async def command(self, command: Command) -> str:
+        """Hand a node command to the host running ``command.node``; returns its detail."""
+
+    @abstractmethod
+    async def inspect(self, role: str) -> list[dict[str, Any]]:
+        """The ``inspect`` views of the live components of a role (scheduler, host, ...)."""
+
+    @abstractmethod
+    async def restart(self, component: str, node: str | None = None) -> float:
+        """Restart a control-plane component, or the host holding ``node``; returns the real
+        seconds it took."""
+
+    @abstractmethod
+    async def add_host(self, spec: ComponentSpec) -> None:
+        """Start a new node host on the running clock (its nodes register)."""
+
+    async def kill_host(self, node: str) -> list[str]:
+        raise RuntimeRefused(f"killHost: the {self.runtime} runtime has no processes to kill (use runtime: ray)")
+
+    def kill_ray_node(self, index: int) -> list[str]:
+        raise RuntimeRefused(f"killRayNode: the {self.runtime} runtime has no Ray nodes (use runtime: ray)")
+
+    async def health(self) -> list[str]:
+        return []
+
+    async def revive(self) -> list[str]:
+        return []
+
+    def placement(self) -> dict[str, list[str]]:
+        return {}
+
+    @abstractmethod
+    async def shutdown(self) -> None: ...
+
+    # -- chaos both runtimes carry out alike ---------------------------------------------
+    async def kill_node(self, node: str) -> str:
+        if node in self.fleet.dead_nodes:
+            return f"{node} is already down"
+        await self.command(KillNode(node))
+        self.fleet.dead_nodes.add(node)
+        return ""
+
+    async def partition(self, node: str, duration: float | None, now: float) -> None:
+        await self.command(Partition(node, duration))
+        self.fleet.partitioned[node] = float("inf") if duration is None else now + duration
+
+    async def remove_nodes(self, names: Sequence[str]) -> list[Outcome]:
+        """Decommission nodes: a live kubelet is stopped first (else it would register its
+        Node again), then the Node objects are deleted; pod GC then removes their pods."""
+        for n in names:
+            if n not in self.fleet.dead_nodes:
+                await self.kill_node(n)
+        self.fleet.removed_nodes.update(names)
+        return await self.write([Delete("Node", "", n) for n in names])
+
+    async def scheduler_stats(self) -> dict[str, Any]:
+        """The scheduler's counters over the whole run, across its restarts."""
+        views = await self.inspect("scheduler")
+        now = views[0] if views else {}
+        return {k: v + self.carried.get(k, 0) if k in self.carried else v for k, v in now.items()}
+
+    async def _carry_scheduler_counters(self) -> None:
+        """Before the scheduler restarts: a new instance counts from zero, keep the old counts."""
+        for k, v in (await self.scheduler_stats()).items():
+            if isinstance(v, int) and not isinstance(v, bool) and k != "pending":
+                self.carried[k] = v

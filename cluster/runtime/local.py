@@ -1,0 +1,215 @@
+"""The local runtime: the apiserver and every component in this process, over a virtual clock.
+
+Owns a discrete-event loop in the manner of SimPy. Time stands still while the cluster
+works through an instant and jumps to the next wakeup when nothing more happens at it;
+nothing ever waits on the wall clock. Within an instant, ``settle`` runs rounds: in each,
+every live component (in a fixed order: the control plane, then the hosts in index order)
+whose watch has new events, whose earlier writes failed, whose ``wake_at`` has come or
+which has just started gets one batch, and its writes are applied at once, in order.
+Events written in a round reach watchers in the next, so a write takes no emulated time
+to be seen. The same scenario and seed therefore give the same trace of writes, byte for
+byte (``trace.py``).
+
+Chaos that needs processes (``killHost``, ``killRayNode``) is refused; a restart builds a
+new instance of the component (the apiserver keeps its objects and continues its
+resourceVersion sequence, as one recovering from a complete log does).
+
+Called by the scenario driver and ``kubemu bench local`` through the ``Cluster`` interface.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ..api.requests import Bind, Outcome, Request
+from ..store.apiserver import APIServer
+from ..store.durable import restart_in_memory
+from ..store.store import DEFAULT_WINDOW
+from .cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefused
+from .commands import Command
+from .component import RESTART, START, Batch, Component, ComponentSpec, Failure, WatchEvent
+from .reflector import Reflector
+from .trace import Trace
+
+MAX_IDLE_SPINS = 100  # batches a component may ask for at one instant without writing anything
+
+
+class Stuck(RuntimeError):
+    """A component keeps asking to run at the same instant without doing anything."""
+
+
+@dataclass(eq=False)
+class Member:
+    """A running component and what the runtime keeps for it."""
+
+    role: str
+    spec: ComponentSpec
+    component: Component
+    reflector: Reflector
+    boot: str = START
+    failures: list[Failure] = field(default_factory=list)
+    wake_at: float | None = None
+    next_change: float | None = None
+    alive: bool = True
+    spins: int = 0
+
+
+class LocalInformer:
+    def __init__(self, cluster: LocalCluster, kinds: Sequence[str]):
+        self.cluster = cluster
+        self.reflector = Reflector(list(kinds))
+
+    async def poll(self, timeout: float = 0.0) -> list[WatchEvent]:
+        return self.cluster.poll(self.reflector)
+
+
+class LocalCluster(Cluster):
+    runtime = "local"
+
+    def __init__(self, layout: Layout, *, seed: int = 1, window: int = DEFAULT_WINDOW, trace: TextIO | None = None):
+        super().__init__()
+        self.seed, self.window = seed, window
+        self.api = APIServer(seed=seed, window=window)
+        if trace is not None:
+            self.api.store.journal = Trace(trace, self.now)
+        self._now = 0.0
+        self.members: list[Member] = [self._member(role, spec) for role, spec in layout.control.items()]
+        for spec in layout.hosts:
+            self.fleet.add_host(spec)
+            self.members.append(self._member("host", spec))
+        self.binds: list[float] = []  # wall time of each successful bind, for benchmarks
+
+    def _member(self, role: str, spec: ComponentSpec, boot: str = START) -> Member:
+        component = spec.build()
+        return Member(role, spec, component, Reflector(component.watches()), boot)
+
+    # -- time ------------------------------------------------------------------------------
+    def now(self) -> float:
+        return self._now
+
+    async def start(self) -> int:
+        await self.settle()
+        return sum(len(spec.nodes) for spec in self.fleet.hosts)
+
+    async def settle(self) -> None:
+        while self._round():
+            pass
+
+    async def advance(self, until: float | None) -> None:
+        times = [m.wake_at for m in self.members if m.alive and m.wake_at is not None]
+        if until is not None:
+            times.append(until)
+        if times:
+            self._now = max(self._now, min(times))
+
+    def next_wakeup(self) -> float | None:
+        return min((m.wake_at for m in self.members if m.alive and m.wake_at is not None), default=None)
+
+    async def quiet(self, now: float) -> bool:
+        horizon = now + SETTLE_HORIZON
+        return all(
+            not m.failures and (m.next_change is None or m.next_change > horizon) for m in self.members if m.alive
+        )
+
+    # -- the loop ----------------------------------------------------------------------------
+    def _round(self) -> bool:
+        """One round at the current instant; whether any component ran."""
+        ran = False
+        for m in self.members:
+            if not m.alive:
+                continue
+            events = self.poll(m.reflector)
+            timer = m.wake_at is not None and m.wake_at <= self._now
+            if events or m.failures or m.boot or timer:
+                self._reconcile(m, events, timer_only=not (events or m.failures or m.boot))
+                ran = True
+        return ran
+
+    def _reconcile(self, m: Member, events: list[WatchEvent], timer_only: bool) -> None:
+        batch = Batch(self._now, events, m.failures, m.boot)
+        m.failures, m.boot = [], ""
+        result = m.component.reconcile(batch)
+        m.wake_at, m.next_change = result.wake_at, result.next_change
+        if timer_only and not result.writes and m.wake_at is not None and m.wake_at <= self._now:
+            m.spins += 1
+            if m.spins > MAX_IDLE_SPINS:
+                raise Stuck(f"{m.spec.name}: asks to run again at {self._now}s without writing anything")
+        else:
+            m.spins = 0
+        if result.writes:
+            self._write(m, result.writes)
+
+    def _write(self, m: Member, writes: list[Request]) -> None:
+        outcomes = self.api.write(writes, self._now)
+        m.failures = [Failure(req, err) for req, err in zip(writes, outcomes) if err is not None]
+        if m.role == "scheduler":
+            t = time.perf_counter()
+            self.binds += [t for req, err in zip(writes, outcomes) if err is None and isinstance(req, Bind)]
+
+    def poll(self, reflector: Reflector) -> list[WatchEvent]:
+        """Everything ``reflector``'s watch has not seen yet (a list for kinds it must list)."""
+        api, out = self.api, []
+        for kind in reflector.rv:
+            selector = reflector.node_names(kind)
+            if reflector.rv[kind] is None:
+                out += reflector.on_list(kind, api.list(kind, selector))
+            else:
+                out += reflector.on_watch(kind, api.watch({kind: reflector.rv[kind]}, selector)[kind])
+        return out
+
+    # -- the driver's view --------------------------------------------------------------------
+    async def write(self, requests: Sequence[Request]) -> list[Outcome]:
+        return self.api.write(list(requests), self._now)
+
+    def informer(self, kinds: Sequence[str]) -> LocalInformer:
+        return LocalInformer(self, kinds)
+
+    async def catch_up(self, informer: Any) -> list[WatchEvent]:
+        return await informer.poll(0.0)
+
+    def resource_version(self) -> int:
+        return self.api.store.rv
+
+    # -- components ----------------------------------------------------------------------------
+    def _host_member(self, node: str) -> Member:
+        i = self.fleet.host_index.get(node)
+        if i is None:
+            raise RuntimeRefused(f"node: {node!r} is not a node of this cluster")
+        spec = self.fleet.hosts[i]
+        return next(m for m in self.members if m.spec is spec and m.alive)
+
+    async def command(self, command: Command) -> str:
+        m = self._host_member(command.node)
+        detail = m.component.handle(command, self._now)
+        m.wake_at = self._now  # what it wrote goes out in a batch at this instant
+        return detail
+
+    async def inspect(self, role: str) -> list[dict[str, Any]]:
+        return [m.component.inspect(self._now) for m in self.members if m.alive and m.role == role]
+
+    async def restart(self, component: str, node: str | None = None) -> float:
+        if component == "apiserver":
+            self.api = restart_in_memory(self.api, self.seed, self.window)
+            return 0.0
+        if component == "host":
+            old = self._host_member(node or "")
+            self.fleet.host_restarted(self.fleet.hosts.index(old.spec))
+        else:
+            old = next((m for m in self.members if m.alive and m.role == component), None)
+            if old is None:
+                raise RuntimeRefused(f"component: {component!r} is not a component of this cluster")
+            if component == "scheduler":
+                await self._carry_scheduler_counters()
+        new = self._member(old.role, old.spec, RESTART)
+        self.members[self.members.index(old)] = new
+        return 0.0
+
+    async def add_host(self, spec: ComponentSpec) -> None:
+        self.fleet.add_host(spec)
+        self.members.append(self._member("host", spec))
+
+    async def shutdown(self) -> None:
+        self.members = []

@@ -1,0 +1,219 @@
+"""Driving a scenario through an emulated cluster, under either runtime.
+
+Owns the run loop: it feeds the timeline to the cluster (creates, deletes, node pools
+added and removed, chaos), watches Pods, Nodes, Events and ReplicaSets into a ``Mirror``
+like any other client, lets ``ScenarioRun`` judge the expectations, ends the run when
+they allow it and the cluster has settled, and builds the report. It talks to the cluster
+only through ``cluster/runtime/cluster.py``'s ``Cluster``, so the same loop drives the
+local runtime (which it advances from one instant to the next) and the Ray runtime (whose
+clock runs by itself while the loop polls).
+
+A run ends at ``spec.duration``, or earlier once the timeline (random chaos included) is
+done, the expectations are decided (``ScenarioRun.over``) and the cluster is quiet: every
+component has seen every write and tried what it had, and none will change anything on
+its own within ``SETTLE_HORIZON`` emulated seconds (heartbeats aside). The driver's own
+watch then catches up with the last write, so the report holds every event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ..api.objects import phase_of
+from ..api.requests import Create, Delete
+from ..runtime.cluster import Cluster, Informer, RuntimeRefused
+from ..runtime.commands import DeviceHealth, DevicePlugin, Pressure
+from ..runtime.component import CommandError
+from . import report as reports
+from .chaos import ChaosSpec
+from .layout import expand_pools, host_spec
+from .mirror import Mirror
+from .randomchaos import RandomChaos
+from .runner import ScenarioRun
+from .schema import Scenario, Step
+
+PROGRESS_EVERY = 2.0  # real seconds between progress lines
+RESOURCES_EVERY = 0.25  # real seconds between reads of the kubelets' PodResources view (ray)
+POLL = 0.05  # real seconds the driver's watch may wait (ray)
+KINDS = ("Node", "Pod", "Event", "ReplicaSet")
+
+Log = Callable[[str], None]
+
+
+class Timeline:
+    """Runs due steps against the cluster; random chaos steps keep running on later turns."""
+
+    def __init__(self, cluster: Cluster, log: Log, taken: dict[str, int] | None = None):
+        self.cluster, self.log = cluster, log
+        self.taken = {} if taken is None else taken  # namePrefix -> next index, for addNodes
+        self.randoms: list[RandomChaos] = []
+        self.chaos_log: list[dict] = []  # what chaos did, for the report
+
+    async def run(self, step: Step, now: float) -> None:
+        cluster, log = self.cluster, self.log
+        if step.create:
+            for obj, err in zip(step.create, await cluster.write([Create(o) for o in step.create])):
+                if err is not None:
+                    log(f"create {obj.get('kind')}/{obj.get('metadata', {}).get('name')}: {err.reason}: {err.message}")
+        for d in step.deletes():
+            (err,) = await cluster.write([Delete(d.kind, d.namespace, d.name, "", d.gracePeriodSeconds)])
+            if err is not None:
+                log(f"delete {d.kind}/{d.namespace}/{d.name}: {err.reason}: {err.message}")
+        if step.addNodes is not None:
+            configs = expand_pools([step.addNodes], self.taken)
+            if configs:
+                await cluster.add_host(host_spec(configs, len(cluster.fleet.host_index)))
+            log(f"addNodes: {', '.join(c.name for c in configs) or 'none'}")
+        if step.removeNodes is not None:
+            names = step.removeNodes.names
+            for name, err in zip(names, await cluster.remove_nodes(names)):
+                if err is not None:
+                    log(f"removeNodes {name}: {err.reason}: {err.message}")
+        if step.chaos is not None:
+            await self.chaos(step.chaos, now)
+
+    async def tick(self, now: float) -> None:
+        """Run the random faults now due."""
+        for rc in self.randoms:
+            for at, spec in rc.due(now, self.cluster.fleet.live_nodes(now)):
+                await self.chaos(spec, at)
+        self.randoms = [rc for rc in self.randoms if not rc.done]
+
+    def next_at(self) -> float | None:
+        return min((rc.next_at for rc in self.randoms if rc.next_at is not None), default=None)
+
+    async def chaos(self, chaos: ChaosSpec, now: float) -> None:
+        try:
+            detail = await self._chaos(chaos, now)
+        except (RuntimeRefused, CommandError) as e:
+            detail = f"error: {e}"
+        target = (
+            (f"host of {chaos.node}" if chaos.component == "host" else chaos.component)
+            or chaos.node
+            or (f"ray node {chaos.rayNode}" if chaos.rayNode is not None else "")
+        )
+        self.chaos_log.append({"time": round(now, 3), "action": chaos.action, "target": target, "detail": detail})
+        shown = detail if len(detail) <= 160 else detail[:150] + f" ... ({detail.count(',') + 1} in all)"
+        self.log(f"[{now:8.1f}s] chaos {chaos.action} {target}{': ' + shown if detail else ''}")
+
+    async def _chaos(self, chaos: ChaosSpec, now: float) -> str:
+        cluster, action = self.cluster, chaos.action
+        if action == "random":
+            self.randoms.append(RandomChaos(chaos, now))
+            return f"{chaos.rate}/s for {chaos.duration_seconds():g}s on {', '.join(chaos.targets or ())}"
+        if action == "restart":
+            return f"answered again after {await cluster.restart(chaos.component or '', chaos.node):.1f}s real"
+        if action == "killRayNode":
+            return "nodes down: " + ", ".join(cluster.kill_ray_node(chaos.rayNode or 0))
+        node = chaos.node or ""
+        if node in cluster.fleet.dead_nodes:
+            return f"error: {node} is down"
+        if action == "killNode":
+            return await cluster.kill_node(node)
+        if action == "killHost":
+            return "nodes down: " + ", ".join(await cluster.kill_host(node))
+        if action == "partition":
+            await cluster.partition(node, chaos.duration_seconds(), now)
+            return ""
+        if action == "pressure":
+            return await cluster.command(Pressure(node, chaos.extra_usage(), chaos.duration_seconds()))
+        if action == "deviceHealth":
+            return await cluster.command(
+                DeviceHealth(node, chaos.resource or "", chaos.device or 0, bool(chaos.healthy))
+            )
+        return await cluster.command(DevicePlugin(node, chaos.resource or "", bool(chaos.running)))
+
+
+async def poll_resources(cluster: Cluster, mirror: Mirror, now: float) -> None:
+    """The kubelets' PodResources view from every node host, into the mirror."""
+    pods, nodes = {}, {}
+    for view in await cluster.inspect("host"):
+        pods.update(view.get("podResources") or {})
+        nodes.update(view.get("nodeResources") or {})
+    mirror.set_pod_resources(pods, nodes, now)
+
+
+async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
+    """Run ``scenario`` on ``cluster`` (built from its layout, not yet started); the report."""
+    spec, wall0 = scenario.spec, time.time()
+    taken: dict[str, int] = {}
+    expand_pools(spec.cluster.nodes, taken)
+    try:
+        registered = await cluster.start()
+        log(f"kubemu: {registered} nodes on {len(cluster.fleet.hosts)} hosts registered in {time.time() - wall0:.1f}s")
+        mirror, run, timeline = Mirror(), ScenarioRun(scenario), Timeline(cluster, log, taken)
+        informer = cluster.informer(KINDS)
+        if spec.objects:
+            await timeline.run(Step(at=0, create=spec.objects), 0.0)
+        now = await _loop(cluster, run, mirror, informer, timeline, log)
+        await poll_resources(cluster, mirror, now)
+        run.finish(mirror, now)
+        report = reports.build(run, mirror, await cluster.scheduler_stats(), time.time() - wall0)
+        report["runtime"] = cluster.runtime
+        report["chaos"] = timeline.chaos_log
+        report["watch"] = {"relists": informer.reflector.relists}  # the driver's own watch
+        report["placement"] = cluster.placement()
+        return report
+    finally:
+        await cluster.shutdown()
+
+
+async def _loop(
+    cluster: Cluster, run: ScenarioRun, mirror: Mirror, informer: Informer, timeline: Timeline, log: Log
+) -> float:
+    local = cluster.runtime == "local"
+    duration = run.scenario.spec.duration
+    # The PodResources view is read only when an expectation needs it; the report's copy
+    # is taken once at the end.
+    resources = run.needs_pod_resources()
+    last_progress = last_resources = time.time()
+    while True:
+        now = cluster.now()
+        for step in run.due(now):
+            await timeline.run(step, step.at)
+        await timeline.tick(now)
+        await cluster.settle()
+        _apply(mirror, await informer.poll(POLL), now)
+        now = cluster.now()
+        if resources and (local or time.time() - last_resources >= RESOURCES_EVERY):
+            last_resources = time.time()
+            await poll_resources(cluster, mirror, now)
+        run.observe(mirror, now)
+        if now >= duration or (run.over(mirror, now) and not timeline.randoms and await cluster.quiet(now)):
+            _apply(mirror, await cluster.catch_up(informer), now)
+            return now
+        if time.time() - last_progress >= PROGRESS_EVERY:
+            last_progress = time.time()
+            log(_progress(mirror, run, now))
+            for problem in await cluster.health():
+                log(f"kubemu: {problem}")
+            for name in await cluster.revive():
+                log(f"kubemu: {name} was restarted by Ray; its clock is running again")
+        await cluster.advance(_next_time(run, timeline, now, duration))
+
+
+def _apply(mirror: Mirror, events: list, now: float) -> None:
+    real = time.time()
+    for kind, etype, obj in events:
+        mirror.apply(kind, etype, obj, now, real)
+
+
+def _next_time(run: ScenarioRun, timeline: Timeline, now: float, duration: float) -> float:
+    """The next time the driver must look (the local runtime jumps no further): a step, a
+    random fault, just past an expectation's deadline, or the end."""
+    times = [duration, run.next_step_at(), timeline.next_at(), run.tracker.next_deadline(now)]
+    return min(t for t in times if t is not None)
+
+
+def _progress(mirror: Mirror, run: ScenarioRun, now: float) -> str:
+    phases: dict[str, int] = {}
+    for pod in mirror.pods.values():
+        p = phase_of(pod) or "?"
+        phases[p] = phases.get(p, 0) + 1
+    decided = sum(v.ok is not None for v in run.tracker.verdicts)
+    return (
+        f"[{now:8.1f}s] nodes {len(mirror.nodes)}; pods "
+        + (", ".join(f"{v} {k}" for k, v in sorted(phases.items())) or "none")
+        + f"; expectations decided {decided}/{len(run.tracker.verdicts)}"
+    )

@@ -1,0 +1,68 @@
+"""The scheduler as a component (``cluster/runtime/component.py``).
+
+Owns the translation between the component protocol and ``Scheduler``: watch events go to
+its ``on_*`` handlers, a batch then runs up to ``BATCH`` scheduling cycles, and the
+``ScheduleOutput`` becomes requests in the order upstream sends them (binds; then status
+patches, so a victim's DisruptionTarget condition lands before its delete; then the
+victims' deletes; events last). A refused bind is forgotten and requeued by
+``Scheduler.on_bind_failed``; a bind whose first attempt had landed before a lost reply
+(the apiserver restarted and the call was retried) comes back as ``AlreadyAssigned`` to
+the very node chosen, which counts as done.
+
+A restarted scheduler is a new instance: its first list brings the pods the old one bound
+into the cache and the pending ones (nominations included, from their status) into the
+queue; the apiserver refuses any second bind, so no pod is bound twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..api.errors import AlreadyAssigned, Conflict, NotFound
+from ..api.patches import PodConditions
+from ..api.requests import Bind, Delete, Patch, RecordEvent, Request, Watch
+from ..runtime.component import Batch, Component, Result
+from .output import ScheduleOutput
+from .scheduler import Scheduler, SchedulerConfig
+
+BATCH = 500  # scheduling cycles per batch before the writes go out
+WATCHES = (Watch("Namespace"), Watch("Node"), Watch("Pod"), Watch("PodDisruptionBudget"))
+
+
+class SchedulerComponent(Component):
+    def __init__(self, config: SchedulerConfig | None = None, seed: int = 0):
+        self.scheduler = Scheduler(config, seed=seed)
+        self.binds_done = 0
+
+    def watches(self) -> tuple[Watch, ...]:
+        return WATCHES
+
+    def reconcile(self, batch: Batch) -> Result:
+        s, now = self.scheduler, batch.now
+        handlers = {"Pod": s.on_pod, "Node": s.on_node, "PodDisruptionBudget": s.on_pdb, "Namespace": s.on_namespace}
+        for kind, etype, obj in batch.events:
+            handlers[kind](etype, obj, now)
+        for req, err in batch.failures:
+            if not isinstance(req, Bind):
+                continue  # a refused patch, delete or event: the watch shows what stands
+            if isinstance(err, AlreadyAssigned) and err.node == req.node:
+                continue  # our own bind, retried after its reply was lost
+            conflict = isinstance(err, (NotFound, Conflict))
+            s.on_bind_failed(req.namespace, req.name, req.uid, err.message, conflict, now)
+        out = s.schedule(now, BATCH)
+        ready = s.has_ready()
+        wake = now if ready else s.next_wakeup()
+        return Result(requests(out), wake_at=wake, next_change=wake)
+
+    def inspect(self, now: float) -> dict[str, Any]:
+        return dict(self.scheduler.stats, pending=self.scheduler.pending_count())
+
+
+def requests(out: ScheduleOutput) -> list[Request]:
+    """A schedule call's writes, in the order they must land."""
+    reqs: list[Request] = [Bind(ns, name, uid, node) for ns, name, uid, node in out.binds]
+    for ns, name, uid, conditions, nominated in out.status_patches():
+        reqs.append(Patch("Pod", ns, name, uid, PodConditions(tuple(conditions), nominated)))
+    reqs += [Delete("Pod", ns, name, uid) for ns, name, uid in out.deletes]
+    reqs += [RecordEvent(ev) for ev in out.events]
+    return reqs

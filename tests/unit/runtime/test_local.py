@@ -1,0 +1,150 @@
+"""The local runtime: every component in one process over a virtual clock. Time stands still
+until the driver advances it, an instant settles in rounds, the same inputs give the same
+trace, and chaos and restarts work without processes."""
+
+import asyncio
+import io
+
+import pytest
+
+from cluster.api.codec import decode
+from cluster.api.requests import Create, Watch
+from cluster.runtime.cluster import Layout, RuntimeRefused
+from cluster.runtime.commands import KillNode
+from cluster.runtime.component import Batch, Component, ComponentSpec, Result
+from cluster.runtime.local import LocalCluster, Stuck
+from cluster.scenario.layout import expand_pools, layout
+from cluster.scenario.schema import NodePool
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def cluster(nodes=2, per_host=0, trace=None, seed=1):
+    pools = [NodePool(namePrefix="n", count=nodes, capacity={"cpu": "4", "memory": "8Gi"})]
+    return LocalCluster(layout(expand_pools(pools), seed=seed, nodes_per_host=per_host), seed=seed, trace=trace)
+
+
+def pod(name, restart="Always", **annotations):
+    meta = {"name": name, "namespace": "default"}
+    if annotations:
+        meta["annotations"] = {f"kubemu.io/{k.replace('_', '-')}": str(v) for k, v in annotations.items()}
+    spec = {
+        "restartPolicy": restart,
+        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+    }
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def phase(c, name):
+    return c.api.get("Pod", "default", name).get("status", {}).get("phase")
+
+
+def test_start_registers_every_node_and_time_stands_still_until_advanced():
+    c = cluster(3)
+    assert run(c.start()) == 3 and c.now() == 0.0
+    assert sorted(decode(b)["metadata"]["name"] for b in c.api.list("Node").items) == ["n-0", "n-1", "n-2"]
+    run(c.write([Create(pod("web"))]))
+    run(c.settle())
+    assert phase(c, "web") == "Running" and c.now() == 0.0  # scheduled, bound and started in one instant
+    run(c.advance(100.0))
+    assert c.now() == 10.0  # the next wakeup: the kubelets' lease renewals, before the driver's 100
+    run(c.settle())
+    assert c.api.get("Lease", "kube-node-lease", "n-0")["spec"]["renewTime"].startswith("2026-01-01T00:00:10")
+
+
+def test_quiet_waits_for_pod_timers_but_not_heartbeats():
+    c = cluster(1)
+    run(c.start())
+    assert run(c.quiet(0.0))  # only lease renewals are pending
+    run(c.write([Create(pod("slow", start_seconds=25))]))
+    run(c.settle())
+    assert run(c.quiet(0.0))  # it starts at 25: not within 10 s
+    while c.now() < 16.0:  # the lease renewal at 10 s stops the clock first
+        run(c.advance(16.0))
+        run(c.settle())
+    assert c.now() == 16.0 and not run(c.quiet(c.now()))
+    while c.now() < 25.0:
+        run(c.advance(25.0))
+        run(c.settle())
+    assert phase(c, "slow") == "Running" and run(c.quiet(c.now()))
+
+
+def test_the_same_scenario_and_seed_give_the_same_trace_byte_for_byte():
+    def traced():
+        out = io.StringIO()
+        c = cluster(4, trace=out)
+        run(c.start())
+        run(c.write([Create(pod(f"p{i}", run_seconds=5 + i)) for i in range(6)]))
+        for _ in range(30):
+            run(c.settle())
+            run(c.advance(60.0))
+        return out.getvalue()
+
+    first, second = traced(), traced()
+    assert first == second and first.count("\n") > 50
+    assert " ADDED Pod default/p0 " in first and " MODIFIED Pod default/p5 " in first
+
+
+def test_commands_reach_the_host_of_the_node_and_unknown_nodes_are_refused():
+    c = cluster(4, per_host=2)
+    run(c.start())
+    assert [len(h.nodes) for h in c.fleet.hosts] == [2, 2]
+    assert run(c.kill_node("n-3")) == "" and c.fleet.live_nodes(0.0) == ["n-0", "n-1", "n-2"]
+    assert run(c.kill_node("n-3")) == "n-3 is already down"
+    with pytest.raises(RuntimeRefused, match="^node: 'n-9' is not a node of this cluster$"):
+        run(c.command(KillNode("n-9")))
+    with pytest.raises(RuntimeRefused, match="^killHost: the local runtime has no processes to kill"):
+        run(c.kill_host("n-0"))
+
+
+def test_a_restarted_apiserver_keeps_every_object_and_continues_the_sequence():
+    c = cluster(1)
+    run(c.start())
+    run(c.write([Create(pod("before"))]))
+    run(c.settle())
+    rv, uid = c.api.store.rv, c.api.get("Pod", "default", "before")["metadata"]["uid"]
+    run(c.restart("apiserver"))
+    assert c.api.store.rv == rv and c.api.get("Pod", "default", "before")["metadata"]["uid"] == uid
+    run(c.write([Create(pod("after"))]))
+    run(c.settle())
+    after = c.api.get("Pod", "default", "after")
+    assert int(after["metadata"]["resourceVersion"]) > rv and phase(c, "after") == "Running"
+
+
+def test_a_restarted_host_adopts_its_pods_and_a_restarted_scheduler_keeps_counting():
+    c = cluster(2, per_host=1)
+    run(c.start())
+    run(c.write([Create(pod("job", restart="Never", run_seconds=30))]))
+    run(c.settle())
+    started = c.api.get("Pod", "default", "job")["status"]["startTime"]
+    node = c.api.get("Pod", "default", "job")["spec"]["nodeName"]
+    run(c.kill_node(node))
+    run(c.restart("host", node))
+    run(c.restart("scheduler"))
+    run(c.settle())
+    assert node not in c.fleet.dead_nodes
+    got = c.api.get("Pod", "default", "job")
+    assert got["status"]["startTime"] == started and got["status"]["containerStatuses"][0]["restartCount"] == 0
+    run(c.write([Create(pod("later"))]))
+    run(c.settle())
+    assert run(c.scheduler_stats())["scheduled"] == 2  # one before the restart, one after
+    while phase(c, "job") != "Succeeded" and c.now() < 100.0:
+        run(c.advance(100.0))
+        run(c.settle())
+    assert c.now() == 30.0  # it ends when it was due, not 30 s after the restart
+
+
+class Spinner(Component):
+    def watches(self):
+        return (Watch("Namespace"),)
+
+    def reconcile(self, batch: Batch) -> Result:
+        return Result(wake_at=batch.now)  # again, now, and never writes
+
+
+def test_a_component_that_asks_to_run_now_forever_is_named():
+    c = LocalCluster(Layout({"spinner": ComponentSpec("spinner", Spinner)}, []))
+    with pytest.raises(Stuck, match="^spinner: asks to run again at 0.0s without writing anything$"):
+        run(c.start())
