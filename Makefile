@@ -1,16 +1,16 @@
-# The README's two commands (`make run`, `make test`) and the benchmarks.
+# The README's two commands (`make run`, `make test`), `make lint` and the benchmarks.
 # Each target creates .venv and installs kubemu into it when needed.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test test-unit bench clean
+.PHONY: run test test-unit lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,lint]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -18,6 +18,13 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# ruff (lint and format), the layering contracts (import-linter), mypy (pyproject.toml).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit

@@ -85,10 +85,12 @@ class APIServerActor(Profiled):
 
     def _commit(self, outcomes: list[Outcome]) -> list[Outcome]:
         """Commit what the call wrote before anyone hears of it; refuse it all if that fails."""
+        durable = self.durable
+        assert durable is not None  # called only with a durable log
         try:
-            self.durable.commit()
+            durable.commit()
         except CommitFailed as e:
-            self.api = self.durable.api  # reloaded from the log: the refused writes are gone
+            self.api = durable.api  # reloaded from the log: the refused writes are gone
             return [e] * len(outcomes)
         except Unrecoverable as e:
             # Memory holds writes the disk does not and nothing can take them back: end the

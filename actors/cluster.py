@@ -15,6 +15,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from actors import raycluster
 from actors.apiserver import APIServerActor
@@ -24,6 +25,7 @@ from actors.informer import Informer
 from cluster.api.requests import Outcome, Request
 from cluster.clock import Clock, ClockSpec
 from cluster.runtime.cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefused
+from cluster.runtime.cluster import Informer as InformerLike
 from cluster.runtime.commands import Command
 from cluster.runtime.component import ComponentSpec, WatchEvent
 
@@ -48,33 +50,35 @@ class RayCluster(RayFaults, Cluster):
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.ray_ids = raycluster.node_ids() if ray_nodes >= 2 else []
         self._pin = raycluster.pinned(self.ray_ids[0]) if self.ray_ids else {}
-        # The apiserver's durable log lives here for the run (DESIGN §4, durability).
+        # The apiserver's durable log lives here for the run (docs/architecture.md §6).
         self.data_dir = tempfile.mkdtemp(prefix="kubemu-apiserver-") if durable else None
         # Components get the apiserver by name: Ray keeps a handle argument in its object
         # store, where a restart cannot count on finding it (Ray issue 53727).
         self.api_name = f"kubemu-apiserver-{uuid.uuid4().hex[:12]}"
-        self.api = APIServerActor.options(name=self.api_name, **self._pin).remote(
+        # mypy ignores class decorators (python/mypy#3135): @ray.remote made these ActorClasses.
+        self.api = APIServerActor.options(name=self.api_name, **self._pin).remote(  # type: ignore[attr-defined]
             seed, window, time_scale, self.data_dir
         )
         self.control = {role: self._actor(spec, self._pin) for role, spec in layout.control.items()}
-        self.hosts: list = []  # actor handles, by fleet index
+        self.hosts: list[Any] = []  # actor handles, by fleet index
         self.ray_node_of: dict[int, int] = {}  # host index -> Ray node index
         for spec in layout.hosts:
             self._new_host(spec)
 
-    def _actor(self, spec: ComponentSpec, options: dict):
-        return ComponentActor.options(**options).remote(self.api_name, spec, self.time_scale)
+    def _actor(self, spec: ComponentSpec, options: dict[str, Any]) -> Any:
+        # An ActorClass at runtime, which mypy cannot see (see __init__).
+        return ComponentActor.options(**options).remote(self.api_name, spec, self.time_scale)  # type: ignore[attr-defined]
 
-    def _new_host(self, spec: ComponentSpec):
+    def _new_host(self, spec: ComponentSpec) -> Any:
         i = self.fleet.add_host(spec)
-        options = {}
+        options: dict[str, Any] = {}
         if self.ray_ids:
             self.ray_node_of[i] = i % len(self.ray_ids)
             options = raycluster.pinned(self.ray_ids[self.ray_node_of[i]])
         self.hosts.append(self._actor(spec, options))
         return self.hosts[-1]
 
-    def actors(self) -> list[tuple[str, object]]:
+    def actors(self) -> list[tuple[str, Any]]:
         """(role, handle) of every live component actor."""
         return [*self.control.items(), *[("host", self.hosts[i]) for i in self.fleet.live_hosts()]]
 
@@ -111,7 +115,7 @@ class RayCluster(RayFaults, Cluster):
     def informer(self, kinds: Sequence[str]) -> Informer:
         return Informer(self.api, list(kinds))
 
-    async def catch_up(self, informer: Informer) -> list[WatchEvent]:
+    async def catch_up(self, informer: InformerLike) -> list[WatchEvent]:
         rv, out = await self.api.resource_version.remote(), []
         deadline = time.monotonic() + CATCH_UP_WAIT
         while informer.reflector.resource_version() < rv and time.monotonic() < deadline:
@@ -119,7 +123,7 @@ class RayCluster(RayFaults, Cluster):
         return out
 
     # -- components ---------------------------------------------------------------------------
-    def host_of(self, node: str):
+    def host_of(self, node: str) -> Any:
         i = self.fleet.host_index.get(node)
         if i is None:
             raise RuntimeRefused(f"node: {node!r} is not a node of this cluster")

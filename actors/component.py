@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import time
 import warnings
+from concurrent.futures import Future
+from typing import Any
 
 import ray
 
@@ -45,7 +47,7 @@ class ComponentActor(Profiled):
         self.boot = RESTART if _reconstructed() else START
         self.result = Result()
         self.failures: list[Failure] = []
-        self.inflight: list[tuple[object, list]] = []  # (future of a write call, its requests)
+        self.inflight: list[tuple[Future[Any], list]] = []  # (future of a write call, its requests)
         self.windows: dict[str, list] = {}  # request type -> [first, last, count] of successes, real time
         self.gc = GcPacer()
         self._task: asyncio.Task | None = None

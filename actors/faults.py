@@ -11,23 +11,35 @@ among the living.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING, Any
 
 import ray
 from ray.exceptions import ActorUnavailableError, RayActorError
 
 from actors import raycluster
 from actors.restart import restart as restart_actor
-from cluster.runtime.cluster import RuntimeRefused
+from cluster.runtime.cluster import Fleet, RuntimeRefused
+
+if TYPE_CHECKING:
+    from cluster.clock import Clock
 
 REVIVE_TIMEOUT = 5.0  # real seconds an actor has to say whether its clock runs
 
 
 class RayFaults:
-    # Set by RayCluster.
-    api: object
-    control: dict
-    hosts: list
+    # Set by RayCluster (the handles are Ray actor handles) and by Cluster (``fleet``).
+    api: Any
+    control: dict[str, Any]
+    hosts: list[Any]
     ray_node_of: dict[int, int]
+    fleet: Fleet
+    clock: Clock
+
+    if TYPE_CHECKING:  # defined by RayCluster and Cluster, which this is mixed into
+
+        def actors(self) -> list[tuple[str, Any]]: ...
+
+        async def _carry_scheduler_counters(self) -> None: ...
 
     async def kill_host(self, node: str) -> list[str]:
         """Kill the host process holding ``node``; returns every node that went with it."""

@@ -13,12 +13,16 @@ import cProfile
 import gc
 import os
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cluster.clock import Clock
 
 _ENV = "KUBEMU_PROFILE"
 
 
 class Profile:
-    def __init__(self):
+    def __init__(self) -> None:
         self._prof: cProfile.Profile | None = None
         self._name = ""
 
@@ -56,6 +60,7 @@ class Profiled:
     constructor."""
 
     profile: Profile
+    clock: Clock
 
     async def ping(self) -> bool:
         return True

@@ -3,7 +3,7 @@
 Owns joining or starting Ray: the cluster named by ``RAY_ADDRESS``; an embedded one-node
 Ray; or, for ``spec.cluster.rayNodes`` of 2 or more without ``RAY_ADDRESS``, a local
 multi-node Ray cluster on this machine (one raylet per Ray node, as Ray's own tests run
-it), whose worker nodes ``kill_ray_node`` can stop. Also owns placement (DESIGN §3): the
+it), whose worker nodes ``kill_ray_node`` can stop. Also owns placement (docs/architecture.md §7): the
 control-plane actors are pinned to Ray node 0 (the head), node hosts are dealt round-robin
 over the live Ray nodes, so with N hosts and M Ray nodes every Ray node gets hosts once
 N >= M. Called by ``actors/cluster.py``.
@@ -11,6 +11,7 @@ N >= M. Called by ``actors/cluster.py``.
 
 from __future__ import annotations
 
+import logging
 import os
 
 import ray
@@ -34,7 +35,11 @@ def init_ray(ray_nodes: int = 0) -> None:
             _local = _start_local(ray_nodes)
             address = _local.address
         ray.init(
-            address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=True, configure_logging=True
+            address=address,
+            include_dashboard=False,
+            logging_level=logging.ERROR,
+            log_to_driver=True,
+            configure_logging=True,
         )
         if _local is not None:
             _local.wait_for_nodes()

@@ -164,7 +164,8 @@ async def run_chaos(
 async def _soak(cluster: RayCluster, soak: Soak, timeline: Timeline, spec: ChaosSpec, restarts: list[str], log):
     start = await soak.observe()
     await timeline.chaos(spec, start)
-    due = [(start + spec.duration_seconds() * (i + 1) / (len(restarts) + 1), c) for i, c in enumerate(restarts)]
+    soak_seconds = spec.duration_seconds() or 0.0  # _chaos_spec always sets a duration
+    due = [(start + soak_seconds * (i + 1) / (len(restarts) + 1), c) for i, c in enumerate(restarts)]
     while timeline.randoms or due:
         now = await soak.observe(timeline)
         while due and due[0][0] <= now:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from typing import Any
 
 import ray
 
@@ -45,7 +46,7 @@ def ray_cluster(nodes: int, nodes_per_host: int, seed: int = 1, time_scale: floa
     return RayCluster(plan, seed=seed, time_scale=time_scale)
 
 
-def _actors(cluster: RayCluster) -> list[tuple[str, object]]:
+def _actors(cluster: RayCluster) -> list[tuple[str, Any]]:
     return [("apiserver", cluster.api), *[(ROLES.get(r, r), a) for r, a in cluster.actors()]]
 
 

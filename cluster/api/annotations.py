@@ -8,6 +8,7 @@ path. See the README's annotation table for the user-facing description.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 PREFIX = "kubemu.io/"
 START_SECONDS = PREFIX + "start-seconds"
@@ -21,9 +22,12 @@ KNOWN = (START_SECONDS, RUN_SECONDS, EXIT_CODE, STOP_SECONDS, MEMORY_USAGE, CPU_
 
 
 class AnnotationError(ValueError):
-    def __init__(self, key: str, value, message: str):
+    def __init__(self, key: str, value: Any, message: str) -> None:
         super().__init__(message)
         self.key, self.value, self.message = key, value, message
+
+
+_D = TypeVar("_D", float, None)
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Emulation:
     stop_seconds: float = 0.0
 
 
-def _seconds(annotations: dict, key: str, default):
+def _seconds(annotations: dict[str, Any], key: str, default: _D) -> float | _D:
     raw = annotations.get(key)
     if raw is None:
         return default
@@ -47,7 +51,7 @@ def _seconds(annotations: dict, key: str, default):
     return value
 
 
-def emulation(pod: dict) -> Emulation:
+def emulation(pod: dict[str, Any]) -> Emulation:
     """How this pod's containers behave; raises AnnotationError for a bad annotation."""
     ann = (pod.get("metadata") or {}).get("annotations") or {}
     if not any(k.startswith(PREFIX) for k in ann):

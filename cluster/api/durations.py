@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 
 
-def parse_duration(value) -> float:
+def parse_duration(value: Any) -> float:
     """Seconds in ``value``; raises ValueError with a message that names the value."""
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")

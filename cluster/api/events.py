@@ -7,12 +7,14 @@ Events are created through the apiserver in batches like every other write.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..clock import rfc3339
 from .objects import KINDS, key_of, uid_of
 
 
 def make_event(
-    obj: dict,
+    obj: dict[str, Any],
     reason: str,
     message: str,
     now: float,
@@ -20,7 +22,7 @@ def make_event(
     type: str = "Normal",
     component: str = "",
     host: str = "",
-) -> dict:
+) -> dict[str, Any]:
     """An Event about ``obj`` at emulated time ``now``; the apiserver assigns uid and rv."""
     kind, ns, name = key_of(obj)
     ts = rfc3339(now)
@@ -51,12 +53,12 @@ def make_event(
     }
 
 
-def event_time(ev: dict) -> float:
+def event_time(ev: dict[str, Any]) -> float:
     """The emulated time an event was recorded, at full precision."""
     return float(((ev.get("metadata") or {}).get("annotations") or {}).get("kubemu.io/time", 0.0))
 
 
-def involved_ref(ev: dict) -> str:
+def involved_ref(ev: dict[str, Any]) -> str:
     """The event's object as ``Kind/namespace/name`` (``Kind/name`` when cluster-scoped)."""
     io = ev.get("involvedObject") or {}
     if io.get("namespace"):

@@ -15,6 +15,7 @@ value) never matches, while the pod's other terms still can.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .selectors import is_label_value, is_qualified_name
 
@@ -30,10 +31,14 @@ _LABEL_OPS = {"In": OP_IN, "NotIn": OP_NOT_IN, "Exists": OP_EXISTS, "DoesNotExis
 _FIELD_OPS = {"In": True, "NotIn": False}
 MISSING = object()
 COMPILE_LIMIT = 1024
+# (op, key, operand): the operand a frozenset[str] (In/NotIn), an int (Gt/Lt) or None, by op.
+LabelRequirement = tuple[int, str, Any]
+# (is_in, key, value), both as the manifest gave them.
+FieldRequirement = tuple[bool, Any, Any]
 _INT = re.compile(r"[+-]?[0-9]+")  # ASCII digits only, as Go's ParseInt
 
 
-def int64(s) -> int | None:
+def int64(s: object) -> int | None:
     """Go's strconv.ParseInt(s, 10, 64), or None where it fails."""
     if not isinstance(s, str) or not _INT.fullmatch(s):
         return None
@@ -53,11 +58,11 @@ class SelectorTerm:
 
     __slots__ = ("labels", "fields")
 
-    def __init__(self, labels: tuple, fields: tuple):
+    def __init__(self, labels: tuple[LabelRequirement, ...], fields: tuple[FieldRequirement, ...]) -> None:
         self.labels = labels
         self.fields = fields
 
-    def matches(self, labels: dict, name: str) -> bool:
+    def matches(self, labels: dict[str, Any], name: str) -> bool:
         for op, key, operand in self.labels:
             v = labels.get(key, MISSING)
             if op == OP_IN:
@@ -74,16 +79,17 @@ class SelectorTerm:
             if not ok:
                 return False
         for is_in, key, value in self.fields:
-            have = name if key == OBJECT_NAME_FIELD else ""
-            if (have == value) != is_in:
+            field = name if key == OBJECT_NAME_FIELD else ""
+            if (field == value) != is_in:
                 return False
         return True
 
 
-def _label_requirement(req, path: str) -> tuple[tuple | None, str | None]:
+def _label_requirement(req: Any, path: str) -> tuple[LabelRequirement | None, str | None]:
     if not isinstance(req, dict):
         return None, f"{path}: must be a NodeSelectorRequirement"
-    key, op = req.get("key"), _LABEL_OPS.get(req.get("operator"))
+    opname: Any = req.get("operator")  # any JSON value; one that names no operator is refused below
+    key, op = req.get("key"), (_LABEL_OPS.get(opname) if isinstance(opname, str) else None)
     values = req.get("values") or []
     if op is None:
         return None, f"{path}.operator: Unsupported value: {req.get('operator')!r}"
@@ -104,10 +110,11 @@ def _label_requirement(req, path: str) -> tuple[tuple | None, str | None]:
     return (op, key, operand), None
 
 
-def _field_requirement(req, path: str) -> tuple[tuple | None, str | None]:
+def _field_requirement(req: Any, path: str) -> tuple[FieldRequirement | None, str | None]:
     if not isinstance(req, dict):
         return None, f"{path}: must be a NodeSelectorRequirement"
-    is_in, values = _FIELD_OPS.get(req.get("operator")), req.get("values") or []
+    opname: Any = req.get("operator")  # any JSON value; one that names no operator is refused below
+    is_in, values = (_FIELD_OPS.get(opname) if isinstance(opname, str) else None), req.get("values") or []
     if is_in is None:
         return None, f"{path}.operator: Unsupported value: {req.get('operator')!r}"
     if not isinstance(values, list) or len(values) != 1:
@@ -115,7 +122,7 @@ def _field_requirement(req, path: str) -> tuple[tuple | None, str | None]:
     return (is_in, req.get("key"), values[0]), None
 
 
-def compile_term(term, path: str = "") -> tuple[SelectorTerm | None, list[str]]:
+def compile_term(term: Any, path: str = "") -> tuple[SelectorTerm | None, list[str]]:
     """Parse a NodeSelectorTerm. None for a term that matches nothing: an empty one (no
     error) or one with parse errors (listed)."""
     if not isinstance(term, dict):
@@ -123,23 +130,30 @@ def compile_term(term, path: str = "") -> tuple[SelectorTerm | None, list[str]]:
     exprs, fields = term.get("matchExpressions") or [], term.get("matchFields") or []
     if not exprs and not fields:
         return None, []
-    labels, field_reqs, errors = [], [], []
-    for out, items, parse, part in (
-        (labels, exprs, _label_requirement, "matchExpressions"),
-        (field_reqs, fields, _field_requirement, "matchFields"),
-    ):
-        for j, req in enumerate(items):
-            parsed, err = parse(req, f"{path}.{part}[{j}]")
-            if err:
-                errors.append(err)
-            else:
-                out.append(parsed)
+    labels: list[LabelRequirement] = []
+    field_reqs: list[FieldRequirement] = []
+    errors: list[str] = []
+    # Each parser gives (requirement, None) or (None, error).
+    for j, req in enumerate(exprs):
+        label_req, err = _label_requirement(req, f"{path}.matchExpressions[{j}]")
+        if err:
+            errors.append(err)
+        else:
+            assert label_req is not None
+            labels.append(label_req)
+    for j, req in enumerate(fields):
+        field_req, err = _field_requirement(req, f"{path}.matchFields[{j}]")
+        if err:
+            errors.append(err)
+        else:
+            assert field_req is not None
+            field_reqs.append(field_req)
     if errors:
         return None, errors
     return SelectorTerm(tuple(labels), tuple(field_reqs)), []
 
 
-def compile_node_selector(selector, path: str = "") -> tuple[tuple[SelectorTerm, ...], list[str]]:
+def compile_node_selector(selector: Any, path: str = "") -> tuple[tuple[SelectorTerm, ...], list[str]]:
     """A NodeSelector's usable terms (ORed; none matches nothing) and its parse errors."""
     if not isinstance(selector, dict):
         return (), [f"{path}: must be a NodeSelector"]
@@ -153,7 +167,7 @@ def compile_node_selector(selector, path: str = "") -> tuple[tuple[SelectorTerm,
     return tuple(terms), errors
 
 
-def compile_preferred(prefs, path: str = "") -> tuple[tuple[tuple[int, SelectorTerm], ...], list[str]]:
+def compile_preferred(prefs: Any, path: str = "") -> tuple[tuple[tuple[int, SelectorTerm], ...], list[str]]:
     """(weight, term) for each PreferredSchedulingTerm; weight-0 and empty terms are
     dropped before parsing, as upstream does."""
     if not isinstance(prefs, list):
@@ -170,6 +184,7 @@ def compile_preferred(prefs, path: str = "") -> tuple[tuple[tuple[int, SelectorT
         if errs:
             errors.extend(errs)
         else:
+            assert term is not None  # compile_term gives None only for an empty term or with errors
             out.append((weight, term))
     return tuple(out), errors
 
@@ -180,12 +195,12 @@ class RequiredNodeAffinity:
 
     __slots__ = ("selector", "terms")
 
-    def __init__(self, node_selector: dict | None, required: dict | None):
+    def __init__(self, node_selector: dict[str, Any] | None, required: dict[str, Any] | None) -> None:
         self.selector = tuple(sorted((node_selector or {}).items()))
         # Parse errors are ignored: such a term matches nothing (upstream's lazy errors).
         self.terms = None if required is None else compile_node_selector(required)[0]
 
-    def matches(self, node: dict) -> bool:
+    def matches(self, node: dict[str, Any]) -> bool:
         meta = node.get("metadata") or {}
         labels = meta.get("labels") or {}
         for k, v in self.selector:
@@ -197,7 +212,7 @@ class RequiredNodeAffinity:
         return any(t.matches(labels, name) for t in self.terms)
 
 
-def pod_required(pod: dict) -> tuple[dict | None, dict | None]:
+def pod_required(pod: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     spec = pod.get("spec") or {}
     return spec.get("nodeSelector") or None, ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(REQUIRED)
 
@@ -205,7 +220,7 @@ def pod_required(pod: dict) -> tuple[dict | None, dict | None]:
 _compiled_required: dict[tuple[str, str], RequiredNodeAffinity] = {}
 
 
-def required_node_affinity(pod: dict) -> tuple[tuple[str, str], RequiredNodeAffinity]:
+def required_node_affinity(pod: dict[str, Any]) -> tuple[tuple[str, str], RequiredNodeAffinity]:
     """The pod's compiled required affinity and the text it is memoised under."""
     node_selector, required = pod_required(pod)
     key = (repr(node_selector), repr(required))
@@ -213,11 +228,13 @@ def required_node_affinity(pod: dict) -> tuple[tuple[str, str], RequiredNodeAffi
     if out is None:
         if len(_compiled_required) >= COMPILE_LIMIT:
             # pop, not del: the kubelet may share this module-level memo from another thread.
-            _compiled_required.pop(next(iter(_compiled_required), None), None)
+            oldest = next(iter(_compiled_required), None)
+            if oldest is not None:
+                _compiled_required.pop(oldest, None)
         out = _compiled_required[key] = RequiredNodeAffinity(node_selector, required)
     return key, out
 
 
-def pod_matches_node_selector_and_affinity(pod: dict, node: dict) -> bool:
+def pod_matches_node_selector_and_affinity(pod: dict[str, Any], node: dict[str, Any]) -> bool:
     """Does ``node`` satisfy the pod's nodeSelector and required node affinity?"""
     return required_node_affinity(pod)[1].matches(node)

@@ -8,6 +8,8 @@ object: ``(kind, namespace, name)`` with ``""`` as the namespace of cluster-scop
 
 from __future__ import annotations
 
+from typing import Any
+
 # kind -> (apiVersion, namespaced)
 KINDS: dict[str, tuple[str, bool]] = {
     "Pod": ("v1", True),
@@ -32,66 +34,71 @@ def namespaced(kind: str) -> bool:
     return KINDS[kind][1]
 
 
-def meta(obj: dict) -> dict:
-    return obj.setdefault("metadata", {})
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    m: dict[str, Any] = obj.setdefault("metadata", {})
+    return m
 
 
-def name_of(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("name", "")
+def name_of(obj: dict[str, Any]) -> str:
+    name: str = (obj.get("metadata") or {}).get("name", "")
+    return name
 
 
-def namespace_of(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("namespace", "")
+def namespace_of(obj: dict[str, Any]) -> str:
+    ns: str = (obj.get("metadata") or {}).get("namespace", "")
+    return ns
 
 
-def uid_of(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("uid", "")
+def uid_of(obj: dict[str, Any]) -> str:
+    uid: str = (obj.get("metadata") or {}).get("uid", "")
+    return uid
 
 
-def key_of(obj: dict) -> Key:
+def key_of(obj: dict[str, Any]) -> Key:
     kind = obj.get("kind", "")
     ns = namespace_of(obj) if kind in KINDS and namespaced(kind) else ""
     return (kind, ns, name_of(obj))
 
 
-def labels_of(obj: dict) -> dict:
+def labels_of(obj: dict[str, Any]) -> dict[str, Any]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
 
-def node_name_of(pod: dict) -> str:
+def node_name_of(pod: dict[str, Any]) -> str:
     return (pod.get("spec") or {}).get("nodeName") or ""
 
 
-def phase_of(pod: dict) -> str:
+def phase_of(pod: dict[str, Any]) -> str:
     return (pod.get("status") or {}).get("phase") or ""
 
 
-def is_terminal(pod: dict) -> bool:
+def is_terminal(pod: dict[str, Any]) -> bool:
     return phase_of(pod) in ("Succeeded", "Failed")
 
 
-def is_terminating(obj: dict) -> bool:
+def is_terminating(obj: dict[str, Any]) -> bool:
     return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def priority_of(pod: dict) -> int:
+def priority_of(pod: dict[str, Any]) -> int:
     return (pod.get("spec") or {}).get("priority") or 0
 
 
-def ref(obj: dict) -> str:
+def ref(obj: dict[str, Any]) -> str:
     """``Kind/namespace/name`` (or ``Kind/name`` for cluster-scoped kinds), as reports print."""
     kind, ns, name = key_of(obj)
     return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
 
 
-def condition(obj: dict, ctype: str) -> dict | None:
+def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any] | None:
     for c in (obj.get("status") or {}).get("conditions") or ():
         if c.get("type") == ctype:
-            return c
+            found: dict[str, Any] = c
+            return found
     return None
 
 
-def set_condition(status: dict, cond: dict) -> None:
+def set_condition(status: dict[str, Any], cond: dict[str, Any]) -> None:
     """Replace the condition of the same type in ``status`` (or append it)."""
     conds = status.setdefault("conditions", [])
     for i, c in enumerate(conds):

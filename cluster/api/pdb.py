@@ -14,6 +14,7 @@ apiserver's Eviction subresource (``cluster/store/apiserver.py``), which charges
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from ..clock import rfc3339
 from .objects import condition, is_terminal, labels_of, namespace_of, phase_of
@@ -32,7 +33,7 @@ SUFFICIENT_PODS, INSUFFICIENT_PODS, SYNC_FAILED = "SufficientPods", "Insufficien
 ALWAYS_ALLOW, IF_HEALTHY_BUDGET = "AlwaysAllow", "IfHealthyBudget"
 
 
-def selector_of(pdb: dict) -> LabelSelector:
+def selector_of(pdb: dict[str, Any]) -> LabelSelector:
     """The PDB's selector; one that cannot be compiled matches nothing (as upstream skips it)."""
     try:
         return LabelSelector.from_dict((pdb.get("spec") or {}).get("selector"))
@@ -40,31 +41,33 @@ def selector_of(pdb: dict) -> LabelSelector:
         return LabelSelector.nothing()
 
 
-def pdbs_for_pod(pod: dict, pdbs: Iterable[dict]) -> list[dict]:
+def pdbs_for_pod(pod: dict[str, Any], pdbs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The PDBs in the pod's namespace whose selector matches the pod's labels, in input order."""
     ns, labels = namespace_of(pod), labels_of(pod)
     return [p for p in pdbs if namespace_of(p) == ns and selector_of(p).matches(labels)]
 
 
-def covered_pods(pdb: dict, pods: Iterable[dict], selector: LabelSelector | None = None) -> list[dict]:
+def covered_pods(
+    pdb: dict[str, Any], pods: Iterable[dict[str, Any]], selector: LabelSelector | None = None
+) -> list[dict[str, Any]]:
     """Pods counted by the PDB: same namespace, matching labels, not Succeeded or Failed."""
     ns = namespace_of(pdb)
     sel = selector if selector is not None else selector_of(pdb)
     return [p for p in pods if namespace_of(p) == ns and not is_terminal(p) and sel.matches(labels_of(p))]
 
 
-def pod_is_healthy(pod: dict) -> bool:
+def pod_is_healthy(pod: dict[str, Any]) -> bool:
     """Running with condition Ready=True (upstream's IsPodReady, which is its IsHealthy)."""
     ready = condition(pod, "Ready")
     return phase_of(pod) == "Running" and ready is not None and ready.get("status") == "True"
 
 
-def generation_of(pdb: dict) -> int:
+def generation_of(pdb: dict[str, Any]) -> int:
     # kubemu's apiserver may not set metadata.generation; absent counts as 0 on both sides.
     return (pdb.get("metadata") or {}).get("generation") or 0
 
 
-def set_disruption_condition(status: dict, now: float) -> None:
+def set_disruption_condition(status: dict[str, Any], now: float) -> None:
     """Set DisruptionAllowed from ``status["disruptionsAllowed"]`` (in place)."""
     allowed = (status.get("disruptionsAllowed") or 0) > 0
     cond = {
@@ -77,7 +80,7 @@ def set_disruption_condition(status: dict, now: float) -> None:
     set_condition(status, cond, now)
 
 
-def set_condition(status: dict, cond: dict, now: float) -> None:
+def set_condition(status: dict[str, Any], cond: dict[str, Any], now: float) -> None:
     # metav1 conditions move lastTransitionTime only when the status flips.
     conds = status.setdefault("conditions", [])
     for i, c in enumerate(conds):

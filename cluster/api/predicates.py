@@ -9,6 +9,9 @@ the two sides cannot disagree about a pod.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import Any
+
 ERR_REASON_NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
 ERR_REASON_NODE_NAME = "node(s) didn't match the requested node name"
 DEFAULT_HOST_IP = "0.0.0.0"
@@ -16,7 +19,7 @@ DEFAULT_HOST_IP = "0.0.0.0"
 HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
 
 
-def host_ports(pod: dict) -> tuple[HostPort, ...]:
+def host_ports(pod: dict[str, Any]) -> tuple[HostPort, ...]:
     """(hostIP, protocol, hostPort) for every container port with hostPort > 0, init
     containers included; an empty hostIP reads as 0.0.0.0 and an empty protocol as TCP."""
     spec = pod.get("spec") or {}
@@ -30,7 +33,7 @@ def host_ports(pod: dict) -> tuple[HostPort, ...]:
     return tuple(out)
 
 
-def ports_conflict(wanted: tuple[HostPort, ...], used: dict[HostPort, int]) -> bool:
+def ports_conflict(wanted: tuple[HostPort, ...], used: Collection[HostPort]) -> bool:
     """Would any of ``wanted`` collide with ``used`` (one node's ports in use)? Upstream's
     ``HostPortInfo.CheckConflict``: 0.0.0.0 on either side collides with every IP of the
     same protocol and port."""

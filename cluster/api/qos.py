@@ -8,6 +8,8 @@ and off by default) are not modelled: only container and init-container resource
 
 from __future__ import annotations
 
+from typing import Any
+
 from .quantity import resource_int
 
 GUARANTEED = "Guaranteed"
@@ -18,7 +20,7 @@ BEST_EFFORT = "BestEffort"
 _QOS_RESOURCES = ("cpu", "memory")
 
 
-def _add_positive(into: dict[str, int], values: dict | None) -> set[str]:
+def _add_positive(into: dict[str, int], values: dict[str, Any] | None) -> set[str]:
     """Sum the positive cpu/memory amounts into ``into``; return the names that were > 0."""
     positive = set()
     for name in _QOS_RESOURCES:
@@ -32,7 +34,7 @@ def _add_positive(into: dict[str, int], values: dict | None) -> set[str]:
     return positive
 
 
-def compute_pod_qos(pod: dict) -> str:
+def compute_pod_qos(pod: dict[str, Any]) -> str:
     """The QoS class from the pod's spec alone (ignores any persisted status.qosClass)."""
     spec = pod.get("spec") or {}
     requests: dict[str, int] = {}
@@ -50,11 +52,11 @@ def compute_pod_qos(pod: dict) -> str:
     return BURSTABLE
 
 
-def pod_qos_class(pod: dict) -> str:
+def pod_qos_class(pod: dict[str, Any]) -> str:
     """ComputePodQOS: what the kubelet writes to status.qosClass for a new pod."""
     return compute_pod_qos(pod)
 
 
-def get_pod_qos(pod: dict) -> str:
+def get_pod_qos(pod: dict[str, Any]) -> str:
     """Upstream GetPodQOS: a persisted status.qosClass wins over recomputation."""
     return (pod.get("status") or {}).get("qosClass") or compute_pod_qos(pod)

@@ -8,6 +8,8 @@ what a pod asks for. Inputs are API-shaped dicts that have passed validation.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .quantity import resource_int
 
 CPU = "cpu"
@@ -23,7 +25,7 @@ NON_ZERO_DEFAULTS = {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQU
 Resources = dict[str, int]
 
 
-def resource_list(values: dict | None) -> Resources:
+def resource_list(values: dict[str, Any] | None) -> Resources:
     """Parse a ``requests``/``limits``/``capacity`` map into integers."""
     if not values:
         return {}
@@ -41,7 +43,7 @@ def _max(into: Resources, other: Resources) -> None:
             into[name] = amount
 
 
-def _container(c: dict, field: str, non_missing: Resources | None) -> Resources:
+def _container(c: dict[str, Any], field: str, non_missing: Resources | None) -> Resources:
     out = resource_list((c.get("resources") or {}).get(field))
     if non_missing:
         for name, default in non_missing.items():
@@ -50,7 +52,7 @@ def _container(c: dict, field: str, non_missing: Resources | None) -> Resources:
     return out
 
 
-def pod_requests(pod: dict, non_missing: Resources | None = None, field: str = "requests") -> Resources:
+def pod_requests(pod: dict[str, Any], non_missing: Resources | None = None, field: str = "requests") -> Resources:
     """Effective pod requests (or limits with ``field="limits"``) per upstream PodRequests.
 
     ``non_missing`` gives per-container defaults for absent keys (the scheduler's
@@ -80,17 +82,17 @@ def pod_requests(pod: dict, non_missing: Resources | None = None, field: str = "
     return reqs
 
 
-def pod_nonzero_requests(pod: dict) -> Resources:
+def pod_nonzero_requests(pod: dict[str, Any]) -> Resources:
     """Requests as the scheduler's scoring sees them (missing cpu/memory defaulted)."""
     return pod_requests(pod, NON_ZERO_DEFAULTS)
 
 
-def node_allocatable(node: dict) -> Resources:
+def node_allocatable(node: dict[str, Any]) -> Resources:
     status = node.get("status") or {}
     return resource_list(status.get("allocatable") or status.get("capacity"))
 
 
-def node_capacity(node: dict) -> Resources:
+def node_capacity(node: dict[str, Any]) -> Resources:
     return resource_list((node.get("status") or {}).get("capacity"))
 
 

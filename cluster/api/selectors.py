@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn, TypeGuard, cast
 
 __all__ = [
     "SelectorError",
@@ -45,15 +47,15 @@ KEY_RULE = f"is not a valid key (an optional DNS-subdomain prefix and '/', then 
 VALUE_RULE = f"is not a valid label value (empty, or {_NAME_RULE})"
 
 
-def is_dns_label(s) -> bool:
+def is_dns_label(s: object) -> TypeGuard[str]:
     return isinstance(s, str) and len(s) <= 63 and bool(_DNS_LABEL.fullmatch(s))
 
 
-def is_dns_subdomain(s) -> bool:
+def is_dns_subdomain(s: object) -> TypeGuard[str]:
     return isinstance(s, str) and len(s) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(s))
 
 
-def is_qualified_name(s) -> bool:
+def is_qualified_name(s: object) -> TypeGuard[str]:
     """A label or annotation key: ``[prefix/]name``."""
     if not isinstance(s, str):
         return False
@@ -63,7 +65,7 @@ def is_qualified_name(s) -> bool:
     return len(name) <= 63 and bool(_NAME_PART.fullmatch(name))
 
 
-def is_label_value(s) -> bool:
+def is_label_value(s: object) -> TypeGuard[str]:
     return isinstance(s, str) and (s == "" or (len(s) <= 63 and bool(_NAME_PART.fullmatch(s))))
 
 
@@ -79,7 +81,7 @@ class SelectorError(ValueError):
     ``has_value``.
     """
 
-    def __init__(self, detail: str, field: str = "", value=_UNSET):
+    def __init__(self, detail: str, field: str = "", value: Any = _UNSET) -> None:
         self.detail, self.field = detail, field
         self.has_value = value is not _UNSET
         self.value = value if self.has_value else None
@@ -92,8 +94,11 @@ _MISSING = object()
 
 _EXPR_OPS = {"In": _IN, "NotIn": _NOTIN, "Exists": _EXISTS, "DoesNotExist": _DNE}
 
+# A requirement as parsed: (opcode, key, values).
+_Requirement = tuple[int, str, tuple[str, ...]]
 
-def _requirement_str(op: int, key: str, values: tuple) -> str:
+
+def _requirement_str(op: int, key: str, values: tuple[str, ...]) -> str:
     if op == _EQ:
         return f"{key}={values[0]}"
     if op == _NE:
@@ -115,7 +120,7 @@ class LabelSelector:
 
     __slots__ = ("_reqs", "_display", "_nothing")
 
-    def __init__(self, requirements=(), *, nothing: bool = False):
+    def __init__(self, requirements: Iterable[_Requirement] = (), *, nothing: bool = False) -> None:
         # requirements: iterable of (opcode, key, values tuple)
         reqs = sorted(requirements, key=lambda r: r[1])
         self._display = tuple((op, key, tuple(sorted(set(vals)))) for op, key, vals in reqs)
@@ -132,7 +137,7 @@ class LabelSelector:
         return cls()
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> LabelSelector:
+    def from_dict(cls, d: dict[str, Any] | None) -> LabelSelector:
         """Compile a metav1.LabelSelector; ``None`` matches nothing, ``{}`` everything."""
         if d is None:
             return cls.nothing()
@@ -156,11 +161,12 @@ class LabelSelector:
     def matches_nothing(self) -> bool:
         return self._nothing
 
-    def required_values(self) -> list[tuple[str, frozenset]]:
+    def required_values(self) -> list[tuple[str, frozenset[str]]]:
         """(key, allowed values) for each ``=``/``in`` requirement: an index can narrow a
         search to objects carrying one of those labels before ``matches`` checks the rest."""
+        # The operand is a str for ``=`` and a frozenset for ``in`` (see __init__).
         return [
-            (key, frozenset((operand,)) if op == _EQ else operand)
+            (key, frozenset((cast(str, operand),)) if op == _EQ else cast("frozenset[str]", operand))
             for op, key, operand in self._reqs
             if op in (_EQ, _IN)
         ]
@@ -169,7 +175,7 @@ class LabelSelector:
     def requirement_count(self) -> int:
         return len(self._reqs)
 
-    def matches(self, labels: dict | None) -> bool:
+    def matches(self, labels: dict[str, Any] | None) -> bool:
         if self._nothing:
             return False
         get = (labels or {}).get
@@ -201,7 +207,7 @@ class LabelSelector:
     def __repr__(self) -> str:
         return "LabelSelector.nothing()" if self._nothing else f"LabelSelector({str(self)!r})"
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, LabelSelector):
             return NotImplemented
         return self._display == other._display and self._nothing == other._nothing
@@ -210,12 +216,12 @@ class LabelSelector:
         return hash((self._display, self._nothing))
 
 
-def _from_match_labels(ml) -> list:
+def _from_match_labels(ml: Any) -> list[_Requirement]:
     if ml is None:
         return []
     if not isinstance(ml, dict):
         raise SelectorError("must be a map of label keys to values", "matchLabels", ml)
-    out = []
+    out: list[_Requirement] = []
     for k, v in ml.items():
         if not is_qualified_name(k):
             raise SelectorError(KEY_RULE, f"matchLabels[{k}]", k)
@@ -227,7 +233,7 @@ def _from_match_labels(ml) -> list:
     return out
 
 
-def _from_expressions(exprs) -> list:
+def _from_expressions(exprs: Any) -> list[_Requirement]:
     if exprs is None:
         return []
     if not isinstance(exprs, list):
@@ -235,15 +241,16 @@ def _from_expressions(exprs) -> list:
     return [_from_expression(e, f"matchExpressions[{i}]") for i, e in enumerate(exprs)]
 
 
-def _from_expression(e, path: str) -> tuple:
+def _from_expression(e: Any, path: str) -> _Requirement:
     if not isinstance(e, dict):
         raise SelectorError("must be a map with key, operator and values", path, e)
-    key, opname, values = e.get("key"), e.get("operator"), e.get("values") or []
+    key, values = e.get("key"), e.get("values") or []
+    opname: Any = e.get("operator")  # any JSON value; one that names no operator is refused below
     if key in (None, ""):
         raise SelectorError("Required value", f"{path}.key")
     if not is_qualified_name(key):
         raise SelectorError(KEY_RULE, f"{path}.key", key)
-    op = _EXPR_OPS.get(opname)
+    op = _EXPR_OPS.get(opname) if isinstance(opname, str) else None
     if op is None:
         raise SelectorError(
             'is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
@@ -283,22 +290,22 @@ def _tokens(s: str) -> list[str]:
 
 
 class _Parser:
-    def __init__(self, s: str):
+    def __init__(self, s: str) -> None:
         self.s, self.toks, self.i = s, _tokens(s), 0
 
-    def peek(self):
+    def peek(self) -> str | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
 
-    def take(self):
+    def take(self) -> str | None:
         tok = self.peek()
         self.i += 1
         return tok
 
-    def fail(self, what: str):
+    def fail(self, what: str) -> NoReturn:
         raise SelectorError(f"cannot parse label selector {self.s!r}: {what}")
 
-    def selector(self) -> list:
-        reqs = []
+    def selector(self) -> list[_Requirement]:
+        reqs: list[_Requirement] = []
         if self.peek() is None:
             return reqs
         while True:
@@ -309,7 +316,7 @@ class _Parser:
             if tok != ",":
                 self.fail(f"expected ',' but found {tok!r}")
 
-    def checked(self, req: tuple) -> tuple:
+    def checked(self, req: _Requirement) -> _Requirement:
         _, key, values = req
         if not is_qualified_name(key):
             self.fail(f"{json.dumps(key)} {KEY_RULE}")
@@ -320,11 +327,14 @@ class _Parser:
 
     def identifier(self, what: str) -> str:
         tok = self.take()
-        if tok is None or _TOKEN.fullmatch(tok).group(1):
-            self.fail(f"expected {what} but found {tok or 'end of string'!r}")
-        return tok
+        if tok is not None:
+            m = _TOKEN.fullmatch(tok)
+            assert m is not None  # every token came from a _TOKEN match
+            if not m.group(1):
+                return tok
+        self.fail(f"expected {what} but found {tok or 'end of string'!r}")
 
-    def requirement(self) -> tuple:
+    def requirement(self) -> _Requirement:
         if self.peek() == "!":
             self.take()
             return (_DNE, self.identifier("a key after '!'"), ())
@@ -372,7 +382,7 @@ def _parse_cached(s: str) -> LabelSelector:
 _INT64 = re.compile(r"[+-]?[0-9]+")
 
 
-def _int64(s) -> int | None:
+def _int64(s: object) -> int | None:
     """Go's strconv.ParseInt(s, 10, 64), or None where it would fail."""
     if not isinstance(s, str) or not _INT64.fullmatch(s):
         return None
@@ -380,14 +390,15 @@ def _int64(s) -> int | None:
     return n if -(2**63) <= n < 2**63 else None
 
 
-def node_selector_requirement_matches(req: dict, labels: dict | None) -> bool:
+def node_selector_requirement_matches(req: dict[str, Any], labels: dict[str, Any] | None) -> bool:
     """Does one NodeSelectorRequirement accept these node labels?
 
     A malformed requirement (wrong number of values, unknown operator) matches nothing,
     which is how upstream treats a term it cannot parse.
     """
-    op, key = req.get("operator"), req.get("key")
-    values = req.get("values") or ()
+    op = req.get("operator")
+    key: Any = req.get("key")  # unchecked JSON; None (absent) is a key no label has
+    values: Sequence[Any] = req.get("values") or ()
     v = (labels or {}).get(key, _MISSING)
     if op == "In":
         return bool(values) and v is not _MISSING and v in values
@@ -407,16 +418,18 @@ def node_selector_requirement_matches(req: dict, labels: dict | None) -> bool:
     return False
 
 
-def _field_requirement_matches(req: dict, fields: dict) -> bool:
+def _field_requirement_matches(req: dict[str, Any], fields: dict[str, Any]) -> bool:
     # Upstream's field selectors for node affinity take In/NotIn with exactly one value.
-    op, values = req.get("operator"), req.get("values") or ()
+    op = req.get("operator")
+    values: Sequence[Any] = req.get("values") or ()
     if op not in ("In", "NotIn") or len(values) != 1:
         return False
-    equal = fields.get(req.get("key"), "") == values[0]
+    key: Any = req.get("key")  # unchecked JSON; None (absent) names no field
+    equal = fields.get(key, "") == values[0]
     return equal if op == "In" else not equal
 
 
-def node_selector_term_matches(term: dict, labels: dict | None, node_name: str = "") -> bool:
+def node_selector_term_matches(term: dict[str, Any], labels: dict[str, Any] | None, node_name: str = "") -> bool:
     """All matchExpressions and matchFields of the term hold; an empty term matches nothing."""
     exprs = term.get("matchExpressions") or ()
     field_reqs = term.get("matchFields") or ()
@@ -433,7 +446,7 @@ def node_selector_term_matches(term: dict, labels: dict | None, node_name: str =
     return True
 
 
-def node_selector_matches(selector: dict, labels: dict | None, node_name: str = "") -> bool:
+def node_selector_matches(selector: dict[str, Any], labels: dict[str, Any] | None, node_name: str = "") -> bool:
     """A core/v1 NodeSelector: its terms are ORed, so no terms match nothing."""
     for term in selector.get("nodeSelectorTerms") or ():
         if node_selector_term_matches(term, labels, node_name):
@@ -441,7 +454,7 @@ def node_selector_matches(selector: dict, labels: dict | None, node_name: str = 
     return False
 
 
-def required_node_affinity_matches(pod: dict, node: dict) -> bool:
+def required_node_affinity_matches(pod: dict[str, Any], node: dict[str, Any]) -> bool:
     """Upstream GetRequiredNodeAffinity(pod).Match(node): nodeSelector AND required affinity."""
     spec = pod.get("spec") or {}
     meta = node.get("metadata") or {}

@@ -8,7 +8,8 @@ NoExecute taint manager and the DaemonSet controller.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from typing import Any
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -17,7 +18,7 @@ NO_EXECUTE = "NoExecute"
 DO_NOT_SCHEDULE_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
 
 
-def tolerates_taint(toleration: dict, taint: dict) -> bool:
+def tolerates_taint(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
     """Upstream's ``Toleration.ToleratesTaint``.
 
     An empty effect tolerates every effect; an empty key (with Exists) every key;
@@ -37,15 +38,15 @@ def tolerates_taint(toleration: dict, taint: dict) -> bool:
     return False
 
 
-def tolerations_tolerate_taint(tolerations: Iterable[dict] | None, taint: dict) -> bool:
+def tolerations_tolerate_taint(tolerations: Iterable[dict[str, Any]] | None, taint: dict[str, Any]) -> bool:
     return any(tolerates_taint(t, taint) for t in tolerations or ())
 
 
 def find_untolerated_taint(
-    taints: Iterable[dict] | None,
-    tolerations: Iterable[dict] | None,
-    effects: Iterable[str] | None = DO_NOT_SCHEDULE_EFFECTS,
-) -> dict | None:
+    taints: Iterable[dict[str, Any]] | None,
+    tolerations: Iterable[dict[str, Any]] | None,
+    effects: Collection[str] | None = DO_NOT_SCHEDULE_EFFECTS,
+) -> dict[str, Any] | None:
     """The first taint (in the node's order) with an effect in ``effects`` (None: any)
     that no toleration tolerates, or None (upstream's FindMatchingUntoleratedTaint)."""
     tolerations = tuple(tolerations or ())
@@ -57,5 +58,5 @@ def find_untolerated_taint(
     return None
 
 
-def untolerated_taint_reason(taint: dict) -> str:
+def untolerated_taint_reason(taint: dict[str, Any]) -> str:
     return f"node(s) had untolerated taint {{{taint.get('key') or ''}: {taint.get('value') or ''}}}"

@@ -6,7 +6,7 @@ the per-kind rules for the kinds in ``objects.KINDS``. Called by the apiserver o
 and by the scenario loader (with a path prefix such as ``spec.objects[3]``). Only fields
 kubemu models are checked; unknown fields are kept and ignored, never rejected.
 
-Error lines have one of two shapes (DESIGN §2.7):
+Error lines have one of two shapes (docs/architecture.md §2):
 ``<path>: <json value> <detail>`` when a bad value is shown, else ``<path>: <detail>``.
 
 Usage annotations (``kubemu.io/memory-usage``, ``kubemu.io/cpu-usage``) are accepted here
@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any, NoReturn, TypeGuard
 
 from . import annotations as ann
 from .objects import KINDS
@@ -70,7 +73,7 @@ class _NoValue:
     def __repr__(self) -> str:
         return "NO_VALUE"
 
-    def __reduce__(self):
+    def __reduce__(self) -> str:
         return "NO_VALUE"
 
 
@@ -82,7 +85,7 @@ class ValidationError(ValueError):
 
     retryable = False
 
-    def __init__(self, path: str, value=NO_VALUE, detail: str = ""):
+    def __init__(self, path: str, value: Any = NO_VALUE, detail: str = "") -> None:
         self.path, self.value, self.detail = path, value, detail
         body = detail
         if value is not NO_VALUE:
@@ -90,7 +93,7 @@ class ValidationError(ValueError):
             body = f"{shown} {detail}" if detail else shown
         super().__init__(f"{path}: {body}" if path else body)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[ValidationError], tuple[str, Any, str]]:
         # Errors cross actor boundaries; rebuild from the fields, not from the message.
         return (ValidationError, (self.path, self.value, self.detail))
 
@@ -111,42 +114,44 @@ def _key(path: str, name: str) -> str:
     return f"{path}.{name}" if _SIMPLE_KEY.fullmatch(str(name)) else f"{path}[{name}]"
 
 
-def _required(path: str, why: str = ""):
+def _required(path: str, why: str = "") -> NoReturn:
     raise ValidationError(path, NO_VALUE, f"Required value: {why}" if why else "Required value")
 
 
-def _map(d: dict, field: str, path: str) -> dict:
+def _map(d: dict[str, Any], field: str, path: str) -> dict[str, Any]:
     v = d.get(field)
     if v is not None and not isinstance(v, dict):
         raise ValidationError(_at(path, field), v, "must be a map")
     return v or {}
 
 
-def _list(d: dict, field: str, path: str) -> list:
+def _list(d: dict[str, Any], field: str, path: str) -> list[Any]:
     v = d.get(field)
     if v is not None and not isinstance(v, list):
         raise ValidationError(_at(path, field), v, "must be a list")
     return v or []
 
 
-def _item_map(item, path: str) -> dict:
+def _item_map(item: Any, path: str) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise ValidationError(path, item, "must be a map")
     return item
 
 
-def _items(d: dict, field: str, path: str):
+def _items(d: dict[str, Any], field: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(item path, item)`` for each entry of a list-of-maps field."""
     for i, item in enumerate(_list(d, field, path)):
         p = _at(path, f"{field}[{i}]")
         yield p, _item_map(item, p)
 
 
-def _is_int(v) -> bool:
+def _is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _int(d: dict, field: str, path: str, lo=None, hi=None, required=False):
+def _int(
+    d: dict[str, Any], field: str, path: str, lo: int | None = None, hi: int | None = None, required: bool = False
+) -> int | None:
     """Check an optional integer field against an inclusive range; returns it (or None)."""
     if d.get(field) is None:
         if required:
@@ -162,14 +167,14 @@ def _int(d: dict, field: str, path: str, lo=None, hi=None, required=False):
     return v
 
 
-def _enum(d: dict, field: str, path: str, allowed: tuple) -> None:
+def _enum(d: dict[str, Any], field: str, path: str, allowed: tuple[str, ...]) -> None:
     v = d.get(field)
     if v is not None and v not in allowed:
         shown = ", ".join(json.dumps(a) for a in allowed if a)
         raise ValidationError(_at(path, field), v, f"is not supported (supported values: {shown})")
 
 
-def _str(d: dict, field: str, path: str) -> None:
+def _str(d: dict[str, Any], field: str, path: str) -> None:
     v = d.get(field)
     if v is not None and not isinstance(v, str):
         raise ValidationError(_at(path, field), v, "must be a string")
@@ -181,7 +186,7 @@ _SUBDOMAIN_RULE = f"must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 
 _LABEL_RULE = f"must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; {ENDS_RULE})"
 
 
-def _check_name(value, path: str, label: bool) -> None:
+def _check_name(value: object, path: str, label: bool) -> None:
     if not isinstance(value, str):
         raise ValidationError(path, value, "must be a string")
     if label and not is_dns_label(value):
@@ -190,7 +195,7 @@ def _check_name(value, path: str, label: bool) -> None:
         raise ValidationError(path, value, _SUBDOMAIN_RULE)
 
 
-def _check_labels(labels: dict, path: str, annotations: bool = False) -> None:
+def _check_labels(labels: dict[str, Any], path: str, annotations: bool = False) -> None:
     """Keys are qualified names and values strings; label values are also length-limited."""
     for k, v in labels.items():
         p = _key(path, k)
@@ -202,7 +207,7 @@ def _check_labels(labels: dict, path: str, annotations: bool = False) -> None:
             raise ValidationError(p, v, _VALUE_RULE)
 
 
-def _check_metadata(obj: dict, path: str, kind: str, name_required: bool = True) -> None:
+def _check_metadata(obj: dict[str, Any], path: str, kind: str, name_required: bool = True) -> None:
     mpath = _at(path, "metadata")
     meta = _map(obj, "metadata", path)
     name = meta.get("name")
@@ -246,7 +251,7 @@ def _check_usage(value: str, path: str) -> None:
         raise ValidationError(path, value, "must be greater than or equal to 0")
 
 
-def _check_kubemu_annotations(obj: dict, path: str, container_names: set) -> None:
+def _check_kubemu_annotations(obj: dict[str, Any], path: str, container_names: set[str]) -> None:
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     apath = _at(path, "metadata.annotations")
     for key, value in annotations.items():
@@ -267,7 +272,7 @@ def _check_kubemu_annotations(obj: dict, path: str, container_names: set) -> Non
     _check_emulation(obj, apath, None)
 
 
-def _check_emulation(pod: dict, apath: str, shown_key: str | None) -> None:
+def _check_emulation(pod: dict[str, Any], apath: str, shown_key: str | None) -> None:
     try:
         ann.emulation(pod)
     except ann.AnnotationError as e:
@@ -283,9 +288,9 @@ _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _TOLERATION_OPERATORS = ("", "Exists", "Equal")
 
 
-def _quantities(res: dict, field: str, path: str) -> dict:
+def _quantities(res: dict[str, Any], field: str, path: str) -> dict[str, tuple[Any, Fraction]]:
     """``{name: (raw, exact value)}`` for a requests/limits/capacity map, checked."""
-    out = {}
+    out: dict[str, tuple[Any, Fraction]] = {}
     for name, raw in _map(res, field, path).items():
         p = _key(_at(path, field), name)
         try:
@@ -300,7 +305,7 @@ def _quantities(res: dict, field: str, path: str) -> dict:
     return out
 
 
-def _check_resources(container: dict, cpath: str) -> None:
+def _check_resources(container: dict[str, Any], cpath: str) -> None:
     path = _at(cpath, "resources")
     res = _map(container, "resources", cpath)
     requests = _quantities(res, "requests", path)
@@ -319,14 +324,14 @@ def _check_resources(container: dict, cpath: str) -> None:
             raise ValidationError(p, raw, f"must be less than or equal to {name} limit of {limit[0]}")
 
 
-def _check_ports(container: dict, cpath: str) -> None:
+def _check_ports(container: dict[str, Any], cpath: str) -> None:
     for p, port in _items(container, "ports", cpath):
         _int(port, "containerPort", p, 1, 65535, required=True)
         _int(port, "hostPort", p, 0, 65535)
         _enum(port, "protocol", p, _PROTOCOLS)
 
 
-def _check_containers(spec: dict, path: str) -> set:
+def _check_containers(spec: dict[str, Any], path: str) -> set[str]:
     """Check every container and init container; returns the set of their names."""
     seen: dict[str, str] = {}
     for field in ("initContainers", "containers"):
@@ -345,7 +350,7 @@ def _check_containers(spec: dict, path: str) -> set:
     return set(seen)
 
 
-def _check_toleration(t: dict, path: str) -> None:
+def _check_toleration(t: dict[str, Any], path: str) -> None:
     _enum(t, "operator", path, _TOLERATION_OPERATORS)
     _enum(t, "effect", path, ("",) + _TAINT_EFFECTS)
     _str(t, "key", path)
@@ -362,7 +367,7 @@ def _check_toleration(t: dict, path: str) -> None:
         )
 
 
-def validate_pod_spec(spec: dict, path: str = "spec") -> set:
+def validate_pod_spec(spec: dict[str, Any], path: str = "spec") -> set[str]:
     """Check a PodSpec found at ``path``; returns the pod's container names."""
     if not spec.get("containers"):
         _list(spec, "containers", path)  # a wrong type gets its own message first
@@ -379,7 +384,7 @@ def validate_pod_spec(spec: dict, path: str = "spec") -> set:
     return names
 
 
-def _check_pod(obj: dict, path: str) -> None:
+def _check_pod(obj: dict[str, Any], path: str) -> None:
     """A Pod, or a pod template at ``path`` (its metadata is checked by the caller)."""
     spec_path = _at(path, "spec")
     spec = obj.get("spec")
@@ -394,11 +399,11 @@ def _check_pod(obj: dict, path: str) -> None:
 # ---- other kinds -----------------------------------------------------------------------
 
 
-def _spec(obj: dict, path: str) -> tuple[dict, str]:
+def _spec(obj: dict[str, Any], path: str) -> tuple[dict[str, Any], str]:
     return _map(obj, "spec", path), _at(path, "spec")
 
 
-def _check_node(obj: dict, path: str) -> None:
+def _check_node(obj: dict[str, Any], path: str) -> None:
     spec, spath = _spec(obj, path)
     for p, taint in _items(spec, "taints", spath):
         if not taint.get("key"):
@@ -420,7 +425,7 @@ _SYSTEM_NAME_FORBIDDEN = (
 _USER_VALUE_FORBIDDEN = f"Forbidden: maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}"
 
 
-def _system_class_problem(name: str, pc: dict) -> str | None:
+def _system_class_problem(name: str, pc: dict[str, Any]) -> str | None:
     want = SYSTEM_PRIORITY_CLASSES.get(name)
     if want is None:
         return f"{name} is not a known system priority class"
@@ -431,8 +436,9 @@ def _system_class_problem(name: str, pc: dict) -> str | None:
     return None
 
 
-def _check_priority_class(obj: dict, path: str) -> None:
+def _check_priority_class(obj: dict[str, Any], path: str) -> None:
     value = _int(obj, "value", path, -(2**31), 2**31 - 1, required=True)
+    assert value is not None  # required: _int raised if it was missing
     if obj.get("globalDefault") is not None and not isinstance(obj["globalDefault"], bool):
         raise ValidationError(_at(path, "globalDefault"), obj["globalDefault"], "must be a boolean")
     name = (obj.get("metadata") or {}).get("name") or ""
@@ -445,7 +451,7 @@ def _check_priority_class(obj: dict, path: str) -> None:
     _enum(obj, "preemptionPolicy", path, _PREEMPTION_POLICIES)
 
 
-def _check_selector(spec: dict, spath: str, required: bool) -> LabelSelector | None:
+def _check_selector(spec: dict[str, Any], spath: str, required: bool) -> LabelSelector | None:
     path = _at(spath, "selector")
     raw = spec.get("selector")
     if raw is None:
@@ -465,7 +471,7 @@ def _check_selector(spec: dict, spath: str, required: bool) -> LabelSelector | N
 _PERCENT = re.compile(r"([0-9]+)%")
 
 
-def _check_int_or_percent(spec: dict, field: str, path: str) -> None:
+def _check_int_or_percent(spec: dict[str, Any], field: str, path: str) -> None:
     v, p = spec[field], _at(path, field)
     if _is_int(v):
         _int(spec, field, path, lo=0)
@@ -477,7 +483,7 @@ def _check_int_or_percent(spec: dict, field: str, path: str) -> None:
         raise ValidationError(p, v, "must be a percentage between 0% and 100%")
 
 
-def _check_pdb(obj: dict, path: str) -> None:
+def _check_pdb(obj: dict[str, Any], path: str) -> None:
     spec, spath = _spec(obj, path)
     given = [f for f in ("minAvailable", "maxUnavailable") if spec.get(f) is not None]
     if not given:
@@ -488,12 +494,13 @@ def _check_pdb(obj: dict, path: str) -> None:
     _check_selector(spec, spath, required=False)
 
 
-def _check_workload(obj: dict, path: str) -> None:
+def _check_workload(obj: dict[str, Any], path: str) -> None:
     """ReplicaSet and DaemonSet: a non-empty selector that the pod template matches."""
     spec, spath = _spec(obj, path)
     if obj.get("kind") == "ReplicaSet":
         _int(spec, "replicas", spath, lo=0)
     selector = _check_selector(spec, spath, required=True)
+    assert selector is not None  # required: _check_selector raised if it was missing
     if selector.empty:
         _required(_at(spath, "selector"), "a non-empty selector is required")
     tpath = _at(spath, "template")
@@ -508,14 +515,14 @@ def _check_workload(obj: dict, path: str) -> None:
     _enum(template.get("spec") or {}, "restartPolicy", _at(tpath, "spec"), ("Always",))
 
 
-def _check_lease(obj: dict, path: str) -> None:
+def _check_lease(obj: dict[str, Any], path: str) -> None:
     spec, spath = _spec(obj, path)
     _str(spec, "holderIdentity", spath)
     _int(spec, "leaseDurationSeconds", spath, lo=0)
     _int(spec, "leaseTransitions", spath, lo=0)
 
 
-def _check_event(obj: dict, path: str) -> None:
+def _check_event(obj: dict[str, Any], path: str) -> None:
     if obj.get("involvedObject") is None:
         _required(_at(path, "involvedObject"))
     _map(obj, "involvedObject", path)
@@ -523,7 +530,7 @@ def _check_event(obj: dict, path: str) -> None:
     _str(obj, "message", path)
 
 
-_CHECKS = {
+_CHECKS: dict[str, Callable[[dict[str, Any], str], None]] = {
     "Pod": _check_pod,
     "Node": _check_node,
     "Namespace": lambda obj, path: None,  # its name is all there is to check
@@ -543,7 +550,7 @@ _EXTRA_VERSIONS = {
 API_VERSIONS = {kind: (version,) + _EXTRA_VERSIONS.get(kind, ()) for kind, (version, _) in KINDS.items()}
 
 
-def validate(obj: dict, path: str = "") -> None:
+def validate(obj: dict[str, Any], path: str = "") -> None:
     """Raise a ValidationError for the first invalid field of ``obj``; paths start at ``path``."""
     if not isinstance(obj, dict):
         raise ValidationError(path, obj, "must be a map (a Kubernetes object)")

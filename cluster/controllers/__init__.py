@@ -2,7 +2,7 @@
 
 Each module is pure logic fed with watch events and asked for the writes it wants made;
 the controller-manager actor shell in ``actors/`` owns the informers, the timers and the
-apiserver calls (DESIGN §4, "controller-manager actor"). Modules:
+apiserver calls (docs/architecture.md §8). Modules:
 
 - ``disruption``: PodDisruptionBudget status, which the Eviction subresource and
   preemption read;

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
 from ..api.nodeaffinity import REQUIRED, RequiredNodeAffinity
 from ..api.objects import is_terminal, is_terminating, labels_of, name_of, node_name_of, phase_of
@@ -155,7 +156,7 @@ def target_node(pod: dict) -> str | None:
     for term in (affinity.get(REQUIRED) or {}).get("nodeSelectorTerms") or ():
         for req in term.get("matchFields") or ():
             if req.get("key") == NODE_NAME_FIELD and req.get("operator") == "In":
-                values = req.get("values") or ()
+                values: Sequence[str] = req.get("values") or ()
                 return values[0] if len(values) == 1 else None
     return None
 
@@ -239,10 +240,11 @@ class _DaemonSet(OwnerState):
         self.manage: set[str] = set()  # nodes to look at when next allowed to manage
         self.touched: set[str] = set()  # nodes whose status share is stale
         self.failed: dict[str, tuple[float, float]] = {}  # node -> (backoff, last failed-pod delete)
-        self.wake = self.next_available = None
+        self.wake: float | None = None
+        self.next_available: float | None = None
 
 
-class DaemonSetController(WorkloadController):
+class DaemonSetController(WorkloadController[_DaemonSet]):
     """DaemonSets, Nodes and pods; ``sync`` returns the writes that converge them.
 
     Incremental: a pod or node event marks only the nodes it touches, per DaemonSet; a
@@ -255,7 +257,7 @@ class DaemonSetController(WorkloadController):
     STATUS_FIELD = "daemonset_status"
     kinds = ("DaemonSet", "Node", "Pod")
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self._nodes: dict[str, dict] = {}
 
@@ -427,7 +429,7 @@ class DaemonSetController(WorkloadController):
         """True while a failed pod on ``node`` must wait; otherwise take the next step."""
         delay, last = ds.failed.get(node, (0.0, None))
         fresh = last is None or now - last > 2 * FAILED_POD_BACKOFF_MAX  # upstream forgets old entries
-        if not fresh and now - last < delay:
+        if not fresh and last is not None and now - last < delay:
             ds.wake = min(ds.wake or float("inf"), last + delay)
             return True
         delay = FAILED_POD_BACKOFF_BASE if fresh else min(2 * delay, FAILED_POD_BACKOFF_MAX)
@@ -483,7 +485,7 @@ class DaemonSetController(WorkloadController):
             status["observedGeneration"] = ds.generation
         return status
 
-    def _wakeups(self, ds: _DaemonSet, now: float):
+    def _wakeups(self, ds: _DaemonSet, now: float) -> tuple[float | None, ...]:
         return ds.wake, ds.next_available
 
 

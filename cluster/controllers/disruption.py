@@ -257,7 +257,7 @@ class DisruptionController:
     marks the PDB for another look).
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._budgets: dict[str, dict[str, _Budget]] = {}  # namespace -> name -> budget
         self._pods: dict[str, dict[str, dict]] = {}  # namespace -> name -> pod
         self._dirty: set[Key] = set()

@@ -42,7 +42,7 @@ class NodeTaintStep:
 
     kinds = ("Node",)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.controller = NodeTaintController()
         self._seen: dict[str, tuple[str, dict]] = {}
 
@@ -67,7 +67,7 @@ class DisruptionStep:
 
     kinds = ("PodDisruptionBudget", "Pod")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.controller = DisruptionController()
         # Without budgets nothing reads the pods, and most clusters have none (the
         # controller-manager used to not even watch pods then).

@@ -196,7 +196,7 @@ class NodeLifecycleController:
 
     kinds = ("Node", "Lease")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._health: dict[str, _Health] = {}
         self._renewed: dict[str, float] = {}  # node -> latest lease renewTime seen
         self._dirty: set[str] = set()

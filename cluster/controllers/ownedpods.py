@@ -119,7 +119,7 @@ class ParkedPods:
 
     __slots__ = ("_pods",)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._pods: dict[PodKey, dict] | None = {}
 
     def park(self, etype: str, pod: dict) -> bool:
@@ -184,7 +184,7 @@ class PodIndex:
         prev = self._where.get(key)
         old_owner, old = prev if prev is not None else (None, None)
         if prev is not None:
-            self._drop(key, old_owner)
+            self._drop(key, prev[0])
         if etype == "DELETED":
             return Change(key, old, old_owner, None, None, False) if prev is not None else None
         owner = self.owner_of(pod)
@@ -214,8 +214,10 @@ class Expectations:
 
     __slots__ = ("adds", "dels", "stamp")
 
-    def __init__(self):
-        self.adds, self.dels, self.stamp = 0, set(), None
+    def __init__(self) -> None:
+        self.adds = 0
+        self.dels: set[PodKey] = set()
+        self.stamp: float | None = None
 
     def expect(self, adds: int, dels, now: float) -> None:
         self.adds, self.dels, self.stamp = adds, set(dels), now
@@ -242,8 +244,9 @@ class Backoff:
 
     __slots__ = ("failures", "retry_at", "_last")
 
-    def __init__(self):
-        self.failures, self.retry_at, self._last = 0, 0.0, None
+    def __init__(self) -> None:
+        self.failures, self.retry_at = 0, 0.0
+        self._last: float | None = None
 
     def fail(self, now: float) -> None:
         if self._last == now:

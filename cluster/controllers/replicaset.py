@@ -205,10 +205,10 @@ class _ReplicaSet(OwnerState):
         self.replicas = 1 if replicas is None else replicas  # apps/v1 defaults to 1
         self.min_ready = spec.get("minReadySeconds") or 0
         self.active = self.labeled = self.ready = 0
-        self.next_available = None
+        self.next_available: float | None = None
 
 
-class ReplicaSetController(WorkloadController):
+class ReplicaSetController(WorkloadController[_ReplicaSet]):
     """ReplicaSets and their pods; ``sync`` returns the writes that converge them.
 
     Incremental: a pod event updates its ReplicaSet's counters (active, fully labeled,
@@ -301,5 +301,5 @@ class ReplicaSetController(WorkloadController):
             status["observedGeneration"] = rs.generation
         return status
 
-    def _wakeups(self, rs: _ReplicaSet, now: float):
+    def _wakeups(self, rs: _ReplicaSet, now: float) -> tuple[float | None, ...]:
         return (rs.next_available,)

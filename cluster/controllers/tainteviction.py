@@ -119,7 +119,7 @@ class TaintEvictionController:
 
     kinds = ("Node", "Pod")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._taints: dict[str, list[dict]] = {}  # node -> its NoExecute taints (non-empty)
         self._pods: dict[Key, dict] = {}  # bound pods
         self._on_node: dict[str, set[Key]] = {}

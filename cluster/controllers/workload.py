@@ -55,6 +55,8 @@ Deviations from upstream, on purpose:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Generic, TypeVar
+
 from ..api.codec import decode, encode
 from ..api.events import make_event
 from ..api.objects import is_terminating, labels_of, uid_of
@@ -114,8 +116,10 @@ _GC_RETRY = 1.0  # emulated seconds before a failed garbage-collection delete is
 SUCCESSFUL_CREATE, FAILED_CREATE = "SuccessfulCreate", "FailedCreate"
 SUCCESSFUL_DELETE, FAILED_DELETE = "SuccessfulDelete", "FailedDelete"
 
+StateT = TypeVar("StateT", bound=OwnerState)  # a subclass's per-owner state
 
-class WorkloadController:
+
+class WorkloadController(Generic[StateT]):
     """Event routing, claiming, garbage collection, failure reports and the sync loop.
 
     Subclasses set ``KIND``, ``COMPONENT``, ``STATUS_FIELD`` and ``kinds`` and implement:
@@ -125,15 +129,23 @@ class WorkloadController:
     ``_sync_owner(st, now, writes)``; the optional hooks are at the end.
     """
 
+    if TYPE_CHECKING:  # the required hooks, as the subclasses implement them
+
+        def _new_state(self, obj: dict) -> StateT: ...
+        def _rebuild(self, st: StateT) -> None: ...
+        def _pod_changed(self, st: StateT, key: PodKey, old: dict | None, new: dict | None) -> None: ...
+        def _claimable(self, pod: dict) -> bool: ...
+        def _sync_owner(self, st: StateT, now: float, w: Writes) -> None: ...
+
     KIND = COMPONENT = STATUS_FIELD = ""
     kinds: tuple[str, ...] = ()
     writes_class = Writes  # a test may substitute any class with the same list attributes
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._index = PodIndex(self.KIND)
-        self._owners: dict[str, OwnerState] = {}
+        self._owners: dict[str, StateT] = {}
         self._by_key: dict[PodKey, str] = {}
-        self._by_ns: dict[str, dict[str, OwnerState]] = {}
+        self._by_ns: dict[str, dict[str, StateT]] = {}
         self._dirty: set[str] = set()
         self._timers: dict[str, float] = {}
         self._stale: set[str] = set()  # owners whose last status write failed
@@ -185,13 +197,13 @@ class WorkloadController:
                 return  # the echo of our own status write, or metadata only
         self._dirty.add(st.uid)
 
-    def _respec(self, st: OwnerState) -> None:
+    def _respec(self, st: StateT) -> None:
         self._rebuild(st)
         st.candidates = {
             k for k, p in self._index.orphans(st.ns).items() if self._claimable(p) and st.selector.matches(labels_of(p))
         }
 
-    def _forget(self, st: OwnerState, now: float) -> None:
+    def _forget(self, st: StateT, now: float) -> None:
         del self._owners[st.uid], self._by_key[st.key], self._by_ns[st.ns][st.uid]
         self._dirty.discard(st.uid)
         self._timers.pop(st.uid, None)
@@ -224,7 +236,8 @@ class WorkloadController:
         elif ch.new_owner == "":
             self._offer(ch, reoffer)
 
-    def _observed(self, st: OwnerState, ch: Change, now: float) -> None:
+    def _observed(self, st: StateT, ch: Change, now: float) -> None:
+        assert ch.new is not None  # a created pod
         if is_terminating(ch.new):
             # Seen for the first time already deleting (a relist): a deletion, not a creation.
             st.exp.deletion_observed(ch.key)
@@ -235,6 +248,7 @@ class WorkloadController:
 
     def _offer(self, ch: Change, force: bool) -> None:
         """An orphan appeared or was relabelled: the owners it matches may adopt it."""
+        assert ch.new is not None  # offered only when present
         if not force and ch.old is not None and ch.old_owner == "" and labels_of(ch.old) == labels_of(ch.new):
             return
         if not self._claimable(ch.new):
@@ -339,7 +353,7 @@ class WorkloadController:
             times.append(self._gc_due)
         return min(times, default=None)
 
-    def _may_manage(self, st: OwnerState, now: float) -> bool:
+    def _may_manage(self, st: StateT, now: float) -> bool:
         """Expectations satisfied, not backing off, not being deleted."""
         if st.selector.matches_nothing or is_terminating(st.obj):
             return False  # upstream refuses a selector that is empty or invalid
@@ -353,7 +367,7 @@ class WorkloadController:
             self._expired(st)
         return True
 
-    def _claim(self, st: OwnerState, now: float, w: Writes) -> None:
+    def _claim(self, st: StateT, now: float, w: Writes) -> None:
         """Release owned pods that no longer match, adopt matching orphans (upstream
         ClaimPods); each is an update of the pod, applied locally at once."""
         release, st.release = sorted(st.release), set()
@@ -384,7 +398,7 @@ class WorkloadController:
         rv = self._blocked.get(key)
         return rv is not None and rv == (pod.get("metadata") or {}).get("resourceVersion", "")
 
-    def _write_status(self, st: OwnerState, status: dict, w: Writes) -> None:
+    def _write_status(self, st: StateT, status: dict, w: Writes) -> None:
         """Send ``status`` if it differs from what the owner carries (or the last write failed)."""
         if status == (st.obj.get("status") or {}) and st.uid not in self._stale:
             return
@@ -392,18 +406,18 @@ class WorkloadController:
         st.obj = {**st.obj, "status": status}
         getattr(w, self.STATUS_FIELD).append((st.ns, st.name, st.uid, status))
 
-    def _new_pod(self, st: OwnerState) -> dict:
+    def _new_pod(self, st: StateT) -> dict:
         if st.template is None:
             st.template = encode(self._base_pod(st))
         return decode(st.template)  # an independent deep copy per pod
 
-    def _base_pod(self, st: OwnerState) -> dict:
+    def _base_pod(self, st: StateT) -> dict:
         return base_pod(st.obj, self.KIND)
 
-    def _event(self, st: OwnerState, reason: str, message: str, now: float, type: str = "Normal") -> None:
+    def _event(self, st: StateT, reason: str, message: str, now: float, type: str = "Normal") -> None:
         self._out.events.append(make_event(st.obj, reason, message, now, type=type, component=self.COMPONENT))
 
-    def _arm(self, st: OwnerState, now: float) -> None:
+    def _arm(self, st: StateT, now: float) -> None:
         times = [
             t for t in (st.exp.deadline(), st.backoff.retry_at, *self._wakeups(st, now)) if t is not None and t > now
         ]
@@ -431,15 +445,15 @@ class WorkloadController:
     def _on_other(self, kind: str, etype: str, obj: dict, now: float) -> None:
         """An event of a kind other than the owner's and Pod (the DaemonSet's Nodes)."""
 
-    def _wakeups(self, st: OwnerState, now: float):
+    def _wakeups(self, st: StateT, now: float) -> tuple[float | None, ...]:
         """Times (or None) at which ``st`` wants a sync without an event."""
         return ()
 
-    def _create_failed(self, st: OwnerState, pod: dict) -> None:
+    def _create_failed(self, st: StateT, pod: dict) -> None:
         """A create of ``st`` was refused (after expectations and backoff were updated)."""
 
-    def _delete_failed(self, st: OwnerState, key: PodKey) -> None:
+    def _delete_failed(self, st: StateT, key: PodKey) -> None:
         """A delete of ``st`` failed (after expectations and backoff were updated)."""
 
-    def _expired(self, st: OwnerState) -> None:
+    def _expired(self, st: StateT) -> None:
         """``st``'s expectations expired unfulfilled; it is about to be managed."""

@@ -45,20 +45,22 @@ class NodeAllocation:
         plugins = plugins_for_capacity(config.name, capacity, (config.kubelet or {}).get("devicePlugins"))
         self.devices = DeviceManager(config.name) if plugins else None
         self._plugins = {p.resource: p for p in plugins}  # they outlive their registration
-        for plugin in plugins:
-            self.devices.register(plugin)
+        if self.devices is not None:  # there are plugins
+            for plugin in plugins:
+                self.devices.register(plugin)
         self._capacity = capacity if plugins else None  # None: the configured capacity
         self._allocatable = config.allocatable()
         self._burstable_cpu = 0  # summed cpu requests of the Burstable pods holding resources
-        if plugins:
+        if self.devices is not None:
             self._apply(self.devices.take_update())
 
     # ---- capacity ---------------------------------------------------------------------
 
-    def _apply(self, update) -> bool:
+    def _apply(self, update: tuple[dict[str, int], dict[str, int]] | None) -> bool:
         if update is None:
             return False
         capacity, allocatable = update
+        assert self._capacity is not None  # updates come from the device manager: the node has plugins
         # Extended resources are the device manager's to advertise; the rest is configured.
         for values, devices in ((self._capacity, capacity), (self._allocatable, allocatable)):
             for name in [n for n in values if is_extended(n)]:
@@ -104,6 +106,7 @@ class NodeAllocation:
         passed) or comes back and registers again. Raises ValueError (one line) for a
         resource without a plugin; repeating the current state changes nothing."""
         plugin = self._plugin(resource)
+        assert self.devices is not None  # there is a plugin, so a device manager
         if not running:
             self.devices.plugin_stopped(resource, now)
         elif self.devices.state(resource) != REGISTERED:
@@ -168,6 +171,7 @@ class NodeAllocation:
             mem -= resource_int(MEMORY, reserved[MEMORY])
         devices = {}
         for res in sorted(n for n in self._capacity or () if is_extended(n)):
+            assert self.devices is not None and self._capacity is not None  # the plugins' resources
             bad = [d.id for d in self.devices.devices(res) if d.health == UNHEALTHY]
             devices[res] = {
                 "capacity": format_resource(res, self._capacity[res]),

@@ -332,6 +332,7 @@ class EmulatedPlugin:
 
     def _response(self, ids: list[str]) -> ContainerAllocateResponse:
         joined = ",".join(ids)
+        mounts: tuple[Mount, ...]
         if self.resource == NVIDIA_GPU:
             paths = [f"/dev/nvidia{self._index[d]}" for d in ids]
             mounts = (Mount(NVIDIA_DRIVER_DIR, NVIDIA_DRIVER_DIR, True),)

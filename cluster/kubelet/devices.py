@@ -155,7 +155,8 @@ class DeviceManager:
 
     def _apply(self, resource: str, response: ListAndWatchResponse) -> None:
         # Each message replaces the whole device set of the resource.
-        healthy, unhealthy = set(), set()
+        healthy: set[str] = set()
+        unhealthy: set[str] = set()
         for d in response.devices:
             (healthy if d.health == HEALTHY else unhealthy).add(d.id)
         self._healthy[resource] = healthy

@@ -235,6 +235,7 @@ def parse_threshold_value(path: str, raw) -> ThresholdValue | None:
             return None
         return ThresholdValue(fraction=_percentage(path, raw))
     value = _quantity(path, raw)
+    assert value.quantity is not None  # _quantity always sets it
     if value.quantity <= 0:
         raise _fail(path, f"{_show(raw)} must be positive")
     return value
@@ -249,6 +250,7 @@ def parse_min_reclaim(path: str, raw) -> ThresholdValue:
             raise _fail(path, f"{_show(raw)} must be a positive percentage")
         return ThresholdValue(fraction=fraction)
     value = _quantity(path, raw)
+    assert value.quantity is not None  # _quantity always sets it
     if value.quantity < 0:
         raise _fail(path, f"{_show(raw)} must not be negative")
     return value

@@ -1,6 +1,6 @@
 """A node host: many kubelets sharing one pod watch, one timer queue and one outbox.
 
-Owns the routing inside one node-host Ray actor (DESIGN §3): pod watch events go to the
+Owns the routing inside one node-host Ray actor (docs/architecture.md §7): pod watch events go to the
 kubelet named by ``spec.nodeName``, due timer tokens to the kubelet named by the token's
 first element, and every kubelet writes into the one ``Outbox`` the shell drains and sends
 in batches. The actor shell calls ``register_all`` once, then ``on_pod_events`` per watch

@@ -65,7 +65,7 @@ from ..api.objects import is_terminating, uid_of
 from ..api.predicates import host_ports
 from ..api.qos import pod_qos_class
 from ..api.resources import PODS, pod_requests
-from ..runtime.timers import TimerQueue
+from ..runtime.timers import Handle, TimerQueue
 from . import admission
 from .allocation import NodeAllocation
 from .cgroups import pod_cgroups
@@ -144,18 +144,18 @@ class Kubelet(PressureMixin, ReconcileMixin):
         self._ports: dict[tuple, int] = {}  # host ports of those pods, with how many hold each
         self._active = 0  # how many pods hold resources
         self._ip_serial = 0
-        self._lease = None
+        self._lease: Handle | None = None
         self._lease_due = 0.0
         self._stopped = False
         self._extra: dict[str, int] = {}  # node-level usage from the pressure chaos action
-        self._extra_timer = None
-        self._evict_timer = None  # the eviction manager's next synchronize, while it runs
+        self._extra_timer: Handle | None = None
+        self._evict_timer: Handle | None = None  # the eviction manager's next synchronize, while it runs
         self._evict_due = 0.0
         self._pressure: dict[str, tuple[bool, float]] = {}  # condition -> (True?, since)
-        self._device_timer = None  # the end of a stopped device plugin's grace period
+        self._device_timer: Handle | None = None  # the end of a stopped device plugin's grace period
         self._partition = False  # heartbeats cut off (chaos), pods still running
-        self._heal_timer = None
-        self._lift_timer = None  # marks when held pressure conditions lift (nothing runs then)
+        self._heal_timer: Handle | None = None
+        self._lift_timer: Handle | None = None  # marks when held pressure conditions lift (nothing runs then)
 
     @property
     def allocatable(self) -> dict[str, int]:
@@ -469,6 +469,7 @@ class Kubelet(PressureMixin, ReconcileMixin):
         rec.oom_timer = None
         if code is None:
             code = rec.emu.exit_code
+        assert rec.started_at is not None  # the run that ended had started
         since_crash = t - rec.last_exit[2] if rec.last_exit else None
         rec.last_exit = (code, rec.started_at, t, oom)
         rec.ready_at, rec.exit_at = t, None
@@ -501,12 +502,14 @@ class Kubelet(PressureMixin, ReconcileMixin):
             self._stop_at(rec, self._stop_end(rec, grace, now), now)
         elif rec.state == STOPPING:
             end = self._stop_end(rec, grace, now)
+            assert rec.stop_end is not None  # set when the stop began
             if end < rec.stop_end:  # only a shorter grace changes anything
                 self._stop_at(rec, end, now)
         else:
             self._confirm(rec, now)
 
     def _stop_end(self, rec: PodRecord, grace: float, now: float) -> float:
+        assert rec.stop_begin is not None  # called once the pod is STOPPING
         end = rec.stop_begin + min(rec.emu.stop_seconds, grace)
         if rec.exit_at is not None:
             end = min(end, rec.exit_at)  # the container may exit on its own before SIGKILL

@@ -55,7 +55,7 @@ class NodeConfig:
     kubelet: dict = field(default_factory=dict)
 
     def eviction_hard(self) -> dict[str, str]:
-        # A partial evictionHard keeps the memory default: kubemu's choice (see DESIGN §5).
+        # A partial evictionHard keeps the memory default: kubemu's choice (see docs/architecture.md §9).
         return {**DEFAULT_EVICTION_HARD, **(self.kubelet.get("evictionHard") or {})}
 
     def capacity_ints(self) -> dict[str, int]:

@@ -9,8 +9,14 @@ it, so every field the kubelet owns is always present. Called only by ``Kubelet`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..api.annotations import Emulation
 from ..clock import rfc3339
+
+if TYPE_CHECKING:
+    from ..runtime.timers import Handle
+    from .usage import ContainerUsage
 
 PENDING = "Pending"  # admitted; containers being created (start-seconds)
 RUNNING = "Running"
@@ -107,7 +113,7 @@ class PodRecord:
         self.backoff = 0  # the last CrashLoopBackOff delay, seconds; 0 = none yet
         # (exit code, started, finished, names of the containers the kernel OOM-killed)
         self.last_exit: tuple[int, float, float, tuple[str, ...]] | None = None
-        self.timer = None  # TimerQueue handle of the one pending lifecycle timer
+        self.timer: Handle | None = None  # TimerQueue handle of the one pending lifecycle timer
         self.gen = 0  # bumped per timer so a stale token is recognised
         self.due = now  # when the pending timer fires
         self.exit_at: float | None = None  # when a running container exits by itself
@@ -122,9 +128,10 @@ class PodRecord:
             (c.get("name", ""), ((c.get("resources") or {}).get("requests") or {}).get("memory"))
             for c in spec.get("containers") or ()
         )
-        self.usage = None  # container -> usage.ContainerUsage, when any usage is declared
+        # container -> usage.ContainerUsage, when any usage is declared
+        self.usage: dict[str, ContainerUsage] | None = None
         self.runs = 0  # container starts so far; tags the OOM timer of the current run
-        self.oom_timer = None  # TimerQueue handle of the current run's OOM kill
+        self.oom_timer: Handle | None = None  # TimerQueue handle of the current run's OOM kill
         self.oom_at = 0.0  # when that kill happens
         self.ports: tuple = ()  # host ports held while the pod holds resources
         self.deleting = False  # a deletionTimestamp was seen
@@ -222,6 +229,7 @@ def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
     if rec.state in (RUNNING, STOPPING):
         # A restarted container keeps showing how its previous run ended (e.g. OOMKilled).
         last = _terminated(rec.last_exit, name) if rec.last_exit else {}
+        assert rec.started_at is not None  # a running container has started
         return {"running": {"startedAt": rfc3339(rec.started_at)}}, last, True
     if rec.state == BACKOFF:
         msg = f"back-off {go_duration(rec.backoff)} restarting failed container={name} pod={rec.format_pod()}"

@@ -26,6 +26,7 @@ a pressure action, or a pressure condition still held), so idle nodes cost no ti
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ..api.annotations import CPU_USAGE, MEMORY_USAGE, AnnotationError
 from ..api.events import make_event
@@ -35,6 +36,10 @@ from .admission import Rejection
 from .eviction import EVICTION_MONITORING_PERIOD, POD_CLEANUP_TIMEOUT, ContainerStats, Eviction, NodeStats, PodStats
 from .pods import BACKOFF, FAILED, PENDING, RUNNING, STOPPING, PodRecord
 from .usage import container_usage, crossing_time
+
+if TYPE_CHECKING:
+    from ..runtime.timers import Handle
+    from .kubeletself import KubeletSelf
 
 OOM, EVICT, UNPRESSURE, LIFT = "oom", "evict", "unpressure", "lift"
 PID_MAX = 32768
@@ -119,9 +124,16 @@ class PressureMixin:
 
     __slots__ = ()
 
+    # The kubelet's slots this part assigns, declared for the type checker (``kubeletself.py``).
+    _extra: dict[str, int]
+    _extra_timer: Handle | None
+    _evict_timer: Handle | None
+    _evict_due: float
+    _lift_timer: Handle | None
+
     # ---- OOM ------------------------------------------------------------------------------
 
-    def _schedule_oom(self, rec: PodRecord, started: float) -> None:
+    def _schedule_oom(self: KubeletSelf, rec: PodRecord, started: float) -> None:
         self._timers.cancel(rec.oom_timer)
         rec.oom_timer = None
         delay = oom_delay(rec)
@@ -129,18 +141,18 @@ class PressureMixin:
             rec.oom_at = started + delay
             rec.oom_timer = self._timers.schedule(rec.oom_at, (self.name, OOM, rec.uid, rec.runs))
 
-    def _on_oom(self, rec: PodRecord, runs: int) -> None:
+    def _on_oom(self: KubeletSelf, rec: PodRecord, runs: int) -> None:
         rec.oom_timer = None
         if runs != rec.runs or rec.state not in (RUNNING, STOPPING):
             return
+        # Scheduled only for a run of a pod that declares usage (``_schedule_oom``).
+        assert rec.started_at is not None and rec.usage is not None
         t = rec.oom_at
         since = t - rec.started_at
         killed = tuple(
             n
             for n, u in rec.usage.items()
-            if u.memory is not None
-            and _limit(rec, n, "memoryLimit")
-            and u.memory.at(since) > _limit(rec, n, "memoryLimit")
+            if u.memory is not None and (limit := _limit(rec, n, "memoryLimit")) and u.memory.at(since) > limit
         )
         for name in killed:
             # Not the kubelet's: upstream's kubelet records only system-wide OOMs (SystemOOM).
@@ -161,7 +173,7 @@ class PressureMixin:
 
     # ---- the pressure chaos action -----------------------------------------------------------
 
-    def set_pressure(self, extra: dict[str, int], now: float, duration: float | None = None) -> None:
+    def set_pressure(self: KubeletSelf, extra: dict[str, int], now: float, duration: float | None = None) -> None:
         """Node-level usage on top of the pods' (replaces the previous action's)."""
         if self._stopped:
             return
@@ -172,13 +184,13 @@ class PressureMixin:
             self._extra_timer = self._timers.schedule(now + duration, (self.name, UNPRESSURE, "", 0))
         self._ensure_sync(now)
 
-    def _unpressure(self, now: float) -> None:
+    def _unpressure(self: KubeletSelf, now: float) -> None:
         self._extra_timer = None
         self._extra = {}
 
     # ---- the eviction manager's loop ---------------------------------------------------------
 
-    def _ensure_sync(self, now: float) -> None:
+    def _ensure_sync(self: KubeletSelf, now: float) -> None:
         """Start the 10 s loop on its grid if it is not running."""
         if self._evict_timer is None and not self._stopped:
             period = EVICTION_MONITORING_PERIOD
@@ -186,18 +198,18 @@ class PressureMixin:
             # looks that find no threshold met are only monitoring (``_sync``).
             self._schedule_sync((math.floor(now / period) + 1) * period, background=False)
 
-    def _schedule_sync(self, at: float, background: bool) -> None:
+    def _schedule_sync(self: KubeletSelf, at: float, background: bool) -> None:
         # A look that only monitors is a background timer (it changes nothing a scenario
         # waits for); one that follows a met threshold or an eviction may act.
         self._evict_due = at
         self._evict_timer = self._timers.schedule(at, (self.name, EVICT, "", 0), background)
 
-    def _needs_sync(self) -> bool:
+    def _needs_sync(self: KubeletSelf) -> bool:
         if self._extra or self.eviction.conditions:
             return True
         return any(rec.usage is not None and rec.state in (*ACTIVE, STOPPING) for rec in self._pods.values())
 
-    def _sync(self, t: float) -> None:
+    def _sync(self: KubeletSelf, t: float) -> None:
         self._evict_timer = None
         active = [rec for rec in self._pods.values() if rec.state in ACTIVE and rec.requests is not None]
         result = self.eviction.synchronize(t, self._node_stats(t), [self._pod_stats(r, t) for r in active])
@@ -213,7 +225,7 @@ class PressureMixin:
         lift = self.eviction.lifts_at()
         self._lift_timer = None if lift is None else self._timers.schedule(lift, (self.name, LIFT, "", 0))
 
-    def _node_stats(self, t: float) -> NodeStats:
+    def _node_stats(self: KubeletSelf, t: float) -> NodeStats:
         cap, extra = self.config.capacity_ints(), self._extra
         pods_ws = processes = 0
         for rec in self._pods.values():
@@ -238,7 +250,8 @@ class PressureMixin:
             pid_running=processes + extra.get("pids", 0),
         )
 
-    def _pod_stats(self, rec: PodRecord, t: float) -> PodStats:
+    def _pod_stats(self: KubeletSelf, rec: PodRecord, t: float) -> PodStats:
+        assert rec.requests is not None  # only pods holding resources are measured
         mem = memory_now(rec, t)
         running = rec.state == RUNNING
         containers = tuple(
@@ -260,7 +273,7 @@ class PressureMixin:
             measured=rec.state != PENDING,
         )
 
-    def _evict(self, rec: PodRecord, ev: Eviction, t: float) -> float:
+    def _evict(self: KubeletSelf, rec: PodRecord, ev: Eviction, t: float) -> float:
         """Carry out the eviction manager's choice; returns how long to wait for the cleanup."""
         self._event(rec, ev.reason, ev.message, t, "Warning")
         # Upstream records the eviction with AnnotatedEventf: the starved resource and the
@@ -279,12 +292,13 @@ class PressureMixin:
         # Upstream polls every second, for at most 30 s, until the pod's containers are gone.
         return min(POD_CLEANUP_TIMEOUT, max(1.0, math.ceil((rec.stop_end or t) - t)))
 
-    def _finish_eviction(self, rec: PodRecord, t: float) -> None:
+    def _finish_eviction(self: KubeletSelf, rec: PodRecord, t: float) -> None:
         """The evicted pod's containers are gone: phase Failed, reason Evicted."""
         self._timers.cancel(rec.timer)
         self._timers.cancel(rec.oom_timer)
         rec.timer = rec.oom_timer = None
         if rec.state == STOPPING and rec.started_at is not None:
+            assert rec.stop_begin is not None and rec.stop_end is not None  # set when the stop began
             on_its_own = rec.stop_end >= rec.stop_begin + rec.emu.stop_seconds
             rec.last_exit = (EXIT_SIGTERM if on_its_own else EXIT_KILLED, rec.started_at, t, ())
         rec.state, rec.evicting, rec.ready_at = FAILED, False, t
@@ -293,14 +307,14 @@ class PressureMixin:
 
     # ---- admission and conditions ----------------------------------------------------------
 
-    def _eviction_admit(self, pod: dict, rec: PodRecord) -> Rejection | None:
+    def _eviction_admit(self: KubeletSelf, pod: dict, rec: PodRecord) -> Rejection | None:
         if not self.eviction.conditions:
             return None
         critical = rec.static or rec.priority >= 2_000_000_000
         refused = self.eviction.admit(rec.qos, (pod.get("spec") or {}).get("tolerations"), critical)
         return None if refused is None else Rejection(*refused)
 
-    def _set_conditions(self, conditions: tuple[str, ...], t: float) -> None:
+    def _set_conditions(self: KubeletSelf, conditions: tuple[str, ...], t: float) -> None:
         changed = False
         for ctype, (on_reason, off_reason) in _NODE_EVENTS.items():
             on = ctype in conditions
@@ -313,7 +327,7 @@ class PressureMixin:
             self.post_node_status(t)
 
     def _node_event(
-        self, reason: str, message: str, t: float, type: str = "Normal", component: str = "kubelet"
+        self: KubeletSelf, reason: str, message: str, t: float, type: str = "Normal", component: str = "kubelet"
     ) -> None:
         ref = {"kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
         self._outbox.events.append(make_event(ref, reason, message, t, type=type, component=component, host=self.name))

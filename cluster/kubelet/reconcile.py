@@ -36,6 +36,7 @@ pressure conditions (re-measured on its next pass), a ``pressure`` or ``partitio
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, TypeVar
 
 from ..api.objects import is_terminating
 from ..api.resources import pod_requests
@@ -57,6 +58,11 @@ from .pods import (
     PodRecord,
 )
 from .pressure import DISRUPTION_REASON
+
+if TYPE_CHECKING:
+    from .kubeletself import KubeletSelf
+
+_T = TypeVar("_T", float, None)
 
 _DURATION = re.compile(r"back-off (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)? ")
 
@@ -96,7 +102,7 @@ def _first_status(status: dict) -> dict | None:
     return statuses[0] if statuses else None
 
 
-def _ts(value, default: float | None) -> float | None:
+def _ts(value: object, default: _T) -> float | _T:
     t = parse_timestamp(value) if isinstance(value, str) else None
     return default if t is None else t
 
@@ -157,7 +163,9 @@ class ReconcileMixin:
 
     __slots__ = ()
 
-    def _adopt(self, rec: PodRecord, pod: dict, now: float) -> bool:
+    _ip_serial: int  # the kubelet's slot this part assigns, declared for the type checker (``kubeletself.py``)
+
+    def _adopt(self: KubeletSelf, rec: PodRecord, pod: dict, now: float) -> bool:
         """True when the pod is past admission here and is now adopted (or, terminating,
         on its way out through the deletion rows); False when it is to be admitted."""
         state = admitted_state(pod)
@@ -172,7 +180,7 @@ class ReconcileMixin:
             self._on_deletion(rec, pod, now)
         return True
 
-    def _retake(self, rec: PodRecord, pod: dict) -> None:
+    def _retake(self: KubeletSelf, rec: PodRecord, pod: dict) -> None:
         """Take the pod's resources again; only the allocators may refuse (see above)."""
         requests = admission.effective_requests(pod_requests(pod), self.allocatable)
         # An empty node without taints: the fit and port checks pass for any pod that once
@@ -184,7 +192,7 @@ class ReconcileMixin:
         if ip.isdigit() and not (pod.get("spec") or {}).get("hostNetwork"):
             self._ip_serial = max(self._ip_serial, int(ip))  # the next new pod gets the next address
 
-    def _resume(self, rec: PodRecord, now: float) -> None:
+    def _resume(self: KubeletSelf, rec: PodRecord, now: float) -> None:
         """Schedule what is left of the adopted state's timers."""
         if rec.state == PENDING:
             self._resume_at(rec, START, rec.admitted_at + rec.emu.start_seconds)
@@ -194,6 +202,7 @@ class ReconcileMixin:
             self._resume_at(rec, START, now)
         else:  # RUNNING
             run = rec.emu.run_seconds
+            assert rec.started_at is not None  # a running container has started
             rec.exit_at = None if run is None else rec.started_at + run
             if rec.exit_at is not None:
                 self._resume_at(rec, EXIT, rec.exit_at)
@@ -204,17 +213,18 @@ class ReconcileMixin:
         if rec.usage is not None:
             self._ensure_sync(now)
 
-    def _resume_at(self, rec: PodRecord, kind: str, at: float) -> None:
+    def _resume_at(self: KubeletSelf, rec: PodRecord, kind: str, at: float) -> None:
         # Always a timer, never inline, even when ``at`` has passed: the timer queue then
         # orders an overdue exit against an overdue OOM kill by their times.
         rec.gen += 1
         rec.due = at
         rec.timer = self._timers.schedule(at, (self.name, kind, rec.uid, rec.gen))
 
-    def _resume_eviction(self, rec: PodRecord, now: float) -> None:
+    def _resume_eviction(self: KubeletSelf, rec: PodRecord, now: float) -> None:
         """An eviction was stopping the pod: carry on from the condition's time. Whether a
         hard or a soft threshold chose it died with the previous process: the soft grace
         when the node has soft thresholds, else the hard one."""
+        assert rec.disruption is not None  # called only for a pod with one
         _, message, since = rec.disruption
         rec.state, rec.evicting, rec.stop_begin = STOPPING, True, since
         rec.reason, rec.message = REASON, message

@@ -130,8 +130,9 @@ class Cluster(ABC):
         and no component will change anything by itself within ``SETTLE_HORIZON``?"""
 
     @abstractmethod
-    async def catch_up(self, informer: Informer) -> None:
-        """Poll ``informer`` until it has seen every write made so far."""
+    async def catch_up(self, informer: Informer) -> list[WatchEvent]:
+        """Poll ``informer`` until it has seen every write made so far; returns the events
+        those polls gave."""
 
     # -- components ----------------------------------------------------------------------
     @abstractmethod

@@ -28,7 +28,7 @@ from ..api.requests import Bind, Outcome, Request
 from ..store.apiserver import APIServer
 from ..store.durable import restart_in_memory
 from ..store.store import DEFAULT_WINDOW
-from .cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefused
+from .cluster import SETTLE_HORIZON, Cluster, Informer, Layout, RuntimeRefused
 from .commands import Command
 from .component import RESTART, START, Batch, Component, ComponentSpec, Failure, WatchEvent
 from .reflector import Reflector
@@ -154,10 +154,11 @@ class LocalCluster(Cluster):
         api, out = self.api, []
         for kind in reflector.rv:
             selector = reflector.node_names(kind)
-            if reflector.rv[kind] is None:
+            rv = reflector.rv[kind]
+            if rv is None:
                 out += reflector.on_list(kind, api.list(kind, selector))
             else:
-                out += reflector.on_watch(kind, api.watch({kind: reflector.rv[kind]}, selector)[kind])
+                out += reflector.on_watch(kind, api.watch({kind: rv}, selector)[kind])
         return out
 
     # -- the driver's view --------------------------------------------------------------------
@@ -167,7 +168,7 @@ class LocalCluster(Cluster):
     def informer(self, kinds: Sequence[str]) -> LocalInformer:
         return LocalInformer(self, kinds)
 
-    async def catch_up(self, informer: Any) -> list[WatchEvent]:
+    async def catch_up(self, informer: Informer) -> list[WatchEvent]:
         return await informer.poll(0.0)
 
     def resource_version(self) -> int:
@@ -194,6 +195,7 @@ class LocalCluster(Cluster):
         if component == "apiserver":
             self.api = restart_in_memory(self.api, self.seed, self.window)
             return 0.0
+        old: Member | None
         if component == "host":
             old = self._host_member(node or "")
             self.fleet.host_restarted(self.fleet.hosts.index(old.spec))

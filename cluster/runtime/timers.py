@@ -59,9 +59,9 @@ class TimerQueue:
             self._fore = [e for e in self._fore if e[1] in live]
             heapq.heapify(self._fore)
 
-    def pop_due(self, now: float) -> list:
+    def pop_due(self, now: float) -> list[Any]:
         """Remove and return the tokens due at or before ``now``, in (time, seq) order."""
-        due = []
+        due: list[Any] = []
         heap, live = self._heap, self._live
         while heap and heap[0][0] <= now:
             _, seq, token = heapq.heappop(heap)

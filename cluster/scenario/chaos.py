@@ -199,8 +199,10 @@ def check(chaos: ChaosSpec, nodes: dict[str, dict[str, str]], ray_nodes: int = 0
     elif chaos.action == "random":
         _check_random(chaos)
     elif chaos.action == "deviceHealth":
+        assert chaos.node is not None  # required, and checked to be a node above
         _check_device(chaos, nodes[chaos.node])
     elif chaos.action == "devicePlugin":
+        assert chaos.node is not None  # required, and checked to be a node above
         _check_resource(chaos, nodes[chaos.node])
 
 
@@ -234,6 +236,7 @@ def _check_ray_node(index, ray_nodes: int) -> None:
 
 
 def _check_random(chaos: ChaosSpec) -> None:
+    assert chaos.rate is not None  # required for random: check() has raised otherwise
     if not chaos.rate > 0:
         raise ChaosError(f"rate: {json.dumps(chaos.rate)} must be greater than 0 (faults per emulated second)")
     if not chaos.targets:
@@ -256,6 +259,7 @@ def _check_resource(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
 def _check_device(chaos: ChaosSpec, capacity: dict[str, str]) -> None:
     _check_resource(chaos, capacity)
     res = chaos.resource
+    assert res is not None  # _check_resource raised unless it is a key of capacity
     count = int(parse(str(capacity[res])))
     kind = res.rpartition("/")[2]
     ids = [f"{chaos.node}-{kind}-{i}" for i in range(count)]  # deviceplugin.py's naming rule

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..api.objects import phase_of
 from ..api.requests import Create, Delete
@@ -127,7 +128,8 @@ class Timeline:
 
 async def poll_resources(cluster: Cluster, mirror: Mirror, now: float) -> None:
     """The kubelets' PodResources view from every node host, into the mirror."""
-    pods, nodes = {}, {}
+    pods: dict[str, dict[str, Any]] = {}
+    nodes: dict[str, dict[str, Any]] = {}
     for view in await cluster.inspect("host"):
         pods.update(view.get("podResources") or {})
         nodes.update(view.get("nodeResources") or {})

@@ -1,6 +1,6 @@
 """Scenario expectations: what each kind of expectation checks against the mirror.
 
-Owns the meaning of every expectation field of DESIGN §5 (pod, node, event, eventOrder,
+Owns the meaning of every expectation field of docs/architecture.md §9 (pod, node, event, eventOrder,
 count, invariant) and of the four timings: ``within`` holds at some observation up to its
 deadline, ``always`` holds at every observation, ``until`` holds at every observation up
 to its time, ``at: end`` holds when the run ends.
@@ -36,6 +36,7 @@ def check(e: Expectation, m: Mirror) -> tuple[bool, str]:
         return seen == e.eventOrder.objects, f"{e.eventOrder.reason} events for {', '.join(seen) or 'nothing'}"
     if e.count is not None:
         return _compare(e, _count(e, m), f"{e.count.kind}s")
+    assert e.invariant is not None  # a checked expectation has exactly one subject: this one
     violations = m.violations[e.invariant]
     return (not violations, violations[0] if violations else f"{e.invariant} holds")
 
@@ -54,11 +55,13 @@ def _compare(e: Expectation, n: int, what: str) -> tuple[bool, str]:
 
 def _pod(e: Expectation, m: Mirror) -> tuple[bool, str]:
     p = e.pod
+    assert p is not None  # check() calls this only for a pod expectation
     if p.name is not None:
         pod = m.pods.get((p.namespace, p.name))
         pods = [pod] if pod else []
         what = f"pod {p.namespace}/{p.name}"
     else:
+        assert p.labelSelector is not None  # a checked pod ref has exactly one of name, labelSelector
         sel = LabelSelector.parse(p.labelSelector)
         pods = [x for (ns, _), x in m.pods.items() if ns == p.namespace and sel.matches(labels_of(x))]
         what = f"pods {p.labelSelector!r} in {p.namespace}"
@@ -131,6 +134,7 @@ def _pod_field_ok(field: str, seen, want) -> bool:
 
 
 def _node(e: Expectation, m: Mirror) -> tuple[bool, str]:
+    assert e.node is not None  # check() calls this only for a node expectation
     node = m.nodes.get(e.node)
     if e.absent:
         return node is None, f"node {e.node}: {'absent' if node is None else 'present'}"
@@ -177,6 +181,7 @@ def _event_matches(want: dict, ev: dict) -> bool:
 
 def _count(e: Expectation, m: Mirror) -> int:
     c = e.count
+    assert c is not None  # check() calls this only for a count expectation
     sel = LabelSelector.parse(c.labelSelector) if c.labelSelector else None
     if c.kind == "Node":
         return sum(
@@ -222,6 +227,7 @@ class Tracker:
                 continue
             mode = e.mode()
             if mode == "within":
+                assert e.within is not None  # what mode() says
                 ok, detail = check(e, m)
                 if ok:
                     self._decide(v, True, detail, now)
@@ -229,7 +235,7 @@ class Tracker:
                     self._decide(v, False, f"not within {e.within:g}s: {detail}", now)
                 else:
                     v.detail = detail
-            elif mode == "always" or (mode == "until" and now <= e.until):
+            elif mode == "always" or (mode == "until" and e.until is not None and now <= e.until):
                 ok, detail = check(e, m)
                 if not ok:
                     self._decide(v, False, detail, now)

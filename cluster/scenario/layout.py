@@ -2,7 +2,7 @@
 packed into hosts, and the component specs both runtimes start.
 
 Owns ``expand_pools`` (a pool becomes one ``NodeConfig`` per node, numbered per prefix),
-``pack`` (nodes into node hosts: DESIGN §3) and ``layout`` (the scheduler, the controller
+``pack`` (nodes into node hosts: docs/architecture.md §7) and ``layout`` (the scheduler, the controller
 manager and one node host per pack, as ``ComponentSpec``s). Called by the scenario driver's
 callers (the CLI) and the benchmarks.
 """
@@ -50,7 +50,7 @@ def pack(nodes: list, nodes_per_host: int, cpus: int) -> list[list]:
     """Split nodes into hosts: ``nodes_per_host`` each, or (0) up to two hosts per CPU.
 
     Automatic packing starts a new host only per ``MIN_AUTO_NODES_PER_HOST`` nodes, since a
-    host process costs about 0.6 s and 50 MB to start (DESIGN §3).
+    host process costs about 0.6 s and 50 MB to start (docs/architecture.md §7).
     """
     if not nodes:
         return []

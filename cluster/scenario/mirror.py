@@ -19,7 +19,7 @@ from .podresources import cpuset_violations, device_violations
 
 
 class Mirror:
-    def __init__(self):
+    def __init__(self) -> None:
         self.pods: dict[tuple[str, str], dict] = {}
         self.nodes: dict[str, dict] = {}
         self.events: list[dict] = []
@@ -107,6 +107,7 @@ class Mirror:
             used = self._node_sum.get(node, {})
             over = [r for r, v in used.items() if alloc is not None and v > alloc.get(r, 0) and v > 0]
             if over and node not in self._over:
+                assert alloc is not None  # over is empty for a node without allocatable
                 self._over.add(node)
                 self.violations["noOvercommit"].append(
                     f"at {now:.1f}s node {node}: running pods request {', '.join(f'{r}={used[r]}' for r in over)} "

@@ -26,9 +26,9 @@ CpusetEntry = tuple
 def cpuset_violations(pods: Iterable[CpusetEntry], shared: dict[str, str | None]) -> list[str]:
     """``shared`` maps a node to its shared CPU pool (None: no static CPU manager)."""
     by_node: dict[str, list[tuple[str, frozenset[int], frozenset[int] | None]]] = {}
-    for ref, node, cpuset, *pinned in pods:
+    for ref, node, cpuset, *reported in pods:
         if cpuset:
-            exclusive = parse_cpuset(pinned[0]) if pinned and pinned[0] is not None else None
+            exclusive = parse_cpuset(reported[0]) if reported and reported[0] is not None else None
             by_node.setdefault(node, []).append((ref, parse_cpuset(cpuset), exclusive))
     out = []
     for node, entries in sorted(by_node.items()):
@@ -52,7 +52,7 @@ def cpuset_violations(pods: Iterable[CpusetEntry], shared: dict[str, str | None]
     return out
 
 
-def device_violations(pods: Iterable[tuple[str, dict[str, list[str]]]]) -> list[str]:
+def device_violations(pods: Iterable[tuple[str, dict[str, list[str]] | None]]) -> list[str]:
     """``pods``: (pod ref, {resource: [device IDs]}) each."""
     holder: dict[tuple[str, str], str] = {}
     out = []

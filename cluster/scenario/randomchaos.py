@@ -17,6 +17,7 @@ cluster's history, not on dict order). Called by the scenario driver and by
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from .chaos import ChaosSpec
 
@@ -25,6 +26,7 @@ class RandomChaos:
     def __init__(self, spec: ChaosSpec, start: float):
         self.spec = spec
         self.rng = random.Random(spec.seed if spec.seed is not None else 1)
+        assert spec.rate is not None  # chaos.check requires it of a random step
         self.rate = float(spec.rate)
         self.end = start + (spec.duration_seconds() or 0.0)
         self.partition = spec.partition_seconds()
@@ -49,10 +51,11 @@ class RandomChaos:
         candidates = sorted(live)
         while self.next_at is not None and self.next_at <= now:
             at = self.next_at
+            assert self.spec.targets is not None  # chaos.check requires it of a random step
             action = self.rng.choice(self.spec.targets)
             if candidates:
                 node = candidates.pop(self.rng.randrange(len(candidates)))
-                extra = {"duration": self.partition} if action == "partition" else {}
+                extra: dict[str, Any] = {"duration": self.partition} if action == "partition" else {}
                 out.append((at, ChaosSpec(action=action, node=node, **extra)))
             else:
                 self.skipped += 1

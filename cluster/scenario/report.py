@@ -1,4 +1,4 @@
-"""The JSON report of a run (DESIGN §5) and the terminal summary printed after it.
+"""The JSON report of a run (docs/architecture.md §9) and the terminal summary printed after it.
 
 Owns the report's shape: ``scenario``, ``passed``, ``expectations``, ``pods``, ``nodes``,
 ``events`` and ``metrics``. Built from the mirror (what was observed), the tracker's

@@ -1,4 +1,4 @@
-"""The scenario file format (DESIGN §5): its schema, defaults and whole-file validation.
+"""The scenario file format (docs/architecture.md §9): its schema, defaults and whole-file validation.
 
 Owns turning a YAML document (plus ``--set`` overrides) into a checked ``Scenario``, or
 one ``ScenarioError`` line naming the field path and the bad value. Everything is checked
@@ -8,6 +8,7 @@ before anything runs, so a bad scenario creates nothing. Called by the CLI and b
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import yaml
@@ -47,7 +48,7 @@ def _duration(v: Any) -> float:
 
 class NodePool(_Strict):
     namePrefix: str = "node"
-    count: int = Field(1, ge=0)
+    count: int = Field(default=1, ge=0)
     capacity: dict[str, Any] = Field(default_factory=dict)
     reserved: dict[str, Any] = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
@@ -56,10 +57,10 @@ class NodePool(_Strict):
 
 
 class ClusterSpec(_Strict):
-    nodesPerHost: int = Field(0, ge=0)
+    nodesPerHost: int = Field(default=0, ge=0)
     # Ray nodes to spread the node hosts over; 0: whatever Ray cluster the driver joins.
     # Without RAY_ADDRESS, 2 or more starts a local multi-node Ray cluster on this machine.
-    rayNodes: int = Field(0, ge=0, le=16)
+    rayNodes: int = Field(default=0, ge=0, le=16)
     nodes: list[NodePool] = Field(default_factory=list)
 
 
@@ -182,9 +183,9 @@ class Expectation(_Strict):
 
 
 class ScenarioSpec(_Strict):
-    runtime: Literal["ray", "local"] = "ray"  # where the components run (DESIGN §2.8)
+    runtime: Literal["ray", "local"] = "ray"  # where the components run (docs/architecture.md §6)
     seed: int = 1
-    timeScale: float = Field(1.0, gt=0)
+    timeScale: float = Field(default=1.0, gt=0)
     duration: float = 300.0
     cluster: ClusterSpec = Field(default_factory=ClusterSpec)
     objects: list[dict[str, Any]] = Field(default_factory=list)
@@ -209,7 +210,7 @@ class Scenario(_Strict):
     spec: ScenarioSpec
 
 
-def load_file(path: str, overrides: list[str] = ()) -> Scenario:
+def load_file(path: str, overrides: Sequence[str] = ()) -> Scenario:
     try:
         with open(path) as f:
             raw = yaml.safe_load(f)
@@ -220,7 +221,7 @@ def load_file(path: str, overrides: list[str] = ()) -> Scenario:
     return load(raw, overrides)
 
 
-def load(raw: Any, overrides: list[str] = ()) -> Scenario:
+def load(raw: Any, overrides: Sequence[str] = ()) -> Scenario:
     """Check a scenario document completely; raises ScenarioError with one line."""
     if not isinstance(raw, dict):
         raise ScenarioError("scenario: the document must be a mapping with apiVersion, kind, metadata and spec")

@@ -134,8 +134,10 @@ def _point_lists(raw: dict, point: str, path: str) -> tuple[list[dict], list[str
         raise _fail(f"{path}.{point}", section, "must be a mapping with enabled and/or disabled")
     _unknown(section, {"enabled", "disabled"}, f"{path}.{point}")
     registry = default_registry()
-    enabled, disabled = [], []
-    for which, out in (("enabled", enabled), ("disabled", disabled)):
+    enabled: list[dict] = []
+    disabled: list[str] = []
+    lists: tuple[tuple[str, list[Any]], ...] = (("enabled", enabled), ("disabled", disabled))
+    for which, out in lists:
         items = section.get(which) or []
         if not isinstance(items, list):
             raise _fail(f"{path}.{point}.{which}", items, "must be a list of {name, weight}")

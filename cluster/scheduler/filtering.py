@@ -19,12 +19,18 @@ plugin: the same verdicts and reasons, without placing and removing pods each cy
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 
 from .cache import Cache, PodInfo
 from .framework import CycleState, Framework
 from .nominator import PodNominator
 from .status import SUCCESS, Rejection, Status
+
+if TYPE_CHECKING:
+    from .plugins.noderesources import NodeResourcesFit
 
 
 class FilterRun:
@@ -37,7 +43,7 @@ class FilterRun:
         self.state = state
         self.allowed = allowed  # nodes a PreFilterResult kept (None: all)
         self.feasible = feasible
-        self._rejections = rejections or (lambda: [])
+        self._rejections: Callable[[], list[Rejection]] = rejections or (lambda: [])
 
     def rejections(self) -> list[Rejection]:
         return self._rejections()
@@ -77,7 +83,7 @@ def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: Fi
     for r in plain.rejections():
         if r.plugin != "NodeResourcesFit":
             rows &= ~r.mask
-    fit = fwk.plugins.get("NodeResourcesFit")
+    fit = cast("NodeResourcesFit | None", fwk.plugins.get("NodeResourcesFit"))
     if fit is None:  # nothing else can tell these rows apart by load
         return rows, np.ones(n, dtype=bool), lambda: []
     result = fit.fit(pod, snap, extra, extra_count)
@@ -119,7 +125,8 @@ def run_filters(
     with cache.holding(nominated):
         with_nominated = _one_pass(fwk, CycleState(), pod, cache)
         rows = np.zeros(cache.num_nodes, dtype=bool)
-        rows[[p.node.index for p, _ in nominated]] = True
+        # Held pods are attached (p.node set) inside ``holding``; no per-pod check here.
+        rows[[p.node.index for p, _ in nominated]] = True  # type: ignore[union-attr]
     if with_nominated.status.is_error():
         return with_nominated
     if not with_nominated.status.is_success():  # a PreFilter rejection in pass 1: every such node fails it

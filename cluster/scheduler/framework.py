@@ -19,7 +19,9 @@ propagates.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -106,7 +108,11 @@ class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstra
     # Plugins that reason about other pods override this to narrow assigned-pod events:
     # could ``assigned`` (bound, changed or gone) make ``pending`` schedulable? None means
     # "no opinion", and the pod is not moved for that plugin's sake.
-    assigned_pod_may_help = None
+    assigned_pod_may_help: Callable[[PodInfo, PodInfo, Any], bool] | None = None
+
+    if TYPE_CHECKING:
+        # Every plugin is built by its registry factory as ``cls(args, framework)``.
+        def __init__(self, args: dict | None = None, handle: Any = None) -> None: ...
 
 
 class PreEnqueuePlugin(Plugin):
@@ -242,7 +248,7 @@ class BindPlugin(Plugin):
 
 
 # Extension point -> the interface a plugin implements to run there.
-POINT_CLASSES: dict[str, type] = {
+POINT_CLASSES: dict[str, type[Plugin]] = {
     "preEnqueue": PreEnqueuePlugin,
     "queueSort": QueueSortPlugin,
     "preFilter": PreFilterPlugin,
@@ -269,6 +275,9 @@ _BUCKETS = {
 
 # ---- running a profile -----------------------------------------------------------------
 
+# (plugin name, its FilterResult.failures, the nodes it was the first to reject)
+PendingRejections = tuple[str, list[tuple[Code, str, np.ndarray]], np.ndarray]
+
 
 class FilterOutcome:
     """Feasible nodes after all Filter plugins, with rejections kept unmerged until needed.
@@ -280,13 +289,13 @@ class FilterOutcome:
 
     __slots__ = ("feasible", "status", "_pending")
 
-    def __init__(self, feasible: np.ndarray | None, status: Status, pending: list):
+    def __init__(self, feasible: np.ndarray | None, status: Status, pending: list[PendingRejections]):
         self.feasible = feasible
         self.status = status
         self._pending = pending
 
     def rejections(self) -> list[Rejection]:
-        out = []
+        out: list[Rejection] = []
         for plugin, failures, first_rejected in self._pending:
             for code, reason, mask in failures:
                 m = mask & first_rejected
@@ -341,8 +350,10 @@ class Framework:
         if point == "queueSort":
             if self.queue_sort is not None:
                 raise ValueError(f"profile {self.profile_name!r}: only one QueueSort plugin may be enabled")
+            assert isinstance(plugin, QueueSortPlugin)  # the caller checked POINT_CLASSES[point]
             self.queue_sort = plugin
         elif point == "score":
+            assert isinstance(plugin, ScorePlugin)  # the caller checked POINT_CLASSES[point]
             normalizes = type(plugin).normalize is not ScorePlugin.normalize
             self.score_plugins.append((plugin, weight, normalizes))
         else:
@@ -401,7 +412,7 @@ class Framework:
         self, state: CycleState, pod: PodInfo, snap: Snapshot, allowed: np.ndarray | None = None
     ) -> FilterOutcome:
         feasible = allowed
-        pending = []
+        pending: list[PendingRejections] = []
         for p in self.filter_plugins:
             if p.NAME in state.skip_filter:
                 continue
@@ -445,7 +456,7 @@ class Framework:
         self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray
     ) -> tuple[np.ndarray | None, Status]:
         """PreScore, Score and NormalizeScore; returns the weighted total per candidate."""
-        p = None
+        p: PreScorePlugin | ScorePlugin | None = None
         try:
             for p in self.pre_score_plugins:
                 status = p.pre_score(state, pod, snap, candidates)
@@ -470,6 +481,7 @@ class Framework:
                     )
                 total += scores * weight if weight != 1 else scores
         except PluginError as exc:
+            assert p is not None  # only a plugin raises PluginError
             return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
         return total, SUCCESS
 

@@ -10,6 +10,8 @@ and the cleared nominations of lower-priority pods). Created and called by ``Sch
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from ..api.events import make_event
 from ..clock import rfc3339
 from .cache import Cache, PodInfo
@@ -21,6 +23,10 @@ from .podterms import REQUIRED_ANTI_AFFINITY
 from .preemption_fast import DryRunMemo, fast_candidate
 from .queue import SchedulingQueue
 from .status import Code, Status
+
+if TYPE_CHECKING:
+    from .plugins.noderesources import NodeResourcesFit
+    from .plugins.podtopologyspread import PodTopologySpread
 
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_REASON = "PreemptionByScheduler"
@@ -35,7 +41,10 @@ class SchedulerHost(PreemptionHost):
         self._preempting: dict[str, set[str]] = {}
         self._victim_of: dict[str, str] = {}
         self._now = 0.0
-        self.framework: Framework | None = None  # the profile whose cycle is running
+        # The profile whose cycle is running. None only until the first set_cycle, which runs
+        # before any PostFilter can call back here; typed as set so the what-if paths (per
+        # dry-run node) need no None checks.
+        self.framework: Framework = None  # type: ignore[assignment]
 
     def set_cycle(self, framework: Framework, now: float) -> None:
         self.framework, self._now = framework, now
@@ -67,7 +76,9 @@ class SchedulerHost(PreemptionHost):
         """A pod was seen deleted or terminating; if it was the last victim of a
         preemption, that preemption is over: returns the preemptor's uid."""
         preemptor = self._victim_of.pop(uid, None)
-        waiting = self._preempting.get(preemptor) if preemptor is not None else None
+        if preemptor is None:
+            return None
+        waiting = self._preempting.get(preemptor)
         if waiting is None:
             return None
         waiting.discard(uid)
@@ -108,7 +119,7 @@ class SchedulerHost(PreemptionHost):
         if self._pdbs or not self.resources_decide(pod):
             return None
         snap = self._cache.snapshot()
-        fit = self.framework.plugins.get("NodeResourcesFit")
+        fit = cast("NodeResourcesFit | None", self.framework.plugins.get("NodeResourcesFit"))
         if fit is not None and any(fit.ignores_column(col, snap) for col, _ in pod.req_cols):
             return None
         load = self._queue.nominator.load
@@ -139,7 +150,7 @@ class SchedulerHost(PreemptionHost):
             return False
         if self._cache.snapshot().pods.groups(REQUIRED_ANTI_AFFINITY):
             return False
-        spread = fwk.plugins.get("PodTopologySpread")
+        spread = cast("PodTopologySpread | None", fwk.plugins.get("PodTopologySpread"))
         if (pod.pod.get("spec") or {}).get("topologySpreadConstraints"):
             return False
         return spread is None or not any(c.hard for c in spread.default_constraints)
@@ -159,7 +170,7 @@ class SchedulerHost(PreemptionHost):
                 count += 1
                 for col, amount in other.req_cols:
                     free[col] -= amount
-        fit = self.framework.plugins.get("NodeResourcesFit")
+        fit = cast("NodeResourcesFit | None", self.framework.plugins.get("NodeResourcesFit"))
         if fit is None:
             return Status()  # nothing here judges load
         reasons = [TOO_MANY_PODS] if count + 1 > snap.allowed_pods[i] else []
@@ -199,7 +210,7 @@ def apply_post_filter(
     node = result.nominated_node_name
     evicted = [v.uid for v in result.victims if _evict(fwk, v, pinfo, node, now, out)]
     if fwk.host is not None:
-        fwk.host.begin_preemption(pinfo.uid, evicted)
+        cast(SchedulerHost, fwk.host).begin_preemption(pinfo.uid, evicted)  # the Scheduler sets its SchedulerHost
     for other in result.clear_nominations:
         queue.nominator.delete(other.uid)
         out.nominations.append((other.namespace, other.name, other.uid, ""))

@@ -14,11 +14,15 @@ many replicas of one workload collapse into one group with a per-node count.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..api.selectors import LabelSelector
 from .podterms import AffinityTerm
+
+if TYPE_CHECKING:
+    from .podinfo import PodInfo
 
 
 class TermGroup:
@@ -28,22 +32,23 @@ class TermGroup:
 
     def __init__(self, term: AffinityTerm):
         self.term = term
-        self.pods: dict[str, object] = {}  # uid -> PodInfo
+        self.pods: dict[str, PodInfo] = {}  # uid -> PodInfo
 
     def node_counts(self, num_nodes: int) -> np.ndarray:
         return node_counts(self.pods.values(), num_nodes)
 
 
-def node_counts(pods: Iterable, num_nodes: int) -> np.ndarray:
+def node_counts(pods: Iterable[PodInfo], num_nodes: int) -> np.ndarray:
     """How many of ``pods`` sit on each node row (pods must be attached to a node)."""
-    rows = np.fromiter((p.node.index for p in pods), dtype=np.intp)
+    # p.node is Optional on PodInfo; callers only pass attached pods (no per-pod check here).
+    rows = np.fromiter((p.node.index for p in pods), dtype=np.intp)  # type: ignore[union-attr]
     return np.bincount(rows, minlength=num_nodes)[:num_nodes]
 
 
 class PodIndex:
     def __init__(self):
-        self._by_ns: dict[str, dict[str, object]] = {}
-        self._by_label: dict[tuple[str, str, str], dict[str, object]] = {}
+        self._by_ns: dict[str, dict[str, PodInfo]] = {}
+        self._by_label: dict[tuple[str, str, str], dict[str, PodInfo]] = {}
         # (kind, term) -> TermGroup; kinds are podterms.TERM_KINDS
         self._groups: dict[tuple[str, AffinityTerm], TermGroup] = {}
         self._groups_by_kind: dict[str, dict[AffinityTerm, TermGroup]] = {}
@@ -51,7 +56,7 @@ class PodIndex:
 
     # ---- maintenance (Cache only) ------------------------------------------------------
 
-    def add(self, pinfo) -> None:
+    def add(self, pinfo: PodInfo) -> None:
         self.version += 1
         ns, uid = pinfo.namespace, pinfo.uid
         self._by_ns.setdefault(ns, {})[uid] = pinfo
@@ -67,7 +72,7 @@ class PodIndex:
                         self._groups_by_kind.setdefault(kind, {})[term] = g
                     g.pods[uid] = pinfo
 
-    def remove(self, pinfo) -> None:
+    def remove(self, pinfo: PodInfo) -> None:
         self.version += 1
         ns, uid = pinfo.namespace, pinfo.uid
         _discard(self._by_ns, ns, uid)
@@ -89,7 +94,7 @@ class PodIndex:
     def namespaces(self) -> list[str]:
         return list(self._by_ns)
 
-    def select(self, namespaces: Iterable[str] | None, selector: LabelSelector) -> list:
+    def select(self, namespaces: Iterable[str] | None, selector: LabelSelector) -> list[PodInfo]:
         """Placed pods in ``namespaces`` (None: all) whose labels match ``selector``."""
         if selector.matches_nothing:
             return []
@@ -98,16 +103,18 @@ class PodIndex:
         # A lone =/in requirement is answered by its buckets alone (the usual matchLabels
         # {app: x}): no per-pod check needed.
         exact = len(keys) == 1 and selector.requirement_count == 1
-        out = []
+        out: list[PodInfo] = []
+        candidates: Iterable[PodInfo]
         for ns in names:
             if keys:
                 # The smallest bucket of one =/in requirement bounds the candidates.
-                best = None
+                best: tuple[int, list[dict[str, PodInfo]]] | None = None
                 for key, values in keys:
                     buckets = [b for v in values if (b := self._by_label.get((ns, key, v)))]
                     size = sum(len(b) for b in buckets)
                     if best is None or size < best[0]:
                         best = (size, buckets)
+                assert best is not None  # keys is non-empty
                 if exact:
                     for b in best[1]:
                         out.extend(b.values())
@@ -118,7 +125,7 @@ class PodIndex:
             out.extend(p for p in candidates if selector.matches(p.labels))
         return out
 
-    def select_term(self, term: AffinityTerm, namespace_labels) -> list:
+    def select_term(self, term: AffinityTerm, namespace_labels) -> list[PodInfo]:
         """Placed pods a term covers (its namespaces and its label selector)."""
         if term.namespace_selector is None:
             return self.select(term.namespaces, term.selector)

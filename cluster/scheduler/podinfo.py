@@ -9,10 +9,13 @@ the cycle and every plugin.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..api.objects import labels_of, name_of, namespace_of, priority_of, uid_of
-from ..api.predicates import host_ports
+from ..api.predicates import HostPort, host_ports
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, pod_nonzero_requests, pod_requests
 from .podterms import PodTerms
 
@@ -62,12 +65,23 @@ class PodInfo:
         "passed_static",
     )
 
+    # Set by refresh() (first called from __init__).
+    pod: dict[str, Any]
+    priority: int
+    requests: dict[str, int]
+    req_cols: tuple[tuple[int, int], ...]
+    nonzero_cpu: int
+    nonzero_mem: int
+    labels: dict[str, str]
+    terms: PodTerms | None
+    host_ports: tuple[HostPort, ...]
+
     def __init__(self, pod: dict, columns: ResourceColumns):
         self.uid = uid_of(pod)
         self.namespace = namespace_of(pod)
         self.name = name_of(pod)
-        self._sig = None
-        self._terms_sig = None
+        self._sig: tuple[Any, ...] | None = None
+        self._terms_sig: tuple[Any, ...] | None = None
         self.node: NodeInfo | None = None
         # (node name, Cache.node_epoch) where every filter but the resource fit passed,
         # as preemption found when it nominated the node; see SchedulerHost.nominated_node_fits.
@@ -130,7 +144,7 @@ class PodInfo:
 class ResourceColumns:
     """Resource name -> column index; grows on first sight and tells the cache to widen."""
 
-    def __init__(self, on_new):
+    def __init__(self, on_new: Callable[[], object]):
         self.names: list[str] = []
         self._index: dict[str, int] = {}
         self._on_new = on_new
@@ -172,7 +186,7 @@ class NodeInfo:
 
 def node_images(node: dict) -> dict[str, int]:
     """Every name of every image in ``status.images``, with its size."""
-    out = {}
+    out: dict[str, int] = {}
     for img in (node.get("status") or {}).get("images") or ():
         for name in img.get("names") or ():
             out[name] = int(img.get("sizeBytes") or 0)

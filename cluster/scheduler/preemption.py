@@ -105,13 +105,14 @@ class PdbBudgets:
             self.by_namespace.setdefault(namespace_of(pdb), []).append((i, sel, disrupted))
 
 
-def filter_pods_with_pdb_violation(pods, pdbs) -> tuple[list, list]:
+def filter_pods_with_pdb_violation(pods, pdbs) -> tuple[list[PodInfo], list[PodInfo]]:
     """Split ``pods`` (order kept) into (violating, non-violating): evicting them in this
     order, does a pod take a budget below zero? ``pdbs`` is a PdbBudgets or PDB dicts.
     A pod already in a budget's ``disruptedPods`` is being evicted and costs nothing."""
     budgets = pdbs if isinstance(pdbs, PdbBudgets) else PdbBudgets(pdbs)
     taken: dict[int, int] = {}  # only the budgets this node touches, not a copy of all
-    violating, non_violating = [], []
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
     for p in pods:
         violated = False
         if p.labels:  # a pod without labels matches no (non-empty) selector
@@ -238,7 +239,7 @@ def dry_run(
     wanted: int,
     budgets: PdbBudgets,
     now: float,
-) -> tuple[list, dict, list]:
+) -> tuple[list[Candidate], dict[int, Status], list[str]]:
     """Try the potential nodes from ``offset`` on until ``wanted`` candidates, one of them
     breaking no PDB, are found. Returns (candidates, PDB-respecting ones first; node index
     -> status of each node that is not a candidate; error messages)."""
@@ -273,7 +274,7 @@ def _earliest_top_start(c: Candidate, now: float) -> float:
     return min(start_time(v, now) for v in c.victims if v.priority == top)
 
 
-def pick_one_node(candidates: list, now: float) -> Candidate | None:
+def pick_one_node(candidates: list[Candidate], now: float) -> Candidate | None:
     """The best candidate (upstream's pickOneNodeForPreemption): each criterion keeps the
     best-scoring candidates and the next breaks their tie; the first one left wins."""
     if not candidates:
@@ -351,7 +352,9 @@ def preempt(
     if n == 0:
         return None, Status.error("no nodes available")
     potential = potential_nodes(diagnosis, n)
-    candidates, statuses, errors = [], {}, []
+    candidates: list[Candidate] = []
+    statuses: dict[int, Status] = {}
+    errors: list[str] = []
     now = host.now()
     if len(potential):
         budgets = PdbBudgets(host.pdbs())
@@ -370,4 +373,5 @@ def preempt(
         # An empty nomination: the pod's current one (if any) is cleared.
         return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (fit_error_text(n, statuses),))
     best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates, now)
+    assert best is not None  # candidates is not empty
     return PostFilterResult(best.name, best.victims, lower_priority_nominated(host, pod, best.name)), SUCCESS

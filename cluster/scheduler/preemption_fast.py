@@ -117,10 +117,11 @@ def fast_candidate(
     ids = cache.row_ids()
     versions = cache.node_versions()
     memo_v = memo.verdicts(pod, len(versions))
-    own_row = cache.node_info(own_node).index if own_node and cache.node_info(own_node) else -1
+    own_row = own_info.index if own_node and (own_info := cache.node_info(own_node)) else -1
     walk = np.concatenate((potential[offset:], potential[:offset]))  # np.roll, without its overhead
     chunk = chunk or max(2 * wanted, 1024)
-    found, own = [], None
+    found: list[np.ndarray] = []
+    own: _Verdicts | None = None
     for start in range(0, len(walk), chunk):
         rows = walk[start : start + chunk]
         stale = rows[(memo_v.seen[ids[rows]] != versions[ids[rows]]) & (rows != own_row)]
@@ -306,13 +307,14 @@ def _slots(cache: Cache, snap, pod: PodInfo, rows: np.ndarray):
     most important first within a group (priority, then start, then attach order)."""
     table = cache.table
     if len(rows) < _SMALL:
-        idx, pos = [], []
+        slots: list[int] = []
+        pos: list[int] = []
         for j, row in enumerate(rows):
             for p in snap.node_info(int(row)).pods.values():
                 if p.priority < pod.priority:
-                    idx.append(table.slot_of(p.uid))
+                    slots.append(table.slot_of(p.uid))
                     pos.append(j)
-        idx, node_pos = np.array(idx, dtype=np.int64), np.array(pos, dtype=np.int64)
+        idx, node_pos = np.array(slots, dtype=np.int64), np.array(pos, dtype=np.int64)
     else:
         where = np.full(snap.num_nodes, -1, dtype=np.int64)
         where[rows] = np.arange(len(rows))

@@ -90,6 +90,7 @@ class PriorityLoad:
         if at_least is not None:
             prios = [p for p in self._req if p >= at_least]
         else:
+            assert below is not None  # callers pass exactly one of at_least / below
             prios = [p for p in self._req if p < below]
         if not prios:
             return None

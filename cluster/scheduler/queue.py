@@ -199,7 +199,7 @@ class SchedulingQueue:
         """The first entry of a backoff heap that is not stale, dropping stale ones."""
         backoff = self._backoff
         while heap:
-            qp = heap[0][-1]
+            qp: QueuedPodInfo = heap[0][-1]
             if backoff.get(qp.uid) is qp and qp.seq == heap[0][-2]:
                 return heap[0]
             heapq.heappop(heap)
@@ -256,7 +256,8 @@ class SchedulingQueue:
             self._compact()
 
     def _compact(self) -> None:
-        self._heap = [e for e in self._heap if self._active.get(e[-1].uid) is e[-1] and e[-1].seq == e[-2]]
+        # (seq test first: mypy reads ``x is active.get(...)`` as "x may be None")
+        self._heap = [e for e in self._heap if e[-1].seq == e[-2] and self._active.get(e[-1].uid) is e[-1]]
         heapq.heapify(self._heap)
 
     def pop(self) -> QueuedPodInfo | None:
@@ -265,7 +266,7 @@ class SchedulingQueue:
         heap, active = self._heap, self._active
         while heap:
             entry = heapq.heappop(heap)
-            qp = entry[-1]
+            qp: QueuedPodInfo = entry[-1]
             if active.get(qp.uid) is qp and qp.seq == entry[-2]:
                 del active[qp.uid]
                 return self._popped(qp)

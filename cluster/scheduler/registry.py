@@ -8,14 +8,19 @@ scheduler profile: its name, its plugins and their order per extension point). B
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..api.objects import DEFAULT_SCHEDULER
 
+if TYPE_CHECKING:
+    from .framework import Plugin
+
 # ---- registry and profiles -------------------------------------------------------------
 
-PluginFactory = Callable[[dict, object], object]  # (args, framework handle) -> plugin
+# A Plugin subclass, called as factory(args, framework handle) -> plugin; config.py checks
+# which extension points it implements with issubclass.
+PluginFactory = type["Plugin"]
 
 
 class Registry:

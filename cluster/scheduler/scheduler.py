@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,9 @@ class Scheduler:
                 profile, DEFAULT_PLUGINS if profile.plugins is None else profile.plugins, registry
             )
         fwks = list(self.frameworks.values())
-        if len({f.queue_sort.NAME for f in fwks}) > 1:
+        # One per profile: Framework() refuses a profile without a QueueSort plugin.
+        sorts = [f.queue_sort for f in fwks if f.queue_sort is not None]
+        if len({s.NAME for s in sorts}) > 1:
             raise ValueError("profiles: all profiles must use the same QueueSort plugin")
         event_map: dict[str, set[str]] = {}
         for f in fwks:
@@ -103,7 +106,7 @@ class Scheduler:
                 event_map.setdefault(ev, set()).update(names)
         self.cache = Cache(config.assume_ttl)
         self.queue = SchedulingQueue(
-            fwks[0].queue_sort,
+            sorts[0],
             event_map,
             config.pod_max_in_unschedulable_seconds,
             config.pod_initial_backoff_seconds,
@@ -173,6 +176,7 @@ class Scheduler:
         if not changed:
             return  # a heartbeat: nothing a pod could be waiting for
         ni = self.cache.node_info((node.get("metadata") or {}).get("name", ""))
+        assert ni is not None  # add_node just stored it
 
         def could_fit(qp) -> bool:  # upstream's preCheckForNode
             return fits_node(qp.pinfo, ni, self.cache)
@@ -284,6 +288,7 @@ class Scheduler:
         pinfo = self.cache.forget_pod(uid)
         if pinfo is None or qp is None:
             return  # confirmed, deleted or expired meanwhile: nothing is held for it any more
+        assert node_name is not None  # the pod was placed (forget_pod returned it)
         fwk = self._framework_for(pinfo.pod)
         if fwk is not None:
             fwk.run_unreserve(CycleState(), pinfo, node_name)
@@ -399,6 +404,7 @@ class Scheduler:
         total, status = fwk.run_score(state, pinfo, snap, candidates)
         if not status.is_success():
             return None, status, None
+        assert total is not None  # run_score returns a total with every success
         return int(candidates[self._select_host(total)]), SUCCESS, None
 
     def _search(self, fwk: Framework, feasible: np.ndarray) -> np.ndarray:
@@ -525,7 +531,7 @@ class Scheduler:
     def _record_condition(pod: dict, reason: str, message: str, now: float, out: ScheduleOutput) -> None:
         """PodScheduled=False, unless the pod already carries exactly that (upstream skips
         the API write then, and keeps lastTransitionTime while the status stays False)."""
-        old = next(
+        old: Any = next(  # the PodScheduled condition (JSON), or None
             (c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") == "PodScheduled"), None
         )
         was_false = old is not None and old.get("status") == "False"

@@ -6,7 +6,7 @@ typed patches (``cluster/api/patches.py``), and graceful deletion exactly as ref
 describes. It holds the ``Store``. Both runtimes call it: the apiserver Ray actor
 (``actors/apiserver.py``) and the in-process local runtime (``cluster/runtime/local.py``).
 
-Writes come in batches of typed requests (``cluster/api/requests.py``, DESIGN §2.4):
+Writes come in batches of typed requests (``cluster/api/requests.py``, docs/architecture.md §5):
 ``write`` applies them in order and answers each with ``None`` (done) or the
 ``StatusError`` it raised, so one bad item never fails its neighbours. The single-object
 methods (``create``, ``update``, ``delete``, ...) raise instead.
@@ -26,6 +26,7 @@ Graceful deletion of a pod (reference §8.1-8.3), as a state table:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..api import codec
 from ..api.errors import AlreadyAssigned, AlreadyExists, Conflict, Expired, Forbidden, Invalid, NotFound, StatusError
@@ -65,7 +66,11 @@ class APIServer:
         for ns in BUILTIN_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, 0.0)
         for name, value in SYSTEM_PRIORITY_CLASSES.items():
-            pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}}
+            pc: dict[str, Any] = {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+            }
             pc.update(value=value, globalDefault=False, description=_SYSTEM_DESCRIPTIONS[name])
             self.create(pc, 0.0)
 

@@ -96,6 +96,6 @@ def mark_disruption_target(pod: dict, now: float) -> bool:
     if current and all(current.get(k) == v for k, v in cond.items()):
         return False
     keep = current and current.get("status") == "True" and current.get("lastTransitionTime")
-    cond["lastTransitionTime"] = current["lastTransitionTime"] if keep else rfc3339(now)
+    cond["lastTransitionTime"] = current["lastTransitionTime"] if current and keep else rfc3339(now)
     set_condition(pod.setdefault("status", {}), cond)
     return True

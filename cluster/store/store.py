@@ -8,7 +8,7 @@ bounded window of recent change events for watchers. The apiserver logic
 for the window.
 
 Each stored object is kept both as a dict and as its msgpack bytes, encoded once on write;
-watch events share those bytes with every watcher (DESIGN §2.4). A watcher that asks for a
+watch events share those bytes with every watcher (docs/architecture.md §2). A watcher that asks for a
 resourceVersion older than what the window still holds gets ``Expired`` and must relist.
 
 Pod events carry the pod's node name before and after the change so a node host can watch
@@ -18,7 +18,9 @@ selection is delivered as ADDED, one that moves it out as DELETED.
 
 from __future__ import annotations
 
+import builtins
 from bisect import bisect_right
+from collections.abc import Set
 from dataclasses import dataclass
 
 from ..api import codec
@@ -83,7 +85,7 @@ class Store:
     def count(self, kind: str) -> int:
         return len(self._objects.get(kind, {}))
 
-    def list(self, kind: str, node_names: set[str] | None = None) -> tuple[int, list[bytes]]:
+    def list(self, kind: str, node_names: Set[str] | None = None) -> tuple[int, list[bytes]]:
         """Current objects of a kind as encoded bytes, and the rv they are current at."""
         items = self._objects.get(kind, {}).values()
         if node_names is None:
@@ -91,8 +93,8 @@ class Store:
         return self.rv, [data for _, data, node in items if node in node_names]
 
     def events_since(
-        self, kind: str, since_rv: int, node_names: set[str] | None = None, limit: int = 10_000
-    ) -> tuple[list[tuple[str, bytes]], int]:
+        self, kind: str, since_rv: int, node_names: Set[str] | None = None, limit: int = 10_000
+    ) -> tuple[builtins.list[tuple[str, bytes]], int]:  # builtins: ``list`` here is the method above
         """Events of ``kind`` after ``since_rv`` as (type, bytes), and the rv to resume from.
 
         The resume rv moves past filtered-out events too, so a quiet, selective watcher

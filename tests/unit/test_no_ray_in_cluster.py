@@ -1,4 +1,4 @@
-"""cluster/ is pure logic: no module under it may import ray (DESIGN §1, §2.1)."""
+"""cluster/ is pure logic: no module under it may import ray (docs/architecture.md §3)."""
 
 import ast
 import pathlib

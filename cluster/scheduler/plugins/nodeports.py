@@ -20,6 +20,7 @@ from ...api.predicates import ERR_REASON_NODE_PORTS as ERR_REASON
 from ...api.predicates import ports_conflict as conflicts
 from ..cache import NodeInfo, PodInfo, Snapshot
 from ..framework import ClusterEvent, CycleState, FilterPlugin, FilterResult, PreFilterPlugin, PreFilterResult
+from ..podindex import PodIndex
 from ..status import SKIP, SUCCESS, Code, Status
 
 
@@ -33,7 +34,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
         self._memo_key: tuple | None = None
-        self._memo_index = None  # the PodIndex the memo was built against (one per cache)
+        self._memo_index: PodIndex | None = None  # the PodIndex the memo was built against (one per cache)
         self._with_ports: list[NodeInfo] = []
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:

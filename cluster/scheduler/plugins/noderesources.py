@@ -99,7 +99,7 @@ def _shape_table(owner: str, shape) -> np.ndarray:
     path = "scoringStrategy.requestedToCapacityRatio.shape"
     if not shape:
         raise ValueError(f"{owner}: {path}: at least one point must be specified")
-    points = []
+    points: list[tuple[int, int]] = []
     for i, p in enumerate(shape):
         if not isinstance(p, dict) or set(p) - {"utilization", "score"}:
             raise ValueError(f"{owner}: {path}[{i}] must be {{utilization, score}}, got {p!r}")
@@ -272,6 +272,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
         percentage, averaged with weights over the resources that score above 0."""
         total = np.zeros(len(candidates), dtype=np.int64)
         weights = np.zeros(len(candidates), dtype=np.int64)
+        shape = self._shape
+        assert shape is not None  # _parse_strategy requires it for this strategy
         for name, weight in self.resources:
             pair = alloc_and_requested(name, self._pod_request(name, pod), snap, candidates, nonzero=True)
             if pair is None:
@@ -279,7 +281,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
             alloc, req = pair
             # Over capacity reads as 100%: min(req, alloc) * 100 // alloc is exactly 100 there.
             util = np.minimum(req, alloc) * MAX_UTILIZATION // np.maximum(alloc, 1)
-            s = self._shape[util]
+            s = shape[util]
             # Upstream leaves a resource out of the average when its score is 0, not only
             # when the node lacks it.
             counted = (alloc > 0) & (s > 0)

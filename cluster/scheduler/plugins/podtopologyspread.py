@@ -292,7 +292,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return assigned_pod_may_help(pending, assigned)
         if assigned.namespace != pending.namespace:
             return False
-        return any(c.hard and c.selector.matches(assigned.labels) for c in self._defaults_for(pending))
+        # _defaults_for fills every template's selector (Constraint.selector is None only in templates).
+        defaults = self._defaults_for(pending)
+        return any(c.hard and c.selector.matches(assigned.labels) for c in defaults)  # type: ignore[union-attr]
 
 
 def assigned_pod_may_help(pending: PodInfo, assigned: PodInfo) -> bool:
@@ -309,4 +311,5 @@ def assigned_pod_may_help(pending: PodInfo, assigned: PodInfo) -> bool:
         constraints = pod_constraints(pending.pod, pending.labels)
     except (SelectorError, ValueError, TypeError):
         return True
-    return any(c.hard and c.selector.matches(assigned.labels) for c in constraints)
+    # Parsed constraints always carry a selector (Constraint.selector is None only in templates).
+    return any(c.hard and c.selector.matches(assigned.labels) for c in constraints)  # type: ignore[union-attr]

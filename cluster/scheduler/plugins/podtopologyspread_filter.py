@@ -25,6 +25,8 @@ visited (through the pod index), and domain counts are numpy bincounts.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...api.selectors import LabelSelector, node_selector_requirement_matches, node_selector_term_matches
@@ -153,7 +155,7 @@ def match_rows(snap: Snapshot, namespace: str, selector: LabelSelector, memo: di
         else:
             rows = np.array(
                 [
-                    p.node.index
+                    p.node.index  # type: ignore[union-attr]  # the pod index holds placed pods only
                     for p in snap.pods.select((namespace,), selector)
                     if not p.pod["metadata"].get("deletionTimestamp")
                 ],
@@ -229,7 +231,7 @@ class NodeEligibility:
     def __init__(self):
         self._owner = None  # the cache's node list: a new cache must not reuse old masks
         self._epoch = -1
-        self._memo: dict[tuple, object] = {}
+        self._memo: dict[tuple, Any] = {}  # masks, and tuples derived from them, by kind
         self._tainted: list[tuple[int, list[dict]]] | None = None
 
     def _sync(self, snap: Snapshot) -> None:

@@ -20,6 +20,7 @@ Deviations from upstream, neither visible in placements:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from ...api.taints import (
     tolerations_tolerate_taint,
     untolerated_taint_reason,
 )
-from ..cache import PodInfo, Snapshot
+from ..cache import NodeInfo, PodInfo, Snapshot
 from ..framework import (
     ClusterEvent,
     CycleState,
@@ -66,10 +67,10 @@ class EpochMemo:
     def __init__(self, build: Callable[[Snapshot], object] | None = None, limit: int = 256):
         self._build = build
         self.limit = limit
-        self.base = None
+        self.base: Any = None  # what ``build`` returned for the current rows (each plugin its own type)
         self._values: dict = {}
         self._epoch = self._n = -1
-        self._infos = None  # held, not just compared by id, so a new cache cannot alias it
+        self._infos: list[NodeInfo] | None = None  # held, not just compared by id, so a new cache cannot alias it
 
     def sync(self, snap: Snapshot) -> EpochMemo:
         if snap.node_epoch != self._epoch or snap.num_nodes != self._n or snap.node_infos is not self._infos:

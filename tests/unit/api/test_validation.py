@@ -643,6 +643,10 @@ PDB = _obj(
             'spec.selector.matchExpressions[0].operator: "Gt" is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
         ),
         (
+            {"spec.selector": {"matchExpressions": [{"key": "app", "operator": ["In"], "values": ["x"]}]}},
+            'spec.selector.matchExpressions[0].operator: ["In"] is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
+        ),
+        (
             {"spec.selector": {"matchExpressions": [{"key": "bad key", "operator": "Exists"}]}},
             f'spec.selector.matchExpressions[0].key: "bad key" {KEY}',
         ),
