@@ -179,13 +179,18 @@ async def _soak(cluster: RayCluster, soak: Soak, timeline: Timeline, spec: Chaos
     return took if ok else None
 
 
+def split_missing(missing: int, room: int) -> tuple[int, int]:
+    """Replicas not running, as (lost: the Ready nodes had room for them, shortfall: beyond it)."""
+    missing = max(0, missing)
+    lost = min(missing, max(0, room))
+    return lost, missing - lost
+
+
 def _result(cluster, soak: Soak, timeline: Timeline, nodes, pods, spec: ChaosSpec, healed, wall: float, log) -> dict:
     faults: dict[str, int] = {}
     for entry in timeline.chaos_log[1:]:
         faults[entry["action"]] = faults.get(entry["action"], 0) + 1
-    missing = max(0, pods - soak.running())
-    lost = min(missing, soak.room(replica_set(0, 1)["spec"]["template"]))
-    shortfall = missing - lost
+    lost, shortfall = split_missing(pods - soak.running(), soak.room(replica_set(0, 1)["spec"]["template"]))
     violations = {name: len(soak.mirror.violations[name]) for name in INVARIANTS}
     for name in INVARIANTS:
         for line in soak.mirror.violations[name][:3]:

@@ -61,11 +61,10 @@ An added taint carries ``timeAdded`` (now). Deviations from upstream, on purpose
 
 from __future__ import annotations
 
-import heapq
-
 from ..api.events import make_event
 from ..api.objects import NODE_LEASE_NAMESPACE, condition, name_of
 from ..clock import parse_timestamp, rfc3339
+from ..runtime.timers import Handle, TimerQueue
 from .writes import Writes
 
 NODE_MONITOR_GRACE_PERIOD = 40.0
@@ -162,7 +161,7 @@ def lease_renew_time(lease: dict) -> float | None:
 class _Health:
     """What the controller knows about one node (upstream's nodeHealthData)."""
 
-    __slots__ = ("node", "probe", "heartbeat", "has_ready", "sent_rv", "retry_at")
+    __slots__ = ("node", "probe", "heartbeat", "has_ready", "sent_rv", "retry_at", "deadline_timer", "retry_timer")
 
     def __init__(self, node: dict, now: float):
         self.node = node
@@ -172,6 +171,8 @@ class _Health:
         self.heartbeat = ready.get("lastHeartbeatTime") if ready else None
         self.sent_rv = None  # the node version the last writes were based on
         self.retry_at = 0.0
+        self.deadline_timer: Handle | None = None  # TimerQueue handles: at most one of each per node
+        self.retry_timer: Handle | None = None
 
     def grace(self) -> float:
         return NODE_MONITOR_GRACE_PERIOD if self.has_ready else NODE_STARTUP_GRACE_PERIOD
@@ -200,7 +201,7 @@ class NodeLifecycleController:
         self._health: dict[str, _Health] = {}
         self._renewed: dict[str, float] = {}  # node -> latest lease renewTime seen
         self._dirty: set[str] = set()
-        self._timers: list[tuple[float, str]] = []  # (when, node); stale entries skipped
+        self._timers = TimerQueue()  # tokens: (when, node); a token whose time no longer applies is skipped
 
     # -- events ----------------------------------------------------------------------
     def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
@@ -212,7 +213,10 @@ class NodeLifecycleController:
     def _on_node(self, event_type: str, node: dict, now: float) -> None:
         name = name_of(node)
         if event_type == "DELETED":
-            self._health.pop(name, None)
+            gone = self._health.pop(name, None)
+            if gone is not None:
+                self._timers.cancel(gone.deadline_timer)
+                self._timers.cancel(gone.retry_timer)
             self._dirty.discard(name)
             return
         health = self._health.get(name)
@@ -221,7 +225,7 @@ class NodeLifecycleController:
         else:
             health.observe(node, now)
         self._dirty.add(name)
-        heapq.heappush(self._timers, (health.deadline(), name))
+        self._arm(name, health)
 
     def _on_lease(self, event_type: str, lease: dict, now: float) -> None:
         if event_type == "DELETED" or (lease.get("metadata") or {}).get("namespace") != NODE_LEASE_NAMESPACE:
@@ -234,15 +238,13 @@ class NodeLifecycleController:
         health = self._health.get(name)
         if health is not None:
             health.probe = now
-            heapq.heappush(self._timers, (health.deadline(), name))
+            self._arm(name, health)
 
     # -- sync ------------------------------------------------------------------------
     def sync(self, now: float) -> Writes:
         due = self._dirty
         self._dirty = set()
-        timers = self._timers
-        while timers and timers[0][0] <= now:
-            when, name = heapq.heappop(timers)
+        for when, name in self._timers.pop_due(now):
             if self._live(when, name):
                 due.add(name)
         out = Writes()
@@ -274,14 +276,22 @@ class NodeLifecycleController:
             out.node_taints.append(patch)
         if conditions or patch is not None:
             health.sent_rv, health.retry_at = rv, now + MONITOR_PERIOD
-            heapq.heappush(self._timers, (health.retry_at, name))
+            self._timers.cancel(health.retry_timer)
+            health.retry_timer = self._timers.schedule(health.retry_at, (health.retry_at, name))
 
     # -- timers and reads ------------------------------------------------------------
     def next_wakeup(self) -> float | None:
+        return self._timers.next_time()
+
+    def _arm(self, name: str, health: _Health) -> None:
+        """(Re)schedule the node's grace deadline; a retry no longer needed goes too."""
         timers = self._timers
-        while timers and not self._live(*timers[0]):
-            heapq.heappop(timers)
-        return timers[0][0] if timers else None
+        timers.cancel(health.deadline_timer)
+        deadline = health.deadline()
+        health.deadline_timer = timers.schedule(deadline, (deadline, name))
+        if health.retry_at == 0.0:
+            timers.cancel(health.retry_timer)
+            health.retry_timer = None
 
     def _live(self, when: float, name: str) -> bool:
         health = self._health.get(name)

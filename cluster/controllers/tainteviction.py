@@ -43,13 +43,13 @@ place (as upstream); pod GC deals with pods on nodes that are gone.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 from ..api.events import make_event
 from ..api.objects import condition, is_terminating, name_of, namespace_of, node_name_of, uid_of
 from ..api.taints import tolerates_taint
 from ..clock import rfc3339
+from ..runtime.timers import Handle, TimerQueue
 from .writes import Writes
 
 NO_EXECUTE = "NoExecute"
@@ -111,6 +111,7 @@ def _pod_ref(key: Key, pod: dict | None) -> dict:
 class _Eviction:
     created: float
     deadline: float
+    timer: Handle | None = None
     fired: bool = False
 
 
@@ -124,7 +125,7 @@ class TaintEvictionController:
         self._pods: dict[Key, dict] = {}  # bound pods
         self._on_node: dict[str, set[Key]] = {}
         self._work: dict[Key, _Eviction] = {}
-        self._timers: list[tuple[float, str, str]] = []  # (deadline, ns, name); stale skipped
+        self._timers = TimerQueue()  # tokens: (namespace, name); one live timer per scheduled eviction
         self._dirty_nodes: set[str] = set()
         self._dirty_pods: set[Key] = set()
         self._pending = Writes()  # cancellations noticed between syncs (their Events)
@@ -210,11 +211,15 @@ class TaintEvictionController:
             self._schedule(key, now, now + seconds)
 
     def _schedule(self, key: Key, created: float, deadline: float) -> None:
-        self._work[key] = _Eviction(created, deadline)
-        heapq.heappush(self._timers, (deadline, *key))
+        old = self._work.get(key)
+        if old is not None:
+            self._timers.cancel(old.timer)
+        self._work[key] = _Eviction(created, deadline, self._timers.schedule(deadline, key))
 
     def _cancel(self, key: Key, pod: dict | None, now: float, out: Writes) -> None:
         work = self._work.pop(key, None)
+        if work is not None:
+            self._timers.cancel(work.timer)
         if work is not None and not work.fired:
             out.events.append(
                 make_event(
@@ -227,12 +232,9 @@ class TaintEvictionController:
             )
 
     def _fire(self, now: float, out: Writes) -> None:
-        timers = self._timers
-        while timers and timers[0][0] <= now:
-            deadline, ns, name = heapq.heappop(timers)
-            key = (ns, name)
+        for key in self._timers.pop_due(now):
             work = self._work.get(key)
-            if work is None or work.fired or work.deadline != deadline:
+            if work is None or work.fired:
                 continue
             work.fired = True
             pod = self._pods.get(key)
@@ -255,14 +257,7 @@ class TaintEvictionController:
 
     # -- timers and reads ------------------------------------------------------------
     def next_wakeup(self) -> float | None:
-        timers = self._timers
-        while timers:
-            deadline, ns, name = timers[0]
-            work = self._work.get((ns, name))
-            if work is not None and not work.fired and work.deadline == deadline:
-                return deadline
-            heapq.heappop(timers)
-        return None
+        return self._timers.next_time()
 
     def scheduled(self) -> dict[Key, float]:
         """(namespace, name) -> eviction deadline, for every eviction not yet fired."""
