@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("file")
     val.add_argument("--runtime", choices=["ray", "local"])
     val.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    _serve_parser(sub)
     bench = sub.add_parser("bench", help="run a benchmark; the last line printed is one JSON object")
     bench.add_argument(
         "benchmark",
@@ -76,6 +77,54 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _serve_parser(sub) -> None:
+    srv = sub.add_parser(
+        "serve", help="serve the Kubernetes API over a cluster until SIGINT/SIGTERM (kubectl, clients)"
+    )
+    srv.add_argument("--nodes", type=int, default=3)
+    srv.add_argument("--cpu", default="4", help="CPUs per node (default 4)")
+    srv.add_argument("--memory", default="16Gi", help="memory per node (default 16Gi)")
+    srv.add_argument("--gpus", type=int, default=0, help="nvidia.com/gpu devices per node (default 0)")
+    srv.add_argument("--address", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=6443)
+    srv.add_argument("--kubeconfig", default="kubemu.kubeconfig", help="where to write it (mode 0600)")
+    srv.add_argument("--time-scale", type=float, default=1.0, help="emulated seconds per real second")
+    srv.add_argument("--insecure-http", action="store_true", help="plain HTTP, no token (loopback only)")
+    srv.add_argument("--no-scheduler", action="store_true", help="leave scheduling to an external scheduler")
+    srv.add_argument("--runtime", choices=["local"], default="local", help="local (the ray front end comes next)")
+
+
+def _serve(args) -> int:
+    import asyncio
+    import os
+
+    from actors.harness.serve import ServeOptions, check, serve
+
+    opts = ServeOptions(
+        nodes=args.nodes,
+        cpu=args.cpu,
+        memory=args.memory,
+        gpus=args.gpus,
+        address=args.address,
+        port=args.port,
+        kubeconfig=os.path.abspath(args.kubeconfig),
+        time_scale=args.time_scale,
+        insecure_http=args.insecure_http,
+        scheduler=not args.no_scheduler,
+    )
+    try:
+        check(opts)
+    except ValueError as e:
+        print(f"kubemu: {e}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(opts, lambda s: print(s, flush=True)))
+    except OSError as e:  # the port is taken, the address is not ours
+        print(f"kubemu: --address/--port: cannot listen on {args.address}:{args.port}: {e.strerror}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _chaos_options(args) -> dict:
     from cluster.scenario.chaos import COMPONENTS
 
@@ -108,6 +157,8 @@ def _load(args) -> Scenario:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
     if args.command == "bench":
         from actors.harness.bench import run_bench
 

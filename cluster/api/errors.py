@@ -9,13 +9,17 @@ the HTTP front end serves ``status()`` as it is.
 | class               | code | reason             | retry helps |
 |---------------------|------|--------------------|-------------|
 | BadRequest          | 400  | BadRequest         | no          |
+| Unauthorized        | 401  | Unauthorized       | no          |
 | Forbidden           | 403  | Forbidden          | no          |
 | NotFound            | 404  | NotFound           | no          |
+| MethodNotAllowed    | 405  | MethodNotAllowed   | no          |
 | AlreadyExists       | 409  | AlreadyExists      | no          |
 | Conflict            | 409  | Conflict           | yes (re-read first) |
 | AlreadyAssigned     | 409  | Conflict           | no (a Conflict: the pod is bound) |
 | Gone                | 410  | Gone               | yes (relist) |
 | Expired             | 410  | Expired            | yes (relist) |
+| RequestEntityTooLarge | 413 | RequestEntityTooLarge | no       |
+| UnsupportedMediaType | 415 | UnsupportedMediaType | no         |
 | Invalid             | 422  | Invalid            | no          |
 | TooManyRequests     | 429  | TooManyRequests    | yes (later) |
 | InternalError       | 500  | InternalError      | yes, unless the instance says no |
@@ -103,12 +107,20 @@ class BadRequest(StatusError):
     code, reason, retryable = 400, "BadRequest", False
 
 
+class Unauthorized(StatusError):
+    code, reason, retryable = 401, "Unauthorized", False
+
+
 class Forbidden(StatusError):
     code, reason, retryable = 403, "Forbidden", False
 
 
 class NotFound(StatusError):
     code, reason, retryable = 404, "NotFound", False
+
+
+class MethodNotAllowed(StatusError):
+    code, reason, retryable = 405, "MethodNotAllowed", False
 
 
 class AlreadyExists(StatusError):
@@ -144,6 +156,14 @@ class Expired(Gone):
     """The watch window no longer holds the requested resourceVersion: relist, then watch."""
 
     reason = "Expired"
+
+
+class RequestEntityTooLarge(StatusError):
+    code, reason, retryable = 413, "RequestEntityTooLarge", False
+
+
+class UnsupportedMediaType(StatusError):
+    code, reason, retryable = 415, "UnsupportedMediaType", False
 
 
 class Invalid(StatusError):

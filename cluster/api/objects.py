@@ -10,18 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-# kind -> (apiVersion, namespaced)
-KINDS: dict[str, tuple[str, bool]] = {
-    "Pod": ("v1", True),
-    "Node": ("v1", False),
-    "Namespace": ("v1", False),
-    "Event": ("v1", True),
-    "PriorityClass": ("scheduling.k8s.io/v1", False),
-    "PodDisruptionBudget": ("policy/v1", True),
-    "ReplicaSet": ("apps/v1", True),
-    "DaemonSet": ("apps/v1", True),
-    "Lease": ("coordination.k8s.io/v1", True),
-}
+from .kinds import RESOURCES
+
+# kind -> (apiVersion, namespaced), for every kind kubemu serves (``kinds.py``).
+KINDS: dict[str, tuple[str, bool]] = {r.kind: (r.api_version, r.namespaced) for r in RESOURCES}
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 DEFAULT_NAMESPACE = "default"

@@ -69,13 +69,21 @@ class LocalInformer:
 class LocalCluster(Cluster):
     runtime = "local"
 
-    def __init__(self, layout: Layout, *, seed: int = 1, window: int = DEFAULT_WINDOW, trace: TextIO | None = None):
+    def __init__(
+        self,
+        layout: Layout,
+        *,
+        seed: int = 1,
+        window: int = DEFAULT_WINDOW,
+        trace: TextIO | None = None,
+        start: float = 0.0,
+    ):
         super().__init__()
         self.seed, self.window = seed, window
         self.api = APIServer(seed=seed, window=window)
         if trace is not None:
             self.api.store.journal = Trace(trace, self.now)
-        self._now = 0.0
+        self._now = start  # emulated seconds since the clock's epoch; ``kubemu serve`` starts at the wall time
         self.members: list[Member] = [self._member(role, spec) for role, spec in layout.control.items()]
         for spec in layout.hosts:
             self.fleet.add_host(spec)

@@ -192,4 +192,5 @@ class Store:
 def _node(obj: dict | None) -> str:
     if not obj:
         return ""
-    return (obj.get("spec") or {}).get("nodeName") or ""
+    spec = obj.get("spec")  # a kind kubemu only stores may hold anything here
+    return (spec.get("nodeName") or "") if isinstance(spec, dict) else ""

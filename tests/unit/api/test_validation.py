@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from cluster.api.objects import KINDS
 from cluster.api.validation import (
     API_VERSIONS,
     HIGHEST_USER_PRIORITY,
@@ -123,8 +124,8 @@ def test_valid_pod():
     [
         ({"kind": _DELETE}, "kind: Required value"),
         (
-            {"kind": "Deployment"},
-            'kind: "Deployment" is not a kind kubemu serves (known: DaemonSet, Event, Lease, Namespace, Node, Pod, PodDisruptionBudget, PriorityClass, ReplicaSet)',
+            {"kind": "Widget"},
+            f'kind: "Widget" is not a kind kubemu serves (known: {", ".join(sorted(KINDS))})',
         ),
         ({"apiVersion": "v2"}, 'apiVersion: "v2" is not served for Pod (use "v1")'),
         ({"apiVersion": _DELETE}, 'apiVersion: null is not served for Pod (use "v1")'),

@@ -1,0 +1,120 @@
+"""``kubemu serve``: a cluster behind the Kubernetes API, until SIGINT or SIGTERM.
+
+Owns starting the cluster for outside clients: N nodes (``--nodes``, ``--cpu``,
+``--memory``, ``--gpus``) on the local runtime, whose virtual clock is paced by the wall
+clock (outside clients act in real time; ``--time-scale`` speeds it up) and starts at the
+wall time, so ages and timestamps read right; the API server (``cluster/frontend/``) on
+``--address:--port`` over TLS with a bearer token, or plain HTTP on loopback with
+``--insecure-http``; and the kubeconfig that reaches it. Never imports Ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cluster.clock import EPOCH
+from cluster.frontend import tls
+from cluster.frontend.backend import LocalBackend
+from cluster.frontend.handler import Handler
+from cluster.frontend.server import start
+from cluster.runtime.local import LocalCluster
+from cluster.scenario.layout import expand_pools, layout
+from cluster.scenario.schema import NodePool
+
+TICK = 0.02  # real seconds between steps of the paced clock
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    nodes: int = 3
+    cpu: str = "4"
+    memory: str = "16Gi"
+    gpus: int = 0
+    address: str = "127.0.0.1"
+    port: int = 6443
+    kubeconfig: str = "kubemu.kubeconfig"
+    time_scale: float = 1.0
+    insecure_http: bool = False
+    scheduler: bool = True
+    seed: int = 1
+
+
+def check(opts: ServeOptions) -> None:
+    """Refuse bad options before anything starts (one line, naming the option)."""
+    if opts.nodes < 0:
+        raise ValueError(f"--nodes: {opts.nodes} must be at least 0")
+    if not 0 <= opts.port <= 65535:
+        raise ValueError(f"--port: {opts.port} is not a TCP port")
+    if not opts.time_scale > 0:
+        raise ValueError(f"--time-scale: {opts.time_scale} must be greater than 0")
+    if opts.gpus < 0:
+        raise ValueError(f"--gpus: {opts.gpus} must be at least 0")
+    if opts.insecure_http and opts.address not in LOOPBACK:
+        raise ValueError(f"--insecure-http: serving plain HTTP on {opts.address} would expose the API; use TLS")
+
+
+def build_cluster(opts: ServeOptions) -> LocalCluster:
+    capacity: dict[str, object] = {"cpu": opts.cpu, "memory": opts.memory}
+    if opts.gpus:
+        capacity["nvidia.com/gpu"] = str(opts.gpus)
+    pools = [NodePool(namePrefix="node", count=opts.nodes, capacity=capacity)]
+    plan = layout(expand_pools(pools), seed=opts.seed)
+    if not opts.scheduler:
+        plan.control.pop("scheduler", None)
+    return LocalCluster(plan, seed=opts.seed, start=time.time() - EPOCH.timestamp())
+
+
+async def pace(cluster: LocalCluster, backend: LocalBackend, time_scale: float, stop: asyncio.Event) -> None:
+    """Move the virtual clock with the wall clock until ``stop`` is set."""
+    t0, e0 = time.monotonic(), cluster.now()
+    while not stop.is_set():
+        target = e0 + (time.monotonic() - t0) * time_scale
+        await cluster.settle()
+        while cluster.now() < target:
+            await cluster.advance(target)
+            await cluster.settle()
+        backend.tick()
+        try:
+            await asyncio.wait_for(stop.wait(), TICK)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def serve(opts: ServeOptions, log: Callable[[str], None], stop: asyncio.Event | None = None) -> None:
+    """Run until ``stop`` is set (or SIGINT/SIGTERM when none is given)."""
+    check(opts)
+    stop = stop or _on_signals()
+    cluster = build_cluster(opts)
+    registered = await cluster.start()
+    backend = LocalBackend(lambda: cluster.api, cluster.now)
+    scheme = "http" if opts.insecure_http else "https"
+    token, ca, context = "", None, None
+    if not opts.insecure_http:
+        ca, key = tls.certificate(opts.address)
+        context, token = tls.server_context(ca, key), tls.token()
+    runner = await start(
+        Handler(backend, token=token, address=f"{opts.address}:{opts.port}"), opts.address, opts.port, context
+    )
+    server = f"{scheme}://{opts.address}:{opts.port}"
+    tls.write_kubeconfig(opts.kubeconfig, tls.kubeconfig(server, token, ca))
+    log(f"kubemu: {registered} nodes; the Kubernetes API is served at {server}")
+    log(f"export KUBECONFIG={opts.kubeconfig}")
+    try:
+        await pace(cluster, backend, opts.time_scale, stop)
+    finally:
+        await runner.cleanup()
+        await cluster.shutdown()
+        log("kubemu: stopped")
+
+
+def _on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop

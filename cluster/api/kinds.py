@@ -1,0 +1,149 @@
+"""The kinds kubemu serves: one table of every resource, modelled or only stored.
+
+Owns what the apiserver, validation and the HTTP front end must agree on about a kind: its
+group and version, its URL name (plural), whether it lives in a namespace, its short names
+and categories (``kubectl get po``, ``kubectl get all``) and its subresources. Kinds marked
+``modeled`` are ones kubemu acts on (validated field by field, scheduled, run, controlled);
+every other kind is stored, versioned, listed and watched like them, with only its
+metadata checked, so a user's ConfigMaps, Services and RBAC objects apply unchanged.
+``objects.KINDS`` is derived from this table. See docs/architecture.md §5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class Resource:
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    modeled: bool = False
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+
+def _r(
+    kind: str,
+    gv: str,
+    plural: str,
+    namespaced: bool = True,
+    *,
+    short_names: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (),
+    subresources: tuple[str, ...] = (),
+    modeled: bool = False,
+) -> Resource:
+    group, _, version = gv.rpartition("/")
+    return Resource(kind, group, version, plural, namespaced, short_names, categories, subresources, modeled)
+
+
+ALL = ("all",)
+RESOURCES: tuple[Resource, ...] = (
+    # Modelled: kubemu's components act on these.
+    _r(
+        "Pod",
+        "v1",
+        "pods",
+        short_names=("po",),
+        categories=ALL,
+        subresources=("binding", "eviction", "status", "log"),
+        modeled=True,
+    ),
+    _r("Node", "v1", "nodes", False, short_names=("no",), subresources=("status",), modeled=True),
+    _r("Namespace", "v1", "namespaces", False, short_names=("ns",), subresources=("status",), modeled=True),
+    _r("Event", "v1", "events", short_names=("ev",), modeled=True),
+    _r("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False, short_names=("pc",), modeled=True),
+    _r(
+        "PodDisruptionBudget",
+        "policy/v1",
+        "poddisruptionbudgets",
+        short_names=("pdb",),
+        subresources=("status",),
+        modeled=True,
+    ),
+    _r(
+        "ReplicaSet",
+        "apps/v1",
+        "replicasets",
+        short_names=("rs",),
+        categories=ALL,
+        subresources=("status", "scale"),
+        modeled=True,
+    ),
+    _r(
+        "DaemonSet",
+        "apps/v1",
+        "daemonsets",
+        short_names=("ds",),
+        categories=ALL,
+        subresources=("status",),
+        modeled=True,
+    ),
+    _r("Lease", "coordination.k8s.io/v1", "leases", modeled=True),
+    # Stored: versioned, listed and watched; kubemu does not act on them (yet).
+    _r("ConfigMap", "v1", "configmaps", short_names=("cm",)),
+    _r("Secret", "v1", "secrets"),
+    _r("Service", "v1", "services", short_names=("svc",), categories=ALL, subresources=("status",)),
+    _r("ServiceAccount", "v1", "serviceaccounts", short_names=("sa",)),
+    _r("Endpoints", "v1", "endpoints", short_names=("ep",)),
+    _r("PersistentVolume", "v1", "persistentvolumes", False, short_names=("pv",), subresources=("status",)),
+    _r("PersistentVolumeClaim", "v1", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
+    _r("ResourceQuota", "v1", "resourcequotas", short_names=("quota",), subresources=("status",)),
+    _r("LimitRange", "v1", "limitranges", short_names=("limits",)),
+    _r("PodTemplate", "v1", "podtemplates"),
+    _r(
+        "Deployment",
+        "apps/v1",
+        "deployments",
+        short_names=("deploy",),
+        categories=ALL,
+        subresources=("status", "scale"),
+    ),
+    _r(
+        "StatefulSet", "apps/v1", "statefulsets", short_names=("sts",), categories=ALL, subresources=("status", "scale")
+    ),
+    _r("ControllerRevision", "apps/v1", "controllerrevisions"),
+    _r("Job", "batch/v1", "jobs", categories=ALL, subresources=("status",)),
+    _r("CronJob", "batch/v1", "cronjobs", short_names=("cj",), categories=ALL, subresources=("status",)),
+    _r(
+        "HorizontalPodAutoscaler",
+        "autoscaling/v2",
+        "horizontalpodautoscalers",
+        short_names=("hpa",),
+        categories=ALL,
+        subresources=("status",),
+    ),
+    _r("EndpointSlice", "discovery.k8s.io/v1", "endpointslices"),
+    _r("StorageClass", "storage.k8s.io/v1", "storageclasses", False, short_names=("sc",)),
+    _r("Role", "rbac.authorization.k8s.io/v1", "roles"),
+    _r("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings"),
+    _r("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", False),
+    _r("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
+    _r(
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io/v1",
+        "customresourcedefinitions",
+        False,
+        short_names=("crd", "crds"),
+        subresources=("status",),
+    ),
+)
+
+BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
+BY_PLURAL: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
+assert len(BY_KIND) == len(RESOURCES) and len(BY_PLURAL) == len(RESOURCES), "a kind or plural appears twice"

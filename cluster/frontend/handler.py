@@ -1,0 +1,188 @@
+"""One HTTP request of the Kubernetes API, answered: routing, verbs, bodies and errors.
+
+Owns what every request means, apart from the transport: ``handle`` takes a ``Request``
+(method, path, query, headers, body) and returns a ``Response`` or, for a watch, a
+``WatchStream`` whose lines the server sends as they come. Discovery and OpenAPI come from
+``discovery.py``, paths from ``paths.py``, query parameters from ``query.py``, patches from
+``patch.py`` and tables from ``tables.py``; objects come from a ``Backend``
+(``backend.py``). Every failure is a ``StatusError`` rendered as a Kubernetes ``Status``
+with its code; a request that fails changes nothing. Called by ``server.py``; tests call it
+directly, without a socket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, NamedTuple
+
+import orjson
+import yaml
+
+from ..api.errors import (
+    BadRequest,
+    InternalError,
+    NotFound,
+    RequestEntityTooLarge,
+    StatusError,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from . import discovery, query, tables
+from .backend import Backend
+from .patch import apply_patch
+from .paths import NOT_FOUND, Target, group_version, target
+from .watch import watch_lines
+
+MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
+JSON = "application/json"
+OPEN_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+
+
+class Request(NamedTuple):
+    method: str
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]  # lower-case names
+    body: bytes = b""
+
+
+class Response(NamedTuple):
+    status: int
+    body: bytes
+    content_type: str = JSON
+
+
+class WatchStream(NamedTuple):
+    lines: AsyncIterator[bytes]
+    content_type: str = JSON
+
+
+def dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def ok(obj: Any, status: int = 200, content_type: str = JSON) -> Response:
+    return Response(status, dumps(obj), content_type)
+
+
+def error(e: StatusError) -> Response:
+    return Response(e.code, dumps(e.status()))
+
+
+def success(code: int, details: dict[str, Any] | None = None) -> Response:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
+    if details:
+        body["details"] = details
+    return ok(body, code)
+
+
+class Handler:
+    def __init__(self, backend: Backend, *, token: str = "", address: str = "127.0.0.1:6443"):
+        self.backend, self.token, self.address = backend, token, address
+
+    async def handle(self, req: Request) -> Response | WatchStream:
+        try:
+            if self.token and req.path not in OPEN_PATHS:
+                if req.headers.get("authorization", "") != f"Bearer {self.token}":
+                    raise Unauthorized("Unauthorized")
+            if len(req.body) > MAX_BODY:
+                raise RequestEntityTooLarge(f"the request body is too large: {len(req.body)} bytes (at most 3 MiB)")
+            return await self._route(req)
+        except StatusError as e:
+            return error(e)
+        except Exception as e:  # a bug of ours: the client gets a 500 Status, the server keeps serving
+            return error(
+                InternalError(
+                    f"an error on the server ({type(e).__name__}: {e}) has prevented the request from succeeding"
+                )
+            )
+
+    async def _route(self, req: Request) -> Response | WatchStream:
+        path = req.path.rstrip("/") or "/"
+        if path == "/version":
+            return ok(discovery.VERSION)
+        if path in ("/healthz", "/livez", "/readyz"):
+            return Response(200, b"ok", "text/plain")
+        fixed = self._discovery(path, req.headers.get("accept", ""))
+        if fixed is not None:
+            return fixed
+        gv = group_version(path)
+        if gv is None:
+            raise NotFound(NOT_FOUND)
+        group, version, rest = gv
+        if not rest:
+            listing = discovery.resource_list(group, version)
+            if listing is None:
+                raise NotFound(NOT_FOUND)
+            return ok(listing)
+        return await self._resource(req, target(group, version, rest))
+
+    def _discovery(self, path: str, accept: str) -> Response | None:
+        aggregated = "as=APIGroupDiscoveryList" in accept
+        if path == "/api":
+            if aggregated:
+                return ok(discovery.aggregated(True), content_type=discovery.AGGREGATED)
+            return ok(discovery.legacy_versions(self.address))
+        if path == "/apis":
+            if aggregated:
+                return ok(discovery.aggregated(False), content_type=discovery.AGGREGATED)
+            return ok(discovery.legacy_groups())
+        if path == "/openapi/v3":
+            return ok(discovery.openapi_index())
+        if path.startswith("/openapi/v3/"):
+            gv = group_version(path.removeprefix("/openapi/v3"))
+            doc = discovery.openapi_document(gv[0], gv[1]) if gv and not gv[2] else None
+            if doc is None:
+                raise NotFound(NOT_FOUND)
+            return ok(doc)
+        if path.startswith("/openapi/"):
+            raise NotFound(NOT_FOUND)  # no v2: kubectl falls back to its built-in types
+        return None
+
+    async def _resource(self, req: Request, t: Target) -> Response | WatchStream:
+        from .verbs import collection_verb, object_verb, subresource_verb
+
+        if not t.name:
+            return await collection_verb(self, req, t)
+        if t.subresource:
+            return await subresource_verb(self, req, t)
+        return await object_verb(self, req, t)
+
+    # -- shared by the verbs -------------------------------------------------------------
+    def body(self, req: Request) -> Any:
+        """The request body as JSON (no Content-Type counts as JSON, as upstream) or YAML."""
+        ctype = req.headers.get("content-type", "").split(";")[0].strip()
+        if ctype == "application/vnd.kubernetes.protobuf":
+            raise UnsupportedMediaType(
+                "kubemu does not read protobuf request bodies yet: send JSON "
+                "(kubectl: add -o yaml --dry-run=client | kubectl create -f -)"
+            )
+        try:
+            if ctype in ("application/yaml", "application/x-yaml"):
+                return yaml.safe_load(req.body)
+            return orjson.loads(req.body) if req.body else None
+        except (orjson.JSONDecodeError, yaml.YAMLError) as e:
+            raise BadRequest(f"the request body is not valid JSON: {str(e).splitlines()[0]}") from None
+
+    def wants_table(self, req: Request) -> bool:
+        return "as=Table" in req.headers.get("accept", "")
+
+    def table(self, req: Request, kind: str, items: list[dict[str, Any]], rv: int, cont: str = "") -> Response:
+        opts = query.parse_list_options(req.query, kind)
+        return ok(
+            tables.table(
+                kind,
+                items,
+                self.backend.now(),
+                include_object=opts.include_object,
+                resource_version=str(rv),
+                continue_token=cont,
+            )
+        )
+
+    def watch(self, req: Request, t: Target, opts: Any) -> WatchStream:
+        return WatchStream(watch_lines(self, req, t, opts))
+
+    def patch(self, current: dict[str, Any] | None, req: Request, kind: str) -> dict[str, Any]:
+        ctype = req.headers.get("content-type", "")
+        return apply_patch(current, ctype, req.body, kind)

@@ -1,0 +1,92 @@
+"""The real kubectl (the machine's dispatcher picks 1.33 from our /version) against a
+``kubemu serve`` process: what a user types, and what it prints."""
+
+import json
+import time
+
+from servedcluster import needs_kubectl
+
+pytestmark = needs_kubectl
+
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web}}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 500m}}}]
+"""
+CONFIGMAP = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {mode: fast}
+"""
+
+
+def until(check, seconds=15.0):
+    deadline = time.time() + seconds
+    while True:
+        got = check()
+        if got or time.time() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+def test_version_and_nodes(served):
+    assert "Server Version: v1.33.0-kubemu" in served.kubectl("version").stdout
+    lines = served.kubectl("get", "nodes").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert [line.split()[:2] for line in lines[1:]] == [["node-0", "Ready"], ["node-1", "Ready"], ["node-2", "Ready"]]
+
+
+def test_create_get_wide_apply_twice_label_describe_delete(served):
+    assert served.kubectl("create", "-f", "-", input=POD).stdout.strip() == "pod/web created"
+    row = until(
+        lambda: [
+            ln for ln in served.kubectl("get", "pods", "-A", "-o", "wide").stdout.splitlines() if " Running " in ln
+        ]
+    )
+    assert row and row[0].split()[:4] == ["default", "web", "1/1", "Running"]
+    assert served.kubectl("apply", "-f", "-", input=POD).stdout.strip() == "pod/web configured"
+    assert served.kubectl("apply", "-f", "-", input=POD).stdout.strip() == "pod/web unchanged"
+    served.kubectl("label", "pod", "web", "tier=front")
+    assert "tier=front" in served.kubectl("get", "pod", "web", "--show-labels").stdout
+    described = served.kubectl("describe", "pod", "web").stdout
+    assert "Successfully assigned default/web to node-" in described
+    assert served.kubectl("delete", "pod", "web").stdout.strip() == 'pod "web" deleted'
+    missing = served.kubectl("get", "pod", "web", check=False)
+    assert missing.returncode == 1 and 'pods "web" not found' in missing.stderr
+
+
+def test_stored_kinds_apply_server_side_and_read_back(served):
+    assert (
+        "configmap/settings serverside-applied"
+        in served.kubectl("apply", "--server-side", "-f", "-", input=CONFIGMAP).stdout
+    )
+    got = json.loads(served.kubectl("get", "configmap", "settings", "-o", "json").stdout)
+    assert got["data"] == {"mode": "fast"} and got["kind"] == "ConfigMap"
+
+
+def test_cordon_taint_and_uncordon_a_node(served):
+    served.kubectl("cordon", "node-2")
+    assert "Ready,SchedulingDisabled" in served.kubectl("get", "node", "node-2").stdout
+    served.kubectl("taint", "node", "node-2", "dedicated=gpu:NoSchedule")
+    taints = json.loads(served.kubectl("get", "node", "node-2", "-o", "jsonpath={.spec.taints}").stdout)
+    assert {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"} in taints
+    served.kubectl("uncordon", "node-2")
+    assert "SchedulingDisabled" not in served.kubectl("get", "node", "node-2").stdout
+
+
+def test_a_missing_token_is_refused(served):
+    served.kubectl("config", "set-credentials", "kubemu-admin", "--token=wrong")
+    try:
+        refused = served.kubectl("get", "pods", check=False)
+        assert refused.returncode == 1 and "You must be logged in to the server" in refused.stderr
+    finally:
+        served.kubectl("config", "set-credentials", "kubemu-admin", f"--token={served.token}")
+
+
+def test_every_served_kind_lists_in_one_get(served):
+    kinds = "pods,nodes,events,namespaces,leases,configmaps,deployments,services,clusterroles"
+    out = served.kubectl("get", kinds, "-A").stdout
+    assert "node/node-0" in out and "namespace/kube-system" in out and "lease.coordination.k8s.io/node-0" in out

@@ -1,0 +1,87 @@
+"""The official Python client (``kubernetes`` from PyPI) against ``kubemu serve``: it
+parses every object strictly, so a missing required field fails here first. Also runs the
+external scheduler from ``examples/``."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from kubernetes import client, config, watch
+from servedcluster import ROOT
+
+
+@pytest.fixture(scope="module")
+def api(served):
+    config.load_kube_config(config_file=str(served.kubeconfig))
+    return client.CoreV1Api()
+
+
+def pod(name, scheduler=None):
+    spec = client.V1PodSpec(
+        containers=[
+            client.V1Container(name="c", image="x", resources=client.V1ResourceRequirements(requests={"cpu": "100m"}))
+        ],
+        scheduler_name=scheduler,
+    )
+    return client.V1Pod(metadata=client.V1ObjectMeta(name=name), spec=spec)
+
+
+def test_list_nodes_and_pods_parse_strictly(api):
+    nodes = api.list_node().items
+    assert [n.metadata.name for n in nodes] == ["node-0", "node-1", "node-2"]
+    assert all(n.status.node_info.kubelet_version for n in nodes)
+    api.list_pod_for_all_namespaces()
+    api.list_namespaced_event("default")
+
+
+def test_create_watch_and_evict_a_pod(api):
+    api.create_namespaced_pod("default", pod("py-web"))
+    seen = None
+    for event in watch.Watch().stream(
+        api.list_namespaced_pod, "default", field_selector="metadata.name=py-web", timeout_seconds=10
+    ):
+        if event["object"].status.phase == "Running":
+            seen = event["object"]
+            break
+    assert seen is not None and seen.spec.node_name.startswith("node-")
+    eviction = client.V1Eviction(metadata=client.V1ObjectMeta(name="py-web", namespace="default"))
+    api.create_namespaced_pod_eviction("py-web", "default", eviction)
+    got = api.read_namespaced_pod("py-web", "default")
+    assert got.metadata.deletion_timestamp is not None
+
+
+def test_a_stale_update_is_a_409(api):
+    api.create_namespaced_pod("default", pod("py-stale"))
+    first = api.read_namespaced_pod("py-stale", "default")
+    first.metadata.labels = {"v": "1"}
+    api.replace_namespaced_pod("py-stale", "default", first)
+    first.metadata.labels = {"v": "2"}
+    with pytest.raises(client.ApiException) as e:
+        api.replace_namespaced_pod("py-stale", "default", first)
+    assert e.value.status == 409
+
+
+def test_the_external_scheduler_example_binds_the_pods_that_name_it(served, api):
+    env = {**os.environ, "KUBECONFIG": str(served.kubeconfig)}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples/external_scheduler.py"), "--max-pods", "3", "--timeout", "30"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.0)
+    for i in range(3):
+        api.create_namespaced_pod("default", pod(f"mine-{i}", scheduler="my-scheduler"))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-2000:]
+    assert sorted(line.split()[1] for line in out.splitlines()) == [
+        "default/mine-0",
+        "default/mine-1",
+        "default/mine-2",
+    ]
+    for i in range(3):
+        got = api.read_namespaced_pod(f"mine-{i}", "default")
+        assert got.spec.node_name and got.spec.scheduler_name == "my-scheduler"
