@@ -90,3 +90,53 @@ def test_every_served_kind_lists_in_one_get(served):
     kinds = "pods,nodes,events,namespaces,leases,configmaps,deployments,services,clusterroles"
     out = served.kubectl("get", kinds, "-A").stdout
     assert "node/node-0" in out and "namespace/kube-system" in out and "lease.coordination.k8s.io/node-0" in out
+
+
+REPLICASET = """
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: api}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]}
+"""
+
+
+def running(served, selector):
+    out = served.kubectl("get", "pods", "-l", selector, "--no-headers").stdout
+    return [line.split() for line in out.splitlines() if " Running " in line]
+
+
+def test_scale_a_replicaset_then_drain_a_node_through_evictions(served):
+    served.kubectl("apply", "-f", "-", input=REPLICASET)
+    served.kubectl("scale", "replicaset", "api", "--replicas=4")
+    assert len(until(lambda: len(running(served, "app=api")) == 4 and running(served, "app=api"))) == 4
+    on_node = {row[0] for row in running(served, "app=api")}
+    drained = served.kubectl("drain", "node-0", "--ignore-daemonsets", "--force", "--timeout=30s")
+    assert "node/node-0 drained" in drained.stdout
+    wide = served.kubectl("get", "pods", "-l", "app=api", "-o", "wide", "--no-headers").stdout
+    assert " node-0 " not in wide and on_node  # every api pod left node-0 and was replaced elsewhere
+    served.kubectl("uncordon", "node-0")
+
+
+def test_wait_for_ready_and_a_forced_delete(served):
+    served.kubectl("run", "waiter", "--image=busybox")
+    assert "condition met" in served.kubectl("wait", "--for=condition=Ready", "pod/waiter", "--timeout=20s").stdout
+    forced = served.kubectl("delete", "pod", "waiter", "--grace-period=0", "--force")
+    assert 'pod "waiter" force deleted' in forced.stdout
+
+
+def test_get_watch_prints_changes_as_they_happen(served):
+    import subprocess
+
+    env = {"KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(served.cache), "PATH": "/usr/bin:/bin"}
+    watcher = subprocess.Popen(["kubectl", "get", "pods", "-w"], env=env, stdout=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    served.kubectl("run", "watched", "--image=busybox")
+    time.sleep(2.0)
+    watcher.terminate()
+    out, _ = watcher.communicate(timeout=10)
+    assert [line.split()[0] for line in out.splitlines()].count("watched") >= 1

@@ -53,14 +53,16 @@ def test_create_watch_and_evict_a_pod(api):
 
 
 def test_a_stale_update_is_a_409(api):
-    api.create_namespaced_pod("default", pod("py-stale"))
-    first = api.read_namespaced_pod("py-stale", "default")
-    first.metadata.labels = {"v": "1"}
-    api.replace_namespaced_pod("py-stale", "default", first)
-    first.metadata.labels = {"v": "2"}
+    # A ConfigMap: no component touches it, so only this test moves its resourceVersion.
+    api.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-stale")))
+    first = api.read_namespaced_config_map("py-stale", "default")
+    first.data = {"v": "1"}
+    api.replace_namespaced_config_map("py-stale", "default", first)
+    first.data = {"v": "2"}
     with pytest.raises(client.ApiException) as e:
-        api.replace_namespaced_pod("py-stale", "default", first)
+        api.replace_namespaced_config_map("py-stale", "default", first)
     assert e.value.status == 409
+    assert api.read_namespaced_config_map("py-stale", "default").data == {"v": "1"}
 
 
 def test_the_external_scheduler_example_binds_the_pods_that_name_it(served, api):
