@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from cluster.scenario import report as reports
 from cluster.scenario.schema import Scenario, ScenarioError, load_file
 
-BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos")
+BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos", "api")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
         help="schedule: through the actors; preempt: high-priority pods preempting low ones; "
         "cycle / preempt-cycle: the same shapes in the Scheduler alone, in this process; "
         "local: the schedule shape through the local runtime; "
-        "chaos: ReplicaSets under random faults, counting pods lost",
+        "chaos: ReplicaSets under random faults, counting pods lost; "
+        "api: the Kubernetes API over HTTP (creates/s, watch events/s, LIST time)",
     )
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--pods", type=int, default=10000)
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         default="basic",
         help="schedule: basic (SchedulingBasic) or mixed (a third of the pods with affinity or spread constraints)",
     )
+    bench.add_argument("--client", default="aiohttp", help="api: aiohttp (default) or python (the kubernetes client)")
     soak = bench.add_argument_group("chaos")
     soak.add_argument("--kill-rate", type=float, default=0.05, help="faults per emulated second (default 0.05)")
     soak.add_argument("--duration", type=float, default=300.0, help="emulated seconds of faults (default 300)")
@@ -159,6 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "bench" and args.benchmark == "api":
+        from actors.harness.benchapi import run_api_bench
+
+        try:
+            result = run_api_bench(args.nodes, args.pods, args.client, lambda s: print(s, file=sys.stderr))
+        except ValueError as e:
+            print(f"kubemu: {e}", file=sys.stderr)
+            return 2
+        print(json.dumps(result))
+        return 0
     if args.command == "bench":
         from actors.harness.bench import run_bench
 

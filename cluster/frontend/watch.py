@@ -12,8 +12,11 @@ object is a one-row Table (``kubectl get -w``). Called by ``handler.py``.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from ..api import codec
 from ..api.errors import Expired
@@ -27,6 +30,22 @@ if TYPE_CHECKING:
 BOOKMARK_EVERY = 60.0  # real seconds, as upstream's watch cache
 POLL = 1.0  # real seconds a quiet watch waits between looks (woken early by any write)
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+SHARED = 8192  # stored encodings whose JSON is kept for the next watcher
+
+# Every watcher of a change gets the same bytes from the store; decoding them and encoding
+# the JSON once, for all of them, is what lets a hundred watchers keep up.
+_encoded: OrderedDict[bytes, tuple[dict[str, Any], bytes]] = OrderedDict()
+
+
+def _shared(data: bytes) -> tuple[dict[str, Any], bytes]:
+    """The object ``data`` encodes, and its JSON, decoded and encoded once per change."""
+    hit = _encoded.get(data)
+    if hit is None:
+        obj = codec.decode(data)
+        hit = _encoded[data] = (obj, orjson.dumps(obj))
+        if len(_encoded) > SHARED:
+            _encoded.popitem(last=False)
+    return hit
 
 
 async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIterator[bytes]:
@@ -65,9 +84,13 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
             yield dumps({"type": "ERROR", "object": chunk.status()}) + b"\n"
             return
         for etype, data in chunk.events:
-            obj = codec.decode(data)
-            if wanted(obj):
+            obj, encoded = _shared(data)
+            if not wanted(obj):
+                continue
+            if as_table:
                 yield line(etype, obj)
+            else:
+                yield b'{"type":"' + etype.encode() + b'","object":' + encoded + b"}\n"
         rv = chunk.resume
         if opts.allow_watch_bookmarks and time.monotonic() >= next_bookmark:
             next_bookmark = time.monotonic() + BOOKMARK_EVERY
