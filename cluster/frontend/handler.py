@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import orjson
 import yaml
 
+from ..api.clientpatch import apply_patch
 from ..api.errors import (
     BadRequest,
     InternalError,
@@ -29,7 +30,6 @@ from ..api.errors import (
 )
 from . import discovery, query, tables
 from .backend import Backend
-from .patch import apply_patch
 from .paths import NOT_FOUND, Target, group_version, target
 from .watch import watch_lines
 

@@ -1,8 +1,9 @@
 """PATCH bodies: what each patch content type does to an object.
 
-Owns the patch types the apiserver accepts and their rules. The HTTP front end
+Owns the patch types a Kubernetes client may send and their rules. The HTTP front end
 (``cluster/frontend/``) calls ``apply_patch`` for every PATCH request with the stored object,
-the Content-Type, the body and the kind, and serves the new object or the ``StatusError``.
+the Content-Type, the body and the kind, and serves the new object or the ``StatusError``;
+a scenario's timeline ``patch`` step uses the same rules.
 The single types are public too: ``json_patch`` (RFC 6902, RFC 6901 pointers),
 ``merge_patch`` (RFC 7386) and ``strategic_merge_patch`` (built-in kinds only). Server-side
 apply is approximated: the applied object is strategic-merged over the stored one (a
@@ -32,8 +33,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from cluster.api.errors import BadRequest, Invalid, UnsupportedMediaType
-from cluster.api.patches import merge_patch as _merge_patch_in_place
+from .errors import BadRequest, Invalid, UnsupportedMediaType
+from .patches import merge_patch as _merge_patch_in_place
 
 Obj = dict[str, Any]
 

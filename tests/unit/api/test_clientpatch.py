@@ -7,8 +7,7 @@ import pickle
 
 import pytest
 
-from cluster.api.errors import BadRequest, Invalid
-from cluster.frontend.patch import (
+from cluster.api.clientpatch import (
     APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
@@ -20,6 +19,7 @@ from cluster.frontend.patch import (
     merge_patch,
     strategic_merge_patch,
 )
+from cluster.api.errors import BadRequest, Invalid
 
 BUILTIN_415 = (
     "the body of the request was in an unknown format - accepted media types include: "
