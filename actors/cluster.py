@@ -22,6 +22,7 @@ from actors.apiserver import APIServerActor
 from actors.component import ComponentActor
 from actors.faults import RayFaults
 from actors.informer import Informer
+from cluster.api.errors import StatusError
 from cluster.api.requests import Outcome, Request
 from cluster.clock import Clock, ClockSpec
 from cluster.runtime.cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefused
@@ -111,6 +112,12 @@ class RayCluster(RayFaults, Cluster):
     # -- the driver's view ----------------------------------------------------------------------
     async def write(self, requests: Sequence[Request]) -> list[Outcome]:
         return await self.api.write.remote(list(requests))
+
+    async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
+        got = await self.api.get.remote(kind, ns, name)
+        if isinstance(got, StatusError):
+            raise got
+        return got
 
     def informer(self, kinds: Sequence[str]) -> Informer:
         return Informer(self.api, list(kinds))

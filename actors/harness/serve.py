@@ -15,11 +15,13 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.clock import EPOCH
 from cluster.frontend import tls
 from cluster.frontend.backend import LocalBackend
 from cluster.frontend.handler import Handler
+from cluster.frontend.metrics import Metrics, storage_objects
 from cluster.frontend.server import start
 from cluster.runtime.local import LocalCluster
 from cluster.scenario.layout import expand_pools, layout
@@ -69,6 +71,15 @@ def build_cluster(opts: ServeOptions) -> LocalCluster:
     return LocalCluster(plan, seed=opts.seed, start=time.time() - EPOCH.timestamp())
 
 
+def scheduler_view(cluster: LocalCluster) -> dict[str, Any] | None:
+    """The scheduler's counters for /metrics, across its restarts (as ``scheduler_stats``)."""
+    live = next((m for m in cluster.members if m.alive and m.role == "scheduler"), None)
+    if live is None:
+        return None
+    now = live.component.inspect(cluster.now())
+    return {k: v + cluster.carried.get(k, 0) if k in cluster.carried else v for k, v in now.items()}
+
+
 async def pace(cluster: LocalCluster, backend: LocalBackend, time_scale: float, stop: asyncio.Event) -> None:
     """Move the virtual clock with the wall clock until ``stop`` is set."""
     t0, e0 = time.monotonic(), cluster.now()
@@ -97,9 +108,11 @@ async def serve(opts: ServeOptions, log: Callable[[str], None], stop: asyncio.Ev
     if not opts.insecure_http:
         ca, key = tls.certificate(opts.address)
         context, token = tls.server_context(ca, key), tls.token()
-    runner = await start(
-        Handler(backend, token=token, address=f"{opts.address}:{opts.port}"), opts.address, opts.port, context
+    metrics = Metrics(
+        storage=lambda: storage_objects(cluster.api.store.count), scheduler=lambda: scheduler_view(cluster)
     )
+    handler = Handler(backend, token=token, address=f"{opts.address}:{opts.port}", metrics=metrics)
+    runner = await start(handler, opts.address, opts.port, context)
     server = f"{scheme}://{opts.address}:{opts.port}"
     tls.write_kubeconfig(opts.kubeconfig, tls.kubeconfig(server, token, ca))
     log(f"kubemu: {registered} nodes; the Kubernetes API is served at {server}")

@@ -12,6 +12,7 @@ directly, without a socket.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, NamedTuple
 
@@ -30,6 +31,7 @@ from ..api.errors import (
 )
 from . import discovery, query, tables
 from .backend import Backend
+from .metrics import CONTENT_TYPE_LATEST, Metrics, request_labels
 from .paths import NOT_FOUND, Target, group_version, target
 from .watch import watch_lines
 
@@ -77,10 +79,33 @@ def success(code: int, details: dict[str, Any] | None = None) -> Response:
 
 
 class Handler:
-    def __init__(self, backend: Backend, *, token: str = "", address: str = "127.0.0.1:6443"):
+    def __init__(
+        self, backend: Backend, *, token: str = "", address: str = "127.0.0.1:6443", metrics: Metrics | None = None
+    ):
         self.backend, self.token, self.address = backend, token, address
+        self.metrics = metrics or Metrics()
 
     async def handle(self, req: Request) -> Response | WatchStream:
+        t0 = time.perf_counter()
+        answer = await self._handle(req)
+        if isinstance(answer, Response):
+            self._observe(req, answer.status, t0)
+        else:
+            answer = answer._replace(lines=self._observed_watch(req, answer.lines, t0))
+        return answer
+
+    def _observe(self, req: Request, code: int, t0: float) -> None:
+        verb, resource = request_labels(req.method, req.path, req.query, req.headers.get("content-type", ""))
+        self.metrics.observe_request(verb, resource, code, time.perf_counter() - t0)
+
+    async def _observed_watch(self, req: Request, lines: AsyncIterator[bytes], t0: float) -> AsyncIterator[bytes]:
+        try:
+            async for line in lines:
+                yield line
+        finally:
+            self._observe(req, 200, t0)  # as upstream, a watch counts for as long as its stream lasted
+
+    async def _handle(self, req: Request) -> Response | WatchStream:
         try:
             if self.token and req.path not in OPEN_PATHS:
                 if req.headers.get("authorization", "") != f"Bearer {self.token}":
@@ -103,6 +128,8 @@ class Handler:
             return ok(discovery.VERSION)
         if path in ("/healthz", "/livez", "/readyz"):
             return Response(200, b"ok", "text/plain")
+        if path == "/metrics":
+            return Response(200, self.metrics.render(), CONTENT_TYPE_LATEST)
         fixed = self._discovery(path, req.headers.get("accept", ""))
         if fixed is not None:
             return fixed

@@ -116,6 +116,10 @@ class Cluster(ABC):
     async def write(self, requests: Sequence[Request]) -> list[Outcome]: ...
 
     @abstractmethod
+    async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
+        """One object as stored; raises the apiserver's ``StatusError`` (NotFound, ...)."""
+
+    @abstractmethod
     def informer(self, kinds: Sequence[str]) -> Informer: ...
 
     async def settle(self) -> None:  # noqa: B027 - only the local runtime has instants to settle

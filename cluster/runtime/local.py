@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ..api import codec
 from ..api.requests import Bind, Outcome, Request
 from ..store.apiserver import APIServer
 from ..store.durable import restart_in_memory
@@ -172,6 +173,10 @@ class LocalCluster(Cluster):
     # -- the driver's view --------------------------------------------------------------------
     async def write(self, requests: Sequence[Request]) -> list[Outcome]:
         return self.api.write(list(requests), self._now)
+
+    async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
+        got: dict[str, Any] = codec.clone(self.api.get(kind, ns, name))
+        return got
 
     def informer(self, kinds: Sequence[str]) -> LocalInformer:
         return LocalInformer(self, kinds)

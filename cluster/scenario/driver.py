@@ -21,8 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..api.errors import StatusError
 from ..api.objects import phase_of
-from ..api.requests import Create, Delete
+from ..api.requests import Create, Delete, Update
 from ..runtime.cluster import Cluster, Informer, RuntimeRefused
 from ..runtime.commands import DeviceHealth, DevicePlugin, Pressure
 from ..runtime.component import CommandError
@@ -30,6 +31,7 @@ from . import report as reports
 from .chaos import ChaosSpec
 from .layout import expand_pools, host_spec
 from .mirror import Mirror
+from .patchstep import PatchSpec
 from .randomchaos import RandomChaos
 from .runner import ScenarioRun
 from .schema import Scenario, Step
@@ -61,6 +63,8 @@ class Timeline:
             (err,) = await cluster.write([Delete(d.kind, d.namespace, d.name, "", d.gracePeriodSeconds)])
             if err is not None:
                 log(f"delete {d.kind}/{d.namespace}/{d.name}: {err.reason}: {err.message}")
+        for p in step.patches():
+            await self.patch(p)
         if step.addNodes is not None:
             configs = expand_pools([step.addNodes], self.taken)
             if configs:
@@ -73,6 +77,17 @@ class Timeline:
                     log(f"removeNodes {name}: {err.reason}: {err.message}")
         if step.chaos is not None:
             await self.chaos(step.chaos, now)
+
+    async def patch(self, p: PatchSpec) -> None:
+        kind, ns, name = p.target()
+        try:
+            new = p.applied_to(await self.cluster.get(kind, ns, name))
+        except StatusError as e:
+            self.log(f"patch {kind}/{ns}/{name}: {e.reason}: {e.message}")
+            return
+        (err,) = await self.cluster.write([Update(new)])
+        if err is not None:
+            self.log(f"patch {kind}/{ns}/{name}: {err.reason}: {err.message}")
 
     async def tick(self, now: float) -> None:
         """Run the random faults now due."""

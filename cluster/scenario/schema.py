@@ -28,6 +28,7 @@ from ..store.admission import BUILTIN_NAMESPACES
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
 from .chaos import check as check_chaos
+from .patchstep import PatchSpec
 
 INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive", "noLostPods")
 DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
@@ -82,8 +83,14 @@ class Step(_Strict):
     chaos: ChaosSpec | None = None
     addNodes: NodePool | None = None  # a pool; a shared namePrefix continues its numbering
     removeNodes: RemoveNodes | None = None  # the Node objects are deleted
+    patch: PatchSpec | list[PatchSpec] | None = None  # applied in order (patchstep.py)
 
     _at = field_validator("at", mode="before")(lambda cls, v: _duration(v))
+
+    def patches(self) -> list[PatchSpec]:
+        if self.patch is None:
+            return []
+        return self.patch if isinstance(self.patch, list) else [self.patch]
 
     def deletes(self) -> list[DeleteSpec]:
         if self.delete is None:

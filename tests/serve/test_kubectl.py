@@ -140,3 +140,17 @@ def test_get_watch_prints_changes_as_they_happen(served):
     watcher.terminate()
     out, _ = watcher.communicate(timeout=10)
     assert [line.split()[0] for line in out.splitlines()].count("watched") >= 1
+
+
+def test_metrics_show_requests_storage_and_the_schedulers_counters(served):
+    served.kubectl("run", "counted", "--image=busybox")
+    until(lambda: running(served, "run=counted"))
+    text = served.kubectl("get", "--raw", "/metrics").stdout
+    assert 'apiserver_storage_objects{resource="nodes"} 3.0' in text
+    assert 'apiserver_request_total{code="201",resource="pods",verb="POST"}' in text
+    scheduled = [
+        line
+        for line in text.splitlines()
+        if line.startswith('scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}')
+    ]
+    assert scheduled and float(scheduled[0].split()[-1]) >= 1

@@ -232,3 +232,17 @@ def test_discovery_aggregated_and_legacy(api):
     assert "apps" in {g["name"] for g in groups["groups"]}
     _, index = call(h, "GET", "/openapi/v3")
     assert "api/v1" in index["paths"] and call(h, "GET", "/openapi/v2")[0] == 404
+
+
+def test_metrics_count_requests_by_verb_resource_and_code(api):
+    h, _ = api
+    call(h, "POST", PODS, pod("m"))
+    call(h, "GET", f"{PODS}/nope")
+    call(h, "GET", PODS)
+    answer = run(h.handle(Request("GET", "/metrics", {}, AUTH, b"")))
+    text = answer.body.decode()
+    assert answer.status == 200 and answer.content_type.startswith("text/plain")
+    assert 'apiserver_request_total{code="201",resource="pods",verb="POST"} 1.0' in text
+    assert 'apiserver_request_total{code="404",resource="pods",verb="GET"} 1.0' in text
+    assert 'apiserver_request_total{code="200",resource="pods",verb="LIST"} 1.0' in text
+    assert "apiserver_request_duration_seconds_bucket" in text
