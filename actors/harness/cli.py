@@ -28,6 +28,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--runtime", choices=["ray", "local"], help="where the components run (default: spec.runtime)")
     run.add_argument("--report", metavar="PATH", help="write the JSON report here")
     run.add_argument("--trace", metavar="PATH", help="write the trace of every write here (local runtime)")
+    run.add_argument("--serve", action="store_true", help="serve the Kubernetes API while the scenario runs (local)")
+    run.add_argument("--address", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=6443, help="with --serve")
+    run.add_argument("--kubeconfig", default="kubemu.kubeconfig", help="with --serve")
+    run.add_argument("--insecure-http", action="store_true", help="with --serve: plain HTTP, loopback only")
     run.add_argument(
         "--set",
         dest="overrides",
@@ -94,37 +99,47 @@ def _serve_parser(sub) -> None:
     srv.add_argument("--insecure-http", action="store_true", help="plain HTTP, no token (loopback only)")
     srv.add_argument("--no-scheduler", action="store_true", help="leave scheduling to an external scheduler")
     srv.add_argument("--runtime", choices=["local"], default="local", help="local (the ray front end comes next)")
+    srv.add_argument("--scenario", metavar="FILE", help="serve this scenario's cluster while its timeline runs")
 
 
-def _serve(args) -> int:
-    import asyncio
+def _serve_options(args):
     import os
+    from dataclasses import replace
 
-    from actors.harness.serve import ServeOptions, check, serve
+    from actors.harness.serve import ServeOptions
 
-    opts = ServeOptions(
-        nodes=args.nodes,
-        cpu=args.cpu,
-        memory=args.memory,
-        gpus=args.gpus,
-        address=args.address,
-        port=args.port,
+    base = ServeOptions()
+    given = {  # ``run --serve`` has only the listening options: the scenario has the cluster
+        k: getattr(args, k)
+        for k in ("nodes", "cpu", "memory", "gpus", "address", "port", "time_scale", "insecure_http")
+        if hasattr(args, k)
+    }
+    return replace(
+        base,
+        **given,
         kubeconfig=os.path.abspath(args.kubeconfig),
-        time_scale=args.time_scale,
-        insecure_http=args.insecure_http,
-        scheduler=not args.no_scheduler,
+        scheduler=not getattr(args, "no_scheduler", False),
     )
+
+
+def _serve(args, scenario: Scenario | None = None, keep_serving: bool = True) -> tuple[int, dict | None]:
+    """Serve (with ``scenario``: while it runs); (exit code, the scenario's report)."""
+    import asyncio
+
+    from actors.harness.serve import check, serve
+
+    opts = _serve_options(args)
     try:
         check(opts)
     except ValueError as e:
         print(f"kubemu: {e}", file=sys.stderr)
-        return 2
+        return 2, None
     try:
-        asyncio.run(serve(opts, lambda s: print(s, flush=True)))
+        report = asyncio.run(serve(opts, lambda s: print(s, flush=True), scenario=scenario, keep_serving=keep_serving))
     except OSError as e:  # the port is taken, the address is not ours
         print(f"kubemu: --address/--port: cannot listen on {args.address}:{args.port}: {e.strerror}", file=sys.stderr)
-        return 2
-    return 0
+        return 2, None
+    return 0, report
 
 
 def _chaos_options(args) -> dict:
@@ -160,7 +175,14 @@ def _load(args) -> Scenario:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        return _serve(args)
+        scenario = None
+        if args.scenario:
+            try:
+                scenario = load_file(args.scenario, ["spec.runtime=local"])
+            except ScenarioError as e:
+                print(f"kubemu: {e}", file=sys.stderr)
+                return 2
+        return _serve(args, scenario)[0]
     if args.command == "bench" and args.benchmark == "api":
         from actors.harness.benchapi import run_api_bench
 
@@ -188,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(json.dumps(result))
         return 0
+    if getattr(args, "serve", False):
+        if args.runtime == "ray":
+            print("kubemu: --serve: the API is served over the local runtime (drop --runtime ray)", file=sys.stderr)
+            return 2
+        args.runtime = "local"
     try:
         scenario = _load(args)
     except ScenarioError as e:
@@ -199,15 +226,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.trace and scenario.spec.runtime != "local":
         print("kubemu: --trace: the trace is the local runtime's (add --runtime local)", file=sys.stderr)
         return 2
-    try:
-        report = _run(scenario, args.trace)
-    except ValueError as e:  # the Ray cluster cannot do what the scenario asks; raised before any actor starts
-        print(f"kubemu: {e}", file=sys.stderr)
-        return 2
+    if args.serve:
+        code, served = _serve(args, scenario, keep_serving=False)  # prints the summary itself
+        if served is None:
+            return code
+        report = served
+    else:
+        try:
+            report = _run(scenario, args.trace)
+        except ValueError as e:  # the Ray cluster cannot do what the scenario asks; raised before any actor starts
+            print(f"kubemu: {e}", file=sys.stderr)
+            return 2
+        print(reports.summary(report))
     if args.report:
         with open(args.report, "w") as f:
             json.dump(report, f, indent=1)
-    print(reports.summary(report))
     return 0 if report["passed"] else 1
 
 

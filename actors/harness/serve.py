@@ -24,10 +24,12 @@ from cluster.frontend.handler import Handler
 from cluster.frontend.metrics import Metrics, storage_objects
 from cluster.frontend.server import start
 from cluster.runtime.local import LocalCluster
+from cluster.runtime.paced import PacedCluster
+from cluster.scenario import report as reports
+from cluster.scenario.driver import run_scenario
 from cluster.scenario.layout import expand_pools, layout
-from cluster.scenario.schema import NodePool
+from cluster.scenario.schema import NodePool, Scenario, scheduler_config
 
-TICK = 0.02  # real seconds between steps of the paced clock
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -60,15 +62,24 @@ def check(opts: ServeOptions) -> None:
         raise ValueError(f"--insecure-http: serving plain HTTP on {opts.address} would expose the API; use TLS")
 
 
-def build_cluster(opts: ServeOptions) -> LocalCluster:
-    capacity: dict[str, object] = {"cpu": opts.cpu, "memory": opts.memory}
-    if opts.gpus:
-        capacity["nvidia.com/gpu"] = str(opts.gpus)
-    pools = [NodePool(namePrefix="node", count=opts.nodes, capacity=capacity)]
-    plan = layout(expand_pools(pools), seed=opts.seed)
+def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> PacedCluster:
+    """The cluster to serve: N nodes starting at the wall time, or the scenario's cluster
+    on its own fixed timeline (so its file reads the same as under ``kubemu run``)."""
+    if scenario is not None:
+        spec = scenario.spec
+        configs = expand_pools(spec.cluster.nodes)
+        plan = layout(configs, seed=spec.seed, scheduler_config=scheduler_config(scenario))
+        seed, start_at, scale = spec.seed, 0.0, spec.timeScale * opts.time_scale
+    else:
+        capacity: dict[str, object] = {"cpu": opts.cpu, "memory": opts.memory}
+        if opts.gpus:
+            capacity["nvidia.com/gpu"] = str(opts.gpus)
+        pools = [NodePool(namePrefix="node", count=opts.nodes, capacity=capacity)]
+        plan = layout(expand_pools(pools), seed=opts.seed)
+        seed, start_at, scale = opts.seed, time.time() - EPOCH.timestamp(), opts.time_scale
     if not opts.scheduler:
         plan.control.pop("scheduler", None)
-    return LocalCluster(plan, seed=opts.seed, start=time.time() - EPOCH.timestamp())
+    return PacedCluster(plan, seed=seed, start=start_at, time_scale=scale, keep=True)
 
 
 def scheduler_view(cluster: LocalCluster) -> dict[str, Any] | None:
@@ -80,29 +91,17 @@ def scheduler_view(cluster: LocalCluster) -> dict[str, Any] | None:
     return {k: v + cluster.carried.get(k, 0) if k in cluster.carried else v for k, v in now.items()}
 
 
-async def pace(cluster: LocalCluster, backend: LocalBackend, time_scale: float, stop: asyncio.Event) -> None:
+async def pace(cluster: PacedCluster, backend: LocalBackend, stop: asyncio.Event) -> None:
     """Move the virtual clock with the wall clock until ``stop`` is set."""
-    t0, e0 = time.monotonic(), cluster.now()
     while not stop.is_set():
-        target = e0 + (time.monotonic() - t0) * time_scale
         await cluster.settle()
-        while cluster.now() < target:
-            await cluster.advance(target)
-            await cluster.settle()
         backend.tick()
-        try:
-            await asyncio.wait_for(stop.wait(), TICK)
-        except asyncio.TimeoutError:
-            pass
+        await cluster.advance(None)
 
 
-async def serve(opts: ServeOptions, log: Callable[[str], None], stop: asyncio.Event | None = None) -> None:
-    """Run until ``stop`` is set (or SIGINT/SIGTERM when none is given)."""
-    check(opts)
-    stop = stop or _on_signals()
-    cluster = build_cluster(opts)
-    registered = await cluster.start()
-    backend = LocalBackend(lambda: cluster.api, cluster.now)
+async def _listen(cluster: PacedCluster, opts: ServeOptions, log: Callable[[str], None]) -> tuple[Any, LocalBackend]:
+    """Serve the API over ``cluster`` and write the kubeconfig; the runner and the backend."""
+    backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)
     scheme = "http" if opts.insecure_http else "https"
     token, ca, context = "", None, None
     if not opts.insecure_http:
@@ -115,14 +114,41 @@ async def serve(opts: ServeOptions, log: Callable[[str], None], stop: asyncio.Ev
     runner = await start(handler, opts.address, opts.port, context)
     server = f"{scheme}://{opts.address}:{opts.port}"
     tls.write_kubeconfig(opts.kubeconfig, tls.kubeconfig(server, token, ca))
-    log(f"kubemu: {registered} nodes; the Kubernetes API is served at {server}")
+    log(f"kubemu: the Kubernetes API is served at {server}")
     log(f"export KUBECONFIG={opts.kubeconfig}")
+    return runner, backend
+
+
+async def serve(
+    opts: ServeOptions,
+    log: Callable[[str], None],
+    stop: asyncio.Event | None = None,
+    scenario: Scenario | None = None,
+    keep_serving: bool = True,
+) -> dict[str, Any] | None:
+    """Serve until ``stop`` is set (SIGINT/SIGTERM when none is given). With a scenario,
+    run it while serving (its report is returned) and, with ``keep_serving``, go on
+    serving its cluster afterwards."""
+    check(opts)
+    stop = stop or _on_signals()
+    cluster = build_cluster(opts, scenario)
+    if scenario is None:
+        log(f"kubemu: {await cluster.start()} nodes registered")  # before any client can ask
+    runner, backend = await _listen(cluster, opts, log)
+    report = None
     try:
-        await pace(cluster, backend, opts.time_scale, stop)
+        if scenario is not None:
+            report = await run_scenario(scenario, cluster, log)
+            log(reports.summary(report))
+            if not keep_serving:
+                return report
+        await pace(cluster, backend, stop)
     finally:
         await runner.cleanup()
+        cluster.keep = False
         await cluster.shutdown()
         log("kubemu: stopped")
+    return report
 
 
 def _on_signals() -> asyncio.Event:

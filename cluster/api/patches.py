@@ -12,7 +12,17 @@ Owns each patch kind's rules, applied by the apiserver to the stored object in p
   upstream's taint helpers do;
 - ``Apply``: server-side apply as kubemu needs it so far: the object is created when it
   does not exist (through admission), else the given fields are merged in (JSON merge
-  patch, RFC 7386). Field managers and conflicts between managers are not modelled.
+  patch, RFC 7386). Field managers and conflicts between managers are not modelled;
+- ``RemoveOwnerReferences``: the garbage collector's patch that drops the ownerReferences
+  naming some owner uids (orphaning dependents, or dropping owners that are gone), as
+  upstream's ``$patch: delete`` by uid;
+- ``RemoveFinalizer``: one entry out of ``metadata.finalizers`` (the garbage collector's
+  ``orphan`` and ``foregroundDeletion`` once their work is done);
+- ``FinalizeNamespace``: one entry out of a Namespace's ``spec.finalizers`` (upstream's
+  ``namespaces/finalize`` subresource; the namespace controller's ``kubernetes``).
+
+The last three let an object marked for deletion go: the apiserver removes it when a patch
+leaves it with no finalizers (reference §8.3, "delete during update").
 
 ``apply(obj)`` returns whether anything changed: a patch that changes nothing writes
 nothing. A patch with a malformed body raises ``Invalid`` naming the field.
@@ -152,4 +162,60 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-PatchOp = PodConditions | NodeConditions | NodeTaints | Apply
+# The finalizers the garbage collector and the namespace controller own (upstream's
+# metav1.FinalizerOrphanDependents, FinalizerDeleteDependents and FinalizerKubernetes).
+ORPHAN_FINALIZER = "orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+NAMESPACE_FINALIZER = "kubernetes"
+
+
+class RemoveOwnerReferences(NamedTuple):
+    """Drop every ownerReference whose uid is one of ``uids``; the rest keep their order."""
+
+    uids: tuple[str, ...]
+
+    def apply(self, obj: Obj) -> bool:
+        meta = obj.setdefault("metadata", {})
+        refs = meta.get("ownerReferences") or []
+        keep = [r for r in refs if not (isinstance(r, dict) and r.get("uid") in self.uids)]
+        if len(keep) == len(refs):
+            return False
+        if keep:
+            meta["ownerReferences"] = keep
+        else:
+            meta.pop("ownerReferences", None)
+        return True
+
+
+class RemoveFinalizer(NamedTuple):
+    """Drop ``finalizer`` from ``metadata.finalizers`` (absent: nothing to write)."""
+
+    finalizer: str
+
+    def apply(self, obj: Obj) -> bool:
+        return _drop(obj.setdefault("metadata", {}), "finalizers", self.finalizer)
+
+
+class FinalizeNamespace(NamedTuple):
+    """Drop ``finalizer`` from a Namespace's ``spec.finalizers``: what upstream's
+    ``namespaces/finalize`` subresource does once the namespace controller emptied it."""
+
+    finalizer: str = NAMESPACE_FINALIZER
+
+    def apply(self, ns: Obj) -> bool:
+        return _drop(ns.setdefault("spec", {}), "finalizers", self.finalizer)
+
+
+def _drop(holder: Obj, field: str, value: str) -> bool:
+    current = holder.get(field) or []
+    if value not in current:
+        return False
+    keep = [v for v in current if v != value]
+    if keep:
+        holder[field] = keep
+    else:
+        holder.pop(field, None)
+    return True
+
+
+PatchOp = PodConditions | NodeConditions | NodeTaints | Apply | RemoveOwnerReferences | RemoveFinalizer | FinalizeNamespace

@@ -54,14 +54,17 @@ class Patch(NamedTuple):
 
 
 class Delete(NamedTuple):
-    """Delete with DeleteOptions: ``uid`` is the precondition ("" for none) and ``grace`` the
-    gracePeriodSeconds (None: the object's own; pods terminate gracefully, reference §8)."""
+    """Delete with DeleteOptions: ``uid`` is the precondition ("" for none), ``grace`` the
+    gracePeriodSeconds (None: the object's own; pods terminate gracefully, reference §8) and
+    ``propagation`` the propagationPolicy: "Background", "Foreground", "Orphan", or "" for
+    the kind's default (``cluster/store/apiserver.py`` says which)."""
 
     kind: str
     namespace: str
     name: str
     uid: str = ""
     grace: int | None = None
+    propagation: str = ""
 
 
 class Bind(NamedTuple):

@@ -49,8 +49,9 @@ class LocalBackend:
     """Answers from ``api()``'s store at ``now()``; ``tick`` wakes the waiting watches (the
     serving loop calls it after every settled instant)."""
 
-    def __init__(self, api: Any, now: Any):
+    def __init__(self, api: Any, now: Any, poke: Any = None):
         self._api, self.now = api, now  # callables: the runtime may replace its apiserver on restart
+        self._poke = poke  # tells a paced runtime a client wrote, so it reacts at once
         self._changed = asyncio.Event()
 
     @property
@@ -62,6 +63,11 @@ class LocalBackend:
         self._changed.set()
         self._changed = asyncio.Event()
 
+    def _wrote(self) -> None:
+        self.tick()
+        if self._poke is not None:
+            self._poke()
+
     async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
         return codec.clone(self.api.get(kind, ns, name))
 
@@ -71,32 +77,32 @@ class LocalBackend:
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         created = codec.clone(self.api.create(obj, self.now()))
-        self.tick()
+        self._wrote()
         return created
 
     async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
         updated = codec.clone(self.api.update(obj, self.now()))
-        self.tick()
+        self._wrote()
         return updated
 
     async def update_status(self, kind: str, ns: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
         self.api.update_status(kind, ns, name, "", codec.clone(status))
-        self.tick()
+        self._wrote()
         return await self.get(kind, ns, name)
 
     async def delete(self, kind: str, ns: str, name: str, uid: str, grace: int | None) -> dict[str, Any]:
         before = await self.get(kind, ns, name)
         gone = self.api.delete(kind, ns, name, uid or None, grace, self.now())
-        self.tick()
+        self._wrote()
         return before if gone else await self.get(kind, ns, name)
 
     async def bind(self, ns: str, name: str, uid: str, node: str) -> None:
         self.api.bind(ns, name, uid, node, self.now())
-        self.tick()
+        self._wrote()
 
     async def evict(self, ns: str, name: str, uid: str, grace: int | None) -> None:
         self.api.evict(ns, name, uid or None, grace, self.now())
-        self.tick()
+        self._wrote()
 
     async def watch(self, kind: str, rv: int, node_names: frozenset[str] | None) -> WatchChunk | Expired:
         return self.api.watch({kind: rv}, node_names)[kind]

@@ -87,8 +87,11 @@ def kubeconfig(server: str, bearer: str, ca_pem: bytes | None) -> str:
 
 
 def write_kubeconfig(path: str, text: str) -> None:
-    """Write it readable by its owner only: it holds the token."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Write it readable by its owner only (it holds the token), whole or not at all: a
+    client waiting for the file never reads half of it."""
+    partial = f"{path}.{os.getpid()}.partial"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(text)
-    os.chmod(path, 0o600)
+    os.chmod(partial, 0o600)
+    os.replace(partial, path)

@@ -18,14 +18,14 @@ def api(served):
     return client.CoreV1Api()
 
 
-def pod(name, scheduler=None):
+def pod(name, scheduler=None, **annotations):
     spec = client.V1PodSpec(
         containers=[
             client.V1Container(name="c", image="x", resources=client.V1ResourceRequirements(requests={"cpu": "100m"}))
         ],
         scheduler_name=scheduler,
     )
-    return client.V1Pod(metadata=client.V1ObjectMeta(name=name), spec=spec)
+    return client.V1Pod(metadata=client.V1ObjectMeta(name=name, annotations=annotations or None), spec=spec)
 
 
 def test_list_nodes_and_pods_parse_strictly(api):
@@ -37,7 +37,8 @@ def test_list_nodes_and_pods_parse_strictly(api):
 
 
 def test_create_watch_and_evict_a_pod(api):
-    api.create_namespaced_pod("default", pod("py-web"))
+    # Its containers take 20 s to stop, so the evicted pod is seen terminating.
+    api.create_namespaced_pod("default", pod("py-web", **{"kubemu.io/stop-seconds": "20"}))
     seen = None
     for event in watch.Watch().stream(
         api.list_namespaced_pod, "default", field_selector="metadata.name=py-web", timeout_seconds=10

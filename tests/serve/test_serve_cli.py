@@ -35,3 +35,16 @@ def test_a_taken_port_is_one_line(capsys, tmp_path):
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"kubemu: --address/--port: cannot listen on 127.0.0.1:{port}: ") and "\n" not in err
     assert not (tmp_path / "k").exists()
+
+
+def test_run_serve_refuses_the_ray_runtime(capsys):
+    assert main(["run", "--serve", "--runtime", "ray", "scenarios/quickstart.yaml"]) == 2
+    assert capsys.readouterr().err.strip() == "kubemu: --serve: the API is served over the local runtime (drop --runtime ray)"
+
+
+def test_serve_refuses_a_scenario_it_cannot_read(capsys, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: kubemu.io/v1alpha1\nkind: Scenario\nmetadata: {name: x}\nspec: {duration: soon}\n")
+    assert main(["serve", "--scenario", str(bad), "--kubeconfig", str(tmp_path / "k")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kubemu: ") and "spec.duration" in err and "\n" not in err
