@@ -142,6 +142,10 @@ class Handler:
             if listing is None:
                 raise NotFound(NOT_FOUND)
             return ok(listing)
+        if group == "" and len(rest) == 3 and rest[0] == "namespaces" and rest[2] == "bindings":
+            from .subresources import bindings  # the older form of pods/NAME/binding
+
+            return await bindings(self, req, rest[1])
         return await self._resource(req, target(group, version, rest))
 
     def _discovery(self, path: str, accept: str) -> Response | None:

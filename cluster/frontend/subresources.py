@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..api.errors import BadRequest, MethodNotAllowed
+from ..api.kinds import BY_KIND
 from ..api.selectors import LabelSelector
 from . import query
 from .paths import Target
@@ -62,6 +63,20 @@ async def binding(h: Handler, req: Request, t: Target) -> Response:
     # Upstream answers a Status; client-go ignores the body, and the Python client can only
     # parse a Binding, so the Binding is echoed (reference §7.3).
     return _ok({**body, "kind": "Binding", "apiVersion": "v1"}, 201)
+
+
+async def bindings(h: Handler, req: Request, namespace: str) -> Response:
+    """``POST /api/v1/namespaces/NS/bindings``: the pod is the Binding's ``metadata.name``."""
+    if req.method != "POST":
+        raise MethodNotAllowed(
+            f"the server does not allow this method on the requested resource ({req.method} bindings)"
+        )
+    body = h.body(req)
+    name = ((body.get("metadata") or {}).get("name") if isinstance(body, dict) else None) or ""
+    if not isinstance(name, str) or not name:
+        raise BadRequest("metadata.name: Required value: the pod to bind")
+    pods = BY_KIND["Pod"]
+    return await binding(h, req, Target(pods, namespace, name, "binding"))
 
 
 async def eviction(h: Handler, req: Request, t: Target) -> Response:

@@ -246,3 +246,16 @@ def test_metrics_count_requests_by_verb_resource_and_code(api):
     assert 'apiserver_request_total{code="404",resource="pods",verb="GET"} 1.0' in text
     assert 'apiserver_request_total{code="200",resource="pods",verb="LIST"} 1.0' in text
     assert "apiserver_request_duration_seconds_bucket" in text
+
+
+def test_the_bindings_collection_binds_the_pod_its_body_names(api):
+    h, cluster = api
+    mine = pod("old-style")
+    mine["spec"]["schedulerName"] = "my-scheduler"
+    call(h, "POST", PODS, mine)
+    body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "old-style"}, "target": {"name": "n-0"}}
+    code, bound = call(h, "POST", "/api/v1/namespaces/default/bindings", body)
+    assert (code, bound["kind"]) == (201, "Binding")
+    assert call(h, "GET", f"{PODS}/old-style")[1]["spec"]["nodeName"] == "n-0"
+    assert call(h, "POST", "/api/v1/namespaces/default/bindings", {"target": {"name": "n-0"}})[0] == 400
+    assert call(h, "GET", "/api/v1/namespaces/default/bindings")[0] == 405
