@@ -39,7 +39,10 @@ def test_a_taken_port_is_one_line(capsys, tmp_path):
 
 def test_run_serve_refuses_the_ray_runtime(capsys):
     assert main(["run", "--serve", "--runtime", "ray", "scenarios/quickstart.yaml"]) == 2
-    assert capsys.readouterr().err.strip() == "kubemu: --serve: the API is served over the local runtime (drop --runtime ray)"
+    assert (
+        capsys.readouterr().err.strip()
+        == "kubemu: --serve: the API is served over the local runtime (drop --runtime ray)"
+    )
 
 
 def test_serve_refuses_a_scenario_it_cannot_read(capsys, tmp_path):
