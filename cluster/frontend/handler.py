@@ -27,9 +27,8 @@ from ..api.errors import (
     RequestEntityTooLarge,
     StatusError,
     Unauthorized,
-    UnsupportedMediaType,
 )
-from . import discovery, query, tables
+from . import discovery, protobuf, query, tables
 from .backend import Backend
 from .metrics import CONTENT_TYPE_LATEST, Metrics, request_labels
 from .paths import NOT_FOUND, Target, group_version, target
@@ -184,10 +183,7 @@ class Handler:
         """The request body as JSON (no Content-Type counts as JSON, as upstream) or YAML."""
         ctype = req.headers.get("content-type", "").split(";")[0].strip()
         if ctype == "application/vnd.kubernetes.protobuf":
-            raise UnsupportedMediaType(
-                "kubemu does not read protobuf request bodies yet: send JSON "
-                "(kubectl: add -o yaml --dry-run=client | kubectl create -f -)"
-            )
+            return protobuf.decode(req.body)
         try:
             if ctype in ("application/yaml", "application/x-yaml"):
                 return yaml.safe_load(req.body)

@@ -63,12 +63,13 @@ class _Malformed(Exception):
         self.where = ""  # the innermost message being read, filled in on the way out
 
 
-def decode(body: bytes) -> dict[str, Any]:
+def decode(body: bytes | bytearray | memoryview) -> dict[str, Any]:
     """The object a protobuf request body carries, as Kubernetes JSON with apiVersion and kind.
 
     Raises BadRequest for a body that is not well-formed Kubernetes protobuf and
     UnsupportedMediaType (415) for a kind the schema does not cover.
     """
+    body = bytes(body)  # the reader works on bytes; a bytearray or memoryview is copied once
     if not body.startswith(MAGIC):
         raise BadRequest("the request body is not Kubernetes protobuf: it does not start with k8s\\x00")
     try:

@@ -154,3 +154,25 @@ def test_metrics_show_requests_storage_and_the_schedulers_counters(served):
         if line.startswith('scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}')
     ]
     assert scheduled and float(scheduled[0].split()[-1]) >= 1
+
+
+def test_generator_commands_that_send_protobuf(served):
+    assert served.kubectl("create", "namespace", "team-a").stdout.strip() == "namespace/team-a created"
+    assert (
+        "configmap/flags created"
+        in served.kubectl("create", "configmap", "flags", "-n", "team-a", "--from-literal=x=1").stdout
+    )
+    assert (
+        "priorityclass.scheduling.k8s.io/urgent created"
+        in served.kubectl("create", "priorityclass", "urgent", "--value=1000").stdout
+    )
+    assert (
+        "deployment.apps/web created"
+        in served.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=2").stdout
+    )
+    got = json.loads(served.kubectl("get", "configmap", "flags", "-n", "team-a", "-o", "json").stdout)
+    assert got["data"] == {"x": "1"}
+    pc = json.loads(served.kubectl("get", "priorityclass", "urgent", "-o", "json").stdout)
+    assert pc["value"] == 1000
+    deploy = json.loads(served.kubectl("get", "deployment", "web", "-o", "json").stdout)
+    assert deploy["spec"]["replicas"] == 2 and deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx"

@@ -92,11 +92,21 @@ def test_a_bad_body_is_a_4xx_status_and_stores_nothing(api, body, code, reason):
     assert cluster.api.store.rv == before
 
 
-def test_protobuf_bodies_are_415_naming_json(api):
+# kubectl 1.32's `create namespace pns` body (the k8s\0 envelope around a Namespace).
+NAMESPACE_PB = bytes.fromhex(
+    "6b3873000a0f0a02763112094e616d657370616365121d0a150a03706e7312001a0022002a0032003800420012001a001a002200"
+)
+
+
+def test_protobuf_bodies_are_decoded_and_a_kind_without_a_schema_is_415(api):
     h, _ = api
     headers = {**AUTH, "content-type": "application/vnd.kubernetes.protobuf"}
-    code, status = call(h, "POST", "/api/v1/namespaces", b"k8s\x00...", headers=headers)
-    assert code == 415 and "send JSON" in status["message"]
+    code, created = call(h, "POST", "/api/v1/namespaces", NAMESPACE_PB, headers=headers)
+    assert (code, created["kind"], created["metadata"]["name"]) == (201, "Namespace", "pns")
+    code, status = call(h, "POST", "/api/v1/namespaces", b"k8s\x00\x0a\x0a\x0a\x02v1\x12\x04Node", headers=headers)
+    assert code == 415 and "send it as JSON" in status["message"]
+    code, status = call(h, "POST", "/api/v1/namespaces", b"not protobuf", headers=headers)
+    assert (code, status["reason"]) == (400, "BadRequest")
 
 
 def test_an_update_with_a_stale_resource_version_is_409(api):
