@@ -9,50 +9,102 @@ the ``APIServer`` of a ``LocalCluster`` in this process. Errors are the apiserve
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from abc import ABC, abstractmethod
+from typing import Any
 
 from ..api import codec
-from ..api.errors import Expired
-from ..api.requests import WatchChunk
+from ..api.errors import BadRequest, Expired
+from ..api.requests import Bind, Create, Delete, Evict, Request, Update, UpdateStatus, WatchChunk
 from ..store.apiserver import APIServer
 
 
-class Backend(Protocol):
+def apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | None:
+    """Apply one write as an HTTP client asked for it; the object the API answers with
+    (created, updated, or as it stands after a delete: gone or terminating), or None for a
+    bind or an eviction. Raises the apiserver's ``StatusError``. The Ray apiserver actor
+    calls it too, so both runtimes answer alike."""
+    if isinstance(req, Create):
+        return codec.clone(api.create(req.obj, now))
+    if isinstance(req, Update):
+        return codec.clone(api.update(req.obj, now))
+    if isinstance(req, UpdateStatus):
+        api.update_status(req.kind, req.namespace, req.name, req.uid, codec.clone(req.status))
+        return codec.clone(api.get(req.kind, req.namespace, req.name))
+    if isinstance(req, Delete):
+        before = codec.clone(api.get(req.kind, req.namespace, req.name))
+        gone = api.delete(req.kind, req.namespace, req.name, req.uid or None, req.grace, now)
+        return before if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
+    if isinstance(req, Bind):
+        api.bind(req.namespace, req.name, req.uid, req.node, now)
+    elif isinstance(req, Evict):
+        api.evict(req.namespace, req.name, req.uid or None, req.grace, now)
+    else:
+        raise BadRequest(f"request: {type(req).__name__} is not one an HTTP client makes")
+    return None
+
+
+def _object(out: dict[str, Any] | None) -> dict[str, Any]:
+    assert out is not None  # creates, updates and deletes answer with the object
+    return out
+
+
+class Backend(ABC):
+    """Reads, one write at a time, and watches; the verbs are spelled out once, here."""
+
+    @abstractmethod
     def now(self) -> float: ...
 
+    @abstractmethod
     async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]: ...
 
+    @abstractmethod
     async def list(self, kind: str, node_names: frozenset[str] | None) -> tuple[int, list[dict[str, Any]]]: ...
 
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+    @abstractmethod
+    async def write(self, req: Request) -> dict[str, Any] | None:
+        """One write, as ``apply_one`` answers it."""
 
-    async def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-    async def update_status(self, kind: str, ns: str, name: str, status: dict[str, Any]) -> dict[str, Any]: ...
-
-    async def delete(self, kind: str, ns: str, name: str, uid: str, grace: int | None) -> dict[str, Any]: ...
-
-    async def bind(self, ns: str, name: str, uid: str, node: str) -> None: ...
-
-    async def evict(self, ns: str, name: str, uid: str, grace: int | None) -> None: ...
-
+    @abstractmethod
     async def watch(self, kind: str, rv: int, node_names: frozenset[str] | None) -> WatchChunk | Expired: ...
 
+    @abstractmethod
     async def resource_version(self) -> int: ...
 
+    @abstractmethod
     async def changed(self, rv: int, timeout: float) -> None:
         """Return once the resourceVersion passes ``rv``, or after ``timeout`` real seconds."""
-        ...
+
+    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return _object(await self.write(Create(obj)))
+
+    async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return _object(await self.write(Update(obj)))
+
+    async def update_status(self, kind: str, ns: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
+        return _object(await self.write(UpdateStatus(kind, ns, name, "", status)))
+
+    async def delete(self, kind: str, ns: str, name: str, uid: str, grace: int | None) -> dict[str, Any]:
+        return _object(await self.write(Delete(kind, ns, name, uid, grace)))
+
+    async def bind(self, ns: str, name: str, uid: str, node: str) -> None:
+        await self.write(Bind(ns, name, uid, node))
+
+    async def evict(self, ns: str, name: str, uid: str, grace: int | None) -> None:
+        await self.write(Evict(ns, name, uid, grace))
 
 
-class LocalBackend:
+class LocalBackend(Backend):
     """Answers from ``api()``'s store at ``now()``; ``tick`` wakes the waiting watches (the
     serving loop calls it after every settled instant)."""
 
     def __init__(self, api: Any, now: Any, poke: Any = None):
-        self._api, self.now = api, now  # callables: the runtime may replace its apiserver on restart
+        self._api, self._now = api, now  # callables: the runtime may replace its apiserver on restart
         self._poke = poke  # tells a paced runtime a client wrote, so it reacts at once
         self._changed = asyncio.Event()
+
+    def now(self) -> float:
+        t: float = self._now()
+        return t
 
     @property
     def api(self) -> APIServer:
@@ -63,46 +115,20 @@ class LocalBackend:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    def _wrote(self) -> None:
-        self.tick()
-        if self._poke is not None:
-            self._poke()
-
     async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
-        return codec.clone(self.api.get(kind, ns, name))
+        got: dict[str, Any] = codec.clone(self.api.get(kind, ns, name))
+        return got
 
     async def list(self, kind: str, node_names: frozenset[str] | None) -> tuple[int, list[dict[str, Any]]]:
         result = self.api.list(kind, node_names)
         return result.resource_version, [codec.decode(b) for b in result.items]
 
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        created = codec.clone(self.api.create(obj, self.now()))
-        self._wrote()
-        return created
-
-    async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-        updated = codec.clone(self.api.update(obj, self.now()))
-        self._wrote()
-        return updated
-
-    async def update_status(self, kind: str, ns: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
-        self.api.update_status(kind, ns, name, "", codec.clone(status))
-        self._wrote()
-        return await self.get(kind, ns, name)
-
-    async def delete(self, kind: str, ns: str, name: str, uid: str, grace: int | None) -> dict[str, Any]:
-        before = await self.get(kind, ns, name)
-        gone = self.api.delete(kind, ns, name, uid or None, grace, self.now())
-        self._wrote()
-        return before if gone else await self.get(kind, ns, name)
-
-    async def bind(self, ns: str, name: str, uid: str, node: str) -> None:
-        self.api.bind(ns, name, uid, node, self.now())
-        self._wrote()
-
-    async def evict(self, ns: str, name: str, uid: str, grace: int | None) -> None:
-        self.api.evict(ns, name, uid or None, grace, self.now())
-        self._wrote()
+    async def write(self, req: Request) -> dict[str, Any] | None:
+        out = apply_one(self.api, req, self.now())
+        self.tick()
+        if self._poke is not None:
+            self._poke()
+        return out
 
     async def watch(self, kind: str, rv: int, node_names: frozenset[str] | None) -> WatchChunk | Expired:
         return self.api.watch({kind: rv}, node_names)[kind]
