@@ -27,6 +27,7 @@ from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import ListResult, Outcome, Request, WatchChunk
 from cluster.clock import Clock, ClockSpec
+from cluster.frontend.backend import apply_one
 from cluster.store.apiserver import APIServer
 from cluster.store.durable import DEFAULT_SNAPSHOT_EVERY, CommitFailed, Durable, Unrecoverable
 
@@ -82,6 +83,18 @@ class APIServerActor(Profiled):
             self._changed.set()
             self._changed = None
         return outcomes
+
+    async def write_one(self, request: Request) -> dict | None | StatusError:
+        """One write from an HTTP client, answered with the object (``apply_one``)."""
+        try:
+            out = apply_one(self.api, request, self.clock.now())
+        except StatusError as e:
+            return e
+        (outcome,) = self._commit([None]) if self.durable is not None else (None,)
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+        return outcome if outcome is not None else out
 
     def _commit(self, outcomes: list[Outcome]) -> list[Outcome]:
         """Commit what the call wrote before anyone hears of it; refuse it all if that fails."""

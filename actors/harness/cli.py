@@ -98,7 +98,7 @@ def _serve_parser(sub) -> None:
     srv.add_argument("--time-scale", type=float, default=1.0, help="emulated seconds per real second")
     srv.add_argument("--insecure-http", action="store_true", help="plain HTTP, no token (loopback only)")
     srv.add_argument("--no-scheduler", action="store_true", help="leave scheduling to an external scheduler")
-    srv.add_argument("--runtime", choices=["local"], default="local", help="local (the ray front end comes next)")
+    srv.add_argument("--runtime", choices=["local", "ray"], default="local", help="local (default) or ray")
     srv.add_argument("--scenario", metavar="FILE", help="serve this scenario's cluster while its timeline runs")
 
 
@@ -111,7 +111,7 @@ def _serve_options(args):
     base = ServeOptions()
     given = {  # ``run --serve`` has only the listening options: the scenario has the cluster
         k: getattr(args, k)
-        for k in ("nodes", "cpu", "memory", "gpus", "address", "port", "time_scale", "insecure_http")
+        for k in ("nodes", "cpu", "memory", "gpus", "address", "port", "time_scale", "insecure_http", "runtime")
         if hasattr(args, k)
     }
     return replace(
@@ -176,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         scenario = None
+        if args.scenario and args.runtime == "ray":
+            print(
+                "kubemu: --scenario: a scenario is served over the local runtime (drop --runtime ray)", file=sys.stderr
+            )
+            return 2
         if args.scenario:
             try:
                 scenario = load_file(args.scenario, ["spec.runtime=local"])

@@ -19,15 +19,16 @@ from typing import Any
 
 from cluster.clock import EPOCH
 from cluster.frontend import tls
-from cluster.frontend.backend import LocalBackend
+from cluster.frontend.backend import Backend, LocalBackend
 from cluster.frontend.handler import Handler
 from cluster.frontend.metrics import Metrics, storage_objects
 from cluster.frontend.server import start
+from cluster.runtime.cluster import Layout
 from cluster.runtime.local import LocalCluster
 from cluster.runtime.paced import PacedCluster
 from cluster.scenario import report as reports
 from cluster.scenario.driver import run_scenario
-from cluster.scenario.layout import expand_pools, layout
+from cluster.scenario.layout import LOCAL_CPUS, expand_pools, layout
 from cluster.scenario.schema import NodePool, Scenario, scheduler_config
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -46,6 +47,7 @@ class ServeOptions:
     insecure_http: bool = False
     scheduler: bool = True
     seed: int = 1
+    runtime: str = "local"  # or "ray": the components in actors (serve_ray.py)
 
 
 def check(opts: ServeOptions) -> None:
@@ -58,8 +60,22 @@ def check(opts: ServeOptions) -> None:
         raise ValueError(f"--time-scale: {opts.time_scale} must be greater than 0")
     if opts.gpus < 0:
         raise ValueError(f"--gpus: {opts.gpus} must be at least 0")
+    if opts.runtime not in ("local", "ray"):
+        raise ValueError(f"--runtime: {opts.runtime!r} is not one of local, ray")
     if opts.insecure_http and opts.address not in LOOPBACK:
         raise ValueError(f"--insecure-http: serving plain HTTP on {opts.address} would expose the API; use TLS")
+
+
+def serve_options_layout(opts: ServeOptions, cpus: int | None = None) -> Layout:
+    """The cluster ``--nodes``, ``--cpu``, ``--memory``, ``--gpus`` and ``--no-scheduler`` ask for."""
+    capacity: dict[str, object] = {"cpu": opts.cpu, "memory": opts.memory}
+    if opts.gpus:
+        capacity["nvidia.com/gpu"] = str(opts.gpus)
+    pools = [NodePool(namePrefix="node", count=opts.nodes, capacity=capacity)]
+    plan = layout(expand_pools(pools), seed=opts.seed, cpus=cpus or LOCAL_CPUS)
+    if not opts.scheduler:
+        plan.control.pop("scheduler", None)
+    return plan
 
 
 def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> PacedCluster:
@@ -71,11 +87,7 @@ def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> Paced
         plan = layout(configs, seed=spec.seed, scheduler_config=scheduler_config(scenario))
         seed, start_at, scale = spec.seed, 0.0, spec.timeScale * opts.time_scale
     else:
-        capacity: dict[str, object] = {"cpu": opts.cpu, "memory": opts.memory}
-        if opts.gpus:
-            capacity["nvidia.com/gpu"] = str(opts.gpus)
-        pools = [NodePool(namePrefix="node", count=opts.nodes, capacity=capacity)]
-        plan = layout(expand_pools(pools), seed=opts.seed)
+        plan = serve_options_layout(opts)
         seed, start_at, scale = opts.seed, time.time() - EPOCH.timestamp(), opts.time_scale
     if not opts.scheduler:
         plan.control.pop("scheduler", None)
@@ -99,24 +111,20 @@ async def pace(cluster: PacedCluster, backend: LocalBackend, stop: asyncio.Event
         await cluster.advance(None)
 
 
-async def _listen(cluster: PacedCluster, opts: ServeOptions, log: Callable[[str], None]) -> tuple[Any, LocalBackend]:
-    """Serve the API over ``cluster`` and write the kubeconfig; the runner and the backend."""
-    backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)
+async def listen(backend: Backend, metrics: Metrics, opts: ServeOptions, log: Callable[[str], None]) -> Any:
+    """Serve the API from ``backend`` and write the kubeconfig; the runner (to clean up)."""
     scheme = "http" if opts.insecure_http else "https"
     token, ca, context = "", None, None
     if not opts.insecure_http:
         ca, key = tls.certificate(opts.address)
         context, token = tls.server_context(ca, key), tls.token()
-    metrics = Metrics(
-        storage=lambda: storage_objects(cluster.api.store.count), scheduler=lambda: scheduler_view(cluster)
-    )
     handler = Handler(backend, token=token, address=f"{opts.address}:{opts.port}", metrics=metrics)
     runner = await start(handler, opts.address, opts.port, context)
     server = f"{scheme}://{opts.address}:{opts.port}"
     tls.write_kubeconfig(opts.kubeconfig, tls.kubeconfig(server, token, ca))
     log(f"kubemu: the Kubernetes API is served at {server}")
     log(f"export KUBECONFIG={opts.kubeconfig}")
-    return runner, backend
+    return runner
 
 
 async def serve(
@@ -131,10 +139,21 @@ async def serve(
     serving its cluster afterwards."""
     check(opts)
     stop = stop or _on_signals()
+    if opts.runtime == "ray":
+        if scenario is not None:
+            raise ValueError("--scenario: a scenario is served over the local runtime (drop --runtime ray)")
+        from actors.harness.serve_ray import serve_on_ray  # imports Ray: only when asked for
+
+        await serve_on_ray(opts, log, stop)
+        return None
     cluster = build_cluster(opts, scenario)
     if scenario is None:
         log(f"kubemu: {await cluster.start()} nodes registered")  # before any client can ask
-    runner, backend = await _listen(cluster, opts, log)
+    backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)
+    metrics = Metrics(
+        storage=lambda: storage_objects(cluster.api.store.count), scheduler=lambda: scheduler_view(cluster)
+    )
+    runner = await listen(backend, metrics, opts, log)
     report = None
     try:
         if scenario is not None:

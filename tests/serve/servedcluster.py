@@ -54,7 +54,7 @@ class Served:
     def _wait(self) -> None:
         ctx = ssl.create_default_context()
         ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-        deadline = time.time() + 60
+        deadline = time.time() + 120
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"kubemu serve exited: {self.proc.stderr.read()[-2000:]}")

@@ -51,3 +51,11 @@ def test_serve_refuses_a_scenario_it_cannot_read(capsys, tmp_path):
     assert main(["serve", "--scenario", str(bad), "--kubeconfig", str(tmp_path / "k")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("kubemu: ") and "spec.duration" in err and "\n" not in err
+
+
+def test_a_scenario_is_not_served_over_ray(capsys, tmp_path):
+    argv = ["serve", "--runtime", "ray", "--scenario", "scenarios/quickstart.yaml", "--kubeconfig", str(tmp_path / "k")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        "kubemu: --scenario: a scenario is served over the local runtime (drop --runtime ray)"
+    )

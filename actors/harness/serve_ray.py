@@ -1,0 +1,83 @@
+"""``kubemu serve --runtime ray``: the Kubernetes API in front of the Ray runtime.
+
+Owns ``RayBackend``, the front end's ``Backend`` over the apiserver actor (reads, one
+write at a time through ``write_one``, watches), and starting it all: an embedded or
+joined Ray, the components in their actors, the HTTP server in this process. Emulated time
+runs by the wall clock as in every Ray run, from the scenario epoch (2026-01-01), so
+``AGE`` is right but timestamps are not today's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ray
+
+from actors import raycluster
+from actors.cluster import RayCluster
+from actors.harness.serve import ServeOptions, listen, serve_options_layout
+from cluster.api import codec
+from cluster.api.errors import Expired, StatusError
+from cluster.api.requests import Request, WatchChunk
+from cluster.frontend.backend import Backend
+from cluster.frontend.metrics import Metrics
+
+POLL = 0.05  # real seconds between looks at the resourceVersion while a watch waits
+
+
+class RayBackend(Backend):
+    def __init__(self, cluster: RayCluster):
+        self.cluster, self.api = cluster, cluster.api
+
+    def now(self) -> float:
+        return self.cluster.now()
+
+    async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
+        return await self.cluster.get(kind, ns, name)
+
+    async def list(self, kind: str, node_names: frozenset[str] | None) -> tuple[int, list[dict[str, Any]]]:
+        result = await self.api.list.remote(kind, node_names)
+        return result.resource_version, [codec.decode(b) for b in result.items]
+
+    async def write(self, req: Request) -> dict[str, Any] | None:
+        out = await self.api.write_one.remote(req)
+        if isinstance(out, StatusError):
+            raise out
+        return out
+
+    async def watch(self, kind: str, rv: int, node_names: frozenset[str] | None) -> WatchChunk | Expired:
+        chunk: WatchChunk | Expired = (await self.api.watch.remote({kind: rv}, node_names, 0.0))[kind]
+        return chunk
+
+    async def resource_version(self) -> int:
+        rv: int = await self.api.resource_version.remote()
+        return rv
+
+    async def changed(self, rv: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and await self.resource_version() <= rv:
+            await asyncio.sleep(POLL)
+
+
+async def serve_on_ray(opts: ServeOptions, log: Callable[[str], None], stop: asyncio.Event) -> None:
+    started_here = not ray.is_initialized()
+    raycluster.init_ray(0)
+    cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
+    cluster = RayCluster(serve_options_layout(opts, cpus), seed=opts.seed, time_scale=opts.time_scale)
+    try:
+        log(f"kubemu: {await cluster.start()} nodes registered on Ray")
+        backend = RayBackend(cluster)
+        runner = await listen(backend, Metrics(), opts, log)
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+    finally:
+        await cluster.shutdown()
+        if started_here and ray.is_initialized():
+            ray.shutdown()
+        log("kubemu: stopped")
