@@ -218,4 +218,6 @@ def _drop(holder: Obj, field: str, value: str) -> bool:
     return True
 
 
-PatchOp = PodConditions | NodeConditions | NodeTaints | Apply | RemoveOwnerReferences | RemoveFinalizer | FinalizeNamespace
+PatchOp = (
+    PodConditions | NodeConditions | NodeTaints | Apply | RemoveOwnerReferences | RemoveFinalizer | FinalizeNamespace
+)

@@ -13,6 +13,9 @@ apiserver calls (docs/architecture.md §8). Modules:
   tolerationSeconds);
 - ``podgc``: pod garbage collection (orphans, terminated pods beyond the threshold,
   unscheduled or out-of-service terminating pods);
+- ``garbagecollector``: ownerReferences: dependents of deleted owners, Foreground and
+  Orphan propagation;
+- ``namespace``: a deleted namespace's content, then its ``kubernetes`` finalizer;
 - ``writes``: the ``Writes`` a controller's sync returns and the order they are sent in;
 - ``manager``: the controller contract and the routing of watch events to controllers.
 """

@@ -4,7 +4,8 @@ Owns what upstream's ``pkg/controller/daemon`` decides: which nodes a DaemonSet 
 run on (``node_should_run``), the tolerations and node affinity it gives its pods
 (``add_daemon_tolerations``, ``replace_node_affinity``), which pods it deletes (failed,
 succeeded, duplicates, misscheduled) and its status. The shared machinery (ownership
-index, claiming, expectations, garbage collection, the sync loop) is
+index, claiming, expectations, the sync loop; a deleted DaemonSet's pods are the
+garbage collector's, ``garbagecollector.py``) is
 ``workload.WorkloadController``.
 
 Who calls it: the controller-manager actor feeds it DaemonSet, Node and Pod watch events

@@ -16,7 +16,8 @@ A controller is any object with:
   no event came (a grace period or a tolerationSeconds deadline), or None.
 
 Optionally, ``on_create_failed`` / ``on_update_failed`` / ``on_delete_failed`` /
-``on_status_failed`` hear of items the apiserver refused (``on_failed`` routes them; see
+``on_status_failed`` / ``on_cascade_failed`` / ``on_patch_failed`` hear of items the
+apiserver refused (``on_failed`` routes them; see
 ``writes.failure_hook``). Adding a controller is adding it to ``default_controllers``, and a
 ``Writes`` field plus an ``ORDER`` row in ``writes`` if it needs a new kind of write.
 """
@@ -27,6 +28,8 @@ from ..api.errors import StatusError
 from ..api.requests import Request
 from .daemonset import DaemonSetController
 from .disruption import DisruptionController
+from .garbagecollector import GarbageCollector
+from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .nodetaints import NodeTaintController
 from .ownedpods import ParkedPods
@@ -105,6 +108,8 @@ def default_controllers() -> list:
         DisruptionStep(),
         ReplicaSetController(),
         DaemonSetController(),
+        GarbageCollector(),
+        NamespaceController(),
     ]
 
 

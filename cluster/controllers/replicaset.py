@@ -3,7 +3,7 @@
 Owns what upstream's ``pkg/controller/replicaset`` decides: which pods a ReplicaSet counts,
 how many it creates or deletes and which it deletes first (``deletion_order``), and the
 status it reports (``replicaset_status``). The shared machinery (ownership index,
-claiming, expectations, garbage collection, the sync loop) is ``workload.WorkloadController``.
+claiming, expectations, the sync loop) is ``workload.WorkloadController``.
 
 Who calls it: the controller-manager actor feeds it ReplicaSet and Pod watch events
 (``on_event``), calls ``sync(now)`` after each batch and sends the returned ``Writes``
@@ -29,8 +29,8 @@ applies them:
   template label), ``readyReplicas`` (Ready=True), ``availableReplicas`` (ready for
   ``minReadySeconds``), ``observedGeneration`` (when the object has a generation); other
   status fields are kept, and a status is written only when it changed.
-- A deleted ReplicaSet's pods are deleted (upstream: the garbage collector, through the
-  ownerReferences, with background propagation).
+- A deleted ReplicaSet's pods are the garbage collector's (``garbagecollector.py``),
+  through their ownerReferences, as the delete's propagation policy says.
 
 Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
 ``FailedDelete`` Events); ``SuccessfulDelete`` is recorded when the delete is asked for.

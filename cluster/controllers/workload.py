@@ -10,9 +10,9 @@ and ``ControllerRefManager`` provide it to kube-controller-manager:
 - ``Expectations`` (upstream's ControlleeExpectations with uid-tracked deletes) and
   ``Backoff`` (the workqueue's per-item failure backoff);
 - ``WorkloadController``: the event routing, claiming (adopt orphans, release pods whose
-  labels no longer match), garbage collection of a deleted owner's pods, failure
-  callbacks, timers and the ``sync`` loop. ``replicaset.ReplicaSetController`` and
-  ``daemonset.DaemonSetController`` subclass it and decide what each owner needs.
+  labels no longer match), failure callbacks, timers and the ``sync`` loop.
+  ``replicaset.ReplicaSetController`` and ``daemonset.DaemonSetController`` subclass it and
+  decide what each owner needs.
 
 Who calls it: the controller-manager actor (through ``cluster/controllers/manager.py`` or
 directly) feeds watch events to ``on_event``, calls ``sync(now)`` after each batch, sends
@@ -31,7 +31,11 @@ An owner's lifecycle (the sync loop applies this table to each dirty owner, in k
 | expired (pending for 300 s)    | counts as satisfied: the next sync manages   | claim, manage, status           |
 | backing off (a write failed)   | retry_at passes (5 ms doubling to 1000 s)    | claim, status (no manage)       |
 | terminating (deletionTimestamp)| DELETED                                      | status only                     |
-| deleted (DELETED seen)         | its pods are deleted (garbage collection)    | nothing; late pods are deleted  |
+| deleted (DELETED seen)         | (forgotten)                                  | nothing                         |
+
+A deleted owner's pods are the garbage collector's (``garbagecollector.py``), as upstream:
+it deletes them (Background), waits for them (Foreground) or strips their ownerReference
+(Orphan). An owner being deleted neither adopts nor releases pods, and manages none.
 
 Deviations from upstream, on purpose:
 
@@ -43,11 +47,6 @@ Deviations from upstream, on purpose:
   round trips; a 1,000-pod ReplicaSet needs 10 batches rather than upstream's 2 x 9.
 - Expectations are stamped when each batch is asked for, so the 5-minute timeout measures
   one round trip, not a whole scale-up.
-- Garbage collection is emulated here: when an owner is deleted its pods are deleted
-  (upstream's garbage collector does this through ownerReferences, background
-  propagation). A pod that appears later naming a deleted owner is deleted too. A pod
-  naming an owner this controller never saw (one deleted while the controller-manager was
-  down) is left alone: upstream's collector would look the owner up and delete the pod.
 - A ``SuccessfulCreate`` Event is recorded when the new pod is observed (its name comes
   from ``generateName``, so it is known only then), and only while creates are expected,
   so a relist after a restart records none.
@@ -111,7 +110,6 @@ __all__ = [
 BURST_REPLICAS = 500
 # Passes of the sync loop: claiming a pod can make another owner dirty within one sync.
 _MAX_PASSES = 3
-_GC_RETRY = 1.0  # emulated seconds before a failed garbage-collection delete is retried
 
 SUCCESSFUL_CREATE, FAILED_CREATE = "SuccessfulCreate", "FailedCreate"
 SUCCESSFUL_DELETE, FAILED_DELETE = "SuccessfulDelete", "FailedDelete"
@@ -120,7 +118,7 @@ StateT = TypeVar("StateT", bound=OwnerState)  # a subclass's per-owner state
 
 
 class WorkloadController(Generic[StateT]):
-    """Event routing, claiming, garbage collection, failure reports and the sync loop.
+    """Event routing, claiming, failure reports and the sync loop.
 
     Subclasses set ``KIND``, ``COMPONENT``, ``STATUS_FIELD`` and ``kinds`` and implement:
     ``_new_state(obj)`` (their ``OwnerState``), ``_rebuild(st)`` (recompute everything from
@@ -149,9 +147,6 @@ class WorkloadController(Generic[StateT]):
         self._dirty: set[str] = set()
         self._timers: dict[str, float] = {}
         self._stale: set[str] = set()  # owners whose last status write failed
-        self._gone: dict[str, float] = {}  # deleted owner uid -> when it was deleted
-        self._gc_sent: set[PodKey] = set()
-        self._gc_due: float | None = None
         self._claims: dict[PodKey, dict] = {}  # pod key -> the pod before our claim write
         self._blocked: dict[PodKey, str] = {}  # pod key -> resourceVersion whose claim failed
         self._out = self.writes_class()  # raised by events and failure reports; sent at the next sync
@@ -208,9 +203,6 @@ class WorkloadController(Generic[StateT]):
         self._dirty.discard(st.uid)
         self._timers.pop(st.uid, None)
         self._stale.discard(st.uid)
-        self._gone[st.uid] = now
-        for key, pod in sorted(self._index.owned(st.uid).items()):
-            self._collect(key, pod)
 
     def _apply_pod(self, etype: str, pod: dict, now: float, reoffer: bool = False) -> None:
         ch = self._index.apply(etype, pod)
@@ -229,11 +221,7 @@ class WorkloadController(Generic[StateT]):
             if new_st is not old_st:
                 self._pod_changed(new_st, ch.key, None, ch.new)
             self._dirty.add(new_st.uid)
-        if ch.new is None:
-            self._gc_sent.discard(ch.key)
-        elif ch.new_owner in self._gone:
-            self._collect(ch.key, ch.new)
-        elif ch.new_owner == "":
+        if ch.new is not None and ch.new_owner == "":
             self._offer(ch, reoffer)
 
     def _observed(self, st: StateT, ch: Change, now: float) -> None:
@@ -259,13 +247,6 @@ class WorkloadController(Generic[StateT]):
                 st.candidates.add(ch.key)
                 self._dirty.add(st.uid)
 
-    def _collect(self, key: PodKey, pod: dict) -> None:
-        """Garbage collection of a deleted owner's pod (once per pod)."""
-        if is_terminating(pod) or key in self._gc_sent:
-            return
-        self._gc_sent.add(key)
-        self._out.pod_deletes.append((key[0], key[1], uid_of(pod), None))
-
     # -- failure reports -----------------------------------------------------------------
     def on_create_failed(self, pod: dict, error, now: float) -> None:
         """A pod from ``Writes.pod_creates`` was refused: stop expecting it, back off, and
@@ -284,10 +265,6 @@ class WorkloadController(Generic[StateT]):
     def on_delete_failed(self, ns: str, name: str, uid: str, error, now: float) -> None:
         """A delete from ``Writes.pod_deletes`` failed; NotFound means it is done anyway."""
         key = (ns, name)
-        if key in self._gc_sent:
-            self._gc_sent.discard(key)
-            if not _not_found(error):
-                self._gc_due = min(self._gc_due or float("inf"), now + _GC_RETRY)
         got = self._index.get(key)
         st = self._owners.get(got[0]) if got is not None and got[0] else None
         if st is None:
@@ -324,11 +301,6 @@ class WorkloadController(Generic[StateT]):
             if t <= now:
                 del self._timers[uid]
                 self._dirty.add(uid)
-        if self._gc_due is not None and self._gc_due <= now:
-            self._gc_due = None
-            for uid in sorted(self._gone):
-                for key, pod in sorted(self._index.owned(uid).items()):
-                    self._collect(key, pod)
         for _ in range(_MAX_PASSES):
             todo = sorted((self._owners[u] for u in self._dirty if u in self._owners), key=lambda s: s.key)
             self._dirty.clear()
@@ -340,18 +312,13 @@ class WorkloadController(Generic[StateT]):
         for uid in self._dirty:  # still dirty after the last pass: come back at once
             self._timers[uid] = now
         self._dirty.clear()
-        self._prune_gone(now)
-        for name in ("pod_deletes", "events"):  # raised while syncing (garbage, FailedDaemonPod)
-            getattr(w, name).extend(getattr(self._out, name))
+        w.events.extend(self._out.events)  # raised while syncing (FailedDaemonPod)
         self._out = self.writes_class()
         return w
 
     def next_wakeup(self) -> float | None:
         """The emulated time of the next time-driven action, or None."""
-        times = list(self._timers.values())
-        if self._gc_due is not None:
-            times.append(self._gc_due)
-        return min(times, default=None)
+        return min(self._timers.values(), default=None)
 
     def _may_manage(self, st: StateT, now: float) -> bool:
         """Expectations satisfied, not backing off, not being deleted."""
@@ -425,12 +392,6 @@ class WorkloadController(Generic[StateT]):
             self._timers[st.uid] = min(times)
         else:
             self._timers.pop(st.uid, None)
-
-    def _prune_gone(self, now: float) -> None:
-        # A tombstone is kept while creates asked for before the deletion may still land.
-        for uid in [u for u, t in self._gone.items() if now - t >= EXPECTATIONS_TIMEOUT]:
-            if not self._index.owned(uid):
-                del self._gone[uid]
 
     # -- reads ---------------------------------------------------------------------------
     def owner(self, namespace: str, name: str) -> dict | None:

@@ -3,9 +3,16 @@
 Owns ``Writes``, the builder every controller's ``sync(now)`` returns (one list per kind of
 write, items as plain tuples and objects), ``requests``, which turns it into the typed
 requests of ``cluster/api/requests.py`` in the order they must land (a pod's
-DisruptionTarget condition or Failed phase before its delete, Events last, so a report
-never shows an Event for a write that was not made), and ``failure_hook``, which says
-which controller callback hears of a refused request.
+DisruptionTarget condition or Failed phase before its delete, a namespace's Terminating
+phase before its content goes, the removal of a finalizer, which may let its object go,
+after every other write, Events last, so a report never shows an Event for a write that
+was not made), and ``failure_hook``, which says which controller callback hears of a
+refused request.
+
+Deletes come in two shapes. ``pod_deletes`` name no propagation policy (the workload
+controllers, pod GC, taint eviction: upstream's pod deletes send none); ``deletes`` are the
+garbage collector's and the namespace controller's, of any kind, and always name one, as
+upstream's do. That is how ``failure_hook`` tells whose a refused delete was.
 """
 
 from __future__ import annotations
@@ -14,7 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..api.patches import NodeConditions, NodeTaints, PodConditions
+from ..api.patches import (
+    FinalizeNamespace,
+    NodeConditions,
+    NodeTaints,
+    PodConditions,
+    RemoveFinalizer,
+    RemoveOwnerReferences,
+)
 from ..api.requests import Create, Delete, Patch, RecordEvent, Request, Update, UpdateStatus
 
 
@@ -29,9 +43,14 @@ class Writes:
     pod_conditions: list = field(default_factory=list)  # (ns, name, uid, [conditions], None)
     pod_status: list = field(default_factory=list)  # (ns, name, uid, status)
     pod_deletes: list = field(default_factory=list)  # (ns, name, uid, grace)
+    namespace_status: list = field(default_factory=list)  # ("", name, uid, status)
+    owner_refs: list = field(default_factory=list)  # (kind, ns, name, uid, owner uids to drop)
+    deletes: list = field(default_factory=list)  # (kind, ns, name, uid, propagation): cascades
     pdb_status: list = field(default_factory=list)  # (ns, name, uid, status)
     replicaset_status: list = field(default_factory=list)  # (ns, name, uid, status)
     daemonset_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    finalizers: list = field(default_factory=list)  # (kind, ns, name, uid, metadata finalizer to drop)
+    namespace_finalize: list = field(default_factory=list)  # (name, uid): drop spec.finalizers' kubernetes
     events: list = field(default_factory=list)  # Event objects
 
     def extend(self, other: Writes) -> None:
@@ -58,9 +77,15 @@ ORDER: tuple[tuple[str, Callable[[Any], Request]], ...] = (
     ("pod_conditions", lambda item: Patch("Pod", item[0], item[1], item[2], PodConditions(tuple(item[3]), item[4]))),
     ("pod_status", _status("Pod")),
     ("pod_deletes", lambda item: Delete("Pod", item[0], item[1], item[2] or "", item[3])),
+    ("namespace_status", _status("Namespace")),
+    ("owner_refs", lambda item: Patch(item[0], item[1], item[2], item[3], RemoveOwnerReferences(tuple(item[4])))),
+    ("deletes", lambda item: Delete(item[0], item[1], item[2], item[3], None, item[4])),
     ("pdb_status", _status("PodDisruptionBudget")),
     ("replicaset_status", _status("ReplicaSet")),
     ("daemonset_status", _status("DaemonSet")),
+    # A finalizer may be the last thing holding its object: after every other write about it.
+    ("finalizers", lambda item: Patch(item[0], item[1], item[2], item[3], RemoveFinalizer(item[4]))),
+    ("namespace_finalize", lambda item: Patch("Namespace", "", item[0], item[1], FinalizeNamespace())),
     ("events", RecordEvent),
 )
 
@@ -77,8 +102,15 @@ def failure_hook(req: Request) -> tuple[str, tuple] | None:
         return "on_create_failed", (req.obj,)
     if isinstance(req, Update) and req.obj.get("kind") == "Pod":
         return "on_update_failed", (req.obj,)
+    if isinstance(req, Delete) and req.propagation:
+        return "on_cascade_failed", (req.kind, req.namespace, req.name, req.uid)
     if isinstance(req, Delete) and req.kind == "Pod":
         return "on_delete_failed", (req.namespace, req.name, req.uid)
-    if isinstance(req, UpdateStatus) and req.kind in ("ReplicaSet", "DaemonSet"):
+    if isinstance(req, Patch) and isinstance(req.patch, _GC_PATCHES):
+        return "on_patch_failed", (req.kind, req.namespace, req.name, req.uid)
+    if isinstance(req, UpdateStatus) and req.kind in ("ReplicaSet", "DaemonSet", "Namespace"):
         return "on_status_failed", (req.namespace, req.name, req.uid)
     return None
+
+
+_GC_PATCHES = (RemoveOwnerReferences, RemoveFinalizer, FinalizeNamespace)

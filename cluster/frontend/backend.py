@@ -32,7 +32,7 @@ def apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | None
         return codec.clone(api.get(req.kind, req.namespace, req.name))
     if isinstance(req, Delete):
         before = codec.clone(api.get(req.kind, req.namespace, req.name))
-        gone = api.delete(req.kind, req.namespace, req.name, req.uid or None, req.grace, now)
+        gone = api.delete(req.kind, req.namespace, req.name, req.uid or None, req.grace, now, req.propagation)
         return before if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
     if isinstance(req, Bind):
         api.bind(req.namespace, req.name, req.uid, req.node, now)
@@ -83,8 +83,10 @@ class Backend(ABC):
     async def update_status(self, kind: str, ns: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
         return _object(await self.write(UpdateStatus(kind, ns, name, "", status)))
 
-    async def delete(self, kind: str, ns: str, name: str, uid: str, grace: int | None) -> dict[str, Any]:
-        return _object(await self.write(Delete(kind, ns, name, uid, grace)))
+    async def delete(
+        self, kind: str, ns: str, name: str, uid: str, grace: int | None, propagation: str = ""
+    ) -> dict[str, Any]:
+        return _object(await self.write(Delete(kind, ns, name, uid, grace, propagation)))
 
     async def bind(self, ns: str, name: str, uid: str, node: str) -> None:
         await self.write(Bind(ns, name, uid, node))

@@ -99,8 +99,8 @@ async def object_verb(h: Handler, req: Request, t: Target) -> Response:
         return await _patch(h, req, t)
     if req.method == "DELETE":
         body = h.body(req)
-        grace, _policy, pre = query.delete_options(req.query, body if isinstance(body, dict) else None)
-        return _ok(await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace))
+        grace, policy, pre = query.delete_options(req.query, body if isinstance(body, dict) else None)
+        return _ok(await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy))
     raise _method(req, t)
 
 

@@ -17,6 +17,7 @@ grows. The Mirror feeds it events and calls ``check`` on every observation.
 | SHORT(t)    | ``check`` at now - t > LOST_GRACE, once        | LOST     | one violation line    |
 | LOST        | active >= held                                 | WHOLE    | none (line stays)     |
 
+A ReplicaSet being deleted (``deletionTimestamp`` set) is no longer judged.
 DaemonSets are not judged here: how many pods a DaemonSet wants depends on which nodes
 it may run on, which scenarios check with ``count`` expectations instead.
 """
@@ -48,7 +49,9 @@ class OwnedPods:
     def on_replicaset(self, etype: str, rs: dict) -> None:
         m = rs.get("metadata") or {}
         uid = m.get("uid", "")
-        if etype == "DELETED":
+        if etype == "DELETED" or m.get("deletionTimestamp"):
+            # Gone, or being deleted (a foreground deletion takes its pods first): it no
+            # longer wants replicas, so the pods it loses are not lost.
             self._sets.pop(uid, None)
             self._short_since.pop(uid, None)
             self._high.pop(uid, None)

@@ -1,7 +1,9 @@
 """Admission: what the apiserver does to an object before it is stored.
 
-Owns defaulting (uid, timestamps, pod defaults, requests from limits), Priority admission
-(reference §10.3) and DefaultTolerationSeconds. The apiserver logic calls ``admit_create``
+Owns defaulting (uid, timestamps, pod defaults, requests from limits, a namespace's
+``kubernetes`` finalizer and Active phase), NamespaceLifecycle on create (the namespace
+must exist and not be Terminating), Priority admission (reference §10.3) and
+DefaultTolerationSeconds. The apiserver logic calls ``admit_create``
 for every create; validation (``cluster/api/validation.py``) runs first, so admission only
 sees well-formed objects. Failures raise ``StatusError`` subclasses with upstream messages.
 """
@@ -11,8 +13,10 @@ from __future__ import annotations
 import random
 import uuid
 
-from ..api.errors import Forbidden, NotFound
+from ..api.errors import Cause, Forbidden, NotFound
+from ..api.kinds import BY_KIND
 from ..api.objects import DEFAULT_SCHEDULER, namespaced
+from ..api.patches import NAMESPACE_FINALIZER
 from ..api.qos import pod_qos_class
 from ..clock import rfc3339
 
@@ -42,9 +46,12 @@ class Admission:
     def admit_create(self, kind: str, obj: dict, now: float) -> None:
         m = obj.setdefault("metadata", {})
         if namespaced(kind):
-            m.setdefault("namespace", "default")
-            if self._store.get("Namespace", "", m["namespace"]) is None:
-                raise NotFound(f'namespaces "{m["namespace"]}" not found')
+            ns = m.setdefault("namespace", "default")
+            home = self._store.get("Namespace", "", ns)
+            if home is None:
+                raise NotFound(f'namespaces "{ns}" not found')
+            if (home.get("status") or {}).get("phase") == "Terminating":
+                raise _terminating(kind, m, ns)
         else:
             m.pop("namespace", None)
         m["uid"] = self.new_uid()
@@ -55,6 +62,8 @@ class Admission:
             self._admit_pod(obj)
         elif kind == "PriorityClass":
             self._admit_priority_class(obj)
+        elif kind == "Namespace":
+            _admit_namespace(obj)
 
     # -- pods ---------------------------------------------------------------------------
     def _admit_pod(self, pod: dict) -> None:
@@ -115,6 +124,31 @@ class Admission:
                     f"PriorityClass {existing['metadata']['name']} is already marked as default. "
                     "Only one default can exist"
                 )
+
+
+def _terminating(kind: str, meta: dict, ns: str) -> Forbidden:
+    """NamespaceLifecycle's refusal, named as upstream's admission.NewForbidden names it
+    (``generateName`` when the name is not drawn yet; ``replicasets.apps`` style resources)."""
+    r = BY_KIND[kind]
+    resource = f"{r.plural}.{r.group}" if r.group else r.plural
+    name = meta.get("name") or meta.get("generateName") or "Unknown"
+    return Forbidden(
+        f'{resource} "{name}" is forbidden: unable to create new content in namespace {ns} '
+        "because it is being terminated",
+        (Cause("NamespaceTerminating", f"namespace {ns} is being terminated", "metadata.namespace"),),
+    )
+
+
+def _admit_namespace(ns: dict) -> None:
+    """Upstream's namespace PrepareForCreate: phase Active, and the ``kubernetes`` finalizer
+    that keeps a deleted namespace until the namespace controller has emptied it."""
+    spec = ns.get("spec")
+    if not isinstance(spec, dict):
+        spec = ns["spec"] = {}
+    finalizers = list(spec.get("finalizers") or ())
+    if NAMESPACE_FINALIZER not in finalizers:
+        spec["finalizers"] = [*finalizers, NAMESPACE_FINALIZER]
+    ns["status"] = {"phase": "Active"}
 
 
 def _default_requests_from_limits(container: dict) -> None:

@@ -21,6 +21,42 @@ Graceful deletion of a pod (reference §8.1-8.3), as a state table:
 | terminating with grace c > 0      | g < c                              | deadline shortened to g  |
 | terminating with grace c > 0      | g >= c or no g                     | unchanged (pending)      |
 | terminating, then g == 0          | (the kubelet's confirm)            | removed now              |
+
+Every delete also sets the garbage collector's finalizers from DeleteOptions'
+``propagationPolicy`` (upstream's ``deletionFinalizersForGarbageCollection``): the policy
+given wins, else an ``orphan`` or ``foregroundDeletion`` finalizer the object already
+carries, else the kind's default (``default_propagation``). An object left with
+finalizers stays, marked for deletion, until a write removes the last one (``_finalized``):
+
+| policy     | finalizers set  | the owner                   | who finishes it                           |
+|------------|-----------------|-----------------------------|-------------------------------------------|
+| Background | neither         | goes now (pods: gracefully) | the GC then deletes its dependents        |
+| Foreground | foregroundDeletion | stays, deletionTimestamp | the GC deletes its dependents, then drops the finalizer |
+| Orphan     | orphan          | stays, deletionTimestamp    | the GC strips its ownerReferences from the dependents, then drops the finalizer |
+
+Default policies (upstream's ``DefaultGarbageCollectionPolicy`` for the group versions
+``cluster/api/kinds.py`` serves): Orphan for batch/v1 Jobs (kept for backward
+compatibility upstream; ReplicationControllers, which kubemu does not serve, are the other
+v1 kind that orphans), Background for everything else, the apps/v1 workloads included
+(their Orphan default belongs to extensions/v1beta1 and apps/v1beta1/v1beta2 only).
+
+A Namespace is deleted as upstream's namespace REST does it (the namespace controller,
+``cluster/controllers/namespace.py``, does the rest):
+
+| namespace state                      | DELETE                         | result                    |
+|--------------------------------------|--------------------------------|---------------------------|
+| default, kube-system, kube-public,   | any                            | 403 Forbidden             |
+| kube-node-lease                      |                                |                           |
+| Active                               | any                            | deletionTimestamp=now,    |
+|                                      |                                | phase Terminating, stays  |
+| Terminating, spec.finalizers left    | any                            | unchanged (pending)       |
+| Terminating, spec.finalizers empty   | any                            | removed (or waits for     |
+|                                      |                                | metadata.finalizers)      |
+
+Creating anything in a Terminating namespace is Forbidden (``admission.py``). A namespace
+that goes takes its Events with it: the controller manager does not watch Events (the most
+numerous kind; upstream's garbage collector ignores them too), so the apiserver drops
+them here instead of the namespace controller deleting them one by one.
 """
 
 from __future__ import annotations
@@ -29,9 +65,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..api import codec
-from ..api.errors import AlreadyAssigned, AlreadyExists, Conflict, Expired, Forbidden, Invalid, NotFound, StatusError
+from ..api.errors import (
+    AlreadyAssigned,
+    AlreadyExists,
+    Cause,
+    Conflict,
+    Expired,
+    Forbidden,
+    Invalid,
+    NotFound,
+    StatusError,
+)
 from ..api.objects import KINDS, set_condition
-from ..api.patches import Apply, PatchOp
+from ..api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Apply, PatchOp
 from ..api.requests import (
     Bind,
     Create,
@@ -53,6 +99,14 @@ from .eviction import charge_budget, mark_disruption_target
 from .store import DEFAULT_WINDOW, Store
 
 GENERATE_NAME_ATTEMPTS = 8  # as upstream's RetryGenerateName: a clash draws a new suffix
+PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")  # DeleteOptions.propagationPolicy
+# Upstream's immortal namespaces are default, kube-system and kube-public; kube-node-lease may
+# be deleted there because the apiserver recreates it within a minute. kubemu does not
+# recreate it, and every kubelet's Lease lives in it, so it is protected too.
+IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
+_ORPHAN_BY_DEFAULT = frozenset({"Job"})  # batch/v1 Job's DefaultGarbageCollectionPolicy
+_GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
+_POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
 
 
 class APIServer:
@@ -99,7 +153,7 @@ class APIServer:
                 req.kind, req.namespace, req.name, req.uid, req.status if owned else codec.clone(req.status)
             )
         elif isinstance(req, Delete):
-            self.delete(req.kind, req.namespace, req.name, req.uid, req.grace, now)
+            self.delete(req.kind, req.namespace, req.name, req.uid, req.grace, now, req.propagation)
         elif isinstance(req, Update):
             self.update(req.obj, now)
         elif isinstance(req, Evict):
@@ -155,7 +209,7 @@ class APIServer:
             if (current["spec"].get("nodeName") or "") != (new["spec"].get("nodeName") or ""):
                 raise Invalid("spec.nodeName: Forbidden: may not be changed by an update; use the binding subresource")
         if _finalized(new):
-            self.store.remove(kind, new["metadata"].get("namespace", ""), new["metadata"]["name"])
+            self._remove(new)
             return new
         self.store.put(kind, new, "MODIFIED")
         return new
@@ -180,8 +234,12 @@ class APIServer:
             self.create(dict(op.obj, kind=kind), now)
             return
         _check_uid(obj, uid)
-        if op.apply(obj):
-            self.store.put(kind, obj, "MODIFIED")
+        if not op.apply(obj):
+            return
+        if _finalized(obj):  # the patch took the last finalizer of an object marked for deletion
+            self._remove(obj)
+            return
+        self.store.put(kind, obj, "MODIFIED")
 
     def bind(self, ns: str, name: str, uid: str, node: str, now: float) -> None:
         """The binding subresource: set spec.nodeName once; a second bind is a Conflict."""
@@ -212,51 +270,98 @@ class APIServer:
             self.store.put("Pod", pod, "MODIFIED")
 
     # -- delete ---------------------------------------------------------------------------
-    def delete(self, kind: str, ns: str, name: str, uid: str | None, grace: int | None, now: float) -> bool:
-        """Delete per reference §8; True when the object is gone, False when it is terminating."""
+    def delete(
+        self, kind: str, ns: str, name: str, uid: str | None, grace: int | None, now: float, propagation: str = ""
+    ) -> bool:
+        """Delete per reference §8 and the tables above; ``propagation`` is DeleteOptions'
+        propagationPolicy ("" for the kind's default). True when the object is gone, False
+        when it stays (terminating, or finalizers pending)."""
+        if kind == "Namespace" and name in IMMORTAL_NAMESPACES:  # NamespaceLifecycle admission
+            raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+        if propagation and propagation not in PROPAGATION_POLICIES:
+            supported = ", ".join(f'"{p}"' for p in (*PROPAGATION_POLICIES, "nil"))
+            detail = f'Unsupported value: "{propagation}": supported values: {supported}'
+            raise Invalid(
+                f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {detail}',
+                (Cause("FieldValueNotSupported", detail, "propagationPolicy"),),
+            )
         obj = self._get(kind, ns, name)
         if uid:
             _check_uid(obj, uid, deleting=True)
         if kind == "PriorityClass" and name in SYSTEM_PRIORITY_CLASSES:
             raise Forbidden("this is a system priority class and cannot be deleted")
-        if kind != "Pod":
-            self.store.remove(kind, ns, name)
-            return True
+        if kind == "Namespace":
+            return self._delete_namespace(obj, propagation, now)
+        if kind != "Pod":  # no graceful strategy: gone now unless finalizers hold it
+            return self._remove_or_finalize(obj, now, _gc_finalizers(obj, propagation))
+        return self._delete_pod(obj, grace, propagation, now)
+
+    def _delete_pod(self, obj: dict, grace: int | None, propagation: str, now: float) -> bool:
+        """The pod state table above; the finalizers follow ``propagation`` on every path
+        but the pending one (upstream: a pending deletion's options change nothing)."""
         if grace is not None and grace < 0:
             grace = 1
         m = obj["metadata"]
         if m.get("deletionTimestamp"):
             current = m.get("deletionGracePeriodSeconds") or 0
             if current == 0 or grace == 0:
-                return self._remove_or_finalize(obj, now)
+                return self._remove_or_finalize(obj, now, _gc_finalizers(obj, propagation))
             if grace is None or grace >= current:
                 return False  # pending: only a shorter grace changes anything
             deadline = from_rfc3339(m["deletionTimestamp"]) - current + grace
             m["deletionTimestamp"] = rfc3339(max(deadline, now))
             m["deletionGracePeriodSeconds"] = grace
-            self.store.put(kind, obj, "MODIFIED")
+            _gc_finalizers(obj, propagation)
+            self.store.put("Pod", obj, "MODIFIED")
             return False
         period = grace if grace is not None else obj["spec"].get("terminationGracePeriodSeconds", 0)
         if not obj["spec"].get("nodeName") or obj.get("status", {}).get("phase") in ("Succeeded", "Failed"):
             period = 0
+        changed = _gc_finalizers(obj, propagation)
         if period == 0:
-            return self._remove_or_finalize(obj, now)
+            return self._remove_or_finalize(obj, now, changed)
         m["deletionTimestamp"] = rfc3339(now + period)
         m["deletionGracePeriodSeconds"] = period
-        self.store.put(kind, obj, "MODIFIED")
+        self.store.put("Pod", obj, "MODIFIED")
         return False
 
-    def _remove_or_finalize(self, obj: dict, now: float) -> bool:
+    def _delete_namespace(self, obj: dict, propagation: str, now: float) -> bool:
+        """Upstream's namespace REST delete: the first marks the namespace Terminating and
+        leaves its content to the namespace controller; once that controller has emptied
+        ``spec.finalizers`` a delete removes it like any object."""
         m = obj["metadata"]
-        if m.get("finalizers"):
-            # Finalizers pending: mark as deleting with grace 0 and keep the object.
-            if not m.get("deletionTimestamp"):
-                m["deletionTimestamp"] = rfc3339(now)
-            m["deletionGracePeriodSeconds"] = 0
-            self.store.put(obj["kind"], obj, "MODIFIED")
+        if not m.get("deletionTimestamp"):
+            m["deletionTimestamp"] = rfc3339(now)
+            obj["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
+            _gc_finalizers(obj, propagation)
+            self.store.put("Namespace", obj, "MODIFIED")
             return False
-        self.store.remove(obj["kind"], m.get("namespace", ""), m["name"])
-        return True
+        if (obj.get("spec") or {}).get("finalizers"):
+            return False  # pending: content left to delete
+        return self._remove_or_finalize(obj, now, _gc_finalizers(obj, propagation))
+
+    def _remove_or_finalize(self, obj: dict, now: float, changed: bool = False) -> bool:
+        """Remove ``obj``, or, with finalizers pending, mark it deleting with grace 0 (upstream
+        markAsDeleting) and keep it; ``changed``: the caller already changed it."""
+        m = obj["metadata"]
+        if not m.get("finalizers"):
+            self._remove(obj)
+            return True
+        stamp = m.get("deletionTimestamp")
+        if not stamp or from_rfc3339(stamp) > now:
+            m["deletionTimestamp"], changed = rfc3339(now), True
+        if m.get("deletionGracePeriodSeconds") != 0:
+            m["deletionGracePeriodSeconds"], changed = 0, True
+        if changed:
+            self.store.put(obj["kind"], obj, "MODIFIED")
+        return False
+
+    def _remove(self, obj: dict) -> None:
+        kind, m = obj["kind"], obj["metadata"]
+        self.store.remove(kind, m.get("namespace", ""), m["name"])
+        if kind == "Namespace":
+            for ev in [e for e in self.store.objects("Event") if e["metadata"].get("namespace") == m["name"]]:
+                self.store.remove("Event", m["name"], ev["metadata"]["name"])
 
     # -- reads ----------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict:
@@ -301,9 +406,41 @@ def _check_uid(obj: dict, uid: str | None, deleting: bool = False) -> None:
 
 
 def _finalized(obj: dict) -> bool:
-    """Delete during update: the last finalizer left an object already marked with grace 0."""
+    """Delete during update: the last finalizer left an object already marked with grace 0
+    (a Namespace also needs its ``spec.finalizers`` empty: upstream's
+    ShouldDeleteNamespaceDuringUpdate)."""
     m = obj["metadata"]
-    return bool(m.get("deletionTimestamp")) and not m.get("finalizers") and not m.get("deletionGracePeriodSeconds")
+    if not m.get("deletionTimestamp") or m.get("finalizers") or m.get("deletionGracePeriodSeconds"):
+        return False
+    return obj.get("kind") != "Namespace" or not (obj.get("spec") or {}).get("finalizers")
+
+
+def default_propagation(kind: str) -> str:
+    """The policy a delete without one gets (the module docstring says why)."""
+    return "Orphan" if kind in _ORPHAN_BY_DEFAULT else "Background"
+
+
+def _gc_finalizers(obj: dict, propagation: str) -> bool:
+    """Set the ``orphan``/``foregroundDeletion`` finalizers as ``propagation`` asks (upstream
+    deletionFinalizersForGarbageCollection); returns whether they changed."""
+    m = obj["metadata"]
+    current = list(m.get("finalizers") or ())
+    policy = propagation
+    if not policy:  # the first GC finalizer the object carries, else the kind's default
+        held = next((f for f in current if f in _GC_FINALIZERS), "")
+        policy = _POLICY_OF.get(held) or default_propagation(obj["kind"])
+    keep = [f for f in current if f not in _GC_FINALIZERS]
+    if policy == "Orphan":
+        keep.append(ORPHAN_FINALIZER)
+    elif policy == "Foreground":
+        keep.append(FOREGROUND_FINALIZER)
+    if set(keep) == set(current):
+        return False
+    if keep:
+        m["finalizers"] = keep
+    else:
+        m.pop("finalizers", None)
+    return True
 
 
 def _resource(kind: str) -> str:

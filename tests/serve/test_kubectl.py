@@ -176,3 +176,23 @@ def test_generator_commands_that_send_protobuf(served):
     assert pc["value"] == 1000
     deploy = json.loads(served.kubectl("get", "deployment", "web", "-o", "json").stdout)
     assert deploy["spec"]["replicas"] == 2 and deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx"
+
+
+def test_delete_cascades_orphans_and_a_namespace_empties(served):
+    rs = REPLICASET.replace("name: api", "name: kept").replace("app: api", "app: kept")
+    served.kubectl("apply", "-f", "-", input=rs)
+    assert until(lambda: len(running(served, "app=kept")) == 2)
+    served.kubectl("delete", "replicaset", "kept", "--cascade=orphan")
+    time.sleep(1.0)
+    orphans = json.loads(served.kubectl("get", "pods", "-l", "app=kept", "-o", "json").stdout)["items"]
+    assert len(orphans) == 2 and all(not p["metadata"].get("ownerReferences") for p in orphans)
+    gone = REPLICASET.replace("name: api", "name: gone").replace("app: api", "app: gone")
+    served.kubectl("apply", "-f", "-", input=gone)
+    assert until(lambda: len(running(served, "app=gone")) == 2)
+    served.kubectl("delete", "replicaset", "gone")  # background: the collector takes the pods
+    assert until(lambda: served.kubectl("get", "pods", "-l", "app=gone", "--no-headers").stdout.strip() == "", 20)
+    served.kubectl("create", "namespace", "scratch")
+    served.kubectl("run", "temp", "--image=x", "-n", "scratch")
+    served.kubectl("delete", "namespace", "scratch", "--timeout=30s")
+    missing = served.kubectl("get", "namespace", "scratch", check=False)
+    assert missing.returncode == 1 and "not found" in missing.stderr

@@ -5,6 +5,7 @@ from controller_builders import lease, node, taint
 from workload_builders import rs
 
 from cluster.api.errors import Forbidden
+from cluster.api.objects import KINDS
 from cluster.api.patches import NodeConditions, NodeTaints
 from cluster.api.requests import Create, Patch, RecordEvent, Watch
 from cluster.controllers.component import ControllerManagerComponent
@@ -13,7 +14,9 @@ from cluster.runtime.component import START, Batch, Failure, WatchEvent
 
 def test_it_watches_nodes_and_owners_before_pods():
     kinds = [w.kind for w in ControllerManagerComponent().watches()]
-    assert kinds == ["Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod"]
+    assert kinds[:6] == ["Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod"]
+    # then every other kind for the garbage collector and the namespace controller, but Events
+    assert sorted(kinds) == sorted(k for k in KINDS if k != "Event")
     assert all(isinstance(w, Watch) and w.node_names is None for w in ControllerManagerComponent().watches())
 
 

@@ -25,7 +25,9 @@ class _Probe:
 
 
 def test_default_kinds_list_nodes_first():
-    assert ControllerManager().kinds == ["Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod"]
+    kinds = ControllerManager().kinds
+    assert kinds[:6] == ["Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod"]
+    assert "Namespace" in kinds[6:] and "Event" not in kinds  # the rest: the GC's and namespace controller's
 
 
 def test_events_reach_the_controllers_that_want_them_and_writes_merge():

@@ -77,3 +77,16 @@ def test_the_mirror_reports_it():
     m.check_invariants(1.0)
     m.check_invariants(LOST_GRACE + 2)
     assert len(m.violations["noLostPods"]) == 1 and "1 of 2 pods active" in m.violations["noLostPods"][0]
+
+
+def test_a_replicaset_being_deleted_loses_nothing_as_its_pods_go():
+    o = OwnedPods()
+    o.on_replicaset("ADDED", rs())
+    for n in "abc":
+        o.on_pod("ADDED", pod(n))
+    deleting = rs()
+    deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:05Z"  # a foreground deletion
+    o.on_replicaset("MODIFIED", deleting)
+    for n in "abc":
+        o.on_pod("MODIFIED", pod(n, terminating=True))
+    assert o.check(5.0) == [] and o.check(5.0 + LOST_GRACE + 1) == [] and o.shortfall() == {}

@@ -1,0 +1,348 @@
+"""The garbage collector (upstream's ``pkg/controller/garbagecollector``): ownerReferences.
+
+Owns what upstream's collector decides over its dependency graph: deleting dependents whose
+owners are all gone, carrying out Foreground deletion (dependents first, then the owner's
+``foregroundDeletion`` finalizer) and Orphan deletion (the owner's ownerReference stripped
+from every dependent, then its ``orphan`` finalizer). The apiserver sets those finalizers
+from DeleteOptions' propagationPolicy (``cluster/store/apiserver.py``).
+
+Who calls it: the controller manager (``manager.py``) feeds it the watch events of every kind
+it watches (every kind in ``cluster/api/kinds.py`` but Events, which upstream's collector
+ignores too), calls ``sync(now)``, sends the returned ``Writes`` (``owner_refs``, ``deletes``
+with a propagation policy, ``finalizers``) and reports refused ones through
+``on_cascade_failed`` / ``on_patch_failed``.
+
+What it keeps, and what that costs per event: the uid of every object it is told of
+(``_live``; an owner is present when the object of the ownerReference's kind and name, in
+the dependent's namespace or cluster-wide, has the reference's uid: upstream GETs the owner,
+kubemu reads its watch), and the references of objects that HAVE ownerReferences, indexed
+by owner uid. An object without owners costs a dict write per event and is kept nowhere else.
+
+A dependent is looked at when it appears or changes and when one of its owners goes or
+changes state (upstream ``attemptToDeleteItem``); its owners are classified as solid
+(present, not deleting in the foreground), waiting (present, deleting in the foreground),
+dangling (gone) or unseen (see the deviations):
+
+| dependent                                         | the collector                               |
+|---------------------------------------------------|---------------------------------------------|
+| itself being deleted                              | nothing: waits for its DELETED              |
+| an owner unseen, for less than OWNER_GRACE        | waits, then looks again                     |
+| a solid owner                                     | drops the references to dangling and waiting owners (RemoveOwnerReferences) |
+| no solid owner, a waiting one, dependents of its own | Delete, Foreground                       |
+| no solid owner                                    | Delete, Background (its own orphan/foregroundDeletion finalizer wins) |
+
+An owner marked for deletion with one of the collector's finalizers
+(upstream ``processDeletingDependentsItem`` and ``attemptToOrphan``):
+
+| owner                                  | the collector                               | then                         |
+|----------------------------------------|---------------------------------------------|------------------------------|
+| deletionTimestamp + foregroundDeletion | looks at every dependent (the table above)  | no dependent with blockOwnerDeletion left: RemoveFinalizer(foregroundDeletion); the apiserver removes it |
+| deletionTimestamp + orphan             | RemoveOwnerReferences(owner) on every dependent | no dependent names it: RemoveFinalizer(orphan) |
+| gone (DELETED, or a new uid under its name) | looks at every dependent               | a tombstone for TOMBSTONE_SECONDS |
+
+A write is asked for once; the object's next relevant change (its references, its deletion,
+its finalizers) or a refusal clears that. A refusal a retry can help is retried after
+RETRY_SECONDS; NotFound and the other final refusals are left to the watch.
+
+Deviations from upstream, on purpose:
+
+- Unseen owners. Upstream checks an owner it has not observed with a live GET. Here the
+  watch is all there is, and a relist lists kinds one after another, so a dependent may be
+  seen before its owner. An owner uid never seen counts as dangling only once the dependent
+  has been known for OWNER_GRACE; one seen deleted (a tombstone) is dangling at once.
+- A reference to a kind the collector does not watch (Events, kinds kubemu does not serve)
+  counts as solid: upstream cannot resolve it either, and retries forever.
+- The ``orphan`` finalizer comes off once the watch shows no dependent naming the owner;
+  upstream removes it as soon as its patches returned. Same result, one round later.
+- Cycles of foreground deletions are not broken (upstream unblocks the references).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..api.errors import StatusError
+from ..api.objects import KINDS
+from ..api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from .writes import Writes
+
+OWNER_GRACE = 5.0  # emulated seconds a dependent waits for an owner uid never seen
+TOMBSTONE_SECONDS = 300.0  # how long a vanished uid is remembered as gone
+RETRY_SECONDS = 1.0  # before a refused write that a retry can help is asked again
+IGNORED_KINDS = ("Event",)  # upstream's collector ignores events too
+
+Key = tuple[str, str, str]  # (kind, namespace, name); "" for a cluster-scoped namespace
+_POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
+
+
+class Owner(NamedTuple):
+    uid: str
+    kind: str
+    name: str
+    block: bool  # blockOwnerDeletion
+
+
+class Dependent:
+    """An object with ownerReferences, as the collector last saw it."""
+
+    __slots__ = ("uid", "raw", "owners", "terminating", "finalizers", "since", "policy")
+
+    def __init__(self, uid: str, raw: list, terminating: bool, finalizers: list | None, since: float) -> None:
+        self.uid, self.raw, self.terminating, self.finalizers, self.since = uid, raw, terminating, finalizers, since
+        self.owners = tuple(
+            [
+                Owner(r["uid"], r.get("kind", ""), r.get("name", ""), bool(r.get("blockOwnerDeletion")))
+                for r in raw
+                if isinstance(r, dict) and r.get("uid")
+            ]
+        )
+        self.policy = "Background"
+        for f in finalizers or ():  # its own GC finalizer decides how it is deleted (upstream)
+            if f in _POLICY_OF:
+                self.policy = _POLICY_OF[f]
+                break
+
+
+class GarbageCollector:
+    """Owners, dependents and the deletions between them (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.kinds = tuple(k for k in KINDS if k not in IGNORED_KINDS)
+        self._live: dict[str, dict[tuple[str, str], str]] = {k: {} for k in self.kinds}
+        self._dependents: dict[Key, Dependent] = {}
+        self._deps: dict[str, set[Key]] = {}  # owner uid -> the dependents naming it
+        self._foreground: dict[str, Key] = {}  # uid -> key: deleting in the foreground
+        self._orphaning: dict[str, Key] = {}  # uid -> key: deleting, orphaning its dependents
+        self._gone: dict[str, float] = {}  # tombstones: vanished uid -> when
+        self._dirty: set[Key] = set()  # dependents to look at
+        self._owners_dirty: set[str] = set()  # foreground / orphaning owners to look at
+        self._asked: dict[Key, set[tuple]] = {}  # writes sent and not yet seen answered
+        self._waiting: dict[Key, float] = {}  # dependents waiting for an unseen owner -> until
+        self._retry: set[Key] = set()
+        self._retry_at: float | None = None
+        self._prune_at = TOMBSTONE_SECONDS
+
+    # -- events ----------------------------------------------------------------------------
+    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
+        m = obj.get("metadata") or {}
+        ns, name = m.get("namespace", ""), m.get("name", "")
+        live = self._live[kind]
+        if etype == "DELETED":  # a relist's DELETED carries only the key: the uid is ours
+            gone = live.pop((ns, name), None)
+            if gone is not None:
+                self._vanished((kind, ns, name), gone, now)
+            return
+        uid = m.get("uid", "")
+        old = live.get((ns, name))
+        if old != uid:
+            live[(ns, name)] = uid
+            if old is not None:
+                self._vanished((kind, ns, name), old, now)  # replaced while we were not watching
+            waiting = self._deps.get(uid)
+            if waiting:
+                self._dirty.update(waiting)  # an owner its dependents saw first
+        refs, finalizers = m.get("ownerReferences"), m.get("finalizers")
+        if refs or (kind, ns, name) in self._dependents:
+            self._on_dependent((kind, ns, name), uid, m, refs, finalizers, now)
+        if finalizers or self._foreground or self._orphaning:
+            self._on_owner_state((kind, ns, name), uid, m)
+
+    def _on_dependent(self, key: Key, uid: str, m: dict, refs: list | None, fins: list | None, now: float) -> None:
+        rec = self._dependents.get(key)
+        terminating = bool(m.get("deletionTimestamp"))
+        if rec is not None and rec.uid == uid and rec.raw == refs and rec.terminating == terminating:
+            if rec.finalizers == fins:
+                rec.raw, rec.finalizers = refs, fins  # the common case, a status change: keep the newest
+                return
+        since = rec.since if rec is not None and rec.uid == uid else now
+        if rec is not None:
+            self._unindex(key, rec)
+        self._asked.pop(key, None)  # whatever was asked of it has been answered
+        if not refs:
+            return
+        rec = self._dependents[key] = Dependent(uid, refs, terminating, fins, since)
+        solid = True
+        for o in rec.owners:
+            keys = self._deps.get(o.uid)
+            if keys is None:
+                self._deps[o.uid] = {key}
+            else:
+                keys.add(key)
+            if o.uid in self._foreground or o.uid in self._orphaning:
+                self._owners_dirty.add(o.uid)
+            solid = solid and self._is_solid(key[1], o)
+        if not solid and not terminating:
+            self._dirty.add(key)
+
+    def _on_owner_state(self, key: Key, uid: str, m: dict) -> None:
+        deleting = bool(m.get("deletionTimestamp"))
+        finalizers = m.get("finalizers") or ()
+        changed = False
+        for table, finalizer in ((self._foreground, FOREGROUND_FINALIZER), (self._orphaning, ORPHAN_FINALIZER)):
+            want = deleting and finalizer in finalizers
+            if want != (uid in table):
+                changed = True
+                if want:
+                    table[uid] = key
+                else:
+                    del table[uid]
+        if changed:
+            self._asked.pop(key, None)
+            self._owners_dirty.add(uid)
+            self._dirty.update(self._deps.get(uid, ()))  # solid <-> waiting for its dependents
+
+    def _vanished(self, key: Key, uid: str, now: float) -> None:
+        """The object ``uid`` at ``key`` is gone: its dependents lost an owner."""
+        self._asked.pop(key, None)
+        self._dirty.discard(key)
+        self._waiting.pop(key, None)
+        rec = self._dependents.get(key)
+        if rec is not None and rec.uid == uid:
+            self._unindex(key, rec)
+        self._foreground.pop(uid, None)
+        self._orphaning.pop(uid, None)
+        deps = self._deps.get(uid)
+        if deps:
+            self._dirty.update(deps)
+        if deps or key[0] != "Pod":  # pods rarely own anything: no tombstone per pod
+            self._gone[uid] = now
+
+    def _unindex(self, key: Key, rec: Dependent) -> None:
+        del self._dependents[key]
+        for o in rec.owners:
+            keys = self._deps.get(o.uid)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._deps[o.uid]
+            if o.uid in self._foreground or o.uid in self._orphaning:
+                self._owners_dirty.add(o.uid)  # one dependent fewer to wait for
+
+    # -- classification --------------------------------------------------------------------
+    def _is_solid(self, ns: str, o: Owner) -> bool:
+        if o.kind not in self._live:
+            return True  # a kind not watched: cannot be judged, never collected
+        scope = ns if KINDS[o.kind][1] else ""
+        return self._live[o.kind].get((scope, o.name)) == o.uid and o.uid not in self._foreground
+
+    def _classify(self, ns: str, rec: Dependent, now: float) -> tuple[list[str], list[str], list[str], float | None]:
+        """(solid, dangling, waiting) owner uids, and until when an unseen owner is waited for."""
+        solid: list[str] = []
+        dangling: list[str] = []
+        waiting: list[str] = []
+        until: float | None = None
+        for o in rec.owners:
+            live = self._live.get(o.kind)
+            if live is None:
+                solid.append(o.uid)
+                continue
+            namespaced = KINDS[o.kind][1]
+            if namespaced and not ns:  # a cluster-scoped dependent cannot have a namespaced owner
+                dangling.append(o.uid)
+            elif live.get((ns if namespaced else "", o.name)) == o.uid:
+                (waiting if o.uid in self._foreground else solid).append(o.uid)
+            elif o.uid in self._gone or now >= rec.since + OWNER_GRACE:
+                dangling.append(o.uid)
+            else:
+                until = rec.since + OWNER_GRACE
+        return solid, dangling, waiting, until
+
+    # -- sync ------------------------------------------------------------------------------
+    def sync(self, now: float) -> Writes:
+        out = Writes()
+        self._due(now)
+        dirty, self._dirty = sorted(self._dirty), set()
+        for key in dirty:
+            self._attempt(key, now, out)
+        owners = [u for u in self._owners_dirty if u in self._foreground or u in self._orphaning]
+        self._owners_dirty = set()
+        for uid in sorted(owners, key=lambda u: self._foreground.get(u) or self._orphaning[u]):
+            self._sync_owner(uid, out)
+        return out
+
+    def _due(self, now: float) -> None:
+        """Move waits and retries that have come due back to the dirty sets."""
+        for key in [k for k, t in self._waiting.items() if t <= now]:
+            del self._waiting[key]
+            self._dirty.add(key)
+        if self._retry_at is not None and self._retry_at <= now:
+            self._retry_at = None
+            for key in self._retry:
+                self._dirty.add(key)
+                uid = self._live[key[0]].get(key[1:]) if key[0] in self._live else None
+                rec = self._dependents.get(key)
+                for u in [uid, *(o.uid for o in (rec.owners if rec else ()))]:
+                    if u in self._foreground or u in self._orphaning:
+                        self._owners_dirty.add(u)
+            self._retry = set()
+        if now >= self._prune_at:
+            self._prune_at = now + TOMBSTONE_SECONDS
+            self._gone = {u: t for u, t in self._gone.items() if now - t < TOMBSTONE_SECONDS}
+
+    def _attempt(self, key: Key, now: float, out: Writes) -> None:
+        rec = self._dependents.get(key)
+        if rec is None or rec.terminating:
+            return
+        solid, dangling, waiting, until = self._classify(key[1], rec, now)
+        if until is not None:
+            self._waiting[key] = until
+            return
+        if solid:
+            drop = tuple(dangling + waiting)
+            if drop and self._ask(key, ("refs", drop)):
+                out.owner_refs.append((*key, rec.uid, drop))
+            return
+        policy = "Foreground" if waiting and self._deps.get(rec.uid) else rec.policy
+        if self._ask(key, ("delete",)):
+            out.deletes.append((*key, rec.uid, policy))
+
+    def _sync_owner(self, uid: str, out: Writes) -> None:
+        deps = self._deps.get(uid, set())
+        if uid in self._orphaning:
+            for dk in sorted(deps):
+                if self._ask(dk, ("refs", (uid,))):
+                    out.owner_refs.append((*dk, self._dependents[dk].uid, (uid,)))
+            key = self._orphaning[uid]
+            if not deps and self._ask(key, ("finalizer", ORPHAN_FINALIZER)):
+                out.finalizers.append((*key, uid, ORPHAN_FINALIZER))
+            return
+        key = self._foreground[uid]
+        blocking = any(o.uid == uid and o.block for dk in deps for o in self._dependents[dk].owners)
+        if not blocking and self._ask(key, ("finalizer", FOREGROUND_FINALIZER)):
+            out.finalizers.append((*key, uid, FOREGROUND_FINALIZER))
+
+    def _ask(self, key: Key, what: tuple) -> bool:
+        """Record a write about ``key``; False when the same one is still unanswered."""
+        asked = self._asked.setdefault(key, set())
+        if what in asked:
+            return False
+        asked.add(what)
+        return True
+
+    # -- refused writes --------------------------------------------------------------------
+    def on_cascade_failed(self, kind: str, ns: str, name: str, uid: str, error: StatusError, now: float) -> None:
+        """A ``deletes`` item was refused (the namespace controller's too: ignored unless ours)."""
+        self._refused((kind, ns, name), error, now)
+
+    def on_patch_failed(self, kind: str, ns: str, name: str, uid: str, error: StatusError, now: float) -> None:
+        """An ``owner_refs`` or ``finalizers`` patch was refused."""
+        self._refused((kind, ns, name), error, now)
+
+    def _refused(self, key: Key, error: StatusError, now: float) -> None:
+        if key not in self._asked or not error.retryable:
+            return  # not ours, or final (NotFound: the watch will say it is gone)
+        del self._asked[key]
+        self._retry.add(key)
+        if self._retry_at is None:
+            self._retry_at = now + RETRY_SECONDS
+
+    # -- timers and reads ------------------------------------------------------------------
+    def next_wakeup(self) -> float | None:
+        times = list(self._waiting.values())
+        if self._retry_at is not None:
+            times.append(self._retry_at)
+        return min(times, default=None)
+
+    def dependents(self, uid: str) -> list[Key]:
+        """The objects whose ownerReferences name ``uid``, by key."""
+        return sorted(self._deps.get(uid, ()))

@@ -1,0 +1,143 @@
+"""The namespace controller: a terminating namespace's content deleted once each, the
+``kubernetes`` finalizer dropped when it is empty, refused writes; then a namespace
+deletion end to end through the apiserver, the ReplicaSet controller, the garbage
+collector and the namespace controller."""
+
+import pytest
+from gc_builders import ControlPlane, feed, obj, replica_set, writes
+
+from cluster.api.errors import Forbidden, NotFound, ServiceUnavailable
+from cluster.api.requests import Create, RecordEvent
+from cluster.controllers.garbagecollector import GarbageCollector
+from cluster.controllers.manager import ControllerManager
+from cluster.controllers.namespace import RETRY_SECONDS, NamespaceController
+from cluster.controllers.replicaset import ReplicaSetController
+
+
+def namespace(name="team", phase="Active", deleting=False, finalizers=("kubernetes",)):
+    ns = obj("Namespace", name, ns="")
+    ns["spec"] = {"finalizers": list(finalizers)} if finalizers else {}
+    ns["status"] = {"phase": phase}
+    if deleting:
+        ns["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:01Z"
+    return ns
+
+
+TERMINATING = namespace(phase="Terminating", deleting=True)
+CONTENT = [obj("Pod", "p", ns="team"), obj("ConfigMap", "cm", ns="team"), obj("ReplicaSet", "web", ns="team")]
+
+
+CASES = [
+    # (case, events, the writes of the next sync)
+    ("an active namespace: nothing", [("ADDED", namespace()), *[("ADDED", o) for o in CONTENT]], []),
+    (
+        "terminating: every object in it deleted, Background, in key order",
+        [("ADDED", namespace()), *[("ADDED", o) for o in CONTENT], ("MODIFIED", TERMINATING)],
+        [
+            ("delete", "ConfigMap/team/cm", "Background"),
+            ("delete", "Pod/team/p", "Background"),
+            ("delete", "ReplicaSet/team/web", "Background"),
+        ],
+    ),
+    (
+        "other namespaces are left alone",
+        [("ADDED", obj("Pod", "q", ns="default")), ("ADDED", obj("Pod", "p", ns="team")), ("ADDED", TERMINATING)],
+        [("delete", "Pod/team/p", "Background")],
+    ),
+    (
+        "terminating and empty: the kubernetes finalizer goes",
+        [("ADDED", TERMINATING)],
+        [("finalize", "Namespace/team", "kubernetes")],
+    ),
+    ("already finalized: nothing", [("ADDED", namespace(phase="Terminating", deleting=True, finalizers=()))], []),
+    (
+        "deleting but not yet Terminating: the phase first",
+        [("ADDED", namespace(deleting=True))],
+        [("status", "Namespace/team", "Terminating"), ("finalize", "Namespace/team", "kubernetes")],
+    ),
+]
+
+
+@pytest.mark.parametrize("case,events,expected", CASES, ids=[c[0] for c in CASES])
+def test_namespace_controller(case, events, expected):
+    nc = NamespaceController()
+    feed(nc, *events)
+    assert writes(nc.sync(0.0)) == expected
+    assert writes(nc.sync(1.0)) == []  # asked once
+
+
+def test_the_finalizer_goes_once_the_last_object_is_deleted():
+    nc = NamespaceController()
+    feed(nc, ("ADDED", obj("Pod", "a", ns="team")), ("ADDED", obj("Pod", "b", ns="team")), ("ADDED", TERMINATING))
+    assert len(nc.sync(0.0).deletes) == 2
+    feed(nc, ("MODIFIED", obj("Pod", "a", ns="team", deleting=True)), ("DELETED", obj("Pod", "a", ns="team")))
+    assert writes(nc.sync(1.0)) == [] and nc.content("team") == [("Pod", "b")]
+    feed(nc, ("DELETED", obj("Pod", "b", ns="team")))
+    assert writes(nc.sync(2.0)) == [("finalize", "Namespace/team", "kubernetes")]
+    feed(nc, ("DELETED", TERMINATING))
+    assert writes(nc.sync(3.0)) == []
+
+
+def test_a_modified_object_costs_nothing_outside_a_terminating_namespace():
+    nc = NamespaceController()
+    feed(nc, ("MODIFIED", obj("Pod", "p", ns="default")))
+    assert nc.content("default") == [] and not nc._dirty
+
+
+@pytest.mark.parametrize("error,retried", [(ServiceUnavailable("down"), True), (NotFound("gone"), False)])
+def test_a_refused_delete_is_retried_only_when_a_retry_can_help(error, retried):
+    nc = NamespaceController()
+    feed(nc, ("ADDED", obj("Pod", "p", ns="team")), ("ADDED", TERMINATING))
+    nc.sync(0.0)
+    nc.on_cascade_failed("Pod", "team", "p", "", error, 0.0)
+    nc.on_cascade_failed("Pod", "default", "other", "", error, 0.0)  # the garbage collector's: ignored
+    assert nc.next_wakeup() == (RETRY_SECONDS if retried else None)
+    assert writes(nc.sync(RETRY_SECONDS)) == ([("delete", "Pod/team/p", "Background")] if retried else [])
+
+
+def test_a_refused_finalize_or_status_is_asked_again():
+    nc = NamespaceController()
+    feed(nc, ("ADDED", namespace(deleting=True)))
+    nc.sync(0.0)
+    nc.on_patch_failed("Namespace", "", "team", "u-team", ServiceUnavailable("down"), 0.0)
+    nc.on_status_failed("", "team", "u-team", ServiceUnavailable("down"), 0.0)
+    nc.on_status_failed("team", "web", "u-web", ServiceUnavailable("down"), 0.0)  # a ReplicaSet's: ignored
+    assert writes(nc.sync(RETRY_SECONDS)) == [
+        ("status", "Namespace/team", "Terminating"),
+        ("finalize", "Namespace/team", "kubernetes"),
+    ]
+
+
+def test_the_default_controller_manager_runs_the_namespace_controller():
+    assert any(isinstance(ctrl, NamespaceController) for ctrl in ControllerManager().controllers)
+
+
+# ---- end to end ---------------------------------------------------------------------------------------
+
+
+def test_a_deleted_namespace_is_emptied_then_goes():
+    c = ControlPlane([ReplicaSetController(), GarbageCollector(), NamespaceController()])
+    c.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}, 0.0)
+    c.api.create(replica_set(replicas=2, ns="team"), 0.0)
+    c.api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "team"}}, 0.0)
+    c.at(0.0, rounds=20)
+    c.run_pods("team")
+    c.api.write([RecordEvent(obj("Event", "seen", ns="team") | {"reason": "Started", "message": "m"})], 0.0)
+    c.at(1.0)
+    assert len(c.pods("team")) == 2
+
+    c.api.delete("Namespace", "", "team", None, None, 10.0)
+    c.at(10.0)
+    ns = c.get("Namespace", "team", ns="")
+    assert ns["status"]["phase"] == "Terminating" and ns["spec"]["finalizers"] == ["kubernetes"]
+    assert c.get("ReplicaSet", "web", ns="team") is None and c.get("ConfigMap", "cm", ns="team") is None
+    assert len(c.pods("team")) == 2 and all(p["metadata"]["deletionGracePeriodSeconds"] == 30 for p in c.pods("team"))
+    (err,) = c.api.write([Create(obj("ConfigMap", "late", ns="team"))], 11.0)
+    assert isinstance(err, Forbidden)
+
+    c.now = 20.0
+    c.confirm(ns="team")  # the kubelets: the containers have stopped
+    c.at(20.0)
+    assert c.get("Namespace", "team", ns="") is None and c.pods("team") == []
+    assert [e for e in c.api.store.objects("Event") if e["metadata"]["namespace"] == "team"] == []
+    assert [(type(r).__name__, e) for r, e in c.results if e is not None] == []  # no controller write refused
