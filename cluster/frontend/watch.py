@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 BOOKMARK_EVERY = 60.0  # real seconds, as upstream's watch cache
 POLL = 1.0  # real seconds a quiet watch waits between looks (woken early by any write)
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+_PREFIX = {t: b'{"type":"' + t.encode() + b'","object":' for t in ("ADDED", "MODIFIED", "DELETED")}
 SHARED = 8192  # stored encodings whose JSON is kept for the next watcher
 
 # Every watcher of a change gets the same bytes from the store; decoding them and encoding
@@ -83,14 +84,18 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
         if isinstance(chunk, Expired):
             yield dumps({"type": "ERROR", "object": chunk.status()}) + b"\n"
             return
+        # One write per chunk, not per event: a busy watch is a few large writes.
+        out = []
         for etype, data in chunk.events:
             obj, encoded = _shared(data)
             if not wanted(obj):
                 continue
             if as_table:
-                yield line(etype, obj)
+                out.append(line(etype, obj))
             else:
-                yield b'{"type":"' + etype.encode() + b'","object":' + encoded + b"}\n"
+                out.append(_PREFIX[etype] + encoded + b"}\n")
+        if out:
+            yield b"".join(out)
         rv = chunk.resume
         if opts.allow_watch_bookmarks and time.monotonic() >= next_bookmark:
             next_bookmark = time.monotonic() + BOOKMARK_EVERY
