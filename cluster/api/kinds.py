@@ -12,6 +12,7 @@ metadata checked, so a user's ConfigMaps, Services and RBAC objects apply unchan
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -147,3 +148,63 @@ RESOURCES: tuple[Resource, ...] = (
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 BY_PLURAL: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
 assert len(BY_KIND) == len(RESOURCES) and len(BY_PLURAL) == len(RESOURCES), "a kind or plural appears twice"
+
+
+# ---- custom resources -------------------------------------------------------------------
+# A CustomResourceDefinition adds a kind while the apiserver runs. The registry is this
+# process's: the apiserver registers what its stored CRDs define (``custom_from``), and
+# whoever reads the table in the same process (validation, the local runtime's HTTP front
+# end) sees it. ``served()`` is every kind: the built-in ones, then the custom ones.
+CUSTOM: dict[str, Resource] = {}
+
+
+def served() -> list[Resource]:
+    return [*RESOURCES, *CUSTOM.values()]
+
+
+def custom_from(crd: dict[str, Any]) -> Resource | None:
+    """The kind a CustomResourceDefinition defines (its storage version), or None when the
+    definition lacks what a kind needs (validation then refused it)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    versions = [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("served", True)]
+    stored = next((v for v in versions if v.get("storage")), versions[0] if versions else None)
+    group, kind, plural = spec.get("group"), names.get("kind"), names.get("plural")
+    if not (isinstance(group, str) and group and isinstance(kind, str) and kind and isinstance(plural, str) and stored):
+        return None
+    return Resource(
+        kind,
+        group,
+        str(stored.get("name") or "v1"),
+        plural,
+        spec.get("scope", "Namespaced") != "Cluster",
+        tuple(names.get("shortNames") or ()),
+        tuple(names.get("categories") or ()),
+        tuple(s for s in ("status", "scale") if s in (stored.get("subresources") or {})),
+    )
+
+
+def register(r: Resource) -> None:
+    """Serve ``r`` (a custom kind); a built-in kind or plural is never replaced."""
+    if r.kind in BY_KIND and BY_KIND[r.kind] in RESOURCES:
+        return
+    CUSTOM[r.kind] = r
+    BY_KIND[r.kind] = r
+    BY_PLURAL[(r.group, r.plural)] = r
+    _on_change(r.kind, r)
+
+
+def unregister(kind: str) -> None:
+    r = CUSTOM.pop(kind, None)
+    if r is not None:
+        BY_KIND.pop(kind, None)
+        BY_PLURAL.pop((r.group, r.plural), None)
+        _on_change(kind, None)
+
+
+LISTENERS: list[Any] = []  # called with (kind, Resource | None) when a custom kind comes or goes
+
+
+def _on_change(kind: str, r: Resource | None) -> None:
+    for listener in LISTENERS:
+        listener(kind, r)

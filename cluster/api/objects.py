@@ -10,10 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from .kinds import RESOURCES
+from .kinds import LISTENERS, RESOURCES, Resource
 
 # kind -> (apiVersion, namespaced), for every kind kubemu serves (``kinds.py``).
 KINDS: dict[str, tuple[str, bool]] = {r.kind: (r.api_version, r.namespaced) for r in RESOURCES}
+
+
+def _follow_custom_kinds(kind: str, r: Resource | None) -> None:
+    if r is None:
+        KINDS.pop(kind, None)
+    else:
+        KINDS[kind] = (r.api_version, r.namespaced)
+
+
+LISTENERS.append(_follow_custom_kinds)
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 DEFAULT_NAMESPACE = "default"

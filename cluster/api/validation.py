@@ -560,7 +560,7 @@ def validate(obj: dict[str, Any], path: str = "") -> None:
     if not isinstance(kind, str) or kind not in KINDS:
         known = ", ".join(sorted(KINDS))
         raise ValidationError(_at(path, "kind"), kind, f"is not a kind kubemu serves (known: {known})")
-    versions = API_VERSIONS[kind]
+    versions = API_VERSIONS.get(kind) or (KINDS[kind][0],)  # a custom kind: its one version
     if obj.get("apiVersion") not in versions:
         shown = " or ".join(json.dumps(v) for v in versions)
         raise ValidationError(_at(path, "apiVersion"), obj.get("apiVersion"), f"is not served for {kind} (use {shown})")

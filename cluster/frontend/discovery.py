@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api.kinds import RESOURCES, VERBS, Resource
+from ..api.kinds import VERBS, Resource, served
 
 # The dispatcher kubectl on our machines picks its bundled minor version from this.
 VERSION = {
@@ -38,12 +38,12 @@ _SUBRESOURCE_KINDS = {
 
 def group_versions() -> list[tuple[str, str]]:
     """Every (group, version) served, core first, then the named groups by name."""
-    seen = sorted({(r.group, r.version) for r in RESOURCES})
+    seen = sorted({(r.group, r.version) for r in served()})
     return seen
 
 
 def _in(group: str, version: str) -> list[Resource]:
-    return [r for r in RESOURCES if r.group == group and r.version == version]
+    return [r for r in served() if r.group == group and r.version == version]
 
 
 def _sub(r: Resource, name: str) -> tuple[str, str, str, list[str]]:

@@ -64,7 +64,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..api import codec
+from ..api import codec, kinds
 from ..api.errors import (
     AlreadyAssigned,
     AlreadyExists,
@@ -105,6 +105,7 @@ PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")  # DeleteOptions.p
 # recreate it, and every kubelet's Lease lives in it, so it is protected too.
 IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
 _ORPHAN_BY_DEFAULT = frozenset({"Job"})  # batch/v1 Job's DefaultGarbageCollectionPolicy
+CRD = "CustomResourceDefinition"
 _GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 _POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
 
@@ -115,6 +116,24 @@ class APIServer:
         self.admission = Admission(self.store, seed)
         if store is None:
             self._bootstrap()
+        self._sync_custom_kinds()  # a recovered store may hold CustomResourceDefinitions
+
+    def _sync_custom_kinds(self) -> None:
+        """Serve exactly the kinds the stored CustomResourceDefinitions define; the objects
+        of a kind whose definition went are deleted with it, as upstream."""
+        defined = {}
+        for data in self.store.list(CRD)[1]:
+            r = kinds.custom_from(codec.decode(data))
+            if r is not None:
+                defined[r.kind] = r
+        for kind in [k for k in kinds.CUSTOM if k not in defined]:
+            for data in self.store.list(kind)[1]:
+                m = codec.decode(data)["metadata"]
+                self.store.remove(kind, m.get("namespace", ""), m["name"])
+            kinds.unregister(kind)
+        for r in defined.values():
+            if kinds.CUSTOM.get(r.kind) != r:
+                kinds.register(r)
 
     def _bootstrap(self) -> None:
         for ns in BUILTIN_NAMESPACES:
@@ -184,9 +203,17 @@ class APIServer:
         if self.store.get(kind, ns, m["name"]) is not None:
             raise AlreadyExists(f'{_resource(kind)} "{m["name"]}" already exists')
         self.store.put(kind, obj, "ADDED")
+        if kind == CRD:
+            self._sync_custom_kinds()
         return obj
 
     def update(self, obj: dict, now: float) -> dict:
+        new = self._update(obj, now)
+        if obj.get("kind") == CRD:
+            self._sync_custom_kinds()
+        return new
+
+    def _update(self, obj: dict, now: float) -> dict:
         """Replace an object's spec and metadata; a stale resourceVersion is a Conflict."""
         kind, m = obj.get("kind", ""), obj.get("metadata") or {}
         current = self._get(kind, m.get("namespace", ""), m.get("name", ""))
@@ -271,6 +298,15 @@ class APIServer:
 
     # -- delete ---------------------------------------------------------------------------
     def delete(
+        self, kind: str, ns: str, name: str, uid: str | None, grace: int | None, now: float, propagation: str = ""
+    ) -> bool:
+        """Delete (see ``_delete``); a CustomResourceDefinition takes its kind with it."""
+        gone = self._delete(kind, ns, name, uid, grace, now, propagation)
+        if kind == CRD:
+            self._sync_custom_kinds()
+        return gone
+
+    def _delete(
         self, kind: str, ns: str, name: str, uid: str | None, grace: int | None, now: float, propagation: str = ""
     ) -> bool:
         """Delete per reference §8 and the tables above; ``propagation`` is DeleteOptions'

@@ -196,3 +196,31 @@ def test_delete_cascades_orphans_and_a_namespace_empties(served):
     served.kubectl("delete", "namespace", "scratch", "--timeout=30s")
     missing = served.kubectl("get", "namespace", "scratch", check=False)
     assert missing.returncode == 1 and "not found" in missing.stderr
+
+
+WIDGET_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+"""
+WIDGET = """
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1}
+spec: {size: 3}
+"""
+
+
+def test_a_custom_resource_definition_adds_a_kind_kubectl_can_use(served):
+    served.kubectl("apply", "-f", "-", input=WIDGET_CRD)
+    assert served.kubectl("apply", "-f", "-", input=WIDGET).stdout.strip() == "widget.example.com/w1 created"
+    assert served.kubectl("get", "wd", "--no-headers").stdout.split()[0] == "w1"
+    assert served.kubectl("get", "widget", "w1", "-o", "jsonpath={.spec.size}").stdout == "3"
+    served.kubectl("delete", "crd", "widgets.example.com")
+    gone = served.kubectl("get", "widgets.example.com", check=False)
+    assert gone.returncode == 1

@@ -269,3 +269,39 @@ def test_the_bindings_collection_binds_the_pod_its_body_names(api):
     assert call(h, "GET", f"{PODS}/old-style")[1]["spec"]["nodeName"] == "n-0"
     assert call(h, "POST", "/api/v1/namespaces/default/bindings", {"target": {"name": "n-0"}})[0] == 400
     assert call(h, "GET", "/api/v1/namespaces/default/bindings")[0] == 405
+
+
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
+        "versions": [
+            {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}
+        ],
+    },
+}
+
+
+def test_a_custom_resource_definition_serves_its_kind_until_it_is_deleted(api):
+    h, cluster = api
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    widgets = "/apis/example.com/v1/namespaces/default/widgets"
+    assert call(h, "GET", widgets)[0] == 404
+    assert call(h, "POST", crds, CRD)[0] == 201
+    _, listing = call(h, "GET", "/apis/example.com/v1")
+    assert [r["name"] for r in listing["resources"]] == ["widgets"] and listing["resources"][0]["shortNames"] == ["wd"]
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}}
+    code, created = call(h, "POST", widgets, widget)
+    assert code == 201 and created["spec"] == {"size": 3}
+    _, table = call(h, "GET", widgets, headers=TABLE)
+    assert [r["cells"][0] for r in table["rows"]] == ["w1"]
+    strategic = {**AUTH, "content-type": "application/strategic-merge-patch+json"}
+    assert call(h, "PATCH", f"{widgets}/w1", {"spec": {"size": 4}}, headers=strategic)[0] == 415
+    merge = {**AUTH, "content-type": "application/merge-patch+json"}
+    assert call(h, "PATCH", f"{widgets}/w1", {"spec": {"size": 4}}, headers=merge)[1]["spec"] == {"size": 4}
+    assert call(h, "DELETE", f"{crds}/widgets.example.com")[0] == 200
+    assert call(h, "GET", widgets)[0] == 404 and cluster.api.store.count("Widget") == 0
