@@ -108,6 +108,14 @@ RESOURCES: tuple[Resource, ...] = (
     _r("LimitRange", "v1", "limitranges", short_names=("limits",)),
     _r("PodTemplate", "v1", "podtemplates"),
     _r(
+        "ReplicationController",
+        "v1",
+        "replicationcontrollers",
+        short_names=("rc",),
+        categories=ALL,
+        subresources=("status", "scale"),
+    ),
+    _r(
         "Deployment",
         "apps/v1",
         "deployments",
@@ -131,6 +139,11 @@ RESOURCES: tuple[Resource, ...] = (
     ),
     _r("EndpointSlice", "discovery.k8s.io/v1", "endpointslices"),
     _r("StorageClass", "storage.k8s.io/v1", "storageclasses", False, short_names=("sc",)),
+    # kube-scheduler lists these before it schedules anything (reference k8s-http-api.md §8b).
+    _r("CSINode", "storage.k8s.io/v1", "csinodes", False),
+    _r("CSIDriver", "storage.k8s.io/v1", "csidrivers", False),
+    _r("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities"),
+    _r("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments", False, subresources=("status",)),
     _r("Role", "rbac.authorization.k8s.io/v1", "roles"),
     _r("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings"),
     _r("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", False),

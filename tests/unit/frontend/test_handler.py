@@ -305,3 +305,30 @@ def test_a_custom_resource_definition_serves_its_kind_until_it_is_deleted(api):
     assert call(h, "PATCH", f"{widgets}/w1", {"spec": {"size": 4}}, headers=merge)[1]["spec"] == {"size": 4}
     assert call(h, "DELETE", f"{crds}/widgets.example.com")[0] == 200
     assert call(h, "GET", widgets)[0] == 404 and cluster.api.store.count("Widget") == 0
+
+
+KUBE_SCHEDULER_LISTS = [
+    "/api/v1/pods?fieldSelector=status.phase!=Succeeded,status.phase!=Failed",
+    "/api/v1/nodes",
+    "/api/v1/namespaces",
+    "/api/v1/services",
+    "/api/v1/replicationcontrollers",
+    "/api/v1/persistentvolumes",
+    "/api/v1/persistentvolumeclaims",
+    "/apis/apps/v1/replicasets",
+    "/apis/apps/v1/statefulsets",
+    "/apis/policy/v1/poddisruptionbudgets",
+    "/apis/storage.k8s.io/v1/storageclasses",
+    "/apis/storage.k8s.io/v1/csinodes",
+    "/apis/storage.k8s.io/v1/csidrivers",
+    "/apis/storage.k8s.io/v1/csistoragecapacities",
+]
+
+
+@pytest.mark.parametrize("url", KUBE_SCHEDULER_LISTS)
+def test_every_list_kube_scheduler_waits_for_answers(api, url):
+    h, _ = api
+    path, _, q = url.partition("?")
+    query = dict(part.split("=", 1) for part in q.split("&") if part) | {"limit": "500", "resourceVersion": "0"}
+    code, body = call(h, "GET", path, **query)
+    assert code == 200 and isinstance(body["items"], list) and body["metadata"]["resourceVersion"]
