@@ -134,9 +134,9 @@ def test_get_watch_prints_changes_as_they_happen(served):
 
     env = {"KUBECONFIG": str(served.kubeconfig), "KUBECACHEDIR": str(served.cache), "PATH": "/usr/bin:/bin"}
     watcher = subprocess.Popen(["kubectl", "get", "pods", "-w"], env=env, stdout=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    time.sleep(0.5)
     served.kubectl("run", "watched", "--image=busybox")
-    time.sleep(2.0)
+    time.sleep(1.0)
     watcher.terminate()
     out, _ = watcher.communicate(timeout=10)
     assert [line.split()[0] for line in out.splitlines()].count("watched") >= 1
