@@ -224,3 +224,20 @@ def test_a_custom_resource_definition_adds_a_kind_kubectl_can_use(served):
     served.kubectl("delete", "crd", "widgets.example.com")
     gone = served.kubectl("get", "widgets.example.com", check=False)
     assert gone.returncode == 1
+
+
+def test_api_resources_and_every_listable_kind(served):
+    names = served.kubectl("api-resources", "--verbs=list", "-o", "name").stdout.split()
+    assert {"pods", "nodes", "configmaps", "deployments.apps", "leases.coordination.k8s.io"} <= set(names)
+    wide = served.kubectl("api-resources").stdout
+    assert any(line.split()[:2] == ["pods", "po"] for line in wide.splitlines())
+    served.kubectl("get", ",".join(names), "-A")  # every kind kubemu serves lists
+
+
+def test_describe_a_node_and_annotate_a_pod(served):
+    described = served.kubectl("describe", "node", "node-0").stdout
+    assert "Name:               node-0" in described and "Conditions:" in described and "Ready" in described
+    served.kubectl("run", "noted", "--image=busybox")
+    served.kubectl("annotate", "pod", "noted", "team=blue")
+    got = json.loads(served.kubectl("get", "pod", "noted", "-o", "json").stdout)
+    assert got["metadata"]["annotations"]["team"] == "blue"
