@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from actors.harness.benchapi import CLIENTS, WATCHERS, Server, _pod
+from actors.harness.benchapi import CLIENTS, WATCHERS, Server, _pod, figures
 
 
 def _ready(server: Server) -> None:
@@ -81,8 +81,4 @@ def python_bench(server: Server, pods: int, log: Callable[[str], None]) -> dict[
         t.join(600)
     events = sum(counts) / (time.perf_counter() - t0)
     log(f"{WATCHERS} watch streams saw {sum(counts)} events: {events:.0f}/s")
-    return {
-        "createsPerSecond": round(creates, 1),
-        "watchEventsPerSecond": round(events, 1),
-        "listSeconds": round(best, 3),
-    }
+    return figures(creates, events, best)

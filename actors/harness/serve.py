@@ -99,8 +99,7 @@ def scheduler_view(cluster: LocalCluster) -> dict[str, Any] | None:
     live = next((m for m in cluster.members if m.alive and m.role == "scheduler"), None)
     if live is None:
         return None
-    now = live.component.inspect(cluster.now())
-    return {k: v + cluster.carried.get(k, 0) if k in cluster.carried else v for k, v in now.items()}
+    return cluster.with_carried(live.component.inspect(cluster.now()))
 
 
 async def pace(cluster: PacedCluster, backend: LocalBackend, stop: asyncio.Event) -> None:

@@ -13,8 +13,8 @@ directly, without a socket.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, NamedTuple
+from collections.abc import AsyncIterator
+from typing import Any
 
 import orjson
 import yaml
@@ -28,53 +28,17 @@ from ..api.errors import (
     StatusError,
     Unauthorized,
 )
-from . import discovery, protobuf, query, tables
+from . import discovery, protobuf, tables
 from .backend import Backend
 from .metrics import CONTENT_TYPE_LATEST, Metrics, request_labels
 from .paths import NOT_FOUND, Target, group_version, target
+from .subresources import bindings
+from .verbs import collection_verb, object_verb, subresource_verb
 from .watch import watch_lines
+from .wire import Request, Response, WatchStream, error, ok
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
-JSON = "application/json"
 OPEN_PATHS = ("/version", "/healthz", "/livez", "/readyz")
-
-
-class Request(NamedTuple):
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]  # lower-case names
-    body: bytes = b""
-
-
-class Response(NamedTuple):
-    status: int
-    body: bytes
-    content_type: str = JSON
-
-
-class WatchStream(NamedTuple):
-    lines: AsyncIterator[bytes]
-    content_type: str = JSON
-
-
-def dumps(obj: Any) -> bytes:
-    return orjson.dumps(obj)
-
-
-def ok(obj: Any, status: int = 200, content_type: str = JSON) -> Response:
-    return Response(status, dumps(obj), content_type)
-
-
-def error(e: StatusError) -> Response:
-    return Response(e.code, dumps(e.status()))
-
-
-def success(code: int, details: dict[str, Any] | None = None) -> Response:
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
-    if details:
-        body["details"] = details
-    return ok(body, code)
 
 
 class Handler:
@@ -142,9 +106,7 @@ class Handler:
                 raise NotFound(NOT_FOUND)
             return ok(listing)
         if group == "" and len(rest) == 3 and rest[0] == "namespaces" and rest[2] == "bindings":
-            from .subresources import bindings  # the older form of pods/NAME/binding
-
-            return await bindings(self, req, rest[1])
+            return await bindings(self, req, rest[1])  # the older form of pods/NAME/binding
         return await self._resource(req, target(group, version, rest))
 
     def _discovery(self, path: str, accept: str) -> Response | None:
@@ -170,8 +132,6 @@ class Handler:
         return None
 
     async def _resource(self, req: Request, t: Target) -> Response | WatchStream:
-        from .verbs import collection_verb, object_verb, subresource_verb
-
         if not t.name:
             return await collection_verb(self, req, t)
         if t.subresource:
@@ -194,14 +154,13 @@ class Handler:
     def wants_table(self, req: Request) -> bool:
         return "as=Table" in req.headers.get("accept", "")
 
-    def table(self, req: Request, kind: str, items: list[dict[str, Any]], rv: int, cont: str = "") -> Response:
-        opts = query.parse_list_options(req.query, kind)
+    def table(self, kind: str, items: list[dict[str, Any]], rv: int, include_object: str, cont: str = "") -> Response:
         return ok(
             tables.table(
                 kind,
                 items,
                 self.backend.now(),
-                include_object=opts.include_object,
+                include_object=include_object,
                 resource_version=str(rv),
                 continue_token=cont,
             )

@@ -14,7 +14,8 @@ import ssl
 
 from aiohttp import web
 
-from .handler import MAX_BODY, Handler, Request, Response
+from .handler import MAX_BODY, Handler
+from .wire import Request, Response
 
 
 def app(handler: Handler) -> web.Application:

@@ -17,36 +17,29 @@ from ..api.kinds import BY_KIND
 from ..api.selectors import LabelSelector
 from . import query
 from .paths import Target
+from .wire import Request, Response, not_allowed, ok, success
 
 if TYPE_CHECKING:
-    from .handler import Handler, Request, Response
-
-
-def _ok(obj: Any, status: int = 200) -> Response:
-    from .handler import ok
-
-    return ok(obj, status)
+    from .handler import Handler
 
 
 def _refuse(req: Request, t: Target) -> MethodNotAllowed:
-    return MethodNotAllowed(
-        f"the server does not allow this method on the requested resource ({req.method} {t.resource.plural}/{t.subresource})"
-    )
+    return not_allowed(req.method, f"{t.resource.plural}/{t.subresource}")
 
 
 async def status(h: Handler, req: Request, t: Target) -> Response:
     kind, ns, name = t.resource.kind, t.namespace, t.name
     if req.method == "GET":
-        return _ok(await h.backend.get(kind, ns, name))
+        return ok(await h.backend.get(kind, ns, name))
     if req.method == "PUT":
         body = h.body(req)
         if not isinstance(body, dict):
             raise BadRequest(f"the request body must be a {kind} object")
-        return _ok(await h.backend.update_status(kind, ns, name, body.get("status") or {}))
+        return ok(await h.backend.update_status(kind, ns, name, body.get("status") or {}))
     if req.method == "PATCH":
         current = await h.backend.get(kind, ns, name)
         new = h.patch(current, req, kind)
-        return _ok(await h.backend.update_status(kind, ns, name, new.get("status") or {}))
+        return ok(await h.backend.update_status(kind, ns, name, new.get("status") or {}))
     raise _refuse(req, t)
 
 
@@ -62,7 +55,7 @@ async def binding(h: Handler, req: Request, t: Target) -> Response:
     await h.backend.bind(t.namespace, t.name, uid, node)
     # Upstream answers a Status; client-go ignores the body, and the Python client can only
     # parse a Binding, so the Binding is echoed (reference §7.3).
-    return _ok({**body, "kind": "Binding", "apiVersion": "v1"}, 201)
+    return ok({**body, "kind": "Binding", "apiVersion": "v1"}, 201)
 
 
 async def bindings(h: Handler, req: Request, namespace: str) -> Response:
@@ -82,8 +75,6 @@ async def bindings(h: Handler, req: Request, namespace: str) -> Response:
 async def eviction(h: Handler, req: Request, t: Target) -> Response:
     if req.method != "POST":
         raise _refuse(req, t)
-    from .handler import success
-
     body = h.body(req)
     options = (body or {}).get("deleteOptions") if isinstance(body, dict) else None
     grace, _policy, pre = query.delete_options(req.query, options if isinstance(options, dict) else None)
@@ -104,7 +95,7 @@ async def scale(h: Handler, req: Request, t: Target) -> Response:
         obj = await h.backend.update(obj)
     elif req.method != "GET":
         raise _refuse(req, t)
-    return _ok(_scale_of(obj))
+    return ok(_scale_of(obj))
 
 
 def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
@@ -124,10 +115,8 @@ def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 async def log(h: Handler, req: Request, t: Target) -> Response:
-    from .handler import Response as _Response
-
     await h.backend.get(t.resource.kind, t.namespace, t.name)  # 404 for a pod that does not exist
-    return _Response(200, b"", "text/plain")
+    return Response(200, b"", "text/plain")
 
 
 SUBRESOURCES: dict[str, Callable[[Handler, Request, Target], Awaitable[Response]]] = {

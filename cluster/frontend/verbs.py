@@ -16,17 +16,13 @@ from ..api.errors import BadRequest, MethodNotAllowed, NotFound
 from ..api.objects import name_of, namespace_of
 from . import query
 from .paths import Target
+from .subresources import SUBRESOURCES
+from .wire import Request, Response, WatchStream, not_allowed, ok
 
 if TYPE_CHECKING:
-    from .handler import Handler, Request, Response, WatchStream
+    from .handler import Handler
 
 APPLY = "application/apply-patch+yaml"
-
-
-def _ok(obj: Any, status: int = 200) -> Response:
-    from .handler import ok
-
-    return ok(obj, status)
 
 
 async def collection_verb(h: Handler, req: Request, t: Target) -> Response | WatchStream:
@@ -36,7 +32,7 @@ async def collection_verb(h: Handler, req: Request, t: Target) -> Response | Wat
             return h.watch(req, t, opts)
         return await _list(h, req, t, opts)
     if req.method == "POST":
-        return _ok(await h.backend.create(_object_for(h, req, t)), 201)
+        return ok(await h.backend.create(_object_for(h, req, t)), 201)
     raise _method(req, t)
 
 
@@ -47,13 +43,13 @@ async def _list(h: Handler, req: Request, t: Target, opts: Any) -> Response:
     items.sort(key=lambda o: (namespace_of(o), name_of(o)))
     page, cont, remaining = query.paginate(items, opts, rv)
     if h.wants_table(req):
-        return h.table(req, kind, page, rv, cont)
+        return h.table(kind, page, rv, opts.include_object, cont)
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if cont:
         meta["continue"] = cont
         if remaining is not None:
             meta["remainingItemCount"] = remaining
-    return _ok({"kind": f"{kind}List", "apiVersion": t.resource.api_version, "metadata": meta, "items": page})
+    return ok({"kind": f"{kind}List", "apiVersion": t.resource.api_version, "metadata": meta, "items": page})
 
 
 def _node_names(opts: Any) -> frozenset[str] | None:
@@ -91,16 +87,17 @@ async def object_verb(h: Handler, req: Request, t: Target) -> Response:
     if req.method == "GET":
         obj = await h.backend.get(kind, ns, name)
         if h.wants_table(req):
-            return h.table(req, kind, [obj], int(obj["metadata"].get("resourceVersion") or 0))
-        return _ok(obj)
+            include = query.parse_list_options(req.query, kind).include_object
+            return h.table(kind, [obj], int(obj["metadata"].get("resourceVersion") or 0), include)
+        return ok(obj)
     if req.method == "PUT":
-        return _ok(await h.backend.update(_object_for(h, req, t, name)))
+        return ok(await h.backend.update(_object_for(h, req, t, name)))
     if req.method == "PATCH":
         return await _patch(h, req, t)
     if req.method == "DELETE":
         body = h.body(req)
         grace, policy, pre = query.delete_options(req.query, body if isinstance(body, dict) else None)
-        return _ok(await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy))
+        return ok(await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy))
     raise _method(req, t)
 
 
@@ -125,16 +122,14 @@ async def _patch(h: Handler, req: Request, t: Target) -> Response:
     if ns:
         meta["namespace"] = ns
     if current is None:
-        return _ok(await h.backend.create(new), 201)
+        return ok(await h.backend.create(new), 201)
     meta["resourceVersion"] = current["metadata"].get("resourceVersion")
     if new == current:
-        return _ok(current)  # a patch that changes nothing writes nothing
-    return _ok(await h.backend.update(new))
+        return ok(current)  # a patch that changes nothing writes nothing
+    return ok(await h.backend.update(new))
 
 
 async def subresource_verb(h: Handler, req: Request, t: Target) -> Response:
-    from .subresources import SUBRESOURCES
-
     verb = SUBRESOURCES.get(t.subresource)
     if verb is None:
         raise _method(req, t)
@@ -142,5 +137,4 @@ async def subresource_verb(h: Handler, req: Request, t: Target) -> Response:
 
 
 def _method(req: Request, t: Target) -> MethodNotAllowed:
-    what = f"{t.resource.plural}/{t.subresource}" if t.subresource else t.resource.plural
-    return MethodNotAllowed(f"the server does not allow this method on the requested resource ({req.method} {what})")
+    return not_allowed(req.method, f"{t.resource.plural}/{t.subresource}" if t.subresource else t.resource.plural)

@@ -23,9 +23,10 @@ from ..api.errors import Expired
 from ..api.objects import name_of, namespace_of
 from . import query, tables
 from .paths import Target
+from .wire import Request, dumps
 
 if TYPE_CHECKING:
-    from .handler import Handler, Request
+    from .handler import Handler
 
 BOOKMARK_EVERY = 60.0  # real seconds, as upstream's watch cache
 POLL = 1.0  # real seconds a quiet watch waits between looks (woken early by any write)
@@ -50,8 +51,6 @@ def _shared(data: bytes) -> tuple[dict[str, Any], bytes]:
 
 
 async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIterator[bytes]:
-    from .handler import dumps
-
     kind = t.resource.kind
     as_table = h.wants_table(req)
     first = [True]  # a Table's column definitions go in the first event only
@@ -106,8 +105,6 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
 
 
 def _bookmark(t: Target, rv: int, initial_end: bool = False) -> bytes:
-    from .handler import dumps
-
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if initial_end:
         meta["annotations"] = {INITIAL_EVENTS_END: "true"}

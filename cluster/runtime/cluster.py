@@ -198,8 +198,11 @@ class Cluster(ABC):
     async def scheduler_stats(self) -> dict[str, Any]:
         """The scheduler's counters over the whole run, across its restarts."""
         views = await self.inspect("scheduler")
-        now = views[0] if views else {}
-        return {k: v + self.carried.get(k, 0) if k in self.carried else v for k, v in now.items()}
+        return self.with_carried(views[0] if views else {})
+
+    def with_carried(self, view: dict[str, Any]) -> dict[str, Any]:
+        """The live scheduler's counters plus those of the instances before its restarts."""
+        return {k: v + self.carried.get(k, 0) if k in self.carried else v for k, v in view.items()}
 
     async def _carry_scheduler_counters(self) -> None:
         """Before the scheduler restarts: a new instance counts from zero, keep the old counts."""

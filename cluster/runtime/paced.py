@@ -21,8 +21,6 @@ TICK = 0.02  # real seconds the clock may stand still before it catches up with 
 
 
 class PacedCluster(LocalCluster):
-    runtime = "local"
-
     def __init__(self, layout: Layout, *, time_scale: float = 1.0, keep: bool = False, **kw: Any):
         super().__init__(layout, **kw)
         self.time_scale = time_scale

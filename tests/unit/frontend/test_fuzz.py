@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster.frontend.backend import LocalBackend
-from cluster.frontend.handler import Handler, Request, Response
+from cluster.frontend.handler import Handler
+from cluster.frontend.wire import Request, Response
 from cluster.runtime.local import LocalCluster
 from cluster.scenario.layout import expand_pools, layout
 from cluster.scenario.schema import NodePool

@@ -8,7 +8,8 @@ import orjson
 import pytest
 
 from cluster.frontend.backend import LocalBackend
-from cluster.frontend.handler import Handler, Request, Response, WatchStream
+from cluster.frontend.handler import Handler
+from cluster.frontend.wire import Request, Response, WatchStream
 from cluster.runtime.local import LocalCluster
 from cluster.scenario.layout import expand_pools, layout
 from cluster.scenario.schema import NodePool
