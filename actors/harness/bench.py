@@ -2,7 +2,8 @@
 
 Owns ``run_bench``, the dispatch the CLI calls: ``schedule`` and ``preempt`` through the
 actors (``benchray.py``), ``cycle``, ``preempt-cycle`` and ``local`` in this process
-without Ray (``benchcycle.py``), and ``chaos``, the soak (``benchchaos.py``). Every
+without Ray (``benchcycle.py``), ``chaos``, the soak (``benchchaos.py``), and ``yunikorn``,
+YuniKorn mode's throughput and preemption soak in this process (``benchyunikorn.py``). Every
 benchmark returns one JSON-able dict, which the CLI prints as its last line. Ray is
 imported only by the benchmarks that use it.
 """
@@ -35,6 +36,18 @@ def run_bench(
         raise ValueError(f"--pods: {pods} must be at least 1")
     if nodes_per_host is not None and nodes_per_host < 0:
         raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
+    if name == "yunikorn":
+        from actors.harness import benchyunikorn
+
+        if workload not in benchyunikorn.WORKLOADS:
+            raise ValueError(f"--workload: {workload!r} is not one of {', '.join(benchyunikorn.WORKLOADS)} (bench yunikorn)")
+        if workload == "soak":
+            return benchyunikorn.soak(nodes, pods, log)
+        runtime = "local" if workload == "local" else "ray"
+        try:
+            return benchyunikorn.throughput(nodes, pods, log, runtime, nodes_per_host or 0)
+        finally:
+            _shutdown_ray()
     if workload not in WORKLOADS:
         raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
     if name in ("cycle", "preempt-cycle", "local"):
@@ -68,3 +81,10 @@ async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, 
     if name == "preempt":
         return await benchray.preempt(nodes, pods, nodes_per_host or 0, log)
     return await benchray.schedule(nodes, pods, nodes_per_host or 0, workload, log)
+
+
+def _shutdown_ray() -> None:
+    """Before the JSON line: Ray's log monitor would print its notes after our last line."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()

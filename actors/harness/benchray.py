@@ -39,10 +39,14 @@ from cluster.scenario.layout import expand_pools, layout
 ROLES = {"controller-manager": "controllers", "host": "hosts"}  # actor role -> how the report names it
 
 
-def ray_cluster(nodes: int, nodes_per_host: int, seed: int = 1, time_scale: float = 1.0) -> RayCluster:
+def ray_cluster(
+    nodes: int, nodes_per_host: int, seed: int = 1, time_scale: float = 1.0, schedulers=("default-scheduler",)
+) -> RayCluster:
     init_ray()
     cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
-    plan = layout(expand_pools(bench_pools(nodes)), seed=seed, nodes_per_host=nodes_per_host, cpus=cpus)
+    plan = layout(
+        expand_pools(bench_pools(nodes)), seed=seed, nodes_per_host=nodes_per_host, cpus=cpus, schedulers=schedulers
+    )
     return RayCluster(plan, seed=seed, time_scale=time_scale)
 
 
@@ -87,8 +91,8 @@ async def create_all(cluster: RayCluster, objs: list[dict]) -> None:
             raise RuntimeError(f"create failed: {bad[0].reason}: {bad[0].message}")
 
 
-async def wait_binds(cluster: RayCluster, want: int, seconds: float) -> tuple:
-    scheduler, deadline = cluster.control["scheduler"], time.time() + seconds
+async def wait_binds(cluster: RayCluster, want: int, seconds: float, role: str = "scheduler") -> tuple:
+    scheduler, deadline = cluster.control[role], time.time() + seconds
     while True:
         first, last, count = await scheduler.write_window.remote("Bind")
         if count >= want or time.time() > deadline:

@@ -97,7 +97,16 @@ def _serve_parser(sub) -> None:
     srv.add_argument("--kubeconfig", default="kubemu.kubeconfig", help="where to write it (mode 0600)")
     srv.add_argument("--time-scale", type=float, default=1.0, help="emulated seconds per real second")
     srv.add_argument("--insecure-http", action="store_true", help="plain HTTP, no token (loopback only)")
-    srv.add_argument("--no-scheduler", action="store_true", help="leave scheduling to an external scheduler")
+    srv.add_argument(
+        "--no-scheduler", action="store_true", help="no default scheduler: leave its pods to an external one"
+    )
+    srv.add_argument(
+        "--schedulers",
+        default="default-scheduler",
+        metavar="LIST",
+        help="comma-separated schedulers to run: default-scheduler (the default), yunikorn (YuniKorn mode, for pods "
+        "with schedulerName: yunikorn, and YuniKorn's REST API under /ws/v1); a --scenario uses its own list",
+    )
     srv.add_argument("--runtime", choices=["local", "ray"], default="local", help="local (default) or ray")
     srv.add_argument("--scenario", metavar="FILE", help="serve this scenario's cluster while its timeline runs")
 
@@ -114,6 +123,9 @@ def _serve_options(args):
         for k in ("nodes", "cpu", "memory", "gpus", "address", "port", "time_scale", "insecure_http", "runtime")
         if hasattr(args, k)
     }
+    schedulers = getattr(args, "schedulers", None)
+    if schedulers is not None:  # ``run --serve`` has none: its scenario says which run
+        given["schedulers"] = tuple(s.strip() for s in schedulers.split(",") if s.strip())
     return replace(
         base,
         **given,

@@ -3,9 +3,12 @@
 Owns starting the cluster for outside clients: N nodes (``--nodes``, ``--cpu``,
 ``--memory``, ``--gpus``) on the local runtime, whose virtual clock is paced by the wall
 clock (outside clients act in real time; ``--time-scale`` speeds it up) and starts at the
-wall time, so ages and timestamps read right; the API server (``cluster/frontend/``) on
-``--address:--port`` over TLS with a bearer token, or plain HTTP on loopback with
-``--insecure-http``; and the kubeconfig that reaches it. Never imports Ray.
+wall time, so ages and timestamps read right; the schedulers ``--schedulers`` names (the
+default one, YuniKorn mode or both; a ``--scenario`` brings its own list); the API server
+(``cluster/frontend/``) on ``--address:--port`` over TLS with a bearer token, or plain HTTP
+on loopback with ``--insecure-http``, with ``/metrics`` and, in YuniKorn mode, YuniKorn's
+REST API fed from the live components; and the kubeconfig that reaches it. Never imports
+Ray.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,15 +26,17 @@ from cluster.frontend.backend import Backend, LocalBackend
 from cluster.frontend.handler import Handler
 from cluster.frontend.metrics import Metrics, storage_objects
 from cluster.frontend.server import start
+from cluster.frontend.yunikorn import YuniKornView
 from cluster.runtime.cluster import Layout
 from cluster.runtime.local import LocalCluster
 from cluster.runtime.paced import PacedCluster
 from cluster.scenario import report as reports
 from cluster.scenario.driver import run_scenario
-from cluster.scenario.layout import LOCAL_CPUS, expand_pools, layout
+from cluster.scenario.layout import DEFAULT_SCHEDULER, LOCAL_CPUS, YUNIKORN, expand_pools, layout
 from cluster.scenario.schema import NodePool, Scenario, scheduler_config
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SCHEDULERS = (DEFAULT_SCHEDULER, YUNIKORN)
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,8 @@ class ServeOptions:
     kubeconfig: str = "kubemu.kubeconfig"
     time_scale: float = 1.0
     insecure_http: bool = False
-    scheduler: bool = True
+    scheduler: bool = True  # False (--no-scheduler): no default scheduler, whatever ``schedulers`` says
+    schedulers: tuple[str, ...] = (DEFAULT_SCHEDULER,)
     seed: int = 1
     runtime: str = "local"  # or "ray": the components in actors (serve_ray.py)
 
@@ -62,17 +68,23 @@ def check(opts: ServeOptions) -> None:
         raise ValueError(f"--gpus: {opts.gpus} must be at least 0")
     if opts.runtime not in ("local", "ray"):
         raise ValueError(f"--runtime: {opts.runtime!r} is not one of local, ray")
+    if not opts.schedulers:
+        raise ValueError(f"--schedulers: names no scheduler (give one or more of {', '.join(SCHEDULERS)})")
+    for name in opts.schedulers:
+        if name not in SCHEDULERS:
+            raise ValueError(f"--schedulers: {name!r} is not one of {', '.join(SCHEDULERS)}")
     if opts.insecure_http and opts.address not in LOOPBACK:
         raise ValueError(f"--insecure-http: serving plain HTTP on {opts.address} would expose the API; use TLS")
 
 
 def serve_options_layout(opts: ServeOptions, cpus: int | None = None) -> Layout:
-    """The cluster ``--nodes``, ``--cpu``, ``--memory``, ``--gpus`` and ``--no-scheduler`` ask for."""
+    """The cluster ``--nodes``, ``--cpu``, ``--memory``, ``--gpus``, ``--schedulers`` and
+    ``--no-scheduler`` ask for."""
     capacity: dict[str, object] = {"cpu": opts.cpu, "memory": opts.memory}
     if opts.gpus:
         capacity["nvidia.com/gpu"] = str(opts.gpus)
     pools = [NodePool(namePrefix="node", count=opts.nodes, capacity=capacity)]
-    plan = layout(expand_pools(pools), seed=opts.seed, cpus=cpus or LOCAL_CPUS)
+    plan = layout(expand_pools(pools), seed=opts.seed, cpus=cpus or LOCAL_CPUS, schedulers=opts.schedulers)
     if not opts.scheduler:
         plan.control.pop("scheduler", None)
     return plan
@@ -84,7 +96,9 @@ def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> Paced
     if scenario is not None:
         spec = scenario.spec
         configs = expand_pools(spec.cluster.nodes)
-        plan = layout(configs, seed=spec.seed, scheduler_config=scheduler_config(scenario))
+        plan = layout(
+            configs, seed=spec.seed, scheduler_config=scheduler_config(scenario), schedulers=spec.cluster.schedulers
+        )
         seed, start_at, scale = spec.seed, 0.0, spec.timeScale * opts.time_scale
     else:
         plan = serve_options_layout(opts)
@@ -94,12 +108,22 @@ def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> Paced
     return PacedCluster(plan, seed=seed, start=start_at, time_scale=scale, keep=True)
 
 
+def live_view(cluster: LocalCluster, role: str) -> dict[str, Any] | None:
+    """What the live component in ``role`` shows now (its ``inspect``); None when none runs."""
+    live = next((m for m in cluster.members if m.alive and m.role == role), None)
+    return None if live is None else live.component.inspect(cluster.now())
+
+
 def scheduler_view(cluster: LocalCluster) -> dict[str, Any] | None:
     """The scheduler's counters for /metrics, across its restarts (as ``scheduler_stats``)."""
-    live = next((m for m in cluster.members if m.alive and m.role == "scheduler"), None)
-    if live is None:
-        return None
-    return cluster.with_carried(live.component.inspect(cluster.now()))
+    view = live_view(cluster, "scheduler")
+    return None if view is None else cluster.with_carried(view)
+
+
+def yunikorn_view(cluster: LocalCluster) -> dict[str, Any] | None:
+    """The YuniKorn-mode scheduler's queues, applications and counters, for its REST API and
+    /metrics; None when it does not run. Its counters restart with it (none are carried)."""
+    return live_view(cluster, YUNIKORN)
 
 
 async def pace(cluster: PacedCluster, backend: LocalBackend, stop: asyncio.Event) -> None:
@@ -110,14 +134,23 @@ async def pace(cluster: PacedCluster, backend: LocalBackend, stop: asyncio.Event
         await cluster.advance(None)
 
 
-async def listen(backend: Backend, metrics: Metrics, opts: ServeOptions, log: Callable[[str], None]) -> Any:
-    """Serve the API from ``backend`` and write the kubeconfig; the runner (to clean up)."""
+async def listen(
+    backend: Backend,
+    metrics: Metrics,
+    opts: ServeOptions,
+    log: Callable[[str], None],
+    yunikorn: YuniKornView | None = None,
+    refresh: Callable[[], Awaitable[None]] | None = None,
+) -> Any:
+    """Serve the API from ``backend`` and write the kubeconfig; the runner (to clean up).
+    ``yunikorn`` and ``refresh`` are the handler's (``cluster/frontend/handler.py``)."""
     scheme = "http" if opts.insecure_http else "https"
     token, ca, context = "", None, None
     if not opts.insecure_http:
         ca, key = tls.certificate(opts.address)
         context, token = tls.server_context(ca, key), tls.token()
-    handler = Handler(backend, token=token, address=f"{opts.address}:{opts.port}", metrics=metrics)
+    address = f"{opts.address}:{opts.port}"
+    handler = Handler(backend, token=token, address=address, metrics=metrics, yunikorn=yunikorn, refresh=refresh)
     runner = await start(handler, opts.address, opts.port, context)
     server = f"{scheme}://{opts.address}:{opts.port}"
     tls.write_kubeconfig(opts.kubeconfig, tls.kubeconfig(server, token, ca))
@@ -150,9 +183,11 @@ async def serve(
         log(f"kubemu: {await cluster.start()} nodes registered")  # before any client can ask
     backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)
     metrics = Metrics(
-        storage=lambda: storage_objects(cluster.api.store.count), scheduler=lambda: scheduler_view(cluster)
+        storage=lambda: storage_objects(cluster.api.store.count),
+        scheduler=lambda: scheduler_view(cluster),
+        yunikorn=lambda: yunikorn_view(cluster),
     )
-    runner = await listen(backend, metrics, opts, log)
+    runner = await listen(backend, metrics, opts, log, yunikorn=lambda: yunikorn_view(cluster))
     report = None
     try:
         if scenario is not None:

@@ -1,10 +1,12 @@
 """``kubemu serve --runtime ray``: the Kubernetes API in front of the Ray runtime.
 
 Owns ``RayBackend``, the front end's ``Backend`` over the apiserver actor (reads, one
-write at a time through ``write_one``, watches), and starting it all: an embedded or
-joined Ray, the components in their actors, the HTTP server in this process. Emulated time
-runs by the wall clock as in every Ray run, from the scenario epoch (2026-01-01), so
-``AGE`` is right but timestamps are not today's.
+write at a time through ``write_one``, watches), ``RayViews`` (the YuniKorn-mode
+scheduler's view, fetched from its actor before each request that reads it: its REST API
+and ``/metrics``), and starting it all: an embedded or joined Ray, the components in their
+actors, the HTTP server in this process. Emulated time runs by the wall clock as in every
+Ray run, from the scenario epoch (2026-01-01), so ``AGE`` is right but timestamps are not
+today's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import Request, WatchChunk
 from cluster.frontend.backend import Backend
 from cluster.frontend.metrics import Metrics
+from cluster.scenario.layout import YUNIKORN
 
 POLL = 0.05  # real seconds between looks at the resourceVersion while a watch waits
 
@@ -63,6 +66,23 @@ class RayBackend(Backend):
             await asyncio.sleep(POLL)
 
 
+class RayViews:
+    """Components' views for the front end, whose callables cannot wait on an actor:
+    ``refresh`` (awaited by the handler before ``/metrics`` and ``/ws/v1/...``) fetches
+    them, the callables hand out what it fetched last."""
+
+    def __init__(self, cluster: RayCluster):
+        self.cluster = cluster
+        self.latest: dict[str, Any] | None = None
+
+    async def refresh(self) -> None:
+        views = await self.cluster.inspect(YUNIKORN)
+        self.latest = views[0] if views else None
+
+    def yunikorn(self) -> dict[str, Any] | None:
+        return self.latest
+
+
 async def serve_on_ray(opts: ServeOptions, log: Callable[[str], None], stop: asyncio.Event) -> None:
     started_here = not ray.is_initialized()
     raycluster.init_ray(0)
@@ -71,7 +91,9 @@ async def serve_on_ray(opts: ServeOptions, log: Callable[[str], None], stop: asy
     try:
         log(f"kubemu: {await cluster.start()} nodes registered on Ray")
         backend = RayBackend(cluster)
-        runner = await listen(backend, Metrics(), opts, log)
+        views = RayViews(cluster)
+        metrics = Metrics(yunikorn=views.yunikorn)
+        runner = await listen(backend, metrics, opts, log, yunikorn=views.yunikorn, refresh=views.refresh)
         try:
             await stop.wait()
         finally:

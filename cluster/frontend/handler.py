@@ -5,15 +5,17 @@ Owns what every request means, apart from the transport: ``handle`` takes a ``Re
 ``WatchStream`` whose lines the server sends as they come. Discovery and OpenAPI come from
 ``discovery.py``, paths from ``paths.py``, query parameters from ``query.py``, patches from
 ``patch.py`` and tables from ``tables.py``; objects come from a ``Backend``
-(``backend.py``). Every failure is a ``StatusError`` rendered as a Kubernetes ``Status``
-with its code; a request that fails changes nothing. Called by ``server.py``; tests call it
+(``backend.py``). YuniKorn's REST paths (``/ws/v1/...``) are answered by ``yunikorn.py``
+from the ``yunikorn`` view the handler is given; they need the token, as ``/metrics``
+does. Every failure is a ``StatusError`` rendered as a Kubernetes ``Status`` with its
+code; a request that fails changes nothing. Called by ``server.py``; tests call it
 directly, without a socket.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -36,17 +38,41 @@ from .subresources import bindings
 from .verbs import collection_verb, object_verb, subresource_verb
 from .watch import watch_lines
 from .wire import Request, Response, WatchStream, error, ok
+from .yunikorn import YuniKornView, is_rest_path
+from .yunikorn import answer as yunikorn_answer
 
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 OPEN_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 
 
+async def _nothing_to_refresh() -> None:
+    return None
+
+
+def _no_yunikorn() -> None:
+    return None
+
+
 class Handler:
+    """``yunikorn()`` is the YuniKorn-mode scheduler's view (``yunikorn.py``; None when it
+    does not run). ``refresh()`` is awaited before a request that reads a component's view
+    (``/metrics``, ``/ws/v1/...``): where the components live in other processes it fetches
+    their views, so that the callables, which cannot wait, hand out current ones."""
+
     def __init__(
-        self, backend: Backend, *, token: str = "", address: str = "127.0.0.1:6443", metrics: Metrics | None = None
+        self,
+        backend: Backend,
+        *,
+        token: str = "",
+        address: str = "127.0.0.1:6443",
+        metrics: Metrics | None = None,
+        yunikorn: YuniKornView | None = None,
+        refresh: Callable[[], Awaitable[None]] | None = None,
     ):
         self.backend, self.token, self.address = backend, token, address
         self.metrics = metrics or Metrics()
+        self.yunikorn: YuniKornView = yunikorn or _no_yunikorn
+        self.refresh = refresh or _nothing_to_refresh
 
     async def handle(self, req: Request) -> Response | WatchStream:
         t0 = time.perf_counter()
@@ -92,7 +118,11 @@ class Handler:
         if path in ("/healthz", "/livez", "/readyz"):
             return Response(200, b"ok", "text/plain")
         if path == "/metrics":
+            await self.refresh()
             return Response(200, self.metrics.render(), CONTENT_TYPE_LATEST)
+        if is_rest_path(path):
+            await self.refresh()
+            return yunikorn_answer(self.yunikorn(), req.method, path, req.query)
         fixed = self._discovery(path, req.headers.get("accept", ""))
         if fixed is not None:
             return fixed

@@ -1,14 +1,16 @@
-"""``GET /metrics``: the apiserver's and the scheduler's metrics in the Prometheus text
-format, under upstream's names, so upstream dashboards and queries work unchanged.
+"""``GET /metrics``: the apiserver's, the scheduler's and YuniKorn mode's metrics in the
+Prometheus text format, under upstream's names, so upstream dashboards and queries work
+unchanged.
 
 Owns ``Metrics``, one set of metrics in a ``CollectorRegistry`` of its own (never the
 process-wide one, so tests and several servers in one process do not collide), and the
 labels of a request as upstream spells them (``request_verb``, ``request_labels``,
 ``storage_objects``). ``handler.py`` calls ``observe_request`` once per request with the
 labels ``request_labels`` gives and the wall-clock seconds it took, and answers
-``GET /metrics`` with ``render()`` as ``CONTENT_TYPE_LATEST``. The object counts and the
-scheduler's counters are not pushed here: ``Metrics`` calls ``storage`` and
-``scheduler`` at every scrape, so a scrape shows them as they are at that moment.
+``GET /metrics`` with ``render()`` as ``CONTENT_TYPE_LATEST``. The object counts, the
+scheduler's counters and YuniKorn mode's queues are not pushed here: ``Metrics`` calls
+``storage``, ``scheduler`` and ``yunikorn`` at every scrape, so a scrape shows them as they
+are at that moment. The ``yunikorn_*`` families are built in ``yunikorn.py``.
 
 What each metric is, against upstream (kube-apiserver and kube-scheduler, 1.3x):
 
@@ -53,6 +55,34 @@ Registered, never observed
   its attempts (in emulated time an attempt takes none) nor expose when a pod entered its
   queue, so these show their HELP and TYPE and no series. ``Metrics`` keeps them as
   attributes for a caller that can measure them.
+
+YuniKorn mode, against Apache YuniKorn core 1.5 and later (queue metrics with a ``queue``
+label; 1.8 dropped the older per-queue names); present only while YuniKorn mode runs, read
+from its ``inspect()`` view:
+
+Exact
+  ``yunikorn_queue_resource{queue,state,resource}`` (gauge): per queue, its full path in
+  ``queue``; ``state`` one of ``guaranteed``, ``max``, ``allocated``, ``pending``,
+  ``preempting``; one series per resource type in YuniKorn's units (``vcore`` in
+  millicores, ``memory`` in bytes, ``pods``). Differences in the edges only: upstream keeps
+  a resource type it has seen at 0 once it is gone and also reports ``maxRunningApps``;
+  kubemu shows what the queue holds at the scrape, so an absent type has no series.
+
+Approximate
+  ``yunikorn_queue_app{queue,state}`` (gauge): only ``state="running"``, the queue's
+  ``runningApps``: applications with at least one placed pod. Upstream tracks every
+  application state (new, accepted, completing, ...) and calls an application running from
+  its first allocation until it starts completing, which is close but not the same.
+  ``yunikorn_scheduler_container_allocation_attempt_total{state}``: only
+  ``state="allocated"``, from the view's ``scheduled``. Upstream also counts ``rejected``,
+  ``error`` and ``released``. ``scheduled`` goes down by one when the apiserver refuses a
+  bind (the pod is an ask again) and starts from zero when the component restarts; a
+  Prometheus ``rate()`` reads either as a counter reset.
+
+kubemu's own, in upstream's namespace
+  ``yunikorn_scheduler_preemption_victims_total``: allocations chosen as preemption
+  victims (general, DaemonSet and quota preemption), from the view's ``preemptions``.
+  Upstream exports no such count (only how long its preemption checks take).
 """
 
 from __future__ import annotations
@@ -70,6 +100,7 @@ from prometheus_client.utils import floatToGoString
 from ..api.errors import NotFound
 from ..api.kinds import RESOURCES, Resource
 from .paths import group_version, target
+from .yunikorn import YuniKornCollector, YuniKornView
 
 # The text format generate_latest writes, as kube-apiserver serves it; prometheus_client's
 # own CONTENT_TYPE_LATEST names version 1.0.0, which older scrapers do not all accept.
@@ -333,14 +364,23 @@ def _no_scheduler() -> Mapping[str, Any] | None:
     return None
 
 
+_no_yunikorn = _no_scheduler
+
+
 class Metrics:
     """The metrics one front end serves. ``storage()`` gives the objects stored per resource
     (``storage_objects``), ``scheduler()`` the scheduler's view (its ``inspect()`` dict: the
-    counters in ``Scheduler.stats`` and ``pending``; None without a scheduler); both are
+    counters in ``Scheduler.stats`` and ``pending``; None without a scheduler),
+    ``yunikorn()`` the YuniKorn-mode scheduler's (None when it does not run); all are
     called at every scrape. Counters handed in should be the run's (carried across
     scheduler restarts, as ``Cluster.scheduler_stats`` does) so they never go down."""
 
-    def __init__(self, storage: Storage = _no_objects, scheduler: SchedulerView = _no_scheduler):
+    def __init__(
+        self,
+        storage: Storage = _no_objects,
+        scheduler: SchedulerView = _no_scheduler,
+        yunikorn: YuniKornView = _no_yunikorn,
+    ):
         self.registry = CollectorRegistry()
         self._requests = Counter(
             "apiserver_request_total",
@@ -374,6 +414,7 @@ class Metrics:
         self.registry.register(_StorageCollector(storage))
         self.registry.register(_SchedulerCollector(scheduler))
         self.registry.register(_WithoutCreated(self.scheduling_attempt_duration, self.pod_scheduling_sli_duration))
+        self.registry.register(YuniKornCollector(yunikorn))
 
     def observe_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
         """One request answered: ``verb`` and ``resource`` as ``request_labels`` gives them,

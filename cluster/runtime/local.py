@@ -154,7 +154,7 @@ class LocalCluster(Cluster):
     def _write(self, m: Member, writes: list[Request]) -> None:
         outcomes = self.api.write(writes, self._now)
         m.failures = [Failure(req, err) for req, err in zip(writes, outcomes) if err is not None]
-        if m.role == "scheduler":
+        if m.role in ("scheduler", "yunikorn"):
             t = time.perf_counter()
             self.binds += [t for req, err in zip(writes, outcomes) if err is None and isinstance(req, Bind)]
 

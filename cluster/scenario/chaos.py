@@ -57,7 +57,7 @@ CHAOS_ACTIONS = (
     "deviceHealth",
     "devicePlugin",
 )
-COMPONENTS = ("apiserver", "scheduler", "controller-manager", "host")
+COMPONENTS = ("apiserver", "scheduler", "yunikorn", "controller-manager", "host")
 RANDOM_TARGETS = ("killNode", "killHost", "partition")
 NEEDS_PROCESSES = ("killHost", "killRayNode")  # the local runtime refuses these
 PRESSURE_FIELDS = ("memory", "disk", "inodes", "pids")

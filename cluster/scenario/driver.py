@@ -166,7 +166,13 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
         now = await _loop(cluster, run, mirror, informer, timeline, log)
         await poll_resources(cluster, mirror, now)
         run.finish(mirror, now)
-        report = reports.build(run, mirror, await cluster.scheduler_stats(), time.time() - wall0)
+        counters = await cluster.scheduler_stats()
+        yunikorn = await cluster.inspect("yunikorn")
+        if yunikorn:
+            counters["scheduled"] = counters.get("scheduled", 0) + yunikorn[0].get("scheduled", 0)
+        report = reports.build(run, mirror, counters, time.time() - wall0)
+        if yunikorn:
+            report["yunikorn"] = reports.yunikorn(yunikorn[0])
         report["runtime"] = cluster.runtime
         report["chaos"] = timeline.chaos_log
         report["watch"] = {"relists": informer.reflector.relists}  # the driver's own watch

@@ -10,6 +10,7 @@ callers (the CLI) and the benchmarks.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ..controllers.component import ControllerManagerComponent
 from ..kubelet.component import NodeHostComponent
@@ -18,8 +19,10 @@ from ..runtime.cluster import Layout
 from ..runtime.component import ComponentSpec
 from ..scheduler.component import SchedulerComponent
 from ..scheduler.scheduler import SchedulerConfig
+from ..yunikorn.component import YuniKornComponent
 from .schema import DEFAULT_CAPACITY, NodePool
 
+DEFAULT_SCHEDULER, YUNIKORN = "default-scheduler", "yunikorn"
 MIN_AUTO_NODES_PER_HOST = 50
 LOCAL_CPUS = 2  # the local runtime packs as on a 2-core machine, whatever it runs on: same trace everywhere
 
@@ -77,12 +80,16 @@ def layout(
     nodes_per_host: int = 0,
     cpus: int = LOCAL_CPUS,
     scheduler_config: SchedulerConfig | None = None,
+    schedulers: Sequence[str] = (DEFAULT_SCHEDULER,),
 ) -> Layout:
-    """The default scheduler, the controller manager and the node hosts for ``nodes``."""
-    control = {
-        "scheduler": ComponentSpec("scheduler", SchedulerComponent, {"config": scheduler_config, "seed": seed}),
-        "controller-manager": ComponentSpec("controller-manager", ControllerManagerComponent),
-    }
+    """The schedulers asked for (the default one, YuniKorn mode or both), the controller
+    manager and the node hosts for ``nodes``."""
+    control = {}
+    if DEFAULT_SCHEDULER in schedulers:
+        control["scheduler"] = ComponentSpec("scheduler", SchedulerComponent, {"config": scheduler_config, "seed": seed})
+    if YUNIKORN in schedulers:
+        control[YUNIKORN] = ComponentSpec(YUNIKORN, YuniKornComponent, {"seed": seed})
+    control["controller-manager"] = ComponentSpec("controller-manager", ControllerManagerComponent)
     hosts, first = [], 0
     for chunk in pack(nodes, nodes_per_host, cpus):
         hosts.append(host_spec(chunk, first))

@@ -154,6 +154,62 @@ def _event(ev: dict) -> dict:
     }
 
 
+def yunikorn(view: dict) -> dict:
+    """YuniKorn mode's part of the report: its counters and, per queue (depth first),
+    guaranteed, max, allocated, pending and preempting resources (YuniKorn's units: vcore
+    in millicores, memory in bytes) and the victims taken from its subtree."""
+    queues = []
+
+    def walk(q: dict) -> None:
+        queues.append(
+            {
+                "queue": q["queuename"],
+                "leaf": q["isLeaf"],
+                "guaranteed": q["guaranteedResource"],
+                "max": q["maxResource"],
+                "allocated": q["allocatedResource"],
+                "pending": q["pendingResource"],
+                "preempting": q["preemptingResource"],
+                "preemptions": q.get("preemptionVictims", 0),
+            }
+        )
+        for child in q["children"]:
+            walk(child)
+
+    walk(view["queues"])
+    counters = {k: v for k, v in view.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return {"counters": counters, "queues": queues}
+
+
+def _yk_res(r: dict) -> str:
+    parts = []
+    for k in sorted(r):
+        v = r[k]
+        if k == "vcore":
+            parts.append(f"cpu={format_resource('cpu', v)}")
+        elif k in ("memory", "ephemeral-storage"):
+            parts.append(f"{k}={format_resource(k, v)}")
+        elif k != "pods":
+            parts.append(f"{k}={v}")
+    return ",".join(parts) or "-"
+
+
+def _yunikorn_lines(yk: dict) -> list[str]:
+    c = yk["counters"]
+    lines = [
+        f"  yunikorn: {c.get('scheduled', 0)} scheduled, {c.get('preemptions', 0)} preempted, "
+        f"{c.get('pending', 0)} pending, {c.get('configReloads', 0)} config reloads "
+        f"({c.get('configRejected', 0)} refused)"
+    ]
+    for q in yk["queues"]:
+        lines.append(
+            f"    {q['queue']}: guaranteed {_yk_res(q['guaranteed'])} max {_yk_res(q['max'])} "
+            f"allocated {_yk_res(q['allocated'])} pending {_yk_res(q['pending'])} "
+            f"preemptions {q['preemptions']}"
+        )
+    return lines
+
+
 def summary(report: dict) -> str:
     """The readable terminal summary of a report."""
     lines = [
@@ -184,4 +240,6 @@ def summary(report: dict) -> str:
         + (f" at {m['schedulingThroughput']} pods/s" if m["schedulingThroughput"] else "")
         + f"; startup latency p50 {lat['p50']}s p90 {lat['p90']}s p99 {lat['p99']}s (emulated)"
     )
+    if "yunikorn" in report:
+        lines += _yunikorn_lines(report["yunikorn"])
     return "\n".join(lines)

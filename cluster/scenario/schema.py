@@ -63,6 +63,11 @@ class ClusterSpec(_Strict):
     # Without RAY_ADDRESS, 2 or more starts a local multi-node Ray cluster on this machine.
     rayNodes: int = Field(default=0, ge=0, le=16)
     nodes: list[NodePool] = Field(default_factory=list)
+    # The schedulers to run: the default one, YuniKorn mode (pods with schedulerName:
+    # yunikorn, docs/yunikorn.md), or both sharing the nodes.
+    schedulers: list[Literal["default-scheduler", "yunikorn"]] = Field(
+        default_factory=lambda: ["default-scheduler"], min_length=1
+    )
 
 
 class DeleteSpec(_Strict):

@@ -10,7 +10,13 @@ from cluster.scenario.local import run_local
 from cluster.scenario.schema import load_file
 
 pytestmark = pytest.mark.ray
-ONE_PER_FOLDER = ["scheduling/taints", "preemption/basic", "kubelet/memory-pressure", "chaos/scheduler-restart"]
+ONE_PER_FOLDER = [
+    "scheduling/taints",
+    "preemption/basic",
+    "kubelet/memory-pressure",
+    "chaos/scheduler-restart",
+    "yunikorn/law5-sibling-over-guarantee",
+]
 
 
 def verdicts(report: dict) -> list[tuple[str, bool]]:
