@@ -40,7 +40,9 @@ def run_bench(
         from actors.harness import benchyunikorn
 
         if workload not in benchyunikorn.WORKLOADS:
-            raise ValueError(f"--workload: {workload!r} is not one of {', '.join(benchyunikorn.WORKLOADS)} (bench yunikorn)")
+            raise ValueError(
+                f"--workload: {workload!r} is not one of {', '.join(benchyunikorn.WORKLOADS)} (bench yunikorn)"
+            )
         if workload == "soak":
             return benchyunikorn.soak(nodes, pods, log)
         runtime = "local" if workload == "local" else "ray"

@@ -198,7 +198,9 @@ async def _through_actors(nodes: int, pods: int, nodes_per_host: int, log) -> di
         await cluster.shutdown()
     seconds = (last - first) if count > 1 else 0.0
     rate = round(count / seconds, 1) if seconds > 0 else None
-    log(f"bound {count}/{pods} pods over {len(_LEAVES)} leaf queues in {seconds:.2f}s from first bind to last: {rate} pods/s")
+    log(
+        f"bound {count}/{pods} pods over {len(_LEAVES)} leaf queues in {seconds:.2f}s from first bind to last: {rate} pods/s"
+    )
     return {
         "benchmark": "yunikorn",
         "workload": "basic",

@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from cluster.scenario import report as reports
 from cluster.scenario.schema import Scenario, ScenarioError, load_file
 
-BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos", "api")
+BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos", "api", "yunikorn")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,7 +54,9 @@ def _parser() -> argparse.ArgumentParser:
         "cycle / preempt-cycle: the same shapes in the Scheduler alone, in this process; "
         "local: the schedule shape through the local runtime; "
         "chaos: ReplicaSets under random faults, counting pods lost; "
-        "api: the Kubernetes API over HTTP (creates/s, watch events/s, LIST time)",
+        "api: the Kubernetes API over HTTP (creates/s, watch events/s, LIST time); "
+        "yunikorn: YuniKorn mode's throughput over a queue tree (--workload basic: through the actors, "
+        "local: in one process) or its preemption soak (--workload soak)",
     )
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--pods", type=int, default=10000)
@@ -62,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--workload",
         default="basic",
-        help="schedule: basic (SchedulingBasic) or mixed (a third of the pods with affinity or spread constraints)",
+        help="schedule: basic (SchedulingBasic) or mixed (a third of the pods with affinity or spread constraints); "
+        "yunikorn: basic, local or soak",
     )
     bench.add_argument("--client", default="aiohttp", help="api: aiohttp (default) or python (the kubernetes client)")
     soak = bench.add_argument_group("chaos")

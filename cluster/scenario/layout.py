@@ -86,7 +86,9 @@ def layout(
     manager and the node hosts for ``nodes``."""
     control = {}
     if DEFAULT_SCHEDULER in schedulers:
-        control["scheduler"] = ComponentSpec("scheduler", SchedulerComponent, {"config": scheduler_config, "seed": seed})
+        control["scheduler"] = ComponentSpec(
+            "scheduler", SchedulerComponent, {"config": scheduler_config, "seed": seed}
+        )
     if YUNIKORN in schedulers:
         control[YUNIKORN] = ComponentSpec(YUNIKORN, YuniKornComponent, {"seed": seed})
     control["controller-manager"] = ComponentSpec("controller-manager", ControllerManagerComponent)

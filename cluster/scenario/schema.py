@@ -57,6 +57,13 @@ class NodePool(_Strict):
     kubelet: dict[str, Any] = Field(default_factory=dict)
 
 
+SchedulerName = Literal["default-scheduler", "yunikorn"]
+
+
+def _default_schedulers() -> list[SchedulerName]:
+    return ["default-scheduler"]
+
+
 class ClusterSpec(_Strict):
     nodesPerHost: int = Field(default=0, ge=0)
     # Ray nodes to spread the node hosts over; 0: whatever Ray cluster the driver joins.
@@ -65,9 +72,7 @@ class ClusterSpec(_Strict):
     nodes: list[NodePool] = Field(default_factory=list)
     # The schedulers to run: the default one, YuniKorn mode (pods with schedulerName:
     # yunikorn, docs/yunikorn.md), or both sharing the nodes.
-    schedulers: list[Literal["default-scheduler", "yunikorn"]] = Field(
-        default_factory=lambda: ["default-scheduler"], min_length=1
-    )
+    schedulers: list[SchedulerName] = Field(default_factory=_default_schedulers, min_length=1)
 
 
 class DeleteSpec(_Strict):

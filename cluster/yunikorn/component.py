@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.errors import AlreadyAssigned
-from ..api.requests import Bind, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
 from ..api.patches import PodConditions
+from ..api.requests import Bind, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
 from ..runtime.component import Batch, Component, Result
 from . import cycle, rest
 from .core import YuniKorn

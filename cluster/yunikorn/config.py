@@ -418,7 +418,9 @@ def check(q: QueueConfig, parent_emax: dict[str, int] | None = None) -> dict[str
         if limit is not None and v > limit:
             raise ConfigError(f"{where}: resources.guaranteed.{k}: the children's guaranteed sum {v} is above {limit}")
         if k in emax and v > emax[k]:
-            raise ConfigError(f"{where}: resources.max.{k}: the children's guaranteed sum {v} is above the max {emax[k]}")
+            raise ConfigError(
+                f"{where}: resources.max.{k}: the children's guaranteed sum {v} is above the max {emax[k]}"
+            )
     return dict(q.guaranteed) if q.guaranteed else summed
 
 

@@ -37,14 +37,23 @@ def static_ok(pod: dict[str, Any], node: Node) -> bool:
 
 
 def _tolerates_unschedulable(tolerations) -> bool:
-    return any(t.get("key") == "node.kubernetes.io/unschedulable" or t.get("operator") == "Exists" and not t.get("key") for t in tolerations or ())
+    return any(
+        t.get("key") == "node.kubernetes.io/unschedulable" or t.get("operator") == "Exists" and not t.get("key")
+        for t in tolerations or ()
+    )
 
 
 def constraint_key(pod: dict[str, Any]) -> str:
     """What the static predicates read of a pod: pods with equal keys pass on the same nodes."""
     spec = pod.get("spec") or {}
     affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
-    return repr((spec.get("nodeSelector"), affinity.get("requiredDuringSchedulingIgnoredDuringExecution"), spec.get("tolerations")))
+    return repr(
+        (
+            spec.get("nodeSelector"),
+            affinity.get("requiredDuringSchedulingIgnoredDuringExecution"),
+            spec.get("tolerations"),
+        )
+    )
 
 
 class NodeIndex:

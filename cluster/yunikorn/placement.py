@@ -67,9 +67,7 @@ def _creatable(path: str, lookup: Lookup) -> bool:
     return all(lookup(".".join(parts[:i])) != "leaf" for i in range(1, len(parts)))
 
 
-def place(
-    rules: Sequence[Rule], *, queue: str | None, namespace: str, user: str = "", lookup: Lookup
-) -> Placed | None:
+def place(rules: Sequence[Rule], *, queue: str | None, namespace: str, user: str = "", lookup: Lookup) -> Placed | None:
     """The leaf queue for an application, or None when no rule places it."""
     for rule in rules:
         path = _resolve(rule, queue, namespace, user, lookup)

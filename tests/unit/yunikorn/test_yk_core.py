@@ -37,7 +37,9 @@ def node(name: str, cpu: str = "4", **spec) -> dict:
     }
 
 
-def pod(name: str, cpu: str = "1", queue: str | None = "root.a", app: str = "app", created: float = 0.0, **spec) -> dict:
+def pod(
+    name: str, cpu: str = "1", queue: str | None = "root.a", app: str = "app", created: float = 0.0, **spec
+) -> dict:
     labels = {"applicationId": app}
     if queue:
         labels["queue"] = queue
