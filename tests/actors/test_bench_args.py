@@ -23,7 +23,7 @@ from actors.harness.workloads import FILL_PER_NODE, GROUP, bench_pod, bench_pool
         ),
         (
             ["bench", "chaos", "--restart", "etcd"],
-            "--restart: 'etcd' is not a component kubemu restarts (supported: apiserver, scheduler, controller-manager, host)",
+            "--restart: 'etcd' is not a component kubemu restarts (supported: apiserver, scheduler, yunikorn, controller-manager, host)",
         ),
         (["bench", "chaos", "--duration", "0"], "--duration: 0.0 must be greater than 0"),
         (["bench", "chaos", "--time-scale", "-1"], "--time-scale: -1.0 must be greater than 0"),

@@ -72,7 +72,7 @@ def test_cluster_chaos_actions_load():
         (
             chaos(action="restart", component="etcd"),
             'spec.timeline[0].chaos.component: "etcd" is not a component kubemu restarts '
-            "(supported: apiserver, scheduler, controller-manager, host)",
+            "(supported: apiserver, scheduler, yunikorn, controller-manager, host)",
         ),
         (
             chaos(action="restart", component="scheduler", node="n-0"),
