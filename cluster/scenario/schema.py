@@ -24,6 +24,7 @@ from ..kubelet.cpumanager import CpusetError, parse_cpuset
 from ..kubelet.kubeletconfig import check_kubelet
 from ..kubelet.node import NodeConfig
 from ..scheduler.config import ConfigError, build_config
+from ..yunikorn import config as yk_config
 from ..store.admission import BUILTIN_NAMESPACES
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
@@ -353,7 +354,7 @@ def _check_semantics(s: Scenario) -> None:
             validate(obj, path)
         except ValidationError as e:
             raise ScenarioError(str(e)) from None
-        problem = pod_defaults.check_usage(path, obj)
+        problem = pod_defaults.check_usage(path, obj) or _yunikorn_config_problem(path, obj)
         if problem:
             raise ScenarioError(problem)
         if obj.get("kind") == "PriorityClass":
@@ -364,6 +365,22 @@ def _check_semantics(s: Scenario) -> None:
         _check_references(path, obj, classes, namespaces)
     for i, exp in enumerate(spec.expect):
         _check_expectation(exp, f"spec.expect[{i}]")
+
+
+def _yunikorn_config_problem(path: str, obj: dict) -> str | None:
+    """YuniKorn mode's ConfigMap is checked at load, as the scheduler would read it: a bad
+    queues.yaml in a scenario is a bad scenario, not a Warning event at run time."""
+    meta = obj.get("metadata") or {}
+    text = (obj.get("data") or {}).get(yk_config.CONFIG_KEY)
+    if obj.get("kind") != "ConfigMap" or (meta.get("namespace"), meta.get("name")) != yk_config.CONFIGMAP:
+        return None
+    if text is None:
+        return None
+    try:
+        yk_config.parse(text)
+    except yk_config.ConfigError as e:
+        return f"{path}.data.{yk_config.CONFIG_KEY}: {e}"
+    return None
 
 
 def _apply_defaults(spec: ScenarioSpec) -> None:

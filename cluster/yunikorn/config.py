@@ -22,6 +22,10 @@ import yaml
 from .resources import quantity
 
 
+CONFIGMAP = ("yunikorn", "yunikorn-configs")  # (namespace, name) of the ConfigMap it is read from
+CONFIG_KEY = "queues.yaml"
+
+
 class ConfigError(ValueError):
     """One line: ``queue root.a: resources.guaranteed.vcore: "2x" is not a quantity``."""
 

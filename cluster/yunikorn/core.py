@@ -41,7 +41,7 @@ from .quotapreempt import QuotaResult, QuotaWatch
 from .resources import Res, fmt, of_node, of_pod
 
 COMPONENT = "yunikorn"
-CONFIG_NAMESPACE, CONFIG_NAME, CONFIG_KEY = "yunikorn", "yunikorn-configs", "queues.yaml"
+CONFIG_KEY = cfg.CONFIG_KEY
 RESERVATION_DELAY = 2.0  # an ask no node fits reserves one once it is this old
 
 
@@ -71,7 +71,7 @@ class YuniKorn:
 
     def on_configmap(self, etype: str, cm: dict[str, Any], now: float) -> None:
         meta = cm.get("metadata") or {}
-        if (meta.get("namespace"), meta.get("name")) != (CONFIG_NAMESPACE, CONFIG_NAME):
+        if (meta.get("namespace"), meta.get("name")) != cfg.CONFIGMAP:
             return
         self.configmap = None if etype == "DELETED" else cm
         text = None if etype == "DELETED" else (cm.get("data") or {}).get(CONFIG_KEY)
