@@ -139,6 +139,17 @@ def preempt_cycle(nodes: int, pods: int, log) -> dict:
     }
 
 
+def settle_and_rate(cluster: LocalCluster) -> tuple[list[float], float, float | None, float]:
+    """Run the local cluster until it settles: the binds' wall times, the seconds from the
+    first bind to the last, the rate over them, and the seconds the settling took."""
+    start = time.perf_counter()
+    asyncio.run(cluster.settle())
+    total = time.perf_counter() - start
+    binds = cluster.binds
+    seconds = binds[-1] - binds[0] if len(binds) > 1 else 0.0
+    return binds, seconds, (round(len(binds) / seconds, 1) if seconds > 0 else None), total
+
+
 def local(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dict:
     t0 = time.perf_counter()
     plan = layout(expand_pools(bench_pools(nodes)), seed=1, nodes_per_host=nodes_per_host)
@@ -151,12 +162,7 @@ def local(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dic
         bad = [e for e in asyncio.run(cluster.write(batch)) if e is not None]
         if bad:
             raise RuntimeError(f"create failed: {bad[0].reason}: {bad[0].message}")
-    start = time.perf_counter()
-    asyncio.run(cluster.settle())
-    total = time.perf_counter() - start
-    binds = cluster.binds
-    seconds = binds[-1] - binds[0] if len(binds) > 1 else 0.0
-    rate = round(len(binds) / seconds, 1) if seconds > 0 else None
+    binds, seconds, rate, total = settle_and_rate(cluster)
     log(
         f"bound {len(binds)}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s "
         f"(the instant settled in {total:.2f}s: every kubelet started its pods too)"

@@ -20,6 +20,7 @@ from collections import Counter
 
 import yaml
 
+from actors.harness.benchcycle import settle_and_rate
 from actors.harness.workloads import CREATE_BATCH, bench_pod, bench_pools
 from cluster.api.codec import decode_many
 from cluster.api.requests import Create
@@ -97,12 +98,7 @@ def throughput(nodes: int, pods: int, log, runtime: str = "ray", nodes_per_host:
     cluster = _start(nodes, _tree(nodes), log)
     leaves = _LEAVES
     _create(cluster, _pods(pods))
-    start = time.perf_counter()
-    asyncio.run(cluster.settle())
-    total = time.perf_counter() - start
-    binds = cluster.binds
-    seconds = binds[-1] - binds[0] if len(binds) > 1 else 0.0
-    rate = round(len(binds) / seconds, 1) if seconds > 0 else None
+    binds, seconds, rate, total = settle_and_rate(cluster)
     view = asyncio.run(cluster.inspect("yunikorn"))[0]
     log(f"bound {len(binds)}/{pods} pods over {len(leaves)} leaf queues in {seconds:.2f}s: {rate} pods/s")
     return {

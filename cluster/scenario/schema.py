@@ -24,8 +24,8 @@ from ..kubelet.cpumanager import CpusetError, parse_cpuset
 from ..kubelet.kubeletconfig import check_kubelet
 from ..kubelet.node import NodeConfig
 from ..scheduler.config import ConfigError, build_config
-from ..yunikorn import config as yk_config
 from ..store.admission import BUILTIN_NAMESPACES
+from ..yunikorn import config as yk_config
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
 from .chaos import check as check_chaos

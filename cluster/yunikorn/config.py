@@ -21,7 +21,6 @@ import yaml
 
 from .resources import quantity
 
-
 CONFIGMAP = ("yunikorn", "yunikorn-configs")  # (namespace, name) of the ConfigMap it is read from
 CONFIG_KEY = "queues.yaml"
 

@@ -247,14 +247,9 @@ class YuniKorn:
         if a.queue is None:
             return
         if a.node:
-            self.tree.allocate(a, -1)
             if a.victim:
                 self.tree.mark_preempting(a, -1)
-            node = self.nodes.get(a.node)
-            if node is not None:
-                node.allocs.pop(a.uid, None)
-                self.nodes.bind(node, a.res, -1)
-            self._drop_ports(a.node, a.uid)
+            self._unplace(a)
         else:
             self.tree.set_pending(a, -1)
 
@@ -262,15 +257,19 @@ class YuniKorn:
         """A bind the apiserver refused: the allocation goes back to being an ask."""
         if not a.node:
             return
+        self._unplace(a)
+        a.node = ""
+        self.tree.set_pending(a)
+        self.stats["scheduled"] -= 1
+
+    def _unplace(self, a: Alloc) -> None:
+        """Undo what a placement counted: the queues, the node and its ports."""
         self.tree.allocate(a, -1)
         node = self.nodes.get(a.node)
         if node is not None:
             node.allocs.pop(a.uid, None)
             self.nodes.bind(node, a.res, -1)
         self._drop_ports(a.node, a.uid)
-        a.node = ""
-        self.tree.set_pending(a)
-        self.stats["scheduled"] -= 1
 
     def _drop_ports(self, node_name: str, uid: str) -> None:
         held = self.ports.get(node_name)
@@ -320,15 +319,8 @@ class YuniKorn:
                 return False
         ask = d.ask
         path = ask.queue.path if ask.queue is not None else ""
-        for v in d.victims:
-            if self.allocs.get(v.uid) is not v or v.victim:
-                continue  # the DaemonSet path skips a victim already gone
-            v.victim = True
-            self.tree.mark_preempting(v)
-            msg = f"Preempted by {ask.uid} from application {ask.app_id} in {path}"
-            self.out.events.append(make_event(v.pod, "Preempted", msg, now, component=COMPONENT))
-            self.out.deletes.append((v.namespace, v.name, v.uid))
-            self.stats["preemptions"] += 1
+        for v in d.victims:  # the DaemonSet path skips a victim already gone
+            self._take(v, f"Preempted by {ask.uid} from application {ask.app_id} in {path}", now)
         for other in d.cancel:
             self.unreserve(other)
         ask.triggered_preemption = True
@@ -337,18 +329,21 @@ class YuniKorn:
             self.reserve(ask, node, now)
         return True
 
+    def _take(self, v: Alloc, message: str, now: float) -> None:
+        """A victim: counted as preempting, one Preempted event, deleted gracefully."""
+        if self.allocs.get(v.uid) is not v or v.victim:
+            return
+        v.victim = True
+        self.tree.mark_preempting(v)
+        self.out.events.append(make_event(v.pod, "Preempted", message, now, component=COMPONENT))
+        self.out.deletes.append((v.namespace, v.name, v.uid))
+        self.stats["preemptions"] += 1
+
     def commit_quota(self, result: QuotaResult, now: float) -> None:
         """A quota preemption: each victim gets its event and is deleted; the summary goes
         on the configuration's ConfigMap (the queue is no Kubernetes object)."""
         for v in result.victims:
-            if self.allocs.get(v.uid) is not v or v.victim:
-                continue
-            v.victim = True
-            self.tree.mark_preempting(v)
-            msg = f"Preempted by Quota change enforcement process in {result.queue_path}"
-            self.out.events.append(make_event(v.pod, "Preempted", msg, now, component=COMPONENT))
-            self.out.deletes.append((v.namespace, v.name, v.uid))
-            self.stats["preemptions"] += 1
+            self._take(v, f"Preempted by Quota change enforcement process in {result.queue_path}", now)
         summary = (
             f"Quota Preemption results summary: preemptable resources: {fmt(result.amount)}, claimed resources: "
             f"{fmt(result.claimed)}, selected victims: {result.candidates}, preempted victims: {len(result.victims)}"

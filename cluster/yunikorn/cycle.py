@@ -227,6 +227,8 @@ def _reservation_target(yk: YuniKorn, a: Alloc) -> Node | None:
 
 
 def _quota(yk: YuniKorn, now: float) -> None:
+    if yk.partition.quota_preemption_enabled:
+        yk.quota.on_change(yk.tree, now)  # an allocation may have pushed a queue over its max
     due = yk.quota.due(now)
     if due is None or due > now:
         return

@@ -244,24 +244,44 @@ def node_victims(ask: Alloc, node: Node, candidates: list[Alloc]) -> tuple[int, 
     return (index, accepted) if index >= 0 else None
 
 
+SKIP, STOP = "skip", "stop"
+
+
+def _move(snap: Snapshot, ask: Alloc, v: Alloc) -> Res | str:
+    """One victim tried by a pass: SKIP (its queue is not over its guarantee), STOP (it
+    does not fit what the ask's queue may still take: the pass ends), or else v is moved
+    from its queue to the ask's and the ask queue's remaining guarantee before the move
+    comes back. Nothing changes on SKIP or STOP."""
+    before = snap.rem(v.queue)
+    snap.remove(v)
+    if before is not None and not any_negative(before, ask.res):
+        snap.add(v)
+        return SKIP
+    ask_rem = snap.rem(ask.queue)
+    if ask_rem is None or not fits_in(v.res, ask_rem):
+        snap.add(v)
+        return STOP
+    snap.add_to_ask_leaf(v.res)
+    return ask_rem
+
+
+def _move_back(snap: Snapshot, v: Alloc) -> None:
+    snap.add_to_ask_leaf(v.res, -1)
+    snap.add(v)
+
+
 def _first_pass(ask: Alloc, node: Node, mine: list[Alloc]) -> list[Alloc]:
     snap, free = Snapshot(ask.queue), node.free()
     head, tail = [], []
     for v in mine:
-        before = snap.rem(v.queue)
-        snap.remove(v)
-        if before is not None and not any_negative(before, ask.res):
-            snap.add(v)
+        moved = _move(snap, ask, v)
+        if moved == SKIP:
             continue
-        ask_rem = snap.rem(ask.queue)
-        if ask_rem is None or not fits_in(v.res, ask_rem):
-            snap.add(v)
+        if moved == STOP:
             break
-        snap.add_to_ask_leaf(v.res)
         grown = add(free, v.res)
         if missing(ask.res, grown) == missing(ask.res, free):
-            snap.add_to_ask_leaf(v.res, -1)
-            snap.add(v)
+            _move_back(snap, v)
             tail.append(v)
         else:
             free = grown
@@ -331,21 +351,15 @@ def queue_victims(ask: Alloc, candidates: list[Alloc], chosen: list[Alloc]) -> l
     taken = {id(v) for v in chosen}
     kept: list[Alloc] = []
     for v in sorted((c for c in candidates if id(c) not in taken), key=victim_order):
-        before = snap.rem(v.queue)
-        snap.remove(v)
-        if before is not None and not any_negative(before, ask.res):
-            snap.add(v)
+        moved = _move(snap, ask, v)
+        if moved == SKIP:
             continue
-        ask_rem = snap.rem(ask.queue)
-        if ask_rem is None or not fits_in(v.res, ask_rem):
-            snap.add(v)
+        if moved == STOP:
             break
-        snap.add_to_ask_leaf(v.res)
-        if snap.rem(ask.queue) != ask_rem:
+        if snap.rem(ask.queue) != moved:
             kept.append(v)
         else:
-            snap.add_to_ask_leaf(v.res, -1)
-            snap.add(v)
+            _move_back(snap, v)
     if kept:
         rem = snap.rem(ask.queue)
         if rem is None or any_negative(rem, ask.res):

@@ -43,13 +43,19 @@ def test_the_default_is_the_default_scheduler_alone():
         (scenario(["volcano"]), "spec.cluster.schedulers[0]: \"volcano\" Input should be 'default-scheduler' or"),
         (scenario([]), "spec.cluster.schedulers: [] List should have at least 1 item"),
         (
-            scenario(["yunikorn"], "partitions: [{name: default, queues: [{name: root, queues: [{name: a, "
-            "properties: {preemption.dely: 1s}}]}]}]"),
+            scenario(
+                ["yunikorn"],
+                "partitions: [{name: default, queues: [{name: root, queues: [{name: a, "
+                "properties: {preemption.dely: 1s}}]}]}]",
+            ),
             "spec.objects[1].data.queues.yaml: queue root.a: properties.preemption.dely: unknown property",
         ),
         (
-            scenario(["yunikorn"], "partitions: [{name: default, queues: [{name: root, queues: [{name: a, "
-            "resources: {max: {vcore: 1x}}}]}]}]"),
+            scenario(
+                ["yunikorn"],
+                "partitions: [{name: default, queues: [{name: root, queues: [{name: a, "
+                "resources: {max: {vcore: 1x}}}]}]}]",
+            ),
             "spec.objects[1].data.queues.yaml: queue root.a: resources.max.vcore: '1x' is not a quantity",
         ),
     ],
@@ -84,7 +90,11 @@ def test_the_report_and_summary_show_every_queue():
         "expectations": [],
         "pods": [],
         "nodes": [],
-        "metrics": {"podsScheduled": 3, "schedulingThroughput": None, "podStartupLatency": dict.fromkeys(("p50", "p90", "p99"))},
+        "metrics": {
+            "podsScheduled": 3,
+            "schedulingThroughput": None,
+            "podStartupLatency": dict.fromkeys(("p50", "p90", "p99")),
+        },
         "yunikorn": section,
     }
     text = summary(report)
