@@ -124,8 +124,8 @@ class YuniKorn:
         if etype == "DELETED":
             node = self.nodes.remove(name)
             if node is not None:
-                for ask in node.reserved:
-                    ask.reserved_node = ""
+                for ask in list(node.reserved):
+                    self.unreserve(ask)
                 self.index.invalidate_static()
         else:
             old = self.nodes.get(name)

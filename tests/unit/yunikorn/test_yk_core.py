@@ -184,3 +184,23 @@ def test_a_preemption_deletes_one_victim_with_one_preempted_event():
     preempted = events(r, "Preempted")
     assert [e["involvedObject"]["name"] for e in preempted] == deletes
     assert preempted[0]["message"] == "Preempted by uid-b1 from application app-b in root.b"
+
+
+def test_a_restarted_instance_rebuilds_its_queues_from_the_first_list():
+    bound = pod("bound", "1", created=1.0)
+    bound["spec"]["nodeName"] = "n1"
+    c = YuniKornComponent()
+    r = run(c, 9.0, ev(node("n1", "2")), ev(bound), ev(pod("waiting", "1", created=2.0)), ev(configmap(QUEUES)), boot="restart")
+    assert binds(r) == {"waiting": "n1"}  # the configuration and the node are read before the pods
+    assert c.yk.tree.by_path["root.a"].allocated == {"vcore": 2000, "pods": 2}
+    assert c.yk.apps["app"].originator_uid == "uid-bound"
+
+
+def test_a_deleted_node_drops_the_reservations_on_it():
+    c = started(node("n1", "2"), node("n2", "2"))
+    run(c, 1.0, ev(pod("a1", "1", created=1.0)), ev(pod("a2", "1", created=1.0)))
+    run(c, 2.0, ev(pod("big", "2", queue="root.b", app="app-b", created=2.0)))
+    run(c, 5.0)
+    assert c.yk.allocs["uid-big"].reserved_node == "n1"
+    run(c, 6.0, ev(node("n1", "2"), "DELETED"))
+    assert c.yk.allocs["uid-big"].reserved_node == "" and not c.yk.reserved
