@@ -39,7 +39,7 @@ class RayFaults:
 
         def actors(self) -> list[tuple[str, Any]]: ...
 
-        async def _carry_scheduler_counters(self) -> None: ...
+        async def _carry_counters(self, role: str) -> None: ...
 
     async def kill_host(self, node: str) -> list[str]:
         """Kill the host process holding ``node``; returns every node that went with it."""
@@ -75,8 +75,7 @@ class RayFaults:
             handle = self.control[component]
         else:
             raise RuntimeRefused(f"component: {component!r} is not a component of this cluster")
-        if component == "scheduler":
-            await self._carry_scheduler_counters()
+        await self._carry_counters(component)
         took = await restart_actor(handle, self.clock.spec.real_start)
         if component == "host":
             self.fleet.host_restarted(i)

@@ -122,8 +122,9 @@ def scheduler_view(cluster: LocalCluster) -> dict[str, Any] | None:
 
 def yunikorn_view(cluster: LocalCluster) -> dict[str, Any] | None:
     """The YuniKorn-mode scheduler's queues, applications and counters, for its REST API and
-    /metrics; None when it does not run. Its counters restart with it (none are carried)."""
-    return live_view(cluster, YUNIKORN)
+    /metrics, its counters across its restarts; None when it does not run."""
+    view = live_view(cluster, YUNIKORN)
+    return None if view is None else cluster.with_carried(view, YUNIKORN)
 
 
 async def pace(cluster: PacedCluster, backend: LocalBackend, stop: asyncio.Event) -> None:

@@ -101,7 +101,8 @@ class Cluster(ABC):
 
     def __init__(self) -> None:
         self.fleet = Fleet()
-        self.carried: dict[str, int] = {}  # the scheduler's counters from before its restarts
+        # Per role ("scheduler", "yunikorn"): the counters of its instances before restarts.
+        self.carried: dict[str, dict[str, int]] = {}
 
     # -- time and the driver's view -----------------------------------------------------
     @abstractmethod
@@ -195,17 +196,22 @@ class Cluster(ABC):
         self.fleet.removed_nodes.update(names)
         return await self.write([Delete("Node", "", n) for n in names])
 
-    async def scheduler_stats(self) -> dict[str, Any]:
-        """The scheduler's counters over the whole run, across its restarts."""
-        views = await self.inspect("scheduler")
-        return self.with_carried(views[0] if views else {})
+    async def scheduler_stats(self, role: str = "scheduler") -> dict[str, Any]:
+        """A scheduler's view with its counters over the whole run, across its restarts
+        (``role``: the default scheduler, or ``yunikorn``); {} when it does not run."""
+        views = await self.inspect(role)
+        return self.with_carried(views[0] if views else {}, role)
 
-    def with_carried(self, view: dict[str, Any]) -> dict[str, Any]:
-        """The live scheduler's counters plus those of the instances before its restarts."""
-        return {k: v + self.carried.get(k, 0) if k in self.carried else v for k, v in view.items()}
+    def with_carried(self, view: dict[str, Any], role: str = "scheduler") -> dict[str, Any]:
+        """The live instance's counters plus those of the instances before its restarts."""
+        carried = self.carried.get(role, {})
+        return {k: v + carried.get(k, 0) if k in carried else v for k, v in view.items()}
 
-    async def _carry_scheduler_counters(self) -> None:
-        """Before the scheduler restarts: a new instance counts from zero, keep the old counts."""
-        for k, v in (await self.scheduler_stats()).items():
+    async def _carry_counters(self, role: str) -> None:
+        """Before a scheduler restarts: a new instance counts from zero, keep the old counts."""
+        if role not in ("scheduler", "yunikorn"):
+            return
+        carried = self.carried.setdefault(role, {})
+        for k, v in (await self.scheduler_stats(role)).items():
             if isinstance(v, int) and not isinstance(v, bool) and k != "pending":
-                self.carried[k] = v
+                carried[k] = v

@@ -216,8 +216,7 @@ class LocalCluster(Cluster):
             old = next((m for m in self.members if m.alive and m.role == component), None)
             if old is None:
                 raise RuntimeRefused(f"component: {component!r} is not a component of this cluster")
-            if component == "scheduler":
-                await self._carry_scheduler_counters()
+            await self._carry_counters(component)
         new = self._member(old.role, old.spec, RESTART)
         self.members[self.members.index(old)] = new
         return 0.0

@@ -167,12 +167,12 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
         await poll_resources(cluster, mirror, now)
         run.finish(mirror, now)
         counters = await cluster.scheduler_stats()
-        yunikorn = await cluster.inspect("yunikorn")
+        yunikorn = await cluster.scheduler_stats("yunikorn")
         if yunikorn:
-            counters["scheduled"] = counters.get("scheduled", 0) + yunikorn[0].get("scheduled", 0)
+            counters["scheduled"] = counters.get("scheduled", 0) + yunikorn.get("scheduled", 0)
         report = reports.build(run, mirror, counters, time.time() - wall0)
         if yunikorn:
-            report["yunikorn"] = reports.yunikorn(yunikorn[0])
+            report["yunikorn"] = reports.yunikorn(yunikorn)
         report["runtime"] = cluster.runtime
         report["chaos"] = timeline.chaos_log
         report["watch"] = {"relists": informer.reflector.relists}  # the driver's own watch

@@ -190,7 +190,15 @@ def test_a_restarted_instance_rebuilds_its_queues_from_the_first_list():
     bound = pod("bound", "1", created=1.0)
     bound["spec"]["nodeName"] = "n1"
     c = YuniKornComponent()
-    r = run(c, 9.0, ev(node("n1", "2")), ev(bound), ev(pod("waiting", "1", created=2.0)), ev(configmap(QUEUES)), boot="restart")
+    r = run(
+        c,
+        9.0,
+        ev(node("n1", "2")),
+        ev(bound),
+        ev(pod("waiting", "1", created=2.0)),
+        ev(configmap(QUEUES)),
+        boot="restart",
+    )
     assert binds(r) == {"waiting": "n1"}  # the configuration and the node are read before the pods
     assert c.yk.tree.by_path["root.a"].allocated == {"vcore": 2000, "pods": 2}
     assert c.yk.apps["app"].originator_uid == "uid-bound"
