@@ -38,7 +38,7 @@ from .placement import place
 from .preemption import Decision, Gate
 from .queues import Queue, QueueTree
 from .quotapreempt import QuotaResult, QuotaWatch
-from .resources import Res, fmt, of_node, of_pod
+from .resources import Res, of_node, of_pod
 
 COMPONENT = "yunikorn"
 CONFIG_KEY = cfg.CONFIG_KEY
@@ -344,12 +344,10 @@ class YuniKorn:
         on the configuration's ConfigMap (the queue is no Kubernetes object)."""
         for v in result.victims:
             self._take(v, f"Preempted by Quota change enforcement process in {result.queue_path}", now)
-        summary = (
-            f"Quota Preemption results summary: preemptable resources: {fmt(result.amount)}, claimed resources: "
-            f"{fmt(result.claimed)}, selected victims: {result.candidates}, preempted victims: {len(result.victims)}"
-        )
         if self.configmap is not None:
-            self.out.events.append(make_event(self.configmap, "QuotaPreemption", summary, now, component=COMPONENT))
+            self.out.events.append(
+                make_event(self.configmap, "QuotaPreemption", result.summary(), now, component=COMPONENT)
+            )
 
     def pending_condition(self, a: Alloc, now: float, message: str) -> None:
         """Show the allocation log on a pending pod (its PodScheduled condition)."""

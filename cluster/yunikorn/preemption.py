@@ -1,31 +1,31 @@
 """General (guarantee-driven) preemption, as YuniKorn realises the seven laws.
 
-Owns ``Gate`` (at most 10 attempts per leaf queue and cycle; an ask may try only once its
-leaf's ``preemption.delay`` has passed since its creation, then every 15 s, and only until
-it has preempted once) and ``preempt``: sections 6.2 to 6.10 of docs/yunikorn.md (fence
-root, priority thresholds, candidate victims, the queue-guarantee feasibility check, the
-two passes per node, the choice of node through the predicates, the queue-level victims and
-the final selection). It decides; it changes nothing: the core commits a ``Decision``
-(section 6.11). Called by the allocation cycle (``cycle.py``); the DaemonSet preemptor is
-in ``dspreempt.py``.
+Owns ``Gate`` (per leaf queue and cycle at most 10 asks get through; an ask gets through
+once its leaf's ``preemption.delay`` has passed since its creation, then at most every 15 s,
+and only until it has preempted once) and ``preempt``: sections 6.2 to 6.10 of the YuniKorn
+reference (fence root, priority thresholds, candidate victims, the queue-guarantee check,
+the two passes per node, the node chosen through the predicates, the queue-level victims and
+the final selection). It decides and changes nothing: every count it moves lives on a
+``Snapshot``; the core (``core.py``) commits the ``Decision`` (section 6.11). Called by the
+allocation cycle (``cycle.py``); the DaemonSet preemptor is ``dspreempt.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from .asks import Alloc
 from .nodes import Node, NodeSet
 from .queues import Queue, QueueTree
-from .resources import Res, add, any_negative, fits_in, missing, shares_type, strictly_greater
+from .resources import Res, add, add_into, any_negative, fits_defined, missing, shares_type, strictly_greater
 from .snapshot import Snapshot
 
-MAX_ATTEMPTS = 10  # per leaf queue and cycle
+MAX_ATTEMPTS = 10  # asks per leaf queue and cycle that may get through the gate
 RETRY = 15.0  # seconds between two tries of one ask
-STALE_RESERVATION = 7202.0  # a lower-priority ask's reservation older than this may be cancelled
-ORIGINATOR, OPTED_OUT = 2**33, 2**34
+STALE_RESERVATION = 7202.0  # upstream: age > wait timeout (1 h) once the 1 h + 2 s head start is gone
+FIT_MAX, ORIGINATOR, OPTED_OUT, UNFIT = 2**32, 2**33, 2**34, 2**35
 BATCH = 10  # node solutions checked per round
 
 
@@ -46,6 +46,8 @@ class Decision:
 
 
 class Gate:
+    """Section 6.2's preconditions. Only asks that get through count against the leaf's 10."""
+
     def __init__(self) -> None:
         self.attempts: dict[str, int] = {}
 
@@ -57,7 +59,6 @@ class Gate:
         if self.attempts.get(leaf, 0) >= MAX_ATTEMPTS:
             ask.note("Preemption max attempts exhausted")
             return False
-        self.attempts[leaf] = self.attempts.get(leaf, 0) + 1
         if (
             not ask.allow_preempt_other
             or ask.triggered_preemption
@@ -67,6 +68,7 @@ class Gate:
         ):
             ask.note("Preemption preconditions failed")
             return False
+        self.attempts[leaf] = self.attempts.get(leaf, 0) + 1
         ask.gate_passed_at = now
         return True
 
@@ -82,38 +84,37 @@ def next_gate_time(ask: Alloc) -> float:
 def preempt(
     host: PreemptionHost, ask: Alloc, now: float, *, nodes_tried: bool, gate: Gate, enabled: bool = True
 ) -> Decision | None:
+    """Sections 6.2-6.10 for one ask; None (with the reason noted on the ask where upstream
+    logs one) when it gives nothing. The ``Decision``'s ``cancel`` lists every reservation
+    this attempt found stale (section 6.6), on whichever node: upstream drops them all."""
     if not enabled or ask.queue is None or not gate.allows(ask, now):
         return None
-    fence = fence_root(host.tree, ask)
-    if fence is ask.queue:
-        return None
-    candidates = find_candidates(host.tree, ask, fence)
+    candidates = find_candidates(host.tree, ask, fence_root(host.tree, ask))
     if not feasible(ask, candidates):
         ask.note("Preemption queue guarantees check failed")
         return None
-    usable, cancel = usable_nodes(host, ask)
+    usable, cancel = usable_nodes(host, ask, now)
     best = choose_node(host, ask, candidates, usable, nodes_tried)
     if best is None:
         return None
     node, node_victims = best
-    # Victims beyond the node's matter only while the node's leave the ask uncovered
-    # (section 6.10 takes none after that), and finding them walks every candidate.
-    covered = not strictly_greater(ask.res, _total(node_victims))
-    extra = [] if covered else queue_victims(ask, candidates, node_victims)
-    if extra is None:
-        ask.note("Preemption queue guarantees check failed")
-        return None
+    covered = bool(node_victims) and not strictly_greater(ask.res, _total(node_victims))
+    extra = queue_victims(ask, candidates, node_victims, only_check=covered)
+    if extra is None or not node_victims + extra:
+        return None  # upstream gives up here without a log line of its own
     victims = final_selection(ask, node, node_victims + extra)
     if victims is None:
         ask.note("Preemption helped but short of resources")
         return None
-    return Decision(ask, node.name, victims, cancel.get(node.name, []))
+    return Decision(ask, node.name, victims, cancel)
 
 
 # ---- 6.2, 6.3, 6.4: fence, priorities, candidates ---------------------------------------
 
 
 def fence_root(tree: QueueTree, ask: Alloc) -> Queue:
+    """Section 6.2: from the ask's leaf up, the first queue that is root, has
+    ``preemption.policy: fence``, or would pass its effective max with the ask added."""
     for q in ask.queue.ancestors():
         if q.parent is None or q.preemption_policy == "fence":
             return q
@@ -140,23 +141,18 @@ def find_candidates(tree: QueueTree, ask: Alloc, fence: Queue) -> list[Alloc]:
     out: list[Alloc] = []
 
     def walk(q: Queue, threshold: int, all_ok: bool) -> None:
+        if q is ask.queue:
+            return  # law 3, made stronger: the ask's own leaf is never searched
         if q.is_leaf:
-            if q is ask.queue or q.preemption_policy == "disabled":
-                return
-            rem = snap.rem(q)
-            if rem is not None and all(v >= 0 for v in rem.values()):
-                return
-            for app in q.apps.values():
-                for a in app.allocs.values():
-                    if a.node and not a.victim and not a.required_node and shares_type(a.res, ask.res):
-                        if all_ok or a.priority <= threshold:
-                            out.append(a)
+            if q.preemption_policy != "disabled" and _over_somewhere(snap.rem(q)):
+                out.extend(a for a in _placed(q) if _eligible(a, ask) and (all_ok or a.priority <= threshold))
             return
         for child in q.children.values():
             if child.path in pa:
                 walk(child, pa[child.path], all_ok)
             elif child.priority_policy == "fence":
-                if child.priority_offset <= threshold or all_ok:
+                # even inside a fenced subtree a deeper fence above the threshold is skipped
+                if child.priority_offset <= threshold:
                     walk(child, threshold, True)
             else:
                 walk(child, threshold - child.priority_offset, all_ok)
@@ -165,15 +161,16 @@ def find_candidates(tree: QueueTree, ask: Alloc, fence: Queue) -> list[Alloc]:
     return out
 
 
-def _shape(v: Alloc) -> tuple:
-    return (v.queue.path, tuple(sorted(v.res.items())), v.allow_preempt_self, v.originator)
+def _over_somewhere(rem: Res | None) -> bool:
+    return rem is None or any(v < 0 for v in rem.values())
 
 
-def _total(allocs: list[Alloc]) -> Res:
-    total: Res = {}
-    for a in allocs:
-        total = add(total, a.res)
-    return total
+def _placed(q: Queue) -> list[Alloc]:
+    return [a for app in q.apps.values() for a in app.allocs.values() if a.node]
+
+
+def _eligible(a: Alloc, ask: Alloc) -> bool:
+    return not a.victim and not a.required_node and shares_type(a.res, ask.res)
 
 
 def victim_order(a: Alloc) -> tuple:
@@ -182,52 +179,60 @@ def victim_order(a: Alloc) -> tuple:
 
 
 def feasible(ask: Alloc, candidates: list[Alloc]) -> bool:
-    """Section 6.5: could the ask's queue take it within its guarantee, victims removed?"""
+    """Section 6.5: could the ask's queue take it within its guarantee, victims removed?
+    Upstream removes the candidates one by one and stops once it holds; removing only ever
+    raises the remaining guarantee, so checking once with all of them gone is the same."""
     snap = Snapshot(ask.queue)
     rem = snap.rem(ask.queue)
-    if rem is not None and all(ask.res.get(k, 0) <= v for k, v in rem.items() if k in ask.res):
+    if rem is not None and fits_defined(ask.res, rem):
         return True
     snap.add_to_ask_leaf(ask.res)
-    for v in sorted(candidates, key=victim_order):
-        snap.remove(v)
-        rem = snap.rem(ask.queue)
-        if rem is not None and not any_negative(rem, ask.res):
-            return True
-    return False
+    per_queue: dict[str, tuple[Queue, Res]] = {}
+    for v in candidates:
+        q, total = per_queue.setdefault(v.queue.path, (v.queue, {}))
+        add_into(total, v.res)
+    for q, total in per_queue.values():
+        snap.change(q, total, -1)
+    rem = snap.rem(ask.queue)
+    return rem is not None and not any_negative(rem, ask.res)
 
 
 # ---- 6.6, 6.7: nodes and their victims ----------------------------------------------------
 
 
-def usable_nodes(host: PreemptionHost, ask: Alloc) -> tuple[list[Node], dict[str, list[Alloc]]]:
-    """The nodes a preemption may use, and per node the reservations it would cancel."""
-    out, cancel = [], {}
+def usable_nodes(host: PreemptionHost, ask: Alloc, now: float) -> tuple[list[Node], list[Alloc]]:
+    """The nodes a preemption may use, and the reservations it cancels to get them. A node
+    another ask reserved is freed when at least one of its reservations is stale."""
+    out: list[Node] = []
+    cancel: list[Alloc] = []
     for node in host.nodes:
-        others = [r for r in node.reserved if r is not ask]
-        if others:
-            stale = [r for r in others if _cancellable(r, ask)]
-            if len(stale) != len(others):
-                continue
-            cancel[node.name] = stale
-        if not node.schedulable or not all(node.capacity.get(k, 0) >= v for k, v in ask.res.items()):
-            continue
-        out.append(node)
+        blocked = False
+        if node.reserved and ask not in node.reserved:
+            blocked = True
+            for r in node.reserved:
+                if _stale(r, ask, now):
+                    cancel.append(r)
+                    blocked = False
+        if node.schedulable and not blocked and not missing(ask.res, node.capacity):
+            out.append(node)
     return out, cancel
 
 
-def _cancellable(r: Alloc, ask: Alloc) -> bool:
+def _stale(r: Alloc, ask: Alloc, now: float) -> bool:
     return (
         not r.required_node
         and not r.triggered_preemption
         and r.priority < ask.priority
-        and ask.create_time - r.create_time > STALE_RESERVATION
+        and now - r.create_time > STALE_RESERVATION
     )
 
 
-def node_victims(ask: Alloc, node: Node, candidates: list[Alloc]) -> tuple[int, list[Alloc]] | None:
-    """Section 6.7: (index of the victim after which the ask fits, victims) or None."""
-    mine = sorted((c for c in candidates if c.node == node.name), key=victim_order)
+def node_victims(ask: Alloc, node: Node, mine: list[Alloc]) -> tuple[int, list[Alloc]] | None:
+    """Section 6.7 for the node's candidates in victim order: (index of the victim after
+    which the ask fits, victims), or None when the node cannot be freed."""
     ordered = _first_pass(ask, node, mine)
+    if not ordered:
+        return None
     snap, free = Snapshot(ask.queue), node.free()
     accepted: list[Alloc] = []
     index = -1
@@ -258,7 +263,7 @@ def _move(snap: Snapshot, ask: Alloc, v: Alloc) -> Res | str:
         snap.add(v)
         return SKIP
     ask_rem = snap.rem(ask.queue)
-    if ask_rem is None or not fits_in(v.res, ask_rem):
+    if ask_rem is None or not fits_defined(v.res, ask_rem):
         snap.add(v)
         return STOP
     snap.add_to_ask_leaf(v.res)
@@ -268,6 +273,17 @@ def _move(snap: Snapshot, ask: Alloc, v: Alloc) -> Res | str:
 def _move_back(snap: Snapshot, v: Alloc) -> None:
     snap.add_to_ask_leaf(v.res, -1)
     snap.add(v)
+
+
+def _shortfall(ask: Mapping[str, int], free: Mapping[str, int]) -> Res:
+    """What the node still lacks, upstream's way: a type the node is overdrawn in counts
+    even when the ask does not need it."""
+    out = {}
+    for k in set(ask) | set(free):
+        short = ask.get(k, 0) - free.get(k, 0)
+        if short > 0:
+            out[k] = short
+    return out
 
 
 def _first_pass(ask: Alloc, node: Node, mine: list[Alloc]) -> list[Alloc]:
@@ -280,7 +296,7 @@ def _first_pass(ask: Alloc, node: Node, mine: list[Alloc]) -> list[Alloc]:
         if moved == STOP:
             break
         grown = add(free, v.res)
-        if missing(ask.res, grown) == missing(ask.res, free):
+        if _shortfall(ask.res, grown) == _shortfall(ask.res, free):
             _move_back(snap, v)
             tail.append(v)
         else:
@@ -289,65 +305,108 @@ def _first_pass(ask: Alloc, node: Node, mine: list[Alloc]) -> list[Alloc]:
     return head + tail
 
 
-# ---- 6.8, 6.9, 6.10: node choice, queue-level victims, final selection --------------------
+# ---- 6.8: choosing the node ---------------------------------------------------------------
+
+
+@dataclass
+class _Option:
+    index: int  # -1: fits without victims
+    node: Node
+    mine: list[Alloc]  # the node's candidates in victim order (the score reads these)
+    victims: list[Alloc]
 
 
 def choose_node(
     host: PreemptionHost, ask: Alloc, candidates: list[Alloc], usable: list[Node], nodes_tried: bool
 ) -> tuple[Node, list[Alloc]] | None:
-    options: list[tuple[int, str, Node, list[Alloc]]] = []
+    """Section 6.8: the best node solution that passes the predicates, or None."""
+    options = sorted(_options(ask, candidates, usable, nodes_tried), key=lambda o: (o.index, o.node.name))
+    best: tuple[int, _Option, list[Alloc]] | None = None
+    for start in range(0, len(options), BATCH):
+        for opt in options[start : start + BATCH]:
+            checked = _check(host, ask, opt)
+            if checked is not None and (best is None or checked[0] < best[0]):
+                best = (checked[0], opt, checked[1])
+        if best is not None and best[0] < FIT_MAX:
+            break
+    return None if best is None else (best[1].node, best[2])
+
+
+def _options(ask: Alloc, candidates: list[Alloc], usable: list[Node], nodes_tried: bool) -> list[_Option]:
     by_node: dict[str, list[Alloc]] = {}
     for c in candidates:
         by_node.setdefault(c.node, []).append(c)
-    # Within one attempt a node's answer depends only on its free room and its candidates'
+    out: list[_Option] = []
+    # The passes of one attempt depend only on a node's free room and its candidates'
     # queues, sizes and order: nodes alike (a filled cluster) share one computation.
     seen: dict[tuple, tuple[int, list[int]] | None] = {}
     for node in usable:
+        mine = sorted(by_node.get(node.name, []), key=victim_order)
         if node.fits(ask.res):
             if not nodes_tried:
-                options.append((-1, node.name, node, []))
+                out.append(_Option(-1, node, mine, []))
             continue
-        mine = sorted(by_node.get(node.name, []), key=victim_order)
         shape = (tuple(sorted(node.free().items())), tuple(_shape(v) for v in mine))
         if shape not in seen:
             found = node_victims(ask, node, mine)
             seen[shape] = None if found is None else (found[0], [mine.index(v) for v in found[1]])
         hit = seen[shape]
         if hit is not None:
-            options.append((hit[0], node.name, node, [mine[i] for i in hit[1]]))
-    options.sort(key=lambda o: (o[0], o[1]))
-    best: tuple[int, Node, list[Alloc]] | None = None
-    for start in range(0, len(options), BATCH):
-        for index, _, node, victims in options[start : start + BATCH]:
-            scored = _score(host, ask, node, index, victims)
-            if scored is not None and (best is None or scored[0] < best[0]):
-                best = (scored[0], node, scored[1])
-        if best is not None and best[0] < 2**32:
-            break
-    return None if best is None else (best[1], best[2])
+            out.append(_Option(hit[0], node, mine, [mine[i] for i in hit[1]]))
+    return out
 
 
-def _score(host: PreemptionHost, ask: Alloc, node: Node, index: int, victims: list[Alloc]):
-    """The first victim count at which the pod passes every predicate, and its score."""
-    if index < 0:
-        return (0, []) if host.passes(ask, node, ()) else None
-    for pos in range(index, len(victims)):
-        used = victims[: pos + 1]
-        if host.passes(ask, node, used):
-            score = len(used)
-            if any(v.originator for v in used):
-                score += ORIGINATOR
-            if any(not v.allow_preempt_self for v in used):
-                score += OPTED_OUT
-            return score, used
+def _shape(v: Alloc) -> tuple:
+    return (v.queue.path, tuple(sorted(v.res.items())))
+
+
+def _check(host: PreemptionHost, ask: Alloc, opt: _Option) -> tuple[int, list[Alloc]] | None:
+    """The predicates on one option: (score, victims used) or None when the pod never fits."""
+    if opt.index < 0:
+        return (_score(opt.mine, -1), []) if host.passes(ask, opt.node, ()) else None
+    for pos in range(opt.index, len(opt.victims)):
+        used = opt.victims[: pos + 1]
+        if host.passes(ask, opt.node, used):
+            return _score(opt.mine, pos), used
     return None
 
 
-def queue_victims(ask: Alloc, candidates: list[Alloc], chosen: list[Alloc]) -> list[Alloc] | None:
-    """Section 6.9: victims beyond the node's that the ask's queue guarantee still needs."""
+def _score(mine: list[Alloc], pos: int) -> int:
+    """Upstream's solution score. It reads the node's first pos+1 *candidates*, which need
+    not be the victims, and a node with no candidate at all scores as unfit (quirks)."""
+    if not mine or pos >= len(mine):
+        return UNFIT
+    if pos < 0:
+        return 0
+    score = pos + 1
+    if any(a.originator for a in mine[: pos + 1]):
+        score += ORIGINATOR
+    if any(not a.allow_preempt_self for a in mine[: pos + 1]):
+        score += OPTED_OUT
+    return score
+
+
+# ---- 6.9, 6.10: queue-level victims, final selection --------------------------------------
+
+
+def queue_victims(
+    ask: Alloc, candidates: list[Alloc], chosen: list[Alloc], only_check: bool = False
+) -> list[Alloc] | None:
+    """Section 6.9: victims beyond the node's that the ask queue's guarantee still calls
+    for; None when, some taken, the ask's queue is still over its guarantee.
+
+    ``only_check``: the node's victims already cover the ask, so the final selection takes
+    none of these and only the failure matters. A victim is kept only if it fits the
+    remaining guarantee, which then stays non-negative in its types: the pass can only fail
+    on an ask type already negative before it, so without one it need not run (it walks
+    every candidate)."""
     snap = Snapshot(ask.queue)
     for v in chosen:
         snap.remove(v)
+    if only_check:
+        rem = snap.rem(ask.queue)
+        if rem is None or not any_negative(rem, ask.res):
+            return []
     taken = {id(v) for v in chosen}
     kept: list[Alloc] = []
     for v in sorted((c for c in candidates if id(c) not in taken), key=victim_order):
@@ -356,15 +415,29 @@ def queue_victims(ask: Alloc, candidates: list[Alloc], chosen: list[Alloc]) -> l
             continue
         if moved == STOP:
             break
-        if snap.rem(ask.queue) != moved:
-            kept.append(v)
-        else:
+        assert not isinstance(moved, str)
+        if _same(snap.rem(ask.queue), moved):
             _move_back(snap, v)
+        else:
+            kept.append(v)
     if kept:
         rem = snap.rem(ask.queue)
         if rem is None or any_negative(rem, ask.res):
             return None
     return kept
+
+
+def _total(allocs: list[Alloc]) -> Res:
+    total: Res = {}
+    for a in allocs:
+        total = add(total, a.res)
+    return total
+
+
+def _same(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> bool:
+    """Upstream's EqualsOrEmpty: a missing type reads as zero."""
+    a, b = a or {}, b or {}
+    return all(a.get(k, 0) == b.get(k, 0) for k in set(a) | set(b))
 
 
 def final_selection(ask: Alloc, node: Node, ordered: list[Alloc]) -> list[Alloc] | None:

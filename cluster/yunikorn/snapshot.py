@@ -1,11 +1,12 @@
 """Queue snapshots for preemption: the accounting a preemptor changes as it tries victims.
 
 Owns ``Snapshot``: copies, made on first use, of the queues on a path (allocated and
-preempting per queue, with guaranteed and max), on which victims are removed and asks
-added as the algorithm goes, and ``rem``: the hierarchical remaining guarantee of section
-4 of docs/yunikorn.md with the sibling rule (when the asking leaf has its own guarantee, its
-ancestors' guarantees are hidden; the ancestor test is a plain string prefix, as upstream).
-The real queues are never changed. Called by the preemptors (``preemption.py``).
+preempting per queue, with guaranteed), on which victims are removed and asks added as the
+algorithm goes, and ``rem``: the hierarchical remaining guarantee of section 4 of the
+YuniKorn reference, with the sibling rule (when the asking leaf has its own guarantee, its
+ancestors' guarantees are hidden; "ancestor" is a plain string-prefix test, as upstream) and
+root exempt from both rules (upstream's root snapshot never learns the asking queue). The
+real queues are never changed. Called by the preemptors (``preemption.py``).
 """
 
 from __future__ import annotations
@@ -43,25 +44,23 @@ class Snapshot:
             self._q[q.path] = s
         return s
 
-    def remove(self, a: Alloc) -> None:
-        """``a`` leaves its queue (and the sums of its ancestors)."""
-        s: QSnap | None = self.of(a.queue)
-        while s is not None:
-            add_into(s.allocated, a.res, -1)
-            s = s.parent
-
-    def add(self, a: Alloc) -> None:
-        """``a`` is back in its queue."""
-        s: QSnap | None = self.of(a.queue)
-        while s is not None:
-            add_into(s.allocated, a.res)
-            s = s.parent
-
-    def add_to_ask_leaf(self, res: Res, sign: int = 1) -> None:
-        s: QSnap | None = self.of(self.ask_leaf)
+    def change(self, q: Queue, res: Res, sign: int = 1) -> None:
+        """``res`` more (sign 1) or less (-1) allocated in ``q`` and the sums of its ancestors."""
+        s: QSnap | None = self.of(q)
         while s is not None:
             add_into(s.allocated, res, sign)
             s = s.parent
+
+    def remove(self, a: Alloc) -> None:
+        """``a`` leaves its queue."""
+        self.change(a.queue, a.res, -1)
+
+    def add(self, a: Alloc) -> None:
+        """``a`` is back in its queue."""
+        self.change(a.queue, a.res)
+
+    def add_to_ask_leaf(self, res: Res, sign: int = 1) -> None:
+        self.change(self.ask_leaf, res, sign)
 
     def rem(self, q: Queue) -> Res | None:
         """The remaining guarantee of ``q`` as the asking leaf sees it (None: none)."""
@@ -73,6 +72,8 @@ class Snapshot:
             return None
         used = s.used()
         r = {k: v - used.get(k, 0) for k, v in s.guaranteed.items()}
+        if s.parent is None:
+            return component_min(r or None, parent)  # upstream never tells root who is asking
         leaf_path = self.ask_leaf.path
         if s.queue.path == leaf_path and r:
             return {**(parent or {}), **r}

@@ -322,14 +322,19 @@ def test_v13_a_try_is_not_repeated_for_15s_and_an_ask_preempts_once():
     assert preempt(w, x, 90, nodes_tried=True, gate=gate) is None
 
 
-def test_the_gate_allows_ten_attempts_per_leaf_and_cycle():
+def test_the_gate_lets_ten_asks_per_leaf_through_in_a_cycle():
     w, _ = v13()
     gate = Gate()
-    asks = [w.ask(f"q{i}", "root.a", f"app-q{i}", cpu=5, created=10, may_preempt=False) for i in range(11)]
+    refused = w.ask("never", "root.a", "app-n", cpu=5, created=10, may_preempt=False)
+    asks = [w.ask(f"q{i}", "root.a", f"app-q{i}", cpu=5, created=10) for i in range(11)]
+    preempt(w, refused, 41, nodes_tried=True, gate=gate)  # refused at the gate: does not count
     for a in asks:
         preempt(w, a, 41, nodes_tried=True, gate=gate)
-    assert asks[9].log == ["Preemption preconditions failed"]
-    assert asks[10].log == ["Preemption max attempts exhausted"]
+    assert refused.log == ["Preemption preconditions failed"]
+    assert all(a.gate_passed_at == 41 for a in asks[:10])
+    assert asks[10].log == ["Preemption max attempts exhausted"] and asks[10].gate_passed_at is None
+    gate.new_cycle()
+    assert preempt(w, asks[10], 41, nodes_tried=True, gate=gate) is not None
 
 
 # ---- V15: node pressure; the unlimited queue's big pods do not fit the guarantee ----------
