@@ -96,11 +96,10 @@ def throughput(nodes: int, pods: int, log, runtime: str = "ray", nodes_per_host:
     if runtime == "ray":
         return asyncio.run(_through_actors(nodes, pods, nodes_per_host, log))
     cluster = _start(nodes, _tree(nodes), log)
-    leaves = _LEAVES
     _create(cluster, _pods(pods))
     binds, seconds, rate, total = settle_and_rate(cluster)
     view = asyncio.run(cluster.inspect("yunikorn"))[0]
-    log(f"bound {len(binds)}/{pods} pods over {len(leaves)} leaf queues in {seconds:.2f}s: {rate} pods/s")
+    log(f"bound {len(binds)}/{pods} pods over {len(_LEAVES)} leaf queues in {seconds:.2f}s: {rate} pods/s")
     return {
         "benchmark": "yunikorn",
         "workload": "basic",

@@ -76,8 +76,8 @@ Approximate
   ``yunikorn_scheduler_container_allocation_attempt_total{state}``: only
   ``state="allocated"``, from the view's ``scheduled``. Upstream also counts ``rejected``,
   ``error`` and ``released``. ``scheduled`` goes down by one when the apiserver refuses a
-  bind (the pod is an ask again) and starts from zero when the component restarts; a
-  Prometheus ``rate()`` reads either as a counter reset.
+  bind (the pod is an ask again); it carries across the component's restarts on the local
+  runtime and starts from zero on Ray, which a Prometheus ``rate()`` reads as a counter reset.
 
 kubemu's own, in upstream's namespace
   ``yunikorn_scheduler_preemption_victims_total``: allocations chosen as preemption

@@ -90,7 +90,7 @@ def layout(
             "scheduler", SchedulerComponent, {"config": scheduler_config, "seed": seed}
         )
     if YUNIKORN in schedulers:
-        control[YUNIKORN] = ComponentSpec(YUNIKORN, YuniKornComponent, {"seed": seed})
+        control[YUNIKORN] = ComponentSpec(YUNIKORN, YuniKornComponent)  # nothing random to seed
     control["controller-manager"] = ComponentSpec("controller-manager", ControllerManagerComponent)
     hosts, first = [], 0
     for chunk in pack(nodes, nodes_per_host, cpus):

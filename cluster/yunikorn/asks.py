@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import parse_timestamp
-from .resources import Res, of_pod
+from .resources import Res, of_pod, total
 
 SCHEDULER_NAME = "yunikorn"
 ALLOW_PREEMPTION = "yunikorn.apache.org/allow-preemption"
@@ -53,10 +53,10 @@ class Alloc:
     triggered_preemption: bool = False
     gate_passed_at: float | None = None  # the last time it passed the preemption gate
     reserved_node: str = ""  # a reservation it holds
-    reserved_at: float = 0.0
     log: list[str] = field(default_factory=list)  # allocation-log strings, oldest first
     nofit_epoch: int = -1  # the capacity epoch at which no node fitted it
     shown: str = ""  # the log as last written to the pod's PodScheduled condition
+    informed: bool = False  # its DaemonSet "no preemption victim found" event is recorded
 
     @property
     def key(self) -> str:
@@ -81,12 +81,7 @@ class App:
     rejected: str = ""  # why no queue took it; its pods end Failed
 
     def allocated(self) -> Res:
-        out: Res = {}
-        for a in self.allocs.values():
-            if a.node:
-                for k, v in a.res.items():
-                    out[k] = out.get(k, 0) + v
-        return out
+        return total(a.res for a in self.allocs.values() if a.node)
 
 
 def _lookup(meta: dict[str, Any], keys: tuple[tuple[str, str], ...]) -> str | None:

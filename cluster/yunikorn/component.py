@@ -29,8 +29,8 @@ _ORDER = {"PriorityClass": 0, "ConfigMap": 1, "Node": 2, "Pod": 3}
 
 
 class YuniKornComponent(Component):
-    def __init__(self, seed: int = 0):
-        self.yk = YuniKorn(seed)
+    def __init__(self) -> None:
+        self.yk = YuniKorn()
 
     def watches(self) -> tuple[Watch, ...]:
         return WATCHES

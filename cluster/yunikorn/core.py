@@ -46,8 +46,7 @@ RESERVATION_DELAY = 2.0  # an ask no node fits reserves one once it is this old
 
 
 class YuniKorn:
-    def __init__(self, seed: int = 0):
-        self.seed = seed
+    def __init__(self) -> None:
         self.config: cfg.Config = cfg.DEFAULT
         self.partition = self.config.partition("default")
         self.tree = QueueTree(self.partition)
@@ -288,7 +287,7 @@ class YuniKorn:
 
     def reserve(self, a: Alloc, node: Node, now: float) -> None:
         self.unreserve(a)
-        a.reserved_node, a.reserved_at = node.name, now
+        a.reserved_node = node.name
         node.reserved.append(a)
         self.reserved[a.uid] = a
         self.index.set_reserved(node, True)

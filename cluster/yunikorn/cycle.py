@@ -101,10 +101,10 @@ def _daemonset_preemption(yk: YuniKorn, a: Alloc, now: float) -> bool:
     d = preempt_required_node(yk, a, now)
     if d is not None:
         return yk.commit(d, now)
-    if not a.triggered_preemption and "informed" not in a.log:
+    if not a.informed:  # once per ask
         msg = f"Unschedulable request '{a.uid}' with required node '{a.required_node}', no preemption victim found"
         yk.out.events.append(make_event(a.pod, "Informational", msg, now, component=COMPONENT))
-        a.log.insert(0, "informed")  # once per ask; hidden from the shown log
+        a.informed = True
     return False
 
 
@@ -238,7 +238,7 @@ def _quota(yk: YuniKorn, now: float) -> None:
 
 def _show_logs(yk: YuniKorn, b: _Batch) -> None:
     for a in b.tried.values():
-        shown = "; ".join(x for x in a.log if x != "informed")
+        shown = "; ".join(a.log)
         if shown and shown != a.shown and not a.node and yk.allocs.get(a.uid) is a:
             a.shown = shown
             yk.pending_condition(a, b.now, shown)

@@ -71,13 +71,15 @@ class NodeSet:
             self.reshaped = True
             add_into(self.total, capacity)
             self.epoch += 1
-        else:
+        elif capacity != node.capacity:  # a heartbeat mostly changes nothing YuniKorn counts
             add_into(self.total, node.capacity, -1)
             add_into(self.total, capacity)
             if any(capacity.get(k, 0) > v for k, v in node.capacity.items()) or set(capacity) - set(node.capacity):
                 self.epoch += 1
             node.obj, node.capacity = obj, capacity
             self.changed.add(name)
+        else:
+            node.obj = obj
         unschedulable = bool((obj.get("spec") or {}).get("unschedulable"))
         if node.schedulable == unschedulable:
             node.schedulable = not unschedulable

@@ -18,6 +18,3 @@ class Output:
     conditions: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)  # (ns, name, uid, cond)
     failed: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)  # (ns, name, uid, status)
     events: list[dict[str, Any]] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.binds or self.deletes or self.conditions or self.failed or self.events)

@@ -19,7 +19,7 @@ from typing import Protocol
 from .asks import Alloc
 from .nodes import Node, NodeSet
 from .queues import Queue, QueueTree
-from .resources import Res, add, add_into, any_negative, fits_defined, missing, shares_type, strictly_greater
+from .resources import Res, add, add_into, any_negative, fits_defined, missing, shares_type, strictly_greater, total
 from .snapshot import Snapshot
 
 MAX_ATTEMPTS = 10  # asks per leaf queue and cycle that may get through the gate
@@ -98,7 +98,7 @@ def preempt(
     if best is None:
         return None
     node, node_victims = best
-    covered = bool(node_victims) and not strictly_greater(ask.res, _total(node_victims))
+    covered = bool(node_victims) and not strictly_greater(ask.res, total(a.res for a in node_victims))
     extra = queue_victims(ask, candidates, node_victims, only_check=covered)
     if extra is None or not node_victims + extra:
         return None  # upstream gives up here without a log line of its own
@@ -189,10 +189,10 @@ def feasible(ask: Alloc, candidates: list[Alloc]) -> bool:
     snap.add_to_ask_leaf(ask.res)
     per_queue: dict[str, tuple[Queue, Res]] = {}
     for v in candidates:
-        q, total = per_queue.setdefault(v.queue.path, (v.queue, {}))
-        add_into(total, v.res)
-    for q, total in per_queue.values():
-        snap.change(q, total, -1)
+        q, summed = per_queue.setdefault(v.queue.path, (v.queue, {}))
+        add_into(summed, v.res)
+    for q, summed in per_queue.values():
+        snap.change(q, summed, -1)
     rem = snap.rem(ask.queue)
     return rem is not None and not any_negative(rem, ask.res)
 
@@ -427,13 +427,6 @@ def queue_victims(
     return kept
 
 
-def _total(allocs: list[Alloc]) -> Res:
-    total: Res = {}
-    for a in allocs:
-        total = add(total, a.res)
-    return total
-
-
 def _same(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> bool:
     """Upstream's EqualsOrEmpty: a missing type reads as zero."""
     a, b = a or {}, b or {}
@@ -443,14 +436,14 @@ def _same(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> bool:
 def final_selection(ask: Alloc, node: Node, ordered: list[Alloc]) -> list[Alloc] | None:
     """Section 6.10: walk the victims with a running total; None when they fall short."""
     fits_free = node.fits(ask.res)
-    total: Res = {}
+    running: Res = {}
     out = []
     for v in ordered:
         if not fits_free and v.node != node.name:
             continue
-        if strictly_greater(ask.res, total):
+        if strictly_greater(ask.res, running):
             out.append(v)
-        total = add(total, v.res)
-    if strictly_greater(ask.res, total):
+        running = add(running, v.res)
+    if strictly_greater(ask.res, running):
         return None
     return out

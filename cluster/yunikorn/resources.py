@@ -60,14 +60,17 @@ def add(a: Mapping[str, int], b: Mapping[str, int]) -> Res:
     return out
 
 
+def total(vectors: Iterable[Mapping[str, int]]) -> Res:
+    """The sum of ``vectors``, every type any of them defines."""
+    out: Res = {}
+    for v in vectors:
+        add_into(out, v)
+    return out
+
+
 def add_into(into: Res, b: Mapping[str, int], sign: int = 1) -> None:
     for k, v in b.items():
         into[k] = into.get(k, 0) + sign * v
-
-
-def sub_only_existing(a: Mapping[str, int], b: Mapping[str, int]) -> Res:
-    """``a - b`` over ``a``'s types only."""
-    return {k: v - b.get(k, 0) for k, v in a.items()}
 
 
 def component_min(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> Res | None:
@@ -82,20 +85,10 @@ def component_min(a: Mapping[str, int] | None, b: Mapping[str, int] | None) -> R
     return out
 
 
-def fits_in(ask: Mapping[str, int], limit: Mapping[str, int]) -> bool:
-    """Every type ``limit`` defines holds ``ask``'s amount (undefined types do not limit)."""
-    return all(ask.get(k, 0) <= v for k, v in limit.items())
-
-
 def fits_defined(ask: Mapping[str, int], limit: Mapping[str, int]) -> bool:
     """Every type of ``ask`` that ``limit`` defines is at most the limit (upstream
     ``FitInMaxUndef`` on the ask's side)."""
     return all(v <= limit[k] for k, v in ask.items() if k in limit)
-
-
-def covers(have: Mapping[str, int], need: Mapping[str, int]) -> bool:
-    """``have`` holds at least ``need`` in every type ``need`` asks a positive amount of."""
-    return all(have.get(k, 0) >= v for k, v in need.items() if v > 0)
 
 
 def any_negative(rem: Mapping[str, int], types: Iterable[str]) -> bool:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .asks import Alloc, App
 from .queues import Queue
+from .resources import total
 
 if TYPE_CHECKING:
     from .core import YuniKorn
@@ -66,7 +67,7 @@ def _app(app: App) -> dict[str, Any]:
     return {
         "applicationID": app.app_id,
         "usedResource": app.allocated(),
-        "pendingResource": _sum(pending),
+        "pendingResource": total(a.res for a in pending),
         "partition": "default",
         "queueName": app.queue.path if app.queue is not None else "",
         "submissionTime": int(app.submit_time * NANOS),
@@ -95,14 +96,6 @@ def _alloc(a: Alloc) -> dict[str, Any]:
     if a.node:
         out["nodeId"] = a.node
     else:
-        out["allocationLog"] = [{"message": m, "count": 1} for m in a.log if m != "informed"]
+        out["allocationLog"] = [{"message": m, "count": 1} for m in a.log]
         out["triggeredPreemption"] = a.triggered_preemption
-    return out
-
-
-def _sum(allocs: list[Alloc]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for a in allocs:
-        for k, v in a.res.items():
-            out[k] = out.get(k, 0) + v
     return out

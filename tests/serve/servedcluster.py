@@ -84,4 +84,15 @@ class Served:
         return out + err
 
 
+def until(check, seconds: float = 15.0):
+    """Poll ``check`` every 0.2 s until it returns something true or ``seconds`` pass; its
+    last answer."""
+    deadline = time.time() + seconds
+    while True:
+        got = check()
+        if got or time.time() > deadline:
+            return got
+        time.sleep(0.2)
+
+
 needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")

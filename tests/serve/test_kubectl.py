@@ -4,7 +4,7 @@
 import json
 import time
 
-from servedcluster import needs_kubectl
+from servedcluster import needs_kubectl, until
 
 pytestmark = needs_kubectl
 
@@ -21,15 +21,6 @@ kind: ConfigMap
 metadata: {name: settings}
 data: {mode: fast}
 """
-
-
-def until(check, seconds=15.0):
-    deadline = time.time() + seconds
-    while True:
-        got = check()
-        if got or time.time() > deadline:
-            return got
-        time.sleep(0.2)
 
 
 def test_version_and_nodes(served):

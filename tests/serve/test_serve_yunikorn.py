@@ -4,12 +4,11 @@ kubectl), read back through YuniKorn's REST API and ``/metrics`` with the kubeco
 
 import json
 import ssl
-import time
 import urllib.error
 import urllib.request
 
 import pytest
-from servedcluster import Served, needs_kubectl
+from servedcluster import Served, needs_kubectl, until
 
 from actors.harness.cli import main
 
@@ -70,15 +69,6 @@ def get(served: Served, path: str) -> tuple[int, bytes]:
         return e.code, e.read()
 
 
-def until(check, seconds: float = 30.0):
-    deadline = time.time() + seconds
-    while True:
-        got = check()
-        if got or time.time() > deadline:
-            return got
-        time.sleep(0.2)
-
-
 def find(queue: dict, path: str) -> dict | None:
     if queue.get("queuename") == path:
         return queue
@@ -93,12 +83,12 @@ def find(queue: dict, path: str) -> dict | None:
 def test_a_pod_in_a_configured_queue_shows_in_the_rest_api_and_the_metrics(yk):
     yk.kubectl("apply", "-f", "-", input=CONFIG)
     # The ConfigMap reloads the queues: root.a exists once YuniKorn mode has read it.
-    assert until(lambda: get(yk, "/ws/v1/partition/default/queue/root.a")[0] == 200), get(
+    assert until(lambda: get(yk, "/ws/v1/partition/default/queue/root.a")[0] == 200, 30), get(
         yk, "/ws/v1/partition/default/queues"
     )
     yk.kubectl("apply", "-f", "-", input=POD)
     phase = lambda: yk.kubectl("get", "pod", "in-a", "-o", "jsonpath={.status.phase}").stdout  # noqa: E731
-    assert until(lambda: phase() == "Running"), yk.kubectl("describe", "pod", "in-a").stdout
+    assert until(lambda: phase() == "Running", 30), yk.kubectl("describe", "pod", "in-a").stdout
 
     code, body = get(yk, "/ws/v1/partition/default/queues")
     assert code == 200

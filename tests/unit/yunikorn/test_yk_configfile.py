@@ -10,11 +10,11 @@ from cluster.yunikorn.config import ConfigError, parse
 from cluster.yunikorn.placement import place
 
 
-def doc(queues: str, partition_extra: str = "") -> str:
+def doc(queues: str) -> str:
     body = "\n".join("          " + line for line in queues.strip("\n").splitlines())
     return f"""partitions:
   - name: default
-{partition_extra}    queues:
+    queues:
       - name: root
         submitacl: '*'
         queues:
