@@ -43,8 +43,9 @@ def test_a_scenario_gives_the_same_verdicts_on_both_runtimes(ray_local, name):
 
 @pytest.mark.parametrize("name", [n for n, needs in NEEDS_PROCESSES.items() if needs == "killHost"])
 def test_chaos_that_stops_a_host_process_runs_on_ray(ray_local, name):
-    # At 40 emulated seconds per real second instead of the file's 25: the same faults, sooner.
-    report = run_on_ray(load_file(str(ROOT / "scenarios" / f"{name}.yaml"), ["spec.timeScale=40"]), quiet)
+    # At the file's own time scale: a restart's real seconds become emulated ones, and a
+    # faster scale on a slow machine pushed the evictions past the file's window.
+    report = run_on_ray(load_file(str(ROOT / "scenarios" / f"{name}.yaml")), quiet)
     assert report["passed"], failed(report)
     (kill,) = [entry for entry in report["chaos"] if entry["action"] == "killHost"]
     assert len(kill["detail"].removeprefix("nodes down: ").split(", ")) == 10  # the rack's host process
