@@ -16,7 +16,8 @@ A controller is any object with:
   no event came (a grace period or a tolerationSeconds deadline), or None.
 
 Optionally, ``on_create_failed`` / ``on_update_failed`` / ``on_delete_failed`` /
-``on_status_failed`` / ``on_cascade_failed`` / ``on_patch_failed`` hear of items the
+``on_status_failed`` / ``on_cascade_failed`` / ``on_patch_failed`` (pods and cascades) and
+``on_object_create_failed`` / ``on_object_update_failed`` (other kinds) hear of items the
 apiserver refused (``on_failed`` routes them; see
 ``writes.failure_hook``). Adding a controller is adding it to ``default_controllers``, and a
 ``Writes`` field plus an ``ORDER`` row in ``writes`` if it needs a new kind of write.

@@ -36,6 +36,12 @@ from ..api.requests import Create, Delete, Patch, RecordEvent, Request, Update, 
 class Writes:
     node_conditions: list = field(default_factory=list)  # (node, [conditions])
     node_taints: list = field(default_factory=list)  # (node, taints to add, taints to remove)
+    # Full objects of any kind but Pod (a Deployment's ReplicaSets, a CronJob's Jobs, a
+    # StatefulSet's ControllerRevisions), created before any pod.
+    creates: list = field(default_factory=list)
+    # Full objects of any kind but Pod carrying the resourceVersion they were read at (a
+    # stale one is a Conflict): a ReplicaSet scaled by its Deployment, an HPA's target.
+    updates: list = field(default_factory=list)
     pod_creates: list = field(default_factory=list)  # full Pod dicts (ReplicaSet, DaemonSet)
     # Full Pod dicts carrying the resourceVersion they were read at: ownerReference
     # adoptions and releases.
@@ -49,6 +55,11 @@ class Writes:
     pdb_status: list = field(default_factory=list)  # (ns, name, uid, status)
     replicaset_status: list = field(default_factory=list)  # (ns, name, uid, status)
     daemonset_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    deployment_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    statefulset_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    job_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    cronjob_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    hpa_status: list = field(default_factory=list)  # (ns, name, uid, status)
     finalizers: list = field(default_factory=list)  # (kind, ns, name, uid, metadata finalizer to drop)
     namespace_finalize: list = field(default_factory=list)  # (name, uid): drop spec.finalizers' kubernetes
     events: list = field(default_factory=list)  # Event objects
@@ -72,6 +83,8 @@ def _status(kind: str) -> Callable[[Any], Request]:
 ORDER: tuple[tuple[str, Callable[[Any], Request]], ...] = (
     ("node_conditions", lambda item: Patch("Node", "", item[0], "", NodeConditions(tuple(item[1])))),
     ("node_taints", lambda item: Patch("Node", "", item[0], "", NodeTaints(tuple(item[1]), tuple(item[2])))),
+    ("creates", Create),
+    ("updates", Update),
     ("pod_creates", Create),
     ("pod_updates", Update),
     ("pod_conditions", lambda item: Patch("Pod", item[0], item[1], item[2], PodConditions(tuple(item[3]), item[4]))),
@@ -83,6 +96,11 @@ ORDER: tuple[tuple[str, Callable[[Any], Request]], ...] = (
     ("pdb_status", _status("PodDisruptionBudget")),
     ("replicaset_status", _status("ReplicaSet")),
     ("daemonset_status", _status("DaemonSet")),
+    ("deployment_status", _status("Deployment")),
+    ("statefulset_status", _status("StatefulSet")),
+    ("job_status", _status("Job")),
+    ("cronjob_status", _status("CronJob")),
+    ("hpa_status", _status("HorizontalPodAutoscaler")),
     # A finalizer may be the last thing holding its object: after every other write about it.
     ("finalizers", lambda item: Patch(item[0], item[1], item[2], item[3], RemoveFinalizer(item[4]))),
     ("namespace_finalize", lambda item: Patch("Namespace", "", item[0], item[1], FinalizeNamespace())),
@@ -98,17 +116,17 @@ def requests(w: Writes) -> list[Request]:
 def failure_hook(req: Request) -> tuple[str, tuple] | None:
     """The ``on_<what>_failed`` callback that hears of a refused ``req``, and its leading
     arguments; None for requests nobody needs to hear about (the watch shows what stands)."""
-    if isinstance(req, Create) and req.obj.get("kind") == "Pod":
-        return "on_create_failed", (req.obj,)
-    if isinstance(req, Update) and req.obj.get("kind") == "Pod":
-        return "on_update_failed", (req.obj,)
+    if isinstance(req, Create):
+        return ("on_create_failed" if req.obj.get("kind") == "Pod" else "on_object_create_failed"), (req.obj,)
+    if isinstance(req, Update):
+        return ("on_update_failed" if req.obj.get("kind") == "Pod" else "on_object_update_failed"), (req.obj,)
     if isinstance(req, Delete) and req.propagation:
         return "on_cascade_failed", (req.kind, req.namespace, req.name, req.uid)
     if isinstance(req, Delete) and req.kind == "Pod":
         return "on_delete_failed", (req.namespace, req.name, req.uid)
     if isinstance(req, Patch) and isinstance(req.patch, _GC_PATCHES):
         return "on_patch_failed", (req.kind, req.namespace, req.name, req.uid)
-    if isinstance(req, UpdateStatus) and req.kind in ("ReplicaSet", "DaemonSet", "Namespace"):
+    if isinstance(req, UpdateStatus) and req.kind != "Pod":
         return "on_status_failed", (req.namespace, req.name, req.uid)
     return None
 

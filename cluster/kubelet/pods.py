@@ -15,8 +15,8 @@ from ..api.annotations import Emulation
 from ..clock import rfc3339
 
 if TYPE_CHECKING:
+    from ..api.usage import ContainerUsage
     from ..runtime.timers import Handle
-    from .usage import ContainerUsage
 
 PENDING = "Pending"  # admitted; containers being created (start-seconds)
 RUNNING = "Running"

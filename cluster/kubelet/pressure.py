@@ -32,10 +32,10 @@ from ..api.annotations import CPU_USAGE, MEMORY_USAGE, AnnotationError
 from ..api.events import make_event
 from ..api.quantity import resource_int
 from ..api.resources import EPHEMERAL, MEMORY
+from ..api.usage import container_usage, crossing_time
 from .admission import Rejection
 from .eviction import EVICTION_MONITORING_PERIOD, POD_CLEANUP_TIMEOUT, ContainerStats, Eviction, NodeStats, PodStats
 from .pods import BACKOFF, FAILED, PENDING, RUNNING, STOPPING, PodRecord
-from .usage import container_usage, crossing_time
 
 if TYPE_CHECKING:
     from ..runtime.timers import Handle

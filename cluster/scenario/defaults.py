@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..api.annotations import AnnotationError
 from ..api.selectors import LabelSelector, SelectorError
-from ..kubelet.usage import container_usage
+from ..api.usage import container_usage
 
 TEMPLATED = ("ReplicaSet", "DaemonSet", "Deployment")
 

@@ -97,6 +97,7 @@ from ..clock import from_rfc3339, rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
 from .eviction import charge_budget, mark_disruption_target
 from .store import DEFAULT_WINDOW, Store
+from .workloaddefaults import default_object, has_generation, next_generation
 
 GENERATE_NAME_ATTEMPTS = 8  # as upstream's RetryGenerateName: a clash draws a new suffix
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")  # DeleteOptions.propagationPolicy
@@ -192,6 +193,7 @@ class APIServer:
             obj = codec.clone(obj)
         kind = obj["kind"]
         self.admission.admit_create(kind, obj, now)
+        default_object(kind, obj, creating=True)
         m = obj["metadata"]
         ns = m.get("namespace", "")
         if "name" not in m:
@@ -232,9 +234,12 @@ class APIServer:
             if field in current["metadata"]:
                 new["metadata"][field] = current["metadata"][field]
         if kind == "Pod":
-            new["status"] = current.get("status", {})
             if (current["spec"].get("nodeName") or "") != (new["spec"].get("nodeName") or ""):
                 raise Invalid("spec.nodeName: Forbidden: may not be changed by an update; use the binding subresource")
+        if _has_status(kind):  # the status subresource alone writes it
+            new["status"] = current.get("status", {})
+        default_object(kind, new, creating=False)
+        next_generation(kind, current, new)
         if _finalized(new):
             self._remove(new)
             return new
@@ -261,8 +266,11 @@ class APIServer:
             self.create(dict(op.obj, kind=kind), now)
             return
         _check_uid(obj, uid)
+        before = _generation_base(obj) if has_generation(kind) else None
         if not op.apply(obj):
             return
+        if before is not None:
+            next_generation(kind, before, obj)
         if _finalized(obj):  # the patch took the last finalizer of an object marked for deletion
             self._remove(obj)
             return
@@ -477,6 +485,16 @@ def _gc_finalizers(obj: dict, propagation: str) -> bool:
     else:
         m.pop("finalizers", None)
     return True
+
+
+def _generation_base(obj: dict) -> dict:
+    """What ``next_generation`` compares a patched object with: its spec before the patch."""
+    return codec.clone({k: v for k, v in obj.items() if k != "status"})
+
+
+def _has_status(kind: str) -> bool:
+    r = kinds.BY_KIND.get(kind) or kinds.CUSTOM.get(kind)
+    return r is not None and "status" in r.subresources
 
 
 def _resource(kind: str) -> str:

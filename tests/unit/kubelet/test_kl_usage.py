@@ -1,7 +1,7 @@
 import pytest
 
 from cluster.api.annotations import CPU_USAGE, MEMORY_USAGE, AnnotationError
-from cluster.kubelet.usage import container_usage, crossing_time, parse_usage, pod_usage, total
+from cluster.api.usage import container_usage, crossing_time, parse_usage, pod_usage, total
 
 MI, GI = 2**20, 2**30
 

@@ -26,7 +26,7 @@ def running(api, name, ready=True, labels=WEB, ns="default", now=0):
     return api.store.get("Pod", ns, name)
 
 
-def budget(api, name="web", ns="default", selector=None, status=None, policy=None, generation=None, **spec):
+def budget(api, name="web", ns="default", selector=None, status=None, policy=None, **spec):
     obj = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
@@ -37,10 +37,9 @@ def budget(api, name="web", ns="default", selector=None, status=None, policy=Non
         del obj["spec"]["selector"]
     if policy:
         obj["spec"]["unhealthyPodEvictionPolicy"] = policy
-    if generation is not None:
-        obj["metadata"]["generation"] = generation
     created = api.create(obj, 0)
-    if status is not None:
+    if status is not None:  # observed, unless the status says otherwise
+        status = {"observedGeneration": created["metadata"]["generation"], **status}
         api.write([UpdateStatus("PodDisruptionBudget", ns, name, created["metadata"]["uid"], status)], 0)
     return api.store.get("PodDisruptionBudget", ns, name)
 
@@ -175,9 +174,8 @@ def test_status_older_than_the_spec_refuses(api):
     running(api, "p0")
     budget(
         api,
-        maxUnavailable=1,
-        generation=2,
-        status={"observedGeneration": 1, "disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0},
+        maxUnavailable=1,  # created at generation 1, which the status has not observed
+        status={"observedGeneration": 0, "disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0},
     )
     assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION]
 

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from ..api.annotations import CPU_USAGE, MEMORY_USAGE, AnnotationError
-from ..api.durations import parse_duration
-from ..api.quantity import QuantityError, parse
+from .annotations import CPU_USAGE, MEMORY_USAGE, AnnotationError
+from .durations import parse_duration
+from .quantity import QuantityError, parse
 
 MEMORY, CPU = "memory", "cpu"
 INF = math.inf
