@@ -28,6 +28,8 @@ Values are exact (fractions) and rounded down to whole bytes or millicores only 
 
 from __future__ import annotations
 
+from typing import Any
+
 import math
 import re
 from bisect import bisect_right
@@ -178,7 +180,7 @@ def _parse(resource: str, text: str) -> Profile:
     return Profile(resource, text.strip(), _shape(resource, name, args))
 
 
-def parse_usage(key: str, raw) -> Profile:
+def parse_usage(key: str, raw: object) -> Profile:
     """The profile an annotation declares; raises AnnotationError naming key and value."""
     resource = _resource_of(key)
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
@@ -192,14 +194,14 @@ def parse_usage(key: str, raw) -> Profile:
 # ---- reading pods -------------------------------------------------------------------------
 
 
-def _long_running(pod: dict) -> list[str]:
+def _long_running(pod: dict[str, Any]) -> list[str]:
     """Containers that run for the pod's lifetime: sidecars, then regular containers."""
     spec = pod.get("spec") or {}
     sidecars = [c.get("name", "") for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
     return sidecars + [c.get("name", "") for c in spec.get("containers") or ()]
 
 
-def container_usage(pod: dict) -> dict[str, ContainerUsage]:
+def container_usage(pod: dict[str, Any]) -> dict[str, ContainerUsage]:
     """Per long-running container, its memory and cpu profiles (None where undeclared);
     raises AnnotationError for a bad annotation."""
     ann = (pod.get("metadata") or {}).get("annotations") or {}
@@ -215,7 +217,7 @@ def container_usage(pod: dict) -> dict[str, ContainerUsage]:
     return out
 
 
-def pod_usage(pod: dict) -> tuple[Profile | None, Profile | None]:
+def pod_usage(pod: dict[str, Any]) -> tuple[Profile | None, Profile | None]:
     """The pod's (memory, cpu) usage: the sum over its containers, None when none declares it."""
     per = container_usage(pod).values()
     return (total([u.memory for u in per if u.memory is not None]), total([u.cpu for u in per if u.cpu is not None]))

@@ -42,6 +42,8 @@ from .selectors import (
 from .selectors import (
     VALUE_RULE as _VALUE_RULE,
 )
+from .workloadvalidation import CHECKS as WORKLOAD_CHECKS
+from .workloadvalidation import FieldError
 
 __all__ = [
     "ValidationError",
@@ -568,3 +570,31 @@ def validate(obj: dict[str, Any], path: str = "") -> None:
     check = _CHECKS.get(kind)
     if check is not None:  # a kind kubemu only stores has its metadata checked, nothing more
         check(obj, path)
+    elif kind in WORKLOAD_CHECKS:
+        _check_workload_kind(kind, obj, path)
+
+
+# Where each workload kind keeps its pod template.
+_TEMPLATE_AT = {
+    "Deployment": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+
+
+def _check_workload_kind(kind: str, obj: dict[str, Any], path: str) -> None:
+    """A workload kind's own rules (upstream's messages), then its pod template as a pod."""
+    try:
+        WORKLOAD_CHECKS[kind](obj)
+    except FieldError as e:
+        raise ValidationError(_at(path, e.path), NO_VALUE, e.message) from None
+    where = _TEMPLATE_AT.get(kind)
+    if where is None:
+        return
+    template: Any = obj
+    for field in where:
+        template = (template or {}).get(field) if isinstance(template, dict) else None
+    tpath = _at(path, ".".join(where))
+    _check_metadata(_item_map(template, tpath), tpath, "Pod", name_required=False)
+    _check_pod(template, tpath)

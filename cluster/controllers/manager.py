@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..api.errors import StatusError
 from ..api.requests import Request
 from .daemonset import DaemonSetController
+from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .garbagecollector import GarbageCollector
 from .namespace import NamespaceController
@@ -97,7 +98,7 @@ class DisruptionStep:
         return self.controller.next_recheck()
 
 
-LIST_ORDER = ("Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod")
+LIST_ORDER = ("Node", "Lease", "PodDisruptionBudget", "Deployment", "ReplicaSet", "DaemonSet", "Pod")
 
 
 def default_controllers() -> list:
@@ -107,6 +108,7 @@ def default_controllers() -> list:
         TaintEvictionController(),
         PodGC(),
         DisruptionStep(),
+        DeploymentController(),
         ReplicaSetController(),
         DaemonSetController(),
         GarbageCollector(),

@@ -22,7 +22,7 @@ def test_every_kind_and_plural_appears_once_and_objects_kinds_follows_the_table(
     "obj, error",
     [
         ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"k": "v"}}, None),
-        ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"anything": 1}}, None),
+        ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"anything": 1}}, None),
         (
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}},
             "metadata.name: \"Bad_Name\" must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-', '.'; starting and ending with a letter or digit)",

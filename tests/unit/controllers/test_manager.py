@@ -26,8 +26,8 @@ class _Probe:
 
 def test_default_kinds_list_nodes_first():
     kinds = ControllerManager().kinds
-    assert kinds[:6] == ["Node", "Lease", "PodDisruptionBudget", "ReplicaSet", "DaemonSet", "Pod"]
-    assert "Namespace" in kinds[6:] and "Event" not in kinds  # the rest: the GC's and namespace controller's
+    assert kinds[:7] == ["Node", "Lease", "PodDisruptionBudget", "Deployment", "ReplicaSet", "DaemonSet", "Pod"]
+    assert "Namespace" in kinds[7:] and "Event" not in kinds  # the rest: the GC's and namespace controller's
 
 
 def test_events_reach_the_controllers_that_want_them_and_writes_merge():

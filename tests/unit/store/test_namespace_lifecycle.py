@@ -20,7 +20,9 @@ def namespace(name="team", finalizers=None):
 
 def deployment(name="web", ns="team", generate=False):
     meta = {"generateName": f"{name}-"} if generate else {"name": name}
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {**meta, "namespace": ns}, "spec": {}}
+    template = {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    spec = {"selector": {"matchLabels": {"app": name}}, "template": template}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {**meta, "namespace": ns}, "spec": spec}
 
 
 def event(name, ns="team"):

@@ -23,7 +23,9 @@ def config_map(name="cm", finalizers=None, owners=()):
 
 
 def job(name="j"):
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"}, "spec": {}}
+    pod = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+    spec = {"template": {"spec": pod}}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
 def _get(api, kind="ConfigMap", name="cm"):
