@@ -13,7 +13,8 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from ..api import codec
-from ..api.errors import BadRequest, Expired
+from ..api.errors import BadRequest, Cause, Expired, Invalid
+from ..api.kinds import BY_KIND, CUSTOM
 from ..api.requests import Bind, Create, Delete, Evict, Request, Update, UpdateStatus, WatchChunk
 from ..store.apiserver import APIServer
 
@@ -75,10 +76,16 @@ class Backend(ABC):
         """Return once the resourceVersion passes ``rv``, or after ``timeout`` real seconds."""
 
     async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return _object(await self.write(Create(obj)))
+        try:
+            return _object(await self.write(Create(obj)))
+        except Invalid as e:
+            raise object_invalid(obj, e) from None
 
     async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return _object(await self.write(Update(obj)))
+        try:
+            return _object(await self.write(Update(obj)))
+        except Invalid as e:
+            raise object_invalid(obj, e) from None
 
     async def update_status(self, kind: str, ns: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
         return _object(await self.write(UpdateStatus(kind, ns, name, "", status)))
@@ -93,6 +100,35 @@ class Backend(ABC):
 
     async def evict(self, ns: str, name: str, uid: str, grace: int | None) -> None:
         await self.write(Evict(ns, name, uid, grace))
+
+
+class ObjectInvalid(Invalid):
+    """An object the apiserver refused, named as upstream's NewInvalid names it, so kubectl
+    prints ``The Deployment "web" is invalid: <field>: <message>``."""
+
+    def __init__(self, message: str, causes: tuple[Cause, ...], details: dict[str, Any]) -> None:
+        super().__init__(message, causes)
+        self.details = details
+
+    def _extra(self) -> dict[str, Any]:
+        return {"details": self.details}
+
+    def status(self) -> dict[str, Any]:
+        out = super().status()
+        out["details"] = {**self.details, "causes": out.get("details", {}).get("causes", [])}
+        return out
+
+
+def object_invalid(obj: dict[str, Any], e: Invalid) -> Invalid:
+    kind, name = obj.get("kind"), (obj.get("metadata") or {}).get("name") or ""
+    r = BY_KIND.get(kind or "") or CUSTOM.get(kind or "")
+    if r is None or not name:
+        return e
+    field, _, rest = e.message.partition(": ")
+    cause = Cause("FieldValueInvalid", rest or e.message, field if rest else "")
+    qualified = f"{r.kind}.{r.group}" if r.group else r.kind
+    details = {"name": name, "group": r.group, "kind": r.kind}
+    return ObjectInvalid(f'{qualified} "{name}" is invalid: {e.message}', e.causes or (cause,), details)
 
 
 class LocalBackend(Backend):

@@ -56,7 +56,20 @@ def default_object(kind: str, obj: dict, creating: bool) -> None:
         fill(obj)
 
 
+def prune_nulls(value: Any) -> Any:
+    """``value`` without null map entries: a typed upstream field sent as null is unset
+    (kubectl's rollout undo sends a template with ``creationTimestamp: null``), and a
+    template must compare equal to the one it was copied from."""
+    if isinstance(value, dict):
+        return {k: prune_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [prune_nulls(v) for v in value]
+    return value
+
+
 def _template_spec(spec: dict) -> dict:
+    if isinstance(spec.get("template"), dict):
+        spec["template"] = prune_nulls(spec["template"])
     template = spec.setdefault("template", {})
     template.setdefault("metadata", {})
     return template.setdefault("spec", {})

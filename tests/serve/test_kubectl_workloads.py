@@ -1,0 +1,85 @@
+"""The real kubectl driving workloads on a ``kubemu serve`` process: rollouts of a
+Deployment (create, status, set image, history, undo, pause/resume, restart, scale) as a
+user types them, and what kubectl prints back."""
+
+import json
+
+import pytest
+from servedcluster import needs_kubectl, until
+
+pytestmark = needs_kubectl
+
+
+def revisions(served) -> dict[str, str]:
+    """ReplicaSet name -> its revision annotation."""
+    items = json.loads(served.kubectl("get", "rs", "-l", "app=web", "-o", "json").stdout)["items"]
+    return {i["metadata"]["name"]: i["metadata"]["annotations"]["deployment.kubernetes.io/revision"] for i in items}
+
+
+def rolled_out(served, name: str = "web") -> str:
+    return served.kubectl("rollout", "status", f"deployment/{name}", "--timeout=40s").stdout.strip()
+
+
+def test_a_deployment_rolls_out_rolls_back_and_scales(served):
+    assert served.kubectl("create", "deployment", "web", "--image=nginx:1", "--replicas=3").stdout.strip() == (
+        "deployment.apps/web created"
+    )
+    assert rolled_out(served) == 'deployment "web" successfully rolled out'
+    served.kubectl("set", "image", "deployment/web", "nginx=nginx:2")
+    assert rolled_out(served).endswith('deployment "web" successfully rolled out')
+    history = served.kubectl("rollout", "history", "deployment/web").stdout.split()
+    assert history[-4:] == ["1", "<none>", "2", "<none>"]
+    first = min(revisions(served), key=lambda n: revisions(served)[n])
+    assert served.kubectl("rollout", "undo", "deployment/web").stdout.strip() == "deployment.apps/web rolled back"
+    rolled_out(served)
+    # Undo reuses revision 1's ReplicaSet, which becomes revision 3.
+    assert revisions(served)[first] == "3" and sorted(revisions(served).values()) == ["2", "3"]
+    missing = served.kubectl("rollout", "undo", "deployment/web", "--to-revision=9", check=False)
+    assert missing.returncode == 1 and "unable to find specified revision 9 in history" in missing.stderr
+    served.kubectl("scale", "deployment/web", "--replicas=5")
+    rows = until(lambda: [r for r in served.kubectl("get", "deploy", "web").stdout.splitlines() if " 5/5 " in r])
+    assert rows and rows[0].split()[:4] == ["web", "5/5", "5", "5"]
+
+
+def test_pause_resume_and_restart(served):
+    served.kubectl("create", "deployment", "api", "--image=nginx:1", "--replicas=2")
+    rolled_out(served, "api")
+    served.kubectl("rollout", "pause", "deployment/api")
+    served.kubectl("set", "image", "deployment/api", "nginx=nginx:2")
+    paused = json.loads(served.kubectl("get", "deploy", "api", "-o", "json").stdout)
+    cond = until(lambda: _progressing(served, "api").get("reason") == "DeploymentPaused")
+    assert cond and paused["spec"]["paused"] is True
+    assert len(json.loads(served.kubectl("get", "rs", "-l", "app=api", "-o", "json").stdout)["items"]) == 1
+    served.kubectl("rollout", "resume", "deployment/api")
+    assert rolled_out(served, "api").endswith('deployment "api" successfully rolled out')
+    served.kubectl("rollout", "restart", "deployment/api")
+    rolled_out(served, "api")
+    rs = json.loads(served.kubectl("get", "rs", "-l", "app=api", "-o", "json").stdout)["items"]
+    assert sorted(r["spec"]["replicas"] for r in rs) == [0, 0, 2]
+
+
+def _progressing(served, name: str) -> dict:
+    status = json.loads(served.kubectl("get", "deploy", name, "-o", "json").stdout).get("status") or {}
+    return next((c for c in status.get("conditions") or () if c["type"] == "Progressing"), {})
+
+
+@pytest.mark.parametrize(
+    "manifest, message",
+    [
+        (
+            "spec: {replicas: 1, selector: {matchLabels: {app: x}}, strategy: {rollingUpdate: {maxSurge: 0, "
+            "maxUnavailable: 0}}, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c, image: x}]}}}",
+            "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0",
+        ),
+        (
+            "spec: {selector: {matchLabels: {app: api}}, template: {metadata: {labels: {app: web}}, "
+            "spec: {containers: [{name: c, image: x}]}}}",
+            "`selector` does not match template `labels`",
+        ),
+    ],
+)
+def test_a_bad_deployment_is_refused_with_upstreams_message(served, manifest, message):
+    doc = f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: bad}}\n{manifest}\n"
+    refused = served.kubectl("apply", "-f", "-", input=doc, check=False)
+    assert refused.returncode == 1 and message in refused.stderr
+    assert served.kubectl("get", "deploy", "bad", check=False).returncode == 1
