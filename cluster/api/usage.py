@@ -28,14 +28,13 @@ Values are exact (fractions) and rounded down to whole bytes or millicores only 
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 from .annotations import CPU_USAGE, MEMORY_USAGE, AnnotationError
 from .durations import parse_duration
