@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from cluster.scenario import report as reports
 from cluster.scenario.schema import Scenario, ScenarioError, load_file
 
-BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos", "api", "yunikorn")
+BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos", "api", "yunikorn", "rollout")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,10 +56,12 @@ def _parser() -> argparse.ArgumentParser:
         "chaos: ReplicaSets under random faults, counting pods lost; "
         "api: the Kubernetes API over HTTP (creates/s, watch events/s, LIST time); "
         "yunikorn: YuniKorn mode's throughput over a queue tree (--workload basic: through the actors, "
-        "local: in one process) or its preemption soak (--workload soak)",
+        "local: in one process) or its preemption soak (--workload soak); "
+        "rollout: a rolling update of one Deployment of --replicas pods, in one process",
     )
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--pods", type=int, default=10000)
+    bench.add_argument("--replicas", type=int, default=10000, help="rollout: the Deployment's replicas")
     bench.add_argument("--nodes-per-host", type=int, default=None, help="default: 0 (automatic); chaos: 50")
     bench.add_argument(
         "--workload",
@@ -208,6 +210,16 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             result = run_api_bench(args.nodes, args.pods, args.client, lambda s: print(s, file=sys.stderr))
+        except ValueError as e:
+            print(f"kubemu: {e}", file=sys.stderr)
+            return 2
+        print(json.dumps(result))
+        return 0
+    if args.command == "bench" and args.benchmark == "rollout":
+        from actors.harness.benchrollout import rollout
+
+        try:
+            result = rollout(args.nodes, args.replicas, lambda s: print(s, file=sys.stderr))
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2

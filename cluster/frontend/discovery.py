@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.kinds import VERBS, Resource, served
+from . import metricsapi
 
 # The dispatcher kubectl on our machines picks its bundled minor version from this.
 VERSION = {
@@ -94,6 +95,8 @@ def aggregated(core: bool) -> dict[str, Any]:
                 ],
             }
         )
+    if not core:
+        items.append(metricsapi.aggregated_group())  # served by metricsapi, not stored
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
 
 
@@ -111,6 +114,7 @@ def legacy_groups() -> dict[str, Any]:
         if g:
             gv = {"groupVersion": f"{g}/{v}", "version": v}
             groups.append({"name": g, "versions": [gv], "preferredVersion": gv})
+    groups.append(metricsapi.legacy_group())
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 

@@ -33,6 +33,8 @@ from ..api.errors import (
 from . import discovery, protobuf, tables
 from .backend import Backend
 from .metrics import CONTENT_TYPE_LATEST, Metrics, request_labels
+from .metricsapi import answer as metrics_answer
+from .metricsapi import is_metrics_path
 from .paths import NOT_FOUND, Target, group_version, target
 from .subresources import bindings
 from .verbs import collection_verb, object_verb, subresource_verb
@@ -123,6 +125,8 @@ class Handler:
         if is_rest_path(path):
             await self.refresh()
             return yunikorn_answer(self.yunikorn(), req.method, path, req.query)
+        if is_metrics_path(path):
+            return await metrics_answer(self.backend, req, path)
         fixed = self._discovery(path, req.headers.get("accept", ""))
         if fixed is not None:
             return fixed

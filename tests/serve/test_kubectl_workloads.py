@@ -83,3 +83,25 @@ def test_a_bad_deployment_is_refused_with_upstreams_message(served, manifest, me
     refused = served.kubectl("apply", "-f", "-", input=doc, check=False)
     assert refused.returncode == 1 and message in refused.stderr
     assert served.kubectl("get", "deploy", "bad", check=False).returncode == 1
+
+
+HOG = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hog
+  annotations: {kubemu.io/cpu-usage: "ramp(100m, 900m, 600s)", kubemu.io/memory-usage: 300Mi}
+spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]}
+"""
+
+
+def test_top_shows_the_emulated_usage(served):
+    served.kubectl("create", "-f", "-", input=HOG)
+    rows = until(lambda: [r.split() for r in served.kubectl("top", "pods", check=False).stdout.splitlines()[1:]])
+    (name, cpu, memory) = next(r for r in rows if r[0] == "hog")
+    assert memory == "300Mi" and 100 <= int(cpu.removesuffix("m")) < 200  # early on the ramp
+    nodes = served.kubectl("top", "nodes").stdout.splitlines()
+    assert nodes[0].split() == ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]
+    assert any("300Mi" in line for line in nodes[1:])
+    missing = served.kubectl("get", "--raw", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/none", check=False)
+    assert missing.returncode == 1 and "(NotFound)" in missing.stderr
