@@ -328,6 +328,7 @@ class Cache:
             moved.index = i
             self._infos[i] = moved
             self.table.move_node(moved.pods.values(), i)
+            self.pods.nodes_moved()
         for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed):
             a[last] = 0
         self._infos.pop()
@@ -449,6 +450,11 @@ class Cache:
     def _refresh_in_place(self, pinfo: PodInfo, pod: dict) -> None:
         ni = pinfo.node
         if pinfo.same_spec(pod):
+            if ni is not None and _deleting(pinfo.pod) != _deleting(pod):
+                # PodTopologySpread counts only pods not being deleted: re-index it.
+                self.pods.remove(pinfo)
+                pinfo.pod = pod
+                self.pods.add(pinfo)
             pinfo.pod = pod
             if ni is not None and self.table.refresh_start(pinfo):
                 self.touch(self._ids[ni.name])
@@ -539,3 +545,7 @@ __all__ = [
     "Topology",
     "node_images",
 ]
+
+
+def _deleting(pod: dict) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))

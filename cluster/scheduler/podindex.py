@@ -45,7 +45,46 @@ def node_counts(pods: Iterable[PodInfo], num_nodes: int) -> np.ndarray:
     return np.bincount(rows, minlength=num_nodes)[:num_nodes]
 
 
+def _live(pinfo: PodInfo) -> bool:
+    return not (pinfo.pod.get("metadata") or {}).get("deletionTimestamp")
+
+
+class _Rows:
+    """The node rows of the live (not terminating) pods one (namespace, selector) matches,
+    kept as pods come and go so a spread cycle reads them without a scan."""
+
+    __slots__ = ("selector", "rows", "uids", "at")
+
+    def __init__(self, selector: LabelSelector, pods: Iterable[PodInfo]):
+        self.selector = selector
+        self.rows: list[int] = []
+        self.uids: list[str] = []
+        self.at: dict[str, int] = {}
+        for p in pods:
+            if _live(p):
+                self.add(p)
+
+    def add(self, p: PodInfo) -> None:
+        self.at[p.uid] = len(self.rows)
+        self.rows.append(p.node.index)  # type: ignore[union-attr]  # the index holds placed pods only
+        self.uids.append(p.uid)
+
+    def remove(self, uid: str) -> None:
+        i = self.at.pop(uid, None)
+        if i is None:
+            return
+        last = len(self.rows) - 1
+        if i != last:  # swap-remove: the last entry takes the freed slot
+            self.rows[i], self.uids[i] = self.rows[last], self.uids[last]
+            self.at[self.uids[i]] = i
+        self.rows.pop()
+        self.uids.pop()
+
+
 class PodIndex:
+    # Selectors whose rows are kept per namespace; the least recently asked goes first.
+    TRACKED = 64
+
     def __init__(self):
         self._by_ns: dict[str, dict[str, PodInfo]] = {}
         self._by_label: dict[tuple[str, str, str], dict[str, PodInfo]] = {}
@@ -53,6 +92,7 @@ class PodIndex:
         self._groups: dict[tuple[str, AffinityTerm], TermGroup] = {}
         self._groups_by_kind: dict[str, dict[AffinityTerm, TermGroup]] = {}
         self.version = 0  # bumped on every change; plugins may memoise on it
+        self._tracked: dict[str, dict[LabelSelector, _Rows]] = {}  # namespace -> selector -> rows
 
     # ---- maintenance (Cache only) ------------------------------------------------------
 
@@ -71,10 +111,18 @@ class PodIndex:
                         g = self._groups[(kind, term)] = TermGroup(term)
                         self._groups_by_kind.setdefault(kind, {})[term] = g
                     g.pods[uid] = pinfo
+        tracked = self._tracked.get(ns)
+        if tracked and _live(pinfo):
+            labels = pinfo.labels
+            for t in tracked.values():
+                if t.selector.matches(labels):
+                    t.add(pinfo)
 
     def remove(self, pinfo: PodInfo) -> None:
         self.version += 1
         ns, uid = pinfo.namespace, pinfo.uid
+        for t in (self._tracked.get(ns) or {}).values():
+            t.remove(uid)
         _discard(self._by_ns, ns, uid)
         for k, v in pinfo.labels.items():
             _discard(self._by_label, (ns, k, v), uid)
@@ -133,6 +181,22 @@ class PodIndex:
             return self.select(None, term.selector)
         nss = [ns for ns in self._by_ns if term.covers_namespace(ns, namespace_labels)]
         return self.select(nss, term.selector)
+
+    def rows(self, namespace: str, selector: LabelSelector) -> np.ndarray:
+        """The node row of every live placed pod of ``namespace`` that ``selector``
+        matches (PodTopologySpread's counts), kept current from the first time asked."""
+        tracked = self._tracked.setdefault(namespace, {})
+        t = tracked.pop(selector, None)
+        if t is None:
+            t = _Rows(selector, self.select((namespace,), selector))
+            if len(tracked) >= self.TRACKED:
+                del tracked[next(iter(tracked))]
+        tracked[selector] = t  # re-inserted: most recently asked last
+        return np.array(t.rows, dtype=np.intp)
+
+    def nodes_moved(self) -> None:
+        """Node rows changed (a node was removed and the last row took its place)."""
+        self._tracked.clear()
 
     def groups(self, kind: str) -> list[TermGroup]:
         """Every distinct term of ``kind`` carried by placed pods, with its pods."""

@@ -153,14 +153,7 @@ def match_rows(snap: Snapshot, namespace: str, selector: LabelSelector, memo: di
         if selector.empty or selector.matches_nothing:
             rows = np.empty(0, dtype=np.intp)  # upstream counts nothing for an empty selector
         else:
-            rows = np.array(
-                [
-                    p.node.index  # type: ignore[union-attr]  # the pod index holds placed pods only
-                    for p in snap.pods.select((namespace,), selector)
-                    if not p.pod["metadata"].get("deletionTimestamp")
-                ],
-                dtype=np.intp,
-            )
+            rows = snap.pods.rows(namespace, selector)
         memo[key] = rows
     return rows
 
