@@ -24,6 +24,7 @@ from typing import Any
 
 from ..api.objects import KINDS
 from . import tables_kinds as cells
+from . import tables_workloads as workload_cells
 from .tables_kinds import human_duration
 
 __all__ = ["Column", "KindPrinter", "PRINTERS", "INCLUDE_OBJECT", "column_definitions", "human_duration", "table"]
@@ -187,6 +188,45 @@ PDB = KindPrinter(
     ),
     cells.pdb_cells,
 )
+STATEFULSET = KindPrinter(
+    (NAME, _col("Ready", "Ready pods of the pods wanted."), AGE, *TEMPLATE[:2]), workload_cells.statefulset_cells
+)
+JOB = KindPrinter(
+    (
+        NAME,
+        _col("Status", "The job's state: Running, Complete, Failed, Suspended, ..."),
+        _col("Completions", "Succeeded pods of the completions wanted."),
+        _col("Duration", "How long the job ran (or has been running)."),
+        AGE,
+        *TEMPLATE,
+    ),
+    workload_cells.job_cells,
+)
+CRONJOB = KindPrinter(
+    (
+        NAME,
+        _col("Schedule", "The cron schedule."),
+        _col("Timezone", "The time zone the schedule is read in."),
+        _col("Suspend", "Whether new runs are suspended."),
+        _col("Active", "Jobs running now.", "integer"),
+        _col("Last Schedule", "Time since the last run was scheduled."),
+        AGE,
+        *TEMPLATE,
+    ),
+    workload_cells.cronjob_cells,
+)
+HPA = KindPrinter(
+    (
+        NAME,
+        _col("Reference", "The scaled object (kind/name)."),
+        _col("Targets", "Current and target value of each metric."),
+        _col("MinPods", "The fewest replicas it scales to."),
+        _col("MaxPods", "The most replicas it scales to.", "integer"),
+        _col("Replicas", "Replicas the target has now.", "integer"),
+        AGE,
+    ),
+    workload_cells.hpa_cells,
+)
 DEFAULT = KindPrinter((NAME, AGE), cells.default_cells)
 
 PRINTERS: dict[str, KindPrinter] = {
@@ -197,6 +237,10 @@ PRINTERS: dict[str, KindPrinter] = {
     "ReplicaSet": REPLICASET,
     "DaemonSet": DAEMONSET,
     "Deployment": DEPLOYMENT,
+    "StatefulSet": STATEFULSET,
+    "Job": JOB,
+    "CronJob": CRONJOB,
+    "HorizontalPodAutoscaler": HPA,
     "PriorityClass": PRIORITY_CLASS,
     "PodDisruptionBudget": PDB,
     "Lease": KindPrinter((NAME, _col("Holder", "Identity of the lease's holder."), AGE), cells.lease_cells),

@@ -146,6 +146,13 @@ COLUMNS = {
         ["Containers", "Images", "Selector"],
     ),
     "Deployment": (["Name", "Ready", "Up-to-date", "Available", "Age"], ["Containers", "Images", "Selector"]),
+    "StatefulSet": (["Name", "Ready", "Age"], ["Containers", "Images"]),
+    "Job": (["Name", "Status", "Completions", "Duration", "Age"], ["Containers", "Images", "Selector"]),
+    "CronJob": (
+        ["Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule", "Age"],
+        ["Containers", "Images", "Selector"],
+    ),
+    "HorizontalPodAutoscaler": (["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"], []),
     "PriorityClass": (["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"], []),
     "PodDisruptionBudget": (["Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"], []),
     "Lease": (["Name", "Holder", "Age"], []),
