@@ -31,6 +31,7 @@ from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .garbagecollector import GarbageCollector
+from .hpa import HorizontalPodAutoscalerController
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .nodetaints import NodeTaintController
@@ -111,6 +112,7 @@ def default_controllers() -> list:
         DeploymentController(),
         ReplicaSetController(),
         DaemonSetController(),
+        HorizontalPodAutoscalerController(),
         GarbageCollector(),
         NamespaceController(),
     ]
