@@ -53,11 +53,12 @@ class _Rows:
     """The node rows of the live (not terminating) pods one (namespace, selector) matches,
     kept as pods come and go so a spread cycle reads them without a scan."""
 
-    __slots__ = ("selector", "rows", "uids", "at")
+    __slots__ = ("selector", "rows", "n", "uids", "at")
 
     def __init__(self, selector: LabelSelector, pods: Iterable[PodInfo]):
         self.selector = selector
-        self.rows: list[int] = []
+        self.rows = np.empty(64, dtype=np.intp)
+        self.n = 0
         self.uids: list[str] = []
         self.at: dict[str, int] = {}
         for p in pods:
@@ -65,20 +66,26 @@ class _Rows:
                 self.add(p)
 
     def add(self, p: PodInfo) -> None:
-        self.at[p.uid] = len(self.rows)
-        self.rows.append(p.node.index)  # type: ignore[union-attr]  # the index holds placed pods only
+        if self.n == len(self.rows):
+            self.rows = np.concatenate([self.rows, np.empty(len(self.rows), dtype=np.intp)])
+        self.at[p.uid] = self.n
+        self.rows[self.n] = p.node.index  # type: ignore[union-attr]  # the index holds placed pods only
         self.uids.append(p.uid)
+        self.n += 1
 
     def remove(self, uid: str) -> None:
         i = self.at.pop(uid, None)
         if i is None:
             return
-        last = len(self.rows) - 1
+        last = self.n - 1
         if i != last:  # swap-remove: the last entry takes the freed slot
             self.rows[i], self.uids[i] = self.rows[last], self.uids[last]
             self.at[self.uids[i]] = i
-        self.rows.pop()
         self.uids.pop()
+        self.n = last
+
+    def array(self) -> np.ndarray:
+        return self.rows[: self.n].copy()  # a copy: later cycles change the buffer
 
 
 class PodIndex:
@@ -192,7 +199,7 @@ class PodIndex:
             if len(tracked) >= self.TRACKED:
                 del tracked[next(iter(tracked))]
         tracked[selector] = t  # re-inserted: most recently asked last
-        return np.array(t.rows, dtype=np.intp)
+        return t.array()
 
     def nodes_moved(self) -> None:
         """Node rows changed (a node was removed and the last row took its place)."""

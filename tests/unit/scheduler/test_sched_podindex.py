@@ -102,3 +102,35 @@ def test_assumed_pod_is_indexed_until_forgotten():
     assert c.snapshot().pods.select(None, sel) == []
     c.add_pod(bound(make_pod("a").label("app", "web"), "n1"))
     assert [p.name for p in c.snapshot().pods.select(None, sel)] == ["a"]
+
+
+def rows_of(c, selector="app=web") -> list[str]:
+    """The node names ``PodIndex.rows`` gives for ``selector``, sorted."""
+    snap = c.snapshot()
+    return sorted(snap.node_name(int(r)) for r in snap.pods.rows("default", LabelSelector.parse(selector)))
+
+
+def test_tracked_rows_follow_pods_as_they_come_go_and_terminate():
+    c = cache_with([make_node("n1"), make_node("n2")], [make_pod("a").label("app", "web").node("n1")])
+    assert rows_of(c) == ["n1"]  # tracked from here on
+    b = make_pod("b").label("app", "web").node("n2")
+    c.add_pod(b)
+    c.add_pod(make_pod("x").label("app", "db").node("n2"))
+    assert rows_of(c) == ["n1", "n2"]
+    c.add_pod(make_pod("a").label("app", "web").node("n1").terminating())
+    assert rows_of(c) == ["n2"]  # a pod being deleted no longer counts
+    c.remove_pod(b["metadata"]["uid"])
+    assert rows_of(c) == []
+    c.add_pod(make_pod("c").label("app", "db").node("n1"))
+    c.add_pod(make_pod("c").label("app", "web").node("n1"))  # relabelled into the selection
+    assert rows_of(c) == ["n1"]
+
+
+def test_tracked_rows_are_rebuilt_after_node_rows_move():
+    c = cache_with(
+        [make_node("n0"), make_node("n1"), make_node("n2")],
+        [make_pod("a").label("app", "web").node("n2"), make_pod("b").label("app", "web").node("n1")],
+    )
+    assert rows_of(c) == ["n1", "n2"]
+    c.remove_node("n0")  # n2 takes row 0
+    assert rows_of(c) == ["n1", "n2"]
