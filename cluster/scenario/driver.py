@@ -33,13 +33,28 @@ from .layout import expand_pools, host_spec
 from .mirror import Mirror
 from .patchstep import PatchSpec
 from .randomchaos import RandomChaos
+from .rollout import Refused, rolled_back, scaled
 from .runner import ScenarioRun
 from .schema import Scenario, Step
+from .schema_workloads import RollbackSpec, ScaleSpec
 
 PROGRESS_EVERY = 2.0  # real seconds between progress lines
 RESOURCES_EVERY = 0.25  # real seconds between reads of the kubelets' PodResources view (ray)
 POLL = 0.05  # real seconds the driver's watch may wait (ray)
-KINDS = ("Node", "Pod", "Event", "ReplicaSet")
+# What the driver's watch mirrors: what expectations, invariants and the report read.
+KINDS = (
+    "Node",
+    "Pod",
+    "Event",
+    "ReplicaSet",
+    "Deployment",
+    "StatefulSet",
+    "ControllerRevision",
+    "Job",
+    "CronJob",
+    "HorizontalPodAutoscaler",
+    "PodDisruptionBudget",
+)
 
 Log = Callable[[str], None]
 
@@ -47,8 +62,9 @@ Log = Callable[[str], None]
 class Timeline:
     """Runs due steps against the cluster; random chaos steps keep running on later turns."""
 
-    def __init__(self, cluster: Cluster, log: Log, taken: dict[str, int] | None = None):
+    def __init__(self, cluster: Cluster, log: Log, taken: dict[str, int] | None = None, mirror: Mirror | None = None):
         self.cluster, self.log = cluster, log
+        self.mirror = mirror or Mirror()  # what the watch shows, for rollback (as kubectl lists)
         self.taken = {} if taken is None else taken  # namePrefix -> next index, for addNodes
         self.randoms: list[RandomChaos] = []
         self.chaos_log: list[dict] = []  # what chaos did, for the report
@@ -65,6 +81,10 @@ class Timeline:
                 log(f"delete {d.kind}/{d.namespace}/{d.name}: {err.reason}: {err.message}")
         for p in step.patches():
             await self.patch(p)
+        if step.scale is not None:
+            await self.scale(step.scale)
+        if step.rollback is not None:
+            await self.rollback(step.rollback)
         if step.addNodes is not None:
             configs = expand_pools([step.addNodes], self.taken)
             if configs:
@@ -88,6 +108,28 @@ class Timeline:
         (err,) = await self.cluster.write([Update(new)])
         if err is not None:
             self.log(f"patch {kind}/{ns}/{name}: {err.reason}: {err.message}")
+
+    async def scale(self, s: ScaleSpec) -> None:
+        await self._rewrite(s.kind, s.namespace, s.name, "scale", lambda obj: scaled(obj, s.replicas))
+
+    async def rollback(self, r: RollbackSpec) -> None:
+        replicasets = list(self.mirror.objects.get("ReplicaSet", {}).values())
+        await self._rewrite(
+            "Deployment", r.namespace, r.name, "rollback", lambda d: rolled_back(d, replicasets, r.toRevision)
+        )
+
+    async def _rewrite(self, kind: str, ns: str, name: str, what: str, change) -> None:
+        """Read an object, change it as kubectl would, write it; failures are logged."""
+        try:
+            new = change(await self.cluster.get(kind, ns, name))
+        except StatusError as e:
+            self.log(f"{what} {kind}/{ns}/{name}: {e.reason}: {e.message}")
+            return
+        except Refused as e:
+            self.log(f"{what} {kind}/{ns}/{name}: {e}")
+            return
+        (err,) = await self.cluster.write([Update(new)])
+        self.log(f"{what} {kind}/{ns}/{name}: " + (f"{err.reason}: {err.message}" if err else "done"))
 
     async def tick(self, now: float) -> None:
         """Run the random faults now due."""
@@ -159,7 +201,8 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
     try:
         registered = await cluster.start()
         log(f"kubemu: {registered} nodes on {len(cluster.fleet.hosts)} hosts registered in {time.time() - wall0:.1f}s")
-        mirror, run, timeline = Mirror(), ScenarioRun(scenario), Timeline(cluster, log, taken)
+        mirror, run = Mirror(), ScenarioRun(scenario)
+        timeline = Timeline(cluster, log, taken, mirror)
         informer = cluster.informer(KINDS)
         if spec.objects:
             await timeline.run(Step(at=0, create=spec.objects), 0.0)

@@ -18,6 +18,7 @@ from ..api.quantity import resource_int
 from ..api.resources import node_allocatable, resource_list
 from ..api.selectors import LabelSelector
 from ..kubelet.cpumanager import parse_cpuset
+from . import objectexpect
 from .mirror import Mirror
 from .schema import Expectation
 
@@ -36,9 +37,19 @@ def check(e: Expectation, m: Mirror) -> tuple[bool, str]:
         return seen == e.eventOrder.objects, f"{e.eventOrder.reason} events for {', '.join(seen) or 'nothing'}"
     if e.count is not None:
         return _compare(e, _count(e, m), f"{e.count.kind}s")
+    if e.object is not None:
+        return _object(e, m)
     assert e.invariant is not None  # a checked expectation has exactly one subject: this one
     violations = m.violations[e.invariant]
     return (not violations, violations[0] if violations else f"{e.invariant} holds")
+
+
+def _object(e: Expectation, m: Mirror) -> tuple[bool, str]:
+    o = e.object
+    assert o is not None and e.field is not None  # a checked object expectation has both
+    comparator = {k: getattr(e, k) for k in ("equals", "atLeast", "atMost", "exists") if getattr(e, k) is not None}
+    what = f"{o.kind} {o.namespace}/{o.name}" if o.namespace else f"{o.kind} {o.name}"
+    return objectexpect.check(m.get(o.kind, o.namespace, o.name), what, e.field, comparator)
 
 
 def _compare(e: Expectation, n: int, what: str) -> tuple[bool, str]:

@@ -16,6 +16,7 @@ from ..api.objects import node_name_of, phase_of
 from ..api.resources import node_allocatable, pod_requests
 from .ownership import OwnedPods
 from .podresources import cpuset_violations, device_violations
+from .workloadinvariants import RolloutBounds, StatefulSetIdentity
 
 
 class Mirror:
@@ -26,14 +27,18 @@ class Mirror:
         self.created_at: dict[str, float] = {}  # uid -> emulated time first seen
         self.bound_at: dict[str, float] = {}  # uid -> real seconds when first seen bound
         self.running_at: dict[str, float] = {}  # uid -> emulated time first seen Running
+        self.rollouts, self.identity = RolloutBounds(), StatefulSetIdentity()
         self.violations: dict[str, list[str]] = {
             "noOvercommit": [],
             "noDoubleBinding": [],
             "cpusetsExclusive": [],
             "devicesExclusive": [],
             "noLostPods": [],
+            "rolloutBounds": self.rollouts.violations,
+            "statefulSetIdentity": self.identity.violations,
         }
         self.owned = OwnedPods()
+        self.objects: dict[str, dict[tuple[str, str], dict]] = {}  # other kinds: kind -> key -> object
         self.resources: dict[str, dict] = {}  # uid -> the kubelet's PodResources view
         self.node_resources: dict[str, dict] = {}  # node -> QoS cgroups, shared CPUs, devices
         self._bound_node: dict[str, str] = {}
@@ -56,10 +61,18 @@ class Mirror:
                 self.nodes[name] = obj
                 self._alloc[name] = node_allocatable(obj)
                 self._dirty.add(name)
-        elif kind == "Event" and etype == "ADDED":
-            self.events.append(obj)
-        elif kind == "ReplicaSet":
-            self.owned.on_replicaset(etype, obj)
+        elif kind == "Event":
+            if etype == "ADDED":
+                self.events.append(obj)
+        else:
+            if kind == "ReplicaSet":
+                self.owned.on_replicaset(etype, obj)
+            m = obj["metadata"]
+            store = self.objects.setdefault(kind, {})
+            if etype == "DELETED":
+                store.pop((m.get("namespace", ""), m["name"]), None)
+            else:
+                store[(m.get("namespace", ""), m["name"])] = obj
 
     def _pod(self, etype: str, pod: dict, now: float, real_now: float) -> None:
         m = pod["metadata"]
@@ -117,6 +130,21 @@ class Mirror:
                 self._over.discard(node)
         self._dirty.clear()
         self.violations["noLostPods"] += self.owned.check(now)
+        # Both scan the pods: only while the kinds they judge exist.
+        if self.objects.get("Deployment"):
+            self.rollouts.check(
+                now, self.objects["Deployment"], self.objects.get("ReplicaSet", {}), self.pods, self.nodes
+            )
+        if self.objects.get("StatefulSet"):
+            self.identity.check(now, self.pods)
+
+    def get(self, kind: str, namespace: str, name: str) -> dict | None:
+        """The latest copy of an object the watch showed, or None."""
+        if kind == "Pod":
+            return self.pods.get((namespace, name))
+        if kind == "Node":
+            return self.nodes.get(name)
+        return self.objects.get(kind, {}).get((namespace, name))
 
     def set_pod_resources(self, pods: dict[str, dict], nodes: dict[str, dict], now: float) -> None:
         """A fresh PodResources view from every node host; checks the two invariants on it."""

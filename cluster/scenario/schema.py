@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
 
 from ..api.durations import parse_duration
+from ..api.objects import KINDS as KNOWN_KINDS
 from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from ..api.selectors import LabelSelector, SelectorError
@@ -29,9 +30,19 @@ from ..yunikorn import config as yk_config
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
 from .chaos import check as check_chaos
+from .objectexpect import PathError, parse_path
 from .patchstep import PatchSpec
+from .schema_workloads import ObjectRef, RollbackSpec, ScaleSpec
 
-INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive", "noLostPods")
+INVARIANTS = (
+    "noOvercommit",
+    "noDoubleBinding",
+    "cpusetsExclusive",
+    "devicesExclusive",
+    "noLostPods",
+    "rolloutBounds",
+    "statefulSetIdentity",
+)
 DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
 __all__ = ["CHAOS_ACTIONS", "DEFAULT_CAPACITY", "INVARIANTS", "Scenario", "ScenarioError", "load", "load_file"]
 
@@ -95,6 +106,8 @@ class Step(_Strict):
     addNodes: NodePool | None = None  # a pool; a shared namePrefix continues its numbering
     removeNodes: RemoveNodes | None = None  # the Node objects are deleted
     patch: PatchSpec | list[PatchSpec] | None = None  # applied in order (patchstep.py)
+    scale: ScaleSpec | None = None  # kubectl scale (rollout.py)
+    rollback: RollbackSpec | None = None  # kubectl rollout undo (rollout.py)
 
     _at = field_validator("at", mode="before")(lambda cls, v: _duration(v))
 
@@ -148,6 +161,9 @@ class Expectation(_Strict):
     eventOrder: EventOrder | None = None
     count: CountSpec | None = None
     invariant: str | None = None
+    object: ObjectRef | None = None  # with field and a comparator (objectexpect.py)
+    field: str | None = None
+    exists: bool | None = None
     # pod fields
     phase: str | None = None
     nodeName: str | None = None
@@ -171,8 +187,8 @@ class Expectation(_Strict):
     noTaint: dict[str, str] | None = None
     allocatable: dict[str, Any] | None = None
     capacity: dict[str, Any] | None = None
-    # comparators for count and event
-    equals: int | None = None
+    # comparators for count and event (and object, where equals takes any value)
+    equals: Any = None
     atLeast: int | None = None
     atMost: int | None = None
 
@@ -469,17 +485,18 @@ def _check_expectation(e: Expectation, path: str) -> None:
     modes = [m for m in ("within", "always", "until", "at") if getattr(e, m) not in (None, False)]
     if len(modes) != 1:
         raise ScenarioError(f"{path}: needs exactly one of within, always, until, at: end (got {modes or 'none'})")
-    subjects = [f for f in ("pod", "node", "event", "eventOrder", "count", "invariant") if getattr(e, f) is not None]
+    subjects = [f for f in SUBJECTS if getattr(e, f) is not None]
     if len(subjects) != 1:
-        raise ScenarioError(
-            f"{path}: needs exactly one of pod, node, event, eventOrder, count, invariant (got {subjects or 'none'})"
-        )
+        raise ScenarioError(f"{path}: needs exactly one of {', '.join(SUBJECTS)} (got {subjects or 'none'})")
     _check_fields_fit(e, path, subjects[0])
+    _check_object(e, path)
     if e.pod is not None and (e.pod.name is None) == (e.pod.labelSelector is None):
         raise ScenarioError(f"{path}.pod: needs exactly one of name, labelSelector")
     if e.count is not None or e.event is not None:
         if sum(x is not None for x in (e.equals, e.atLeast, e.atMost)) == 0:
             raise ScenarioError(f"{path}: a count or event expectation needs equals, atLeast or atMost")
+        if e.equals is not None and (not isinstance(e.equals, int) or isinstance(e.equals, bool)):
+            raise ScenarioError(f"{path}.equals: {json.dumps(e.equals)} must be an integer (a count)")
     if e.count is not None:
         for field, kind in (("terminating", "Pod"), ("ready", "Node")):
             if getattr(e.count, field) is not None and e.count.kind != kind:
@@ -495,6 +512,31 @@ def _check_expectation(e: Expectation, path: str) -> None:
         unknown = set(e.event) - {"reason", "object", "type", "message"}
         if unknown:
             raise ScenarioError(f"{path}.event.{sorted(unknown)[0]}: unknown field")
+
+
+SUBJECTS = ("pod", "node", "event", "eventOrder", "count", "invariant", "object")
+
+
+def _check_object(e: Expectation, path: str) -> None:
+    """``object`` needs a readable ``field`` and one comparator; the rest never take them."""
+    if e.object is None:
+        for f in ("field", "exists"):
+            if getattr(e, f) is not None:
+                raise ScenarioError(f"{path}.{f}: only an object expectation takes it")
+        return
+    if e.object.kind not in KNOWN_KINDS:
+        raise ScenarioError(f"{path}.object.kind: {json.dumps(e.object.kind)} is not a kind kubemu serves")
+    if e.field is None:
+        raise ScenarioError(f"{path}.field: an object expectation needs the field to compare")
+    try:
+        parse_path(e.field)
+    except PathError as err:
+        raise ScenarioError(f"{path}.field: {err}") from None
+    given = [f for f in ("equals", "atLeast", "atMost", "exists") if getattr(e, f) is not None]
+    if not given:
+        raise ScenarioError(f"{path}: an object expectation needs equals, atLeast, atMost or exists")
+    if "exists" in given and len(given) > 1:
+        raise ScenarioError(f"{path}.exists: takes no other comparator")
 
 
 _POD_FIELDS = (

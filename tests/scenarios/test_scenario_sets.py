@@ -35,6 +35,13 @@ REQUIRED = {
         "daemonset",
         "ray-nodes",
     },
+    "workloads": {
+        "rolling-update",
+        "rolling-max-unavailable-0",
+        "recreate",
+        "progress-deadline-rollback",
+        "rollout-node-failures",
+    },
 }
 LOCAL = [p for p in ALL if key(p) not in NEEDS_PROCESSES]
 

@@ -208,7 +208,7 @@ def test_chaos_actions_load():
         (
             scenario(expect=[{"always": True, "invariant": "gpusShared"}]),
             'spec.expect[0].invariant: "gpusShared" is not an invariant (known: noOvercommit, noDoubleBinding, '
-            "cpusetsExclusive, devicesExclusive, noLostPods)",
+            "cpusetsExclusive, devicesExclusive, noLostPods, rolloutBounds, statefulSetIdentity)",
         ),
     ],
 )
