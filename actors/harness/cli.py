@@ -113,6 +113,12 @@ def _serve_parser(sub) -> None:
         "with schedulerName: yunikorn, and YuniKorn's REST API under /ws/v1); a --scenario uses its own list",
     )
     srv.add_argument("--runtime", choices=["local", "ray"], default="local", help="local (default) or ray")
+    srv.add_argument(
+        "--job-run-seconds",
+        type=float,
+        default=5.0,
+        help="emulated seconds a Job's pod runs (then exits 0) when it sets no kubemu.io/run-seconds (default 5)",
+    )
     srv.add_argument("--scenario", metavar="FILE", help="serve this scenario's cluster while its timeline runs")
 
 
@@ -125,7 +131,18 @@ def _serve_options(args):
     base = ServeOptions()
     given = {  # ``run --serve`` has only the listening options: the scenario has the cluster
         k: getattr(args, k)
-        for k in ("nodes", "cpu", "memory", "gpus", "address", "port", "time_scale", "insecure_http", "runtime")
+        for k in (
+            "nodes",
+            "cpu",
+            "memory",
+            "gpus",
+            "address",
+            "port",
+            "time_scale",
+            "insecure_http",
+            "runtime",
+            "job_run_seconds",
+        )
         if hasattr(args, k)
     }
     schedulers = getattr(args, "schedulers", None)

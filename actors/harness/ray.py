@@ -36,6 +36,7 @@ def run_on_ray(scenario: Scenario, log: Log) -> dict:
             cpus=max(cpus, len(ray_ids)),
             scheduler_config=scheduler_config(scenario),
             schedulers=spec.cluster.schedulers,
+            job_run_seconds=spec.cluster.jobRunSeconds,
         )
         cluster = RayCluster(plan, seed=spec.seed, time_scale=spec.timeScale, ray_nodes=spec.cluster.rayNodes)
         return asyncio.run(run_scenario(scenario, cluster, log))

@@ -54,6 +54,7 @@ class ServeOptions:
     schedulers: tuple[str, ...] = (DEFAULT_SCHEDULER,)
     seed: int = 1
     runtime: str = "local"  # or "ray": the components in actors (serve_ray.py)
+    job_run_seconds: float = 5.0  # a Job pod without kubemu.io/run-seconds exits 0 after this
 
 
 def check(opts: ServeOptions) -> None:
@@ -66,6 +67,8 @@ def check(opts: ServeOptions) -> None:
         raise ValueError(f"--time-scale: {opts.time_scale} must be greater than 0")
     if opts.gpus < 0:
         raise ValueError(f"--gpus: {opts.gpus} must be at least 0")
+    if not opts.job_run_seconds >= 0:
+        raise ValueError(f"--job-run-seconds: {opts.job_run_seconds} must be at least 0")
     if opts.runtime not in ("local", "ray"):
         raise ValueError(f"--runtime: {opts.runtime!r} is not one of local, ray")
     if not opts.schedulers:
@@ -84,7 +87,13 @@ def serve_options_layout(opts: ServeOptions, cpus: int | None = None) -> Layout:
     if opts.gpus:
         capacity["nvidia.com/gpu"] = str(opts.gpus)
     pools = [NodePool(namePrefix="node", count=opts.nodes, capacity=capacity)]
-    plan = layout(expand_pools(pools), seed=opts.seed, cpus=cpus or LOCAL_CPUS, schedulers=opts.schedulers)
+    plan = layout(
+        expand_pools(pools),
+        seed=opts.seed,
+        cpus=cpus or LOCAL_CPUS,
+        schedulers=opts.schedulers,
+        job_run_seconds=opts.job_run_seconds,
+    )
     if not opts.scheduler:
         plan.control.pop("scheduler", None)
     return plan
@@ -97,7 +106,11 @@ def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> Paced
         spec = scenario.spec
         configs = expand_pools(spec.cluster.nodes)
         plan = layout(
-            configs, seed=spec.seed, scheduler_config=scheduler_config(scenario), schedulers=spec.cluster.schedulers
+            configs,
+            seed=spec.seed,
+            scheduler_config=scheduler_config(scenario),
+            schedulers=spec.cluster.schedulers,
+            job_run_seconds=spec.cluster.jobRunSeconds,
         )
         seed, start_at, scale = spec.seed, 0.0, spec.timeScale * opts.time_scale
     else:

@@ -20,13 +20,14 @@ from typing import Any
 
 from ..api.requests import Watch
 from ..runtime.component import Batch, Component, Result
-from .manager import ControllerManager
+from .manager import ControllerManager, default_controllers
 from .writes import requests
 
 
 class ControllerManagerComponent(Component):
-    def __init__(self) -> None:
-        self.manager = ControllerManager()
+    def __init__(self, job_run_seconds: float | None = 5.0) -> None:
+        """``job_run_seconds``: how long a Job's pod runs when its template does not say."""
+        self.manager = ControllerManager(default_controllers(job_run_seconds))
         self.failed_writes = 0
 
     def watches(self) -> tuple[Watch, ...]:

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from ..api.errors import StatusError
 from ..api.requests import Request
+from .batchjob import JobController
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .disruption import DisruptionController
 from .garbagecollector import GarbageCollector
 from .hpa import HorizontalPodAutoscalerController
+from .jobttl import TTLAfterFinishedController
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .nodetaints import NodeTaintController
@@ -99,10 +101,21 @@ class DisruptionStep:
         return self.controller.next_recheck()
 
 
-LIST_ORDER = ("Node", "Lease", "PodDisruptionBudget", "Deployment", "ReplicaSet", "DaemonSet", "Pod")
+LIST_ORDER = (
+    "Node",
+    "Lease",
+    "PodDisruptionBudget",
+    "Deployment",
+    "ReplicaSet",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "Pod",
+)
 
 
-def default_controllers() -> list:
+def default_controllers(job_run_seconds: float | None = 5.0) -> list:
+    """``job_run_seconds``: how long a Job's pod runs when its template does not say."""
     return [
         NodeLifecycleController(),
         NodeTaintStep(),
@@ -112,6 +125,8 @@ def default_controllers() -> list:
         DeploymentController(),
         ReplicaSetController(),
         DaemonSetController(),
+        JobController(default_run_seconds=job_run_seconds),
+        TTLAfterFinishedController(),
         HorizontalPodAutoscalerController(),
         GarbageCollector(),
         NamespaceController(),

@@ -81,6 +81,7 @@ def layout(
     cpus: int = LOCAL_CPUS,
     scheduler_config: SchedulerConfig | None = None,
     schedulers: Sequence[str] = (DEFAULT_SCHEDULER,),
+    job_run_seconds: float | None = 5.0,
 ) -> Layout:
     """The schedulers asked for (the default one, YuniKorn mode or both), the controller
     manager and the node hosts for ``nodes``."""
@@ -91,7 +92,9 @@ def layout(
         )
     if YUNIKORN in schedulers:
         control[YUNIKORN] = ComponentSpec(YUNIKORN, YuniKornComponent)  # nothing random to seed
-    control["controller-manager"] = ComponentSpec("controller-manager", ControllerManagerComponent)
+    control["controller-manager"] = ComponentSpec(
+        "controller-manager", ControllerManagerComponent, {"job_run_seconds": job_run_seconds}
+    )
     hosts, first = [], 0
     for chunk in pack(nodes, nodes_per_host, cpus):
         hosts.append(host_spec(chunk, first))

@@ -27,6 +27,7 @@ def run_local(scenario: Scenario, log: Log, trace: TextIO | None = None) -> dict
         nodes_per_host=spec.cluster.nodesPerHost,
         scheduler_config=scheduler_config(scenario),
         schedulers=spec.cluster.schedulers,
+        job_run_seconds=spec.cluster.jobRunSeconds,
     )
     cluster = LocalCluster(plan, seed=spec.seed, trace=trace)
     return asyncio.run(run_scenario(scenario, cluster, log))

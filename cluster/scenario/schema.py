@@ -85,6 +85,8 @@ class ClusterSpec(_Strict):
     # The schedulers to run: the default one, YuniKorn mode (pods with schedulerName:
     # yunikorn, docs/yunikorn.md), or both sharing the nodes.
     schedulers: list[SchedulerName] = Field(default_factory=_default_schedulers, min_length=1)
+    # How long a Job's pod runs (then exits 0) when its template sets no kubemu.io/run-seconds.
+    jobRunSeconds: float = Field(default=5.0, ge=0)
 
 
 class DeleteSpec(_Strict):

@@ -105,3 +105,12 @@ def test_top_shows_the_emulated_usage(served):
     assert any("300Mi" in line for line in nodes[1:])
     missing = served.kubectl("get", "--raw", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/none", check=False)
     assert missing.returncode == 1 and "(NotFound)" in missing.stderr
+
+
+def test_kubectl_create_job_runs_to_completion(served):
+    # No kubemu.io/run-seconds: the pod runs the default 5 emulated seconds, then exits 0.
+    assert served.kubectl("create", "job", "pi", "--image=perl").stdout.strip() == "job.batch/pi created"
+    waited = served.kubectl("wait", "--for=condition=complete", "job/pi", "--timeout=40s")
+    assert waited.stdout.strip() == "job.batch/pi condition met"
+    row = served.kubectl("get", "job", "pi").stdout.splitlines()[1].split()
+    assert row[:3] == ["pi", "Complete", "1/1"]

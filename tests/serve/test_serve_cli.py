@@ -14,6 +14,7 @@ from actors.harness.cli import main
         (["--port", "70000"], "--port: 70000 is not a TCP port"),
         (["--time-scale", "0"], "--time-scale: 0.0 must be greater than 0"),
         (["--gpus", "-2"], "--gpus: -2 must be at least 0"),
+        (["--job-run-seconds", "-1"], "--job-run-seconds: -1.0 must be at least 0"),
         (
             ["--insecure-http", "--address", "0.0.0.0"],
             "--insecure-http: serving plain HTTP on 0.0.0.0 would expose the API; use TLS",

@@ -14,7 +14,17 @@ from cluster.runtime.component import START, Batch, Failure, WatchEvent
 
 def test_it_watches_nodes_and_owners_before_pods():
     kinds = [w.kind for w in ControllerManagerComponent().watches()]
-    assert kinds[:7] == ["Node", "Lease", "PodDisruptionBudget", "Deployment", "ReplicaSet", "DaemonSet", "Pod"]
+    assert kinds[:9] == [
+        "Node",
+        "Lease",
+        "PodDisruptionBudget",
+        "Deployment",
+        "ReplicaSet",
+        "DaemonSet",
+        "StatefulSet",
+        "Job",
+        "Pod",
+    ]
     # then every other kind for the garbage collector and the namespace controller, but Events
     assert sorted(kinds) == sorted(k for k in KINDS if k != "Event")
     assert all(isinstance(w, Watch) and w.node_names is None for w in ControllerManagerComponent().watches())

@@ -26,8 +26,18 @@ class _Probe:
 
 def test_default_kinds_list_nodes_first():
     kinds = ControllerManager().kinds
-    assert kinds[:7] == ["Node", "Lease", "PodDisruptionBudget", "Deployment", "ReplicaSet", "DaemonSet", "Pod"]
-    assert "Namespace" in kinds[7:] and "Event" not in kinds  # the rest: the GC's and namespace controller's
+    assert kinds[:9] == [
+        "Node",
+        "Lease",
+        "PodDisruptionBudget",
+        "Deployment",
+        "ReplicaSet",
+        "DaemonSet",
+        "StatefulSet",
+        "Job",
+        "Pod",
+    ]
+    assert "Namespace" in kinds[9:] and "Event" not in kinds  # the rest: the GC's and namespace controller's
 
 
 def test_events_reach_the_controllers_that_want_them_and_writes_merge():
