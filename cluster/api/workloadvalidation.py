@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from .cronschedule import CronError, check_time_zone, parse_schedule
 from .selectors import LabelSelector, SelectorError
 
 _PERCENT = re.compile(r"[0-9]+%")
@@ -266,8 +267,6 @@ def check_cronjob(obj: dict[str, Any]) -> None:
     name = (obj.get("metadata") or {}).get("name") or ""
     if len(name) > 52:
         invalid("metadata.name", name, "must be no more than 52 characters")
-    from .cron import CronError, check_time_zone, parse_schedule  # noqa: PLC0415 (cron is large; CronJobs are rare)
-
     schedule = spec.get("schedule")
     if not schedule:
         required(f"{path}.schedule")

@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..api.errors import StatusError
 from ..api.requests import Request
 from .batchjob import JobController
+from .cronjobs import CronJobController
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
 from .disruption import DisruptionController
@@ -109,6 +110,7 @@ LIST_ORDER = (
     "ReplicaSet",
     "DaemonSet",
     "StatefulSet",
+    "CronJob",
     "Job",
     "Pod",
 )
@@ -127,6 +129,7 @@ def default_controllers(job_run_seconds: float | None = 5.0) -> list:
         DaemonSetController(),
         JobController(default_run_seconds=job_run_seconds),
         TTLAfterFinishedController(),
+        CronJobController(),
         HorizontalPodAutoscalerController(),
         GarbageCollector(),
         NamespaceController(),

@@ -41,6 +41,9 @@ REQUIRED = {
         "recreate",
         "progress-deadline-rollback",
         "rollout-node-failures",
+        "job-backoff-limit",
+        "job-indexed",
+        "cronjob-forbid",
     },
 }
 LOCAL = [p for p in ALL if key(p) not in NEEDS_PROCESSES]

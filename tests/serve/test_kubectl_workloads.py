@@ -114,3 +114,19 @@ def test_kubectl_create_job_runs_to_completion(served):
     assert waited.stdout.strip() == "job.batch/pi condition met"
     row = served.kubectl("get", "job", "pi").stdout.splitlines()[1].split()
     assert row[:3] == ["pi", "Complete", "1/1"]
+
+
+def test_kubectl_create_job_from_a_cronjob(served):
+    served.kubectl("create", "cronjob", "nightly", "--image=busybox", "--schedule=0 3 * * *")
+    got = served.kubectl("get", "cronjob", "nightly").stdout.splitlines()[1].split()
+    assert got[:7] == ["nightly", "0", "3", "*", "*", "*", "<none>"]
+    assert (
+        served.kubectl("create", "job", "manual", "--from=cronjob/nightly").stdout.strip() == "job.batch/manual created"
+    )
+    job = json.loads(served.kubectl("get", "job", "manual", "-o", "json").stdout)
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+    waited = served.kubectl("wait", "--for=condition=complete", "job/manual", "--timeout=40s")
+    assert waited.stdout.strip() == "job.batch/manual condition met"
+    bad = served.kubectl("create", "cronjob", "bad", "--image=x", "--schedule=61 * * * *", check=False)
+    assert bad.returncode == 1 and "end of range (61) above maximum (59): 61" in bad.stderr

@@ -34,6 +34,12 @@ def sts(**spec) -> dict:
     return {**d, "kind": "StatefulSet"}
 
 
+def cronjob(name="tick", **spec) -> dict:
+    template = {"spec": {"template": {"spec": {**POD, "restartPolicy": "OnFailure"}}}}
+    base = {"schedule": "*/5 * * * *", "jobTemplate": template}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": {**base, **spec}}
+
+
 def hpa(**spec) -> dict:
     base = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 5}
     return {
@@ -119,6 +125,28 @@ BAD = [
         sts(updateStrategy={"type": "OnDelete", "rollingUpdate": {"partition": 1}}),
         'spec.updateStrategy.rollingUpdate: Invalid value: {"partition": 1}: '
         "only allowed for updateStrategy 'RollingUpdate'",
+    ),
+    (
+        "a malformed schedule",
+        cronjob(schedule="61 * * * *"),
+        'spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61',
+    ),
+    ("no schedule", cronjob(schedule=None), "spec.schedule: Required value"),
+    (
+        "an unknown time zone",
+        cronjob(timeZone="Mars/Olympus"),
+        'spec.timeZone: Invalid value: "Mars/Olympus": unknown time zone Mars/Olympus',
+    ),
+    (
+        "a CronJob name too long for its Jobs",
+        cronjob(name="a" * 53),
+        f'metadata.name: Invalid value: "{"a" * 53}": must be no more than 52 characters',
+    ),
+    (
+        "a CronJob's Job that restarts Always",
+        cronjob(jobTemplate={"spec": {"template": {"spec": dict(POD)}}}),
+        'spec.jobTemplate.spec.template.spec.restartPolicy: Unsupported value: "Always": '
+        'supported values: "OnFailure", "Never"',
     ),
     (
         "HPA max below min",
