@@ -14,7 +14,7 @@ from cluster.runtime.component import START, Batch, Failure, WatchEvent
 
 def test_it_watches_nodes_and_owners_before_pods():
     kinds = [w.kind for w in ControllerManagerComponent().watches()]
-    assert kinds[:9] == [
+    assert kinds[:10] == [
         "Node",
         "Lease",
         "PodDisruptionBudget",
@@ -22,6 +22,7 @@ def test_it_watches_nodes_and_owners_before_pods():
         "ReplicaSet",
         "DaemonSet",
         "StatefulSet",
+        "CronJob",
         "Job",
         "Pod",
     ]

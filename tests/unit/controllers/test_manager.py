@@ -26,7 +26,7 @@ class _Probe:
 
 def test_default_kinds_list_nodes_first():
     kinds = ControllerManager().kinds
-    assert kinds[:9] == [
+    assert kinds[:10] == [
         "Node",
         "Lease",
         "PodDisruptionBudget",
@@ -34,10 +34,11 @@ def test_default_kinds_list_nodes_first():
         "ReplicaSet",
         "DaemonSet",
         "StatefulSet",
+        "CronJob",
         "Job",
         "Pod",
     ]
-    assert "Namespace" in kinds[9:] and "Event" not in kinds  # the rest: the GC's and namespace controller's
+    assert "Namespace" in kinds[10:] and "Event" not in kinds  # the rest: the GC's and namespace controller's
 
 
 def test_events_reach_the_controllers_that_want_them_and_writes_merge():
