@@ -41,6 +41,7 @@ from .nodetaints import NodeTaintController
 from .ownedpods import ParkedPods
 from .podgc import PodGC
 from .replicaset import ReplicaSetController
+from .statefulsets import StatefulSetController
 from .tainteviction import TaintEvictionController
 from .writes import Writes, failure_hook
 
@@ -127,6 +128,7 @@ def default_controllers(job_run_seconds: float | None = 5.0) -> list:
         DeploymentController(),
         ReplicaSetController(),
         DaemonSetController(),
+        StatefulSetController(),
         JobController(default_run_seconds=job_run_seconds),
         TTLAfterFinishedController(),
         CronJobController(),

@@ -44,6 +44,8 @@ REQUIRED = {
         "job-backoff-limit",
         "job-indexed",
         "cronjob-forbid",
+        "statefulset-ordered",
+        "statefulset-partition",
     },
 }
 LOCAL = [p for p in ALL if key(p) not in NEEDS_PROCESSES]
