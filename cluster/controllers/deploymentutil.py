@@ -176,7 +176,9 @@ def old_scale_down(spec: dict, old: Sequence[dict], new: dict) -> dict[str, int]
         cut = min(budget - done, unhealthy)
         sizes[name] -= cut
         done += cut
-    avail = sum(available(rs) for rs in old) + available(new)
+    # A ReplicaSet just scaled down may not have reported it yet: it cannot have more
+    # available replicas than it is asked for, so a stale status never lets too many go.
+    avail = sum(min(available(rs), replicas(rs)) for rs in old) + min(available(new), replicas(new))
     if avail > min_available:  # b. then what availability allows
         left = avail - min_available
         for rs in ordered:

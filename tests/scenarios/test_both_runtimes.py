@@ -16,6 +16,7 @@ ONE_PER_FOLDER = [
     "kubelet/memory-pressure",
     "chaos/scheduler-restart",
     "yunikorn/law5-sibling-over-guarantee",
+    "workloads/rolling-update",
 ]
 
 

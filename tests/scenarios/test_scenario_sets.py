@@ -46,6 +46,7 @@ REQUIRED = {
         "cronjob-forbid",
         "statefulset-ordered",
         "statefulset-partition",
+        "hpa-scale",
     },
 }
 LOCAL = [p for p in ALL if key(p) not in NEEDS_PROCESSES]
