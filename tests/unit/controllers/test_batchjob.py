@@ -2,12 +2,11 @@
 (apiserver, scheduler, kubelets and the controller-manager in one process)."""
 
 import pytest
+from localrun import run_objects
 
 from cluster.clock import rfc3339
 from cluster.controllers import jobutil as ju
 from cluster.controllers.jobttl import TTLAfterFinishedController
-from cluster.scenario.local import run_local
-from cluster.scenario.schema import load
 
 
 @pytest.mark.parametrize(
@@ -75,20 +74,8 @@ def test_fail_job_message():
 
 
 def run(*jobs, timeline=(), duration=120, expect=()):
-    doc = {
-        "apiVersion": "kubemu.io/v1alpha1",
-        "kind": "Scenario",
-        "metadata": {"name": "jobs"},
-        "spec": {
-            "runtime": "local",
-            "duration": duration,
-            "cluster": {"nodes": [{"count": 2, "capacity": {"cpu": "4", "memory": "8Gi"}}]},
-            "objects": list(jobs),
-            "timeline": list(timeline),
-            "expect": list(expect) or [{"at": "end", "count": {"kind": "Pod"}, "atLeast": 0}],
-        },
-    }
-    return run_local(load(doc), lambda _: None)
+    keep = [{"at": "end", "count": {"kind": "Pod"}, "atLeast": 0}]  # nothing to hold the run open
+    return run_objects(jobs, duration=duration, expect=list(expect) or keep, timeline=timeline, cpu="4")
 
 
 def job(name="j", annotations=None, **spec):

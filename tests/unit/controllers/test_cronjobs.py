@@ -2,11 +2,10 @@
 local runtime, on the emulated clock (emulated 0 is 2026-01-01T00:00:00Z)."""
 
 import pytest
+from localrun import run_objects
 
 from cluster.api.cronschedule import parse_schedule
 from cluster.controllers.cronjobs import UNIX0, most_recent
-from cluster.scenario.local import run_local
-from cluster.scenario.schema import load
 
 MINUTE = parse_schedule("* * * * *")
 
@@ -39,27 +38,14 @@ def run(cronjob_spec, duration, run_seconds="75"):
         "metadata": {"name": "tick"},
         "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}, **cronjob_spec},
     }
-    doc = {
-        "apiVersion": "kubemu.io/v1alpha1",
-        "kind": "Scenario",
-        "metadata": {"name": "cron"},
-        "spec": {
-            "runtime": "local",
-            "duration": duration,
-            "cluster": {"nodes": [{"count": 1, "capacity": {"cpu": "8", "memory": "8Gi"}}]},
-            "objects": [cj],
-            # Held until the end: never three runs at once (and the run lasts to ``duration``).
-            "expect": [
-                {
-                    "until": duration,
-                    "object": {"kind": "CronJob", "name": "tick"},
-                    "field": "status.active[2]",
-                    "exists": False,
-                }
-            ],
-        },
+    # Held until the end: never three runs at once (and the run lasts to ``duration``).
+    until = {
+        "until": duration,
+        "object": {"kind": "CronJob", "name": "tick"},
+        "field": "status.active[2]",
+        "exists": False,
     }
-    report = run_local(load(doc), lambda _: None)
+    report = run_objects([cj], duration=duration, expect=[until], nodes=1)
     return [
         (round(e["time"]), e["reason"], e["message"]) for e in report["events"] if e["object"] == "CronJob/default/tick"
     ]

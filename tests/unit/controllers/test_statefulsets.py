@@ -1,8 +1,7 @@
 """The StatefulSet controller through the local runtime: names, revisions, OnDelete,
 failed pods, and the status it reports."""
 
-from cluster.scenario.local import run_local
-from cluster.scenario.schema import load
+from localrun import run_objects
 
 
 def run(spec, timeline=(), duration=120, pod_spec=None):
@@ -20,24 +19,9 @@ def run(spec, timeline=(), duration=120, pod_spec=None):
         "metadata": {"name": "web"},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template, **spec},
     }
-    doc = {
-        "apiVersion": "kubemu.io/v1alpha1",
-        "kind": "Scenario",
-        "metadata": {"name": "sts"},
-        "spec": {
-            "runtime": "local",
-            "duration": duration,
-            "cluster": {"nodes": [{"count": 1, "capacity": {"cpu": "8", "memory": "8Gi"}}]},
-            "objects": [sts],
-            "timeline": list(timeline),
-            # Held to the end: no ordinal is ever held twice.
-            "expect": [
-                {"always": True, "invariant": "statefulSetIdentity"},
-                {"until": duration, "count": {}, "atLeast": 0},
-            ],
-        },
-    }
-    return run_local(load(doc), lambda _: None)
+    # Held to the end: never more pods than replicas.
+    expect = [{"until": duration, "count": {"labelSelector": "app=web"}, "atMost": 2}]
+    return run_objects([sts], duration=duration, expect=expect, timeline=timeline, nodes=1)
 
 
 def image_patch(image):
