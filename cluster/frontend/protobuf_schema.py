@@ -52,6 +52,34 @@ MESSAGES: dict[str, str] = {
     "StatefulSet": "1 metadata:ObjectMeta, 2 spec:StatefulSetSpec, 3 status:StatefulSetStatus",
     "Job": "1 metadata:ObjectMeta, 2 spec:JobSpec, 3 status:JobStatus",
     "CronJob": "1 metadata:ObjectMeta, 2 spec:CronJobSpec, 3 status:CronJobStatus",
+    "HorizontalPodAutoscaler": (
+        "1 metadata:ObjectMeta, 2 spec:HorizontalPodAutoscalerSpec, 3 status:HorizontalPodAutoscalerStatus"
+    ),
+    # autoscaling/v2 (what kubectl autoscale sends): the Resource and ContainerResource metrics.
+    "HorizontalPodAutoscalerSpec": (
+        "1 scaleTargetRef:CrossVersionObjectReference, 2 minReplicas:i!, 3 maxReplicas:i!, "
+        "4 metrics:[MetricSpec], 5 behavior:HorizontalPodAutoscalerBehavior"
+    ),
+    "CrossVersionObjectReference": "1 kind, 2 name, 3 apiVersion",
+    "MetricSpec": "1 type, 4 resource:ResourceMetricSource, 7 containerResource:ContainerResourceMetricSource",
+    "ResourceMetricSource": "1 name, 2 target:MetricTarget",
+    "ContainerResourceMetricSource": "1 name, 2 target:MetricTarget, 3 container",
+    "MetricTarget": "1 type, 2 value:Quantity, 3 averageValue:Quantity, 4 averageUtilization:i!",
+    "HorizontalPodAutoscalerBehavior": "1 scaleUp:HPAScalingRules, 2 scaleDown:HPAScalingRules",
+    "HPAScalingRules": (
+        "3 stabilizationWindowSeconds:i!, 1 selectPolicy, 2 policies:[HPAScalingPolicy], 4 tolerance:Quantity"
+    ),
+    "HPAScalingPolicy": "1 type, 2 value:i!, 3 periodSeconds:i!",
+    "HorizontalPodAutoscalerStatus": (
+        "1 observedGeneration:i, 2 lastScaleTime:Time, 3 currentReplicas:i, 4 desiredReplicas:i!, "
+        "5 currentMetrics:[MetricStatus], 6 conditions:[HorizontalPodAutoscalerCondition]"
+    ),
+    "MetricStatus": "1 type, 4 resource:ResourceMetricStatus",
+    "ResourceMetricStatus": "1 name, 2 current:MetricValueStatus",
+    "MetricValueStatus": "1 value:Quantity, 2 averageValue:Quantity, 3 averageUtilization:i!",
+    "HorizontalPodAutoscalerCondition": (
+        "1 type, 2 status, 3 lastTransitionTime:Time, 4 reason, 5 message, 6 observedGeneration:i"
+    ),
     "PodDisruptionBudget": (
         "1 metadata:ObjectMeta, 2 spec:PodDisruptionBudgetSpec, 3 status:PodDisruptionBudgetStatus"
     ),
@@ -409,6 +437,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("apps/v1", "StatefulSet"): "StatefulSet",
     ("batch/v1", "Job"): "Job",
     ("batch/v1", "CronJob"): "CronJob",
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("policy/v1", "Eviction"): "Eviction",
     ("coordination.k8s.io/v1", "Lease"): "Lease",

@@ -130,3 +130,18 @@ def test_kubectl_create_job_from_a_cronjob(served):
     assert waited.stdout.strip() == "job.batch/manual condition met"
     bad = served.kubectl("create", "cronjob", "bad", "--image=x", "--schedule=61 * * * *", check=False)
     assert bad.returncode == 1 and "end of range (61) above maximum (59): 61" in bad.stderr
+
+
+def test_kubectl_autoscale_sends_an_hpa_in_protobuf(served):
+    served.kubectl("create", "deployment", "scaled", "--image=nginx", "--replicas=2")
+    out = served.kubectl("autoscale", "deployment", "scaled", "--cpu-percent=50", "--min=2", "--max=5").stdout
+    assert out.strip() == "horizontalpodautoscaler.autoscaling/scaled autoscaled"
+    hpa = json.loads(served.kubectl("get", "hpa", "scaled", "-o", "json").stdout)
+    target = hpa["spec"]["metrics"][0]["resource"]
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"], target["target"]["averageUtilization"]) == (
+        2,
+        5,
+        50,
+    )
+    row = until(lambda: [r.split() for r in served.kubectl("get", "hpa", "scaled").stdout.splitlines()[1:]])
+    assert row[0][:2] == ["scaled", "Deployment/scaled"]
