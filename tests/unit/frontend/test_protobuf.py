@@ -641,6 +641,29 @@ OBJECTS: list[dict[str, Any]] = [
         },
     },
     {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "minReplicas": 2, "maxReplicas": 10,
+            "metrics": [
+                {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}},
+                {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "512Mi"}}},
+            ],
+            "behavior": {
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 0, "selectPolicy": "Min",
+                    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
+                },
+            },
+        },
+        "status": {
+            "observedGeneration": 3, "lastScaleTime": T0, "currentReplicas": 4, "desiredReplicas": 0,
+            "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 75}}}],
+            "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": T0, "reason": "ReadyForNewScale"}],
+        },
+    },
+    {
         "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "backup", "namespace": "default"},
         "spec": {
             "schedule": "0 3 * * *", "timeZone": "Etc/UTC", "concurrencyPolicy": "Forbid", "suspend": False,
