@@ -17,10 +17,12 @@ Arguments:
 Default constraints apply to a pod without constraints of its own. Upstream derives their
 selector from the Services, ReplicationControllers, ReplicaSets and StatefulSets selecting
 the pod; kubemu's scheduler watches none of those, so the selector is the pod's own
-labels, minus the ones its controller adds per revision or per pod (pod-template-hash,
-controller-revision-hash, the StatefulSet pod name and index), and only for pods whose
-controller ownerReference is a ReplicaSet, StatefulSet or ReplicationController. Pods only
-a Service selects get no default spreading.
+labels, minus the ones a StatefulSet adds per revision or per pod
+(controller-revision-hash, the pod name and index), which its selector never holds, and
+only for pods whose controller ownerReference is a ReplicaSet, StatefulSet or
+ReplicationController. ``pod-template-hash`` stays: a Deployment's ReplicaSet selects by
+it, so during a rollout each revision spreads on its own, as upstream. Pods only a Service
+selects get no default spreading.
 """
 
 from __future__ import annotations
@@ -62,10 +64,9 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
     {"maxSkew": 3, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": SCHEDULE_ANYWAY},
     {"maxSkew": 5, "topologyKey": ZONE_KEY, "whenUnsatisfiable": SCHEDULE_ANYWAY},
 )
-# Labels a controller adds per revision or per pod; they are not part of its selector.
+# Labels a StatefulSet adds per revision or per pod; they are not part of its selector.
 CONTROLLER_ADDED_LABELS = frozenset(
     {
-        "pod-template-hash",
         "controller-revision-hash",
         "statefulset.kubernetes.io/pod-name",
         "apps.kubernetes.io/pod-index",

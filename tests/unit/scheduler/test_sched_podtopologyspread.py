@@ -558,10 +558,14 @@ def default_nodes():
 def test_system_defaults_spread_replicaset_pods_and_keep_zoneless_nodes():
     # hostname: weight log(4+2), maxSkew 3; zone: a, b and the empty value of x1 make 3
     # domains, weight log(5), maxSkew 5. a1: 2*1.792+2 + 2*1.609+4 = 12.80 -> 13;
-    # a2: 2 + 7.22 -> 9; b1: 3.79 + 5.61 -> 9; x1 (no zone): 2. 100*(13+2-s)/13.
-    pods = [placed("a1", 2, app="web", **{"pod-template-hash": "old"}), placed("b1", app="web")]
+    # a2: 2 + 7.22 -> 9; b1: 2 + 4 = 6, its pod being of the other revision (the
+    # ReplicaSet's selector holds pod-template-hash); x1 (no zone): 2. 100*(13+2-s)/13.
+    pods = [
+        placed("a1", 2, app="web", **{"pod-template-hash": "new"}),
+        placed("b1", app="web", **{"pod-template-hash": "old"}),
+    ]
     pod = rs_owned(web(**{"pod-template-hash": "new"}))
-    assert run_score(default_nodes(), pods, pod) == ([13, 9, 9, 2], [15, 46, 46, 100])
+    assert run_score(default_nodes(), pods, pod) == ([13, 9, 6, 2], [15, 46, 69, 100])
 
 
 def test_own_constraints_replace_defaults_and_ignore_zoneless_nodes():
@@ -578,7 +582,7 @@ def test_own_constraints_replace_defaults_and_ignore_zoneless_nodes():
         web(),
         rs_owned(web(), controller=False),
         rs_owned(web(), kind="Job"),
-        rs_owned(make_pod("p").label("pod-template-hash", "h")),
+        rs_owned(make_pod("p").label("controller-revision-hash", "h")),
         web().spread(ZONE),  # only DoNotSchedule
     ],
     ids=["no owner", "owner not controller", "Job controller", "only controller-added labels", "only hard"],
