@@ -59,9 +59,13 @@ def _until_rolled_out(cluster: LocalCluster, replicas: int) -> tuple[float, floa
         asyncio.run(cluster.advance(None))
 
 
-def rollout(nodes: int, replicas: int, log) -> dict:
+def rollout(nodes: int, replicas: int, log, runtime: str = "local") -> dict:
+    if nodes < 1:
+        raise ValueError(f"--nodes: {nodes} must be at least 1")
     if replicas < 1:
         raise ValueError(f"--replicas: {replicas} must be at least 1")
+    if runtime == "ray":
+        return asyncio.run(_through_actors(nodes, replicas, log))
     t0 = time.perf_counter()
     plan = layout(expand_pools(bench_pools(nodes)), seed=1)
     cluster = LocalCluster(plan, seed=1)
@@ -94,5 +98,74 @@ def rollout(nodes: int, replicas: int, log) -> dict:
         "createPodsPerSecond": round(replicas / first[1], 1) if first[1] > 0 else None,
         "emulatedSeconds": round(emulated, 1),
         "seconds": round(wall, 3),
+        "newPodsPerSecond": rate,
+    }
+
+
+def _done(d: dict, replicas: int) -> bool:
+    s = d.get("status") or {}
+    return (s.get("observedGeneration") or 0) >= d["metadata"]["generation"] and all(
+        s.get(f) == replicas for f in ("updatedReplicas", "replicas", "availableReplicas")
+    )
+
+
+async def _wait(cluster, replicas: int, limit: float) -> tuple[float, bool]:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        if _done(await cluster.get("Deployment", "default", "bench"), replicas):
+            return time.perf_counter() - t0, True
+        await asyncio.sleep(0.1)
+    return time.perf_counter() - t0, False
+
+
+async def _through_actors(nodes: int, replicas: int, log) -> dict:
+    """The same through the actors (apiserver, scheduler, controller-manager and node hosts
+    in their own processes), as ``bench schedule`` runs; emulated time is wall time."""
+    import ray
+
+    from actors.harness import benchray
+
+    started_here = not ray.is_initialized()
+    cluster = benchray.ray_cluster(nodes, 0)
+    try:
+        await cluster.prime()
+        await cluster.start_clock()
+        (err,) = await cluster.write([Create(_deployment(replicas))])
+        if err is not None:
+            raise RuntimeError(f"create failed: {err.reason}: {err.message}")
+        limit = max(120.0, replicas / 20)
+        created, ok = await _wait(cluster, replicas, limit)
+        log(
+            f"created: {replicas} replicas available after {created:.1f}s wall ({'complete' if ok else 'NOT complete'})"
+        )
+        d = await cluster.get("Deployment", "default", "bench")
+        d["spec"]["template"]["spec"]["containers"][0]["image"] = "pause:2"
+        d.pop("status", None)
+        (err,) = await cluster.write([Update(d)])
+        if err is not None:
+            raise RuntimeError(f"update failed: {err.reason}: {err.message}")
+        d["metadata"]["generation"] += 1
+        cpu0 = await benchray.cpu_seconds(cluster)
+        rolled, done = await _wait(cluster, replicas, limit)
+        cpu = {k: round(v - cpu0.get(k, 0.0), 2) for k, v in (await benchray.cpu_seconds(cluster)).items()}
+    finally:
+        await cluster.shutdown()
+        if started_here and ray.is_initialized():
+            ray.shutdown()
+    rate = round(replicas / rolled, 1) if rolled > 0 else None
+    log(
+        f"rolled: {replicas} replicas replaced in {rolled:.1f}s wall: {rate} new pods/s{'' if done else ' (NOT complete)'}"
+    )
+    log(f"CPU seconds during the rolling update: {cpu}")
+    return {
+        "benchmark": "rollout",
+        "runtime": "ray",
+        "cpuSeconds": cpu,
+        "nodes": nodes,
+        "replicas": replicas,
+        "complete": ok and done,
+        "createSeconds": round(created, 3),
+        "createPodsPerSecond": round(replicas / created, 1) if created > 0 else None,
+        "seconds": round(rolled, 3),
         "newPodsPerSecond": rate,
     }

@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--pods", type=int, default=10000)
     bench.add_argument("--replicas", type=int, default=10000, help="rollout: the Deployment's replicas")
+    bench.add_argument(
+        "--runtime", choices=["local", "ray"], help="rollout: local (default: in one process) or ray (the actors)"
+    )
     bench.add_argument("--nodes-per-host", type=int, default=None, help="default: 0 (automatic); chaos: 50")
     bench.add_argument(
         "--workload",
@@ -236,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         from actors.harness.benchrollout import rollout
 
         try:
-            result = rollout(args.nodes, args.replicas, lambda s: print(s, file=sys.stderr))
+            runtime = args.runtime or "local"
+            result = rollout(args.nodes, args.replicas, lambda s: print(s, file=sys.stderr), runtime)
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2

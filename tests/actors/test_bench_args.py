@@ -27,6 +27,8 @@ from actors.harness.workloads import FILL_PER_NODE, GROUP, bench_pod, bench_pool
         ),
         (["bench", "chaos", "--duration", "0"], "--duration: 0.0 must be greater than 0"),
         (["bench", "chaos", "--time-scale", "-1"], "--time-scale: -1.0 must be greater than 0"),
+        (["bench", "rollout", "--replicas", "0"], "--replicas: 0 must be at least 1"),
+        (["bench", "rollout", "--nodes", "0", "--runtime", "ray"], "--nodes: 0 must be at least 1"),
     ],
 )
 def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):
@@ -74,6 +76,20 @@ def test_cycle_bench_schedules_every_pod_without_ray(capsys):
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (result["benchmark"], result["bound"], result["nodes"]) == ("cycle", 60, 30)
     assert result["podsPerSecond"] > 0
+
+
+def test_rollout_bench_rolls_every_replica_in_one_process(capsys):
+    import json
+
+    assert main(["bench", "rollout", "--nodes", "20", "--replicas", "100"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (result["benchmark"], result["runtime"], result["complete"], result["replicas"]) == (
+        "rollout",
+        "local",
+        True,
+        100,
+    )
+    assert result["newPodsPerSecond"] > 0 and result["createPodsPerSecond"] > 0
 
 
 def test_preempt_pods_fill_a_node_and_each_preemptor_needs_one_victim():
