@@ -145,9 +145,11 @@ async def _through_actors(nodes: int, replicas: int, log) -> dict:
         if err is not None:
             raise RuntimeError(f"update failed: {err.reason}: {err.message}")
         d["metadata"]["generation"] += 1
+        await benchray.dump_profiles(cluster, log, reset=True)  # with KUBEMU_PROFILE: the update only
         cpu0 = await benchray.cpu_seconds(cluster)
         rolled, done = await _wait(cluster, replicas, limit)
         cpu = {k: round(v - cpu0.get(k, 0.0), 2) for k, v in (await benchray.cpu_seconds(cluster)).items()}
+        await benchray.dump_profiles(cluster, log)
     finally:
         await cluster.shutdown()
         if started_here and ray.is_initialized():
