@@ -41,7 +41,7 @@ from .nodetaints import NodeTaintController
 from .ownedpods import ParkedPods
 from .podgc import PodGC
 from .replicaset import ReplicaSetController
-from .statefulsets import StatefulSetController
+from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionController
 from .writes import Writes, failure_hook
 
