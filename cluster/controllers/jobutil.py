@@ -24,8 +24,8 @@ def backoff_delay(failures: int) -> float:
 
 
 def compress_indexes(indexes) -> str:
-    """Indexes as upstream's ``completedIndexes``: runs of consecutive indexes as ``a-b``,
-    others alone, in order: {0, 1, 2, 4} -> "0-2,4"."""
+    """Indexes as upstream's ``completedIndexes``: runs of three or more consecutive
+    indexes as ``a-b``, pairs and singles listed, in order: {0, 1, 2, 4, 6, 7} -> "0-2,4,6,7"."""
     out: list[str] = []
     run: list[int] = []
     for i in sorted(set(indexes)):
@@ -41,7 +41,9 @@ def compress_indexes(indexes) -> str:
 
 
 def _range(run: list[int]) -> str:
-    return str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}"
+    if len(run) <= 2:
+        return ",".join(map(str, run))
+    return f"{run[0]}-{run[-1]}"
 
 
 def index_of(pod: dict) -> int | None:
