@@ -258,7 +258,6 @@ class JobController(WorkloadController[_Job]):
     def _job_pod(self, st: _Job, index: int | None) -> dict:
         pod = self._new_pod(st)
         m = pod["metadata"]
-        m["ownerReferences"][0]["apiVersion"] = "batch/v1"
         annotations = m.setdefault("annotations", {})
         if self.default_run_seconds is not None and RUN_SECONDS not in annotations:
             annotations[RUN_SECONDS] = f"{self.default_run_seconds:g}"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..api.codec import decode, encode
 from ..api.errors import NotFound, StatusError
+from ..api.kinds import BY_KIND
 from ..api.objects import condition, is_terminal, is_terminating, name_of, namespace_of, uid_of
 from ..api.selectors import LabelSelector, SelectorError
 from ..clock import parse_timestamp
@@ -44,7 +45,7 @@ def owner_reference(owner: dict, kind: str) -> dict:
     """The controller reference a workload puts on its pods (upstream NewControllerRef)."""
     m = owner.get("metadata") or {}
     return {
-        "apiVersion": "apps/v1",
+        "apiVersion": BY_KIND[kind].api_version,  # apps/v1, batch/v1, ...
         "kind": kind,
         "name": m.get("name", ""),
         "uid": m.get("uid", ""),
