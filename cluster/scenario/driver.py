@@ -1,12 +1,12 @@
 """Driving a scenario through an emulated cluster, under either runtime.
 
-Owns the run loop: it feeds the timeline to the cluster (creates, deletes, node pools
-added and removed, chaos), watches Pods, Nodes, Events and ReplicaSets into a ``Mirror``
-like any other client, lets ``ScenarioRun`` judge the expectations, ends the run when
-they allow it and the cluster has settled, and builds the report. It talks to the cluster
-only through ``cluster/runtime/cluster.py``'s ``Cluster``, so the same loop drives the
-local runtime (which it advances from one instant to the next) and the Ray runtime (whose
-clock runs by itself while the loop polls).
+Owns the run loop: it feeds the timeline to the cluster (creates, deletes, patches, node
+pools added and removed, chaos, scale, rollback), watches Pods, Nodes, Events and the
+workload kinds (``KINDS``) into a ``Mirror`` like any other client, lets ``ScenarioRun``
+judge the expectations, ends the run when they allow it and the cluster has settled, and
+builds the report. It talks to the cluster only through ``cluster/runtime/cluster.py``'s
+``Cluster``, so the same loop drives the local runtime (which it advances from one instant
+to the next) and the Ray runtime (whose clock runs by itself while the loop polls).
 
 A run ends at ``spec.duration``, or earlier once the timeline (random chaos included) is
 done, the expectations are decided (``ScenarioRun.over``) and the cluster is quiet: every
@@ -41,7 +41,9 @@ from .schema_workloads import RollbackSpec, ScaleSpec
 PROGRESS_EVERY = 2.0  # real seconds between progress lines
 RESOURCES_EVERY = 0.25  # real seconds between reads of the kubelets' PodResources view (ray)
 POLL = 0.05  # real seconds the driver's watch may wait (ray)
-# What the driver's watch mirrors: what expectations, invariants and the report read.
+# What the driver's watch mirrors: what expectations, invariants and the report read
+# (and any other kind an ``object`` expectation names). A kind without objects costs one
+# empty watch entry per poll, and the invariants that read these look only while some exist.
 KINDS = (
     "Node",
     "Pod",
@@ -113,7 +115,8 @@ class Timeline:
         await self._rewrite(s.kind, s.namespace, s.name, "scale", lambda obj: scaled(obj, s.replicas))
 
     async def rollback(self, r: RollbackSpec) -> None:
-        replicasets = list(self.mirror.objects.get("ReplicaSet", {}).values())
+        # As kubectl lists them: the ReplicaSets of the namespace (the watch's copies).
+        replicasets = [rs for (ns, _), rs in self.mirror.objects.get("ReplicaSet", {}).items() if ns == r.namespace]
         await self._rewrite(
             "Deployment", r.namespace, r.name, "rollback", lambda d: rolled_back(d, replicasets, r.toRevision)
         )
@@ -203,7 +206,7 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
         log(f"kubemu: {registered} nodes on {len(cluster.fleet.hosts)} hosts registered in {time.time() - wall0:.1f}s")
         mirror, run = Mirror(), ScenarioRun(scenario)
         timeline = Timeline(cluster, log, taken, mirror)
-        informer = cluster.informer(KINDS)
+        informer = cluster.informer(KINDS + tuple(k for k in run.object_kinds() if k not in KINDS))
         if spec.objects:
             await timeline.run(Step(at=0, create=spec.objects), 0.0)
         now = await _loop(cluster, run, mirror, informer, timeline, log)

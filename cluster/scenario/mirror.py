@@ -1,10 +1,12 @@
 """The scenario runner's view of the cluster, built only from watch events.
 
-Owns the copies of Pods, Nodes, Events and ReplicaSets the runner observes, the times it first saw
-each pod created, bound and Running (for the report's metrics), the latest view of the
-kubelets' PodResources API (what each pod holds: cgroups, cpuset, devices, usage; the
-driver polls it), and the invariant checks (``noOvercommit``, ``noDoubleBinding`` and
-``noLostPods`` (``ownership.py``) incrementally; ``cpusetsExclusive``, ``devicesExclusive`` on each new PodResources view).
+Owns the copies of Pods, Nodes, Events and every other kind the runner watches (the
+workload kinds: ``driver.KINDS``), the times it first saw each pod created, bound and
+Running (for the report's metrics), the latest view of the kubelets' PodResources API
+(what each pod holds: cgroups, cpuset, devices, usage; the driver polls it), and the
+invariant checks (``noOvercommit``, ``noDoubleBinding``, ``noLostPods`` (``ownership.py``),
+``rolloutBounds`` and ``statefulSetIdentity`` (``workloadinvariants.py``) incrementally;
+``cpusetsExclusive``, ``devicesExclusive`` on each new PodResources view).
 It sees what a user with ``kubectl get -w`` and the kubelets' PodResources sockets would
 see, never any component's private state. Called by the driver after every watch batch;
 read by expectations and the report.
@@ -78,6 +80,9 @@ class Mirror:
         m = pod["metadata"]
         key, uid = (m.get("namespace", ""), m["name"]), m.get("uid", "")
         self.owned.on_pod(etype, pod)
+        held = self.pods.get(key)
+        self.rollouts.on_pod(etype, pod, held)
+        self.identity.on_pod(etype, pod, held, now)
         if etype == "DELETED":
             self.pods.pop(key, None)
             self._set_running(uid, None, pod)
@@ -130,13 +135,10 @@ class Mirror:
                 self._over.discard(node)
         self._dirty.clear()
         self.violations["noLostPods"] += self.owned.check(now)
-        # Both scan the pods: only while the kinds they judge exist.
+        # statefulSetIdentity is judged on each pod event; rolloutBounds looks only while
+        # Deployments exist, and at the pods of those rolling out.
         if self.objects.get("Deployment"):
-            self.rollouts.check(
-                now, self.objects["Deployment"], self.objects.get("ReplicaSet", {}), self.pods, self.nodes
-            )
-        if self.objects.get("StatefulSet"):
-            self.identity.check(now, self.pods)
+            self.rollouts.check(now, self.objects["Deployment"], self.objects.get("ReplicaSet", {}), self.nodes)
 
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
         """The latest copy of an object the watch showed, or None."""
@@ -144,6 +146,9 @@ class Mirror:
             return self.pods.get((namespace, name))
         if kind == "Node":
             return self.nodes.get(name)
+        if kind == "Event":
+            found = (e for e in reversed(self.events) if (e.get("metadata") or {}).get("name") == name)
+            return next((e for e in found if e["metadata"].get("namespace", "") == namespace), None)
         return self.objects.get(kind, {}).get((namespace, name))
 
     def set_pod_resources(self, pods: dict[str, dict], nodes: dict[str, dict], now: float) -> None:

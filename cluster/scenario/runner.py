@@ -41,6 +41,10 @@ class ScenarioRun:
     def next_step_at(self) -> float | None:
         return self._steps[0].at if self._steps else None
 
+    def object_kinds(self) -> list[str]:
+        """The kinds ``object`` expectations read: the driver's watch must mirror them."""
+        return sorted({e.object.kind for e in self.scenario.spec.expect if e.object is not None})
+
     def needs_pod_resources(self) -> bool:
         """Whether an expectation reads the kubelets' PodResources view during the run."""
         return any(e.needs_pod_resources() for e in self.scenario.spec.expect)

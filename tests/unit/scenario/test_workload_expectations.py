@@ -157,7 +157,8 @@ def test_rollback_takes_the_template_and_annotations_of_the_revision(to, image, 
     new = rolled_back(deployment(), HISTORY, to)
     assert new["spec"]["template"] == template(image) and "status" not in new
     assert new["metadata"]["annotations"].get("kubernetes.io/change-cause") == cause
-    assert "deployment.kubernetes.io/revision" not in new["metadata"]["annotations"]
+    # kubectl keeps the Deployment's own value of the controller's annotations (annotationsToSkip)
+    assert new["metadata"]["annotations"].get("deployment.kubernetes.io/revision") == "3"
 
 
 @pytest.mark.parametrize(
