@@ -64,3 +64,58 @@ def involved_ref(ev: dict[str, Any]) -> str:
     if io.get("namespace"):
         return f"{io.get('kind')}/{io['namespace']}/{io.get('name')}"
     return f"{io.get('kind')}/{io.get('name')}"
+
+
+# Upstream's EventSourceObjectSpamFilter defaults (client-go tools/record): each source may
+# record 25 events about one object at once, then one more every 5 minutes.
+SPAM_BURST = 25
+SPAM_QPS = 1.0 / 300.0
+SPAM_KEYS = 4096  # the filter's LRU size: a key pushed out starts with a full bucket again
+
+
+class SpamFilter:
+    """Which events a recorder passes on, as upstream's event correlator rations them.
+
+    One token bucket per source and involved object (component, host, and the object's
+    kind, namespace, name, uid and apiVersion), ``SPAM_BURST`` deep, refilled at
+    ``SPAM_QPS`` per emulated second; an event that finds the bucket empty is dropped, so
+    a ReplicaSet creating 10,000 pods records 25 ``SuccessfulCreate`` events, then one per
+    five minutes, and the apiserver never stores the rest. Owned by a component that
+    records events through client-go's recorder (the controller-manager, the kubelets);
+    the scheduler's events API has no such filter.
+    """
+
+    def __init__(self, burst: int = SPAM_BURST, qps: float = SPAM_QPS, keys: int = SPAM_KEYS):
+        self.burst, self.qps, self.keys = burst, qps, keys
+        self._buckets: dict[tuple[Any, ...], list[float]] = {}  # key -> [tokens, last refill]; insertion = recency
+        self.dropped = 0
+
+    def allow(self, event: dict[str, Any], now: float) -> bool:
+        io, src = event.get("involvedObject") or {}, event.get("source") or {}
+        key = (
+            src.get("component", ""),
+            src.get("host", ""),
+            io.get("kind"),
+            io.get("namespace"),
+            io.get("name"),
+            io.get("uid"),
+            io.get("apiVersion"),
+        )
+        bucket = self._buckets.pop(key, None)
+        if bucket is None:
+            bucket = [float(self.burst), now]
+            if len(self._buckets) >= self.keys:
+                del self._buckets[next(iter(self._buckets))]  # the least recently used
+        else:
+            bucket[0] = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.qps)
+            bucket[1] = now
+        self._buckets[key] = bucket
+        if bucket[0] >= 1.0:
+            bucket[0] -= 1.0
+            return True
+        self.dropped += 1
+        return False
+
+    def passed(self, events: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+        """``events`` less those the filter drops, in order."""
+        return [e for e in events if self.allow(e, now)]

@@ -26,6 +26,7 @@ apiserver refused (``on_failed`` routes them; see
 from __future__ import annotations
 
 from ..api.errors import StatusError
+from ..api.events import SpamFilter
 from ..api.requests import Request
 from .batchjob import JobController
 from .cronjobs import CronJobController
@@ -143,6 +144,7 @@ class ControllerManager:
 
     def __init__(self, controllers: list | None = None):
         self.controllers = default_controllers() if controllers is None else controllers
+        self._spam = SpamFilter()  # client-go's recorder rations each controller's events
         self._by_kind: dict[str, list] = {}
         for c in self.controllers:
             for kind in c.kinds:
@@ -165,6 +167,8 @@ class ControllerManager:
         out = Writes()
         for c in self.controllers:
             out.extend(c.sync(now))
+        if out.events:
+            out.events = self._spam.passed(out.events, now)
         return out
 
     def next_wakeup(self) -> float | None:

@@ -38,8 +38,11 @@ Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
 
 from __future__ import annotations
 
+import heapq
 import math
+from collections.abc import Callable
 from functools import cmp_to_key
+from typing import Any
 
 from ..api.objects import labels_of, node_name_of, phase_of, uid_of
 from ..clock import parse_timestamp
@@ -73,7 +76,7 @@ class _Ranked:
 
     __slots__ = ("pod", "node", "phase", "ready", "cost", "rank", "ready_time", "restarts", "created", "uid")
 
-    def __init__(self, pod: dict, rank: int):
+    def __init__(self, pod: dict, rank: int = 0):
         self.pod, self.rank = pod, rank
         self.node = node_name_of(pod)
         self.phase = _PHASE_ORDINAL.get(phase_of(pod), 0)
@@ -138,25 +141,61 @@ def deletion_order(pods: list[dict], now: float) -> list[dict]:
     """``pods`` (one ReplicaSet's active pods), the ones to delete first first.
 
     The rank of a pod is how many of the given pods share its node (upstream ranks by
-    the active pods of the ReplicaSet and its Deployment siblings; kubemu has no
-    Deployments). Input is put in key order first, so the result is deterministic.
+    the active pods of the ReplicaSet and its Deployment siblings; kubemu ranks by the
+    ReplicaSet's own). Input is put in key order first, so the result is deterministic.
     """
-    pods = sorted(
-        pods, key=lambda p: ((p.get("metadata") or {}).get("namespace", ""), (p.get("metadata") or {}).get("name", ""))
-    )
-    on_node: dict[str, int] = {}
-    for p in pods:
-        on_node[node_name_of(p)] = on_node.get(node_name_of(p), 0) + 1
-    ranked = [_Ranked(p, on_node[node_name_of(p)]) for p in pods]
-    ranked.sort(key=cmp_to_key(lambda a, b: _compare(a, b, now)))
+    ranked = _ranked(pods, {})
+    ranked.sort(key=_ranking(now))
     return [r.pod for r in ranked]
 
 
-def pods_to_delete(pods: list[dict], count: int, now: float) -> list[dict]:
-    """The ``count`` pods to delete; all of them, unsorted, when that is every pod (as upstream)."""
+def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None = None) -> list[dict]:
+    """The ``count`` pods to delete; all of them, unsorted, when that is every pod (as upstream).
+
+    The first ``count`` of ``deletion_order`` without sorting the rest: a 500-pod burst
+    out of 10,000 compares each pod about once instead of log2(10,000) times. ``facts``
+    (pod key -> ``_Ranked``, kept by the caller between bursts) spares re-reading the pods
+    that did not change since; it is replaced by the facts of these pods. Where the
+    order is no strict weak order (two different times in one log2 bucket tie by uid,
+    equal times go on to the next fact, as upstream's Less does) the victims may differ
+    from a full sort's, as they may between two sorting algorithms upstream.
+    """
     if count >= len(pods):
         return list(pods)
-    return deletion_order(pods, now)[:count]
+    ranked = _ranked(pods, {} if facts is None else facts)
+    if facts is not None:
+        facts.clear()
+        facts.update((_pod_key(r.pod), r) for r in ranked)
+    return [r.pod for r in heapq.nsmallest(count, ranked, key=_ranking(now))]
+
+
+def _ranking(now: float) -> Callable[[_Ranked], Any]:
+    def compare(a: _Ranked, b: _Ranked) -> int:
+        return _compare(a, b, now)
+
+    return cmp_to_key(compare)
+
+
+def _pod_key(pod: dict) -> tuple[str, str]:
+    m = pod.get("metadata") or {}
+    return m.get("namespace", ""), m.get("name", "")
+
+
+def _ranked(pods: list[dict], facts: dict) -> list[_Ranked]:
+    """``pods`` in key order as ``_Ranked``, reusing ``facts`` of the very same pod objects
+    (an update replaces the object, so identity means unchanged)."""
+    pods = sorted(pods, key=_pod_key)
+    on_node: dict[str, int] = {}
+    ranked = []
+    for p in pods:
+        r = facts.get(_pod_key(p))
+        if r is None or r.pod is not p:
+            r = _Ranked(p)
+        on_node[r.node] = on_node.get(r.node, 0) + 1
+        ranked.append(r)
+    for r in ranked:
+        r.rank = on_node[r.node]
+    return ranked
 
 
 # ---- the status ----------------------------------------------------------------------
@@ -195,7 +234,17 @@ def _available(pod: dict, min_ready: float, now: float) -> bool:
 
 
 class _ReplicaSet(OwnerState):
-    __slots__ = ("template_labels", "replicas", "min_ready", "active", "labeled", "ready", "next_available")
+    __slots__ = (
+        "template_labels",
+        "replicas",
+        "min_ready",
+        "active",
+        "labeled",
+        "ready",
+        "next_available",
+        "counted",
+        "facts",
+    )
 
     def configure(self) -> None:
         spec = self.obj.get("spec") or {}
@@ -206,6 +255,8 @@ class _ReplicaSet(OwnerState):
         self.min_ready = spec.get("minReadySeconds") or 0
         self.active = self.labeled = self.ready = 0
         self.next_available: float | None = None
+        self.counted: dict[PodKey, dict] = {}  # the pods counted in ``active``, by key
+        self.facts: dict[PodKey, _Ranked] = {}  # their deletion-ranking facts (pods_to_delete)
 
 
 class ReplicaSetController(WorkloadController[_ReplicaSet]):
@@ -239,20 +290,28 @@ class ReplicaSetController(WorkloadController[_ReplicaSet]):
             return _ZERO
         return 1, int(_fully_labeled(rs.template_labels, pod)), int(is_pod_ready(pod))
 
+    def _rescaled(self, rs: _ReplicaSet) -> bool:
+        replicas = (rs.obj.get("spec") or {}).get("replicas")
+        rs.replicas = 1 if replicas is None else replicas
+        return True
+
     def _pod_changed(self, rs: _ReplicaSet, key: PodKey, old: dict | None, new: dict | None) -> None:
         if old is not None:
             a, b, c = self._counts(rs, old)
             rs.active, rs.labeled, rs.ready = rs.active - a, rs.labeled - b, rs.ready - c
+            rs.counted.pop(key, None)
         if new is not None:
             a, b, c = self._counts(rs, new)
             rs.active, rs.labeled, rs.ready = rs.active + a, rs.labeled + b, rs.ready + c
+            if a:
+                rs.counted[key] = new
             if is_pod_active(new) and not a:
                 rs.release.add(key)  # owned and active but no longer selected
                 return
         rs.release.discard(key)
 
     def _counted(self, rs: _ReplicaSet) -> list[dict]:
-        return [p for p in self._index.owned(rs.uid).values() if self._counts(rs, p)[0]]
+        return list(rs.counted.values())
 
     def _sync_owner(self, rs: _ReplicaSet, now: float, w: Writes) -> None:
         self._claim(rs, now, w)
@@ -271,7 +330,7 @@ class ReplicaSetController(WorkloadController[_ReplicaSet]):
         rs.batch = SLOW_START_INITIAL_BATCH  # at size: the next shortfall starts slow again
         if diff == 0:
             return
-        victims = pods_to_delete(self._counted(rs), min(diff, BURST_REPLICAS), now)
+        victims = pods_to_delete(self._counted(rs), min(diff, BURST_REPLICAS), now, rs.facts)
         victims.sort(key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
         rs.exp.expect(0, [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in victims], now)
         for p in victims:

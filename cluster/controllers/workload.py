@@ -186,11 +186,18 @@ class WorkloadController(Generic[StateT]):
         else:
             old, st.obj = st.obj, obj
             if old.get("spec") != obj.get("spec"):
-                st.selector, st.template = selector_of(obj), None
-                self._respec(st)
+                if not (_only_replicas_differ(old, obj) and self._rescaled(st)):
+                    st.selector, st.template = selector_of(obj), None
+                    self._respec(st)
             elif old.get("status") == obj.get("status") and is_terminating(old) == is_terminating(obj):
                 return  # the echo of our own status write, or metadata only
         self._dirty.add(st.uid)
+
+    def _rescaled(self, st: StateT) -> bool:
+        """Only ``spec.replicas`` changed (``st.obj`` is the new object): True when the
+        controller took that in without rebuilding its counts from the owner's pods (a
+        Deployment rescales its ReplicaSets at every rolling step)."""
+        return False
 
     def _respec(self, st: StateT) -> None:
         self._rebuild(st)
@@ -418,3 +425,8 @@ class WorkloadController(Generic[StateT]):
 
     def _expired(self, st: StateT) -> None:
         """``st``'s expectations expired unfulfilled; it is about to be managed."""
+
+
+def _only_replicas_differ(old: dict, new: dict) -> bool:
+    a, b = old.get("spec") or {}, new.get("spec") or {}
+    return a.keys() == b.keys() and all(a[k] == b[k] for k in a if k != "replicas")

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.errors import AlreadyExists, Conflict, NotFound
+from ..api.events import SpamFilter
 from ..api.objects import NODE_LEASE_NAMESPACE
 from ..api.patches import Apply
 from ..api.requests import Create, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
@@ -37,6 +38,7 @@ class NodeHostComponent(Component):
         self.host = NodeHost(configs, first_index)
         self._names = frozenset(self.host.node_names())
         self.errors: list[str] = []
+        self._spam = SpamFilter()  # each kubelet's recorder rations its events (keyed by node)
 
     def watches(self) -> tuple[Watch, ...]:
         return (Watch("Pod", self._names),)
@@ -51,7 +53,10 @@ class NodeHostComponent(Component):
         if batch.events:
             host.on_pod_events([(etype, obj) for _, etype, obj in batch.events], now)
         host.tick(now)
-        return Result(requests(host.drain()), wake_at=host.next_timer(), next_change=host.next_change())
+        out = host.drain()
+        if out.events:
+            out.events = self._spam.passed(out.events, now)
+        return Result(requests(out), wake_at=host.next_timer(), next_change=host.next_change())
 
     def handle(self, command: Any, now: float) -> str:
         host = self.host

@@ -160,3 +160,21 @@ def test_disruption_counts_pods_seen_before_the_first_budget():
     step.on_event("PodDisruptionBudget", "ADDED", pdb, 1)
     ((_, _, _, status),) = step.sync(1).pdb_status
     assert status["expectedPods"] == 1  # the early pod counted, the deleted one not
+
+
+def test_a_controllers_events_about_one_object_are_rationed_as_client_go_does():
+    from cluster.api.events import make_event
+
+    web = {"kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default", "uid": "u1"}}
+    db = {"kind": "ReplicaSet", "metadata": {"name": "db", "namespace": "default", "uid": "u2"}}
+
+    def created(obj, n):
+        return [make_event(obj, "SuccessfulCreate", f"Created pod: {i}", 0.0, component="rs") for i in range(n)]
+
+    probe = _Probe(("ReplicaSet",), writes=Writes(events=created(web, 30) + created(db, 3)))
+    m = ControllerManager([probe])
+    out = m.sync(0.0)
+    assert [e["involvedObject"]["name"] for e in out.events] == ["web"] * 25 + ["db"] * 3
+    # The same 33 again: web's bucket has 299/300 of a token, db's has 22.
+    assert [e["involvedObject"]["name"] for e in m.sync(299.0).events] == ["db"] * 3
+    assert [e["involvedObject"]["name"] for e in m.sync(899.0).events] == ["web"] * 2 + ["db"] * 3
