@@ -9,7 +9,9 @@ describes. It holds the ``Store``. Both runtimes call it: the apiserver Ray acto
 Writes come in batches of typed requests (``cluster/api/requests.py``, docs/architecture.md §5):
 ``write`` applies them in order and answers each with ``None`` (done) or the
 ``StatusError`` it raised, so one bad item never fails its neighbours. The single-object
-methods (``create``, ``update``, ``delete``, ...) raise instead.
+methods (``create``, ``update``, ``delete``, ...) raise instead. Each batch first removes
+the Events whose ``--event-ttl`` ran out (``eventttl.py``: an hour after their last write,
+and the oldest past kubemu's cap); watchers see those go as DELETED events.
 
 Graceful deletion of a pod (reference §8.1-8.3), as a state table:
 
@@ -93,8 +95,10 @@ from ..api.requests import (
     WatchChunk,
 )
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..api.events import event_time
 from ..clock import from_rfc3339, rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
+from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
 from .eviction import charge_budget, mark_disruption_target
 from .store import DEFAULT_WINDOW, Store
 from .workloaddefaults import default_object, has_generation, next_generation
@@ -112,12 +116,22 @@ _POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
 
 
 class APIServer:
-    def __init__(self, seed: int = 0, window: int = DEFAULT_WINDOW, store: Store | None = None):
+    def __init__(
+        self,
+        seed: int = 0,
+        window: int = DEFAULT_WINDOW,
+        store: Store | None = None,
+        event_ttl: float = EVENT_TTL_SECONDS,
+        max_events: int = MAX_EVENTS,
+    ):
         self.store = store or Store(window=window)
         self.admission = Admission(self.store, seed)
+        self.event_expiry = EventExpiry(event_ttl, max_events)
         if store is None:
             self._bootstrap()
         self._sync_custom_kinds()  # a recovered store may hold CustomResourceDefinitions
+        for ev in self.store.objects("Event"):  # a recovered store's Events: leases from their last write
+            self._noted(ev, event_time(ev))
 
     def _sync_custom_kinds(self) -> None:
         """Serve exactly the kinds the stored CustomResourceDefinitions define; the objects
@@ -152,6 +166,7 @@ class APIServer:
     def write(self, requests: Sequence[Request], now: float, owned: bool = False) -> list[Outcome]:
         """Apply ``requests`` in order; one outcome each. ``owned``: the caller hands the
         objects in them over (deserialized for this call), so creates store them as they are."""
+        self.expire_events(now)
         out: list[Outcome] = []
         for req in requests:
             try:
@@ -207,7 +222,22 @@ class APIServer:
         self.store.put(kind, obj, "ADDED")
         if kind == CRD:
             self._sync_custom_kinds()
+        elif kind == "Event":
+            self._noted(obj, now)
         return obj
+
+    def _noted(self, ev: dict, now: float) -> None:
+        m = ev["metadata"]
+        self.event_expiry.note(m.get("namespace", ""), m["name"], now)
+
+    def expire_events(self, now: float) -> int:
+        """Remove the Events whose ``--event-ttl`` ran out (or past the cap); how many."""
+        gone = 0
+        for ns, name in self.event_expiry.due(now, self.store.count("Event")):
+            if self.store.get("Event", ns, name) is not None:
+                self.store.remove("Event", ns, name)
+                gone += 1
+        return gone
 
     def update(self, obj: dict, now: float) -> dict:
         new = self._update(obj, now)
@@ -244,6 +274,8 @@ class APIServer:
             self._remove(new)
             return new
         self.store.put(kind, new, "MODIFIED")
+        if kind == "Event":
+            self._noted(new, now)
         return new
 
     # -- subresources and patches ---------------------------------------------------------
@@ -275,6 +307,8 @@ class APIServer:
             self._remove(obj)
             return
         self.store.put(kind, obj, "MODIFIED")
+        if kind == "Event":
+            self._noted(obj, now)
 
     def bind(self, ns: str, name: str, uid: str, node: str, now: float) -> None:
         """The binding subresource: set spec.nodeName once; a second bind is a Conflict."""
