@@ -78,6 +78,7 @@ from ..api.errors import (
     NotFound,
     StatusError,
 )
+from ..api.events import event_time
 from ..api.objects import KINDS, set_condition
 from ..api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Apply, PatchOp
 from ..api.requests import (
@@ -95,7 +96,6 @@ from ..api.requests import (
     WatchChunk,
 )
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
-from ..api.events import event_time
 from ..clock import from_rfc3339, rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
 from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
