@@ -1,0 +1,50 @@
+"""A bench whose measured pods stop binding says so promptly (no Ray: a fake scheduler)."""
+
+import asyncio
+import time
+from types import SimpleNamespace
+
+from actors.harness import benchray
+
+
+class _Remote:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def remote(self, *args):
+        async def call():
+            return self.fn(*args)
+
+        return call()
+
+
+def _cluster(counts):
+    """A scheduler whose bind window reports ``counts`` one poll at a time, then the last."""
+    polls = iter(counts)
+    last = [0]
+
+    def window(_kind):
+        last[0] = next(polls, last[0])
+        return 1.0, 2.0, last[0]
+
+    return SimpleNamespace(control={"scheduler": SimpleNamespace(write_window=_Remote(window))})
+
+
+def test_waiting_stops_once_no_bind_came_for_the_stall_time():
+    t0 = time.time()
+    first, last, count = asyncio.run(benchray.wait_binds(_cluster([1, 2, 3]), 10, 60.0, stall=0.5))
+    waited = time.time() - t0
+    assert count == 3
+    assert 0.5 < waited < 5.0  # stopped by the stall, long before the 60 s limit
+
+
+def test_waiting_ends_as_soon_as_every_pod_is_bound():
+    t0 = time.time()
+    assert asyncio.run(benchray.wait_binds(_cluster([4, 10]), 10, 60.0, stall=30.0))[2] == 10
+    assert time.time() - t0 < 5.0
+
+
+def test_the_note_names_how_many_never_bound():
+    assert benchray.unbound_note("high-priority", 10, 10) == ""
+    note = benchray.unbound_note("high-priority", 3922, 10000)
+    assert note.startswith("6078 of 10000 high-priority pods never bound")
