@@ -11,7 +11,7 @@ On-disk layout of the directory (numbers are 20-digit, zero-padded resourceVersi
 
     file                          contents
     ----------------------------  ---------------------------------------------------------
-    snapshot-<rv>.snap            the whole state at <rv>: one snapshot frame
+    snapshot-<rv>.snap            the whole state at <rv>, streamed in chunks
     snapshot-<rv>.snap.tmp        a snapshot being written; ignored, removed on open
     wal-<base>.log                log segment started after snapshot <base>; record frames,
                                   every record's rv > <base>, rvs strictly increasing
@@ -21,8 +21,7 @@ On-disk layout of the directory (numbers are 20-digit, zero-padded resourceVersi
     record          u32 payload length | u32 CRC32(payload) | payload
     record payload  msgpack [rv, kind, type, namespace, name, data]; type is ADDED, MODIFIED
                     or DELETED; data is the object's encoded bytes (may be empty for DELETED)
-    snapshot        8 bytes "KMSNAP01" | u64 payload length | u32 CRC32(payload) | payload
-    snap. payload   msgpack {"format": 1, "rv": rv, "objects": {kind: [[ns, name, data], ...]}}
+    snapshot        a header, then chunks of objects, then a trailer (``snapshot.py``)
 
 Durability is against the apiserver actor or its process dying, not against power loss: a
 commit is flushed to the operating system, which keeps it when the process dies. ``fsync``
@@ -49,11 +48,9 @@ import msgpack
 
 from ..api import codec
 from ..api.errors import InternalError
+from . import snapshot
 
 RECORD_HEADER = struct.Struct("<II")
-SNAPSHOT_HEADER = struct.Struct("<8sQI")
-SNAPSHOT_MAGIC = b"KMSNAP01"
-SNAPSHOT_FORMAT = 1
 EVENT_TYPES = ("ADDED", "MODIFIED", "DELETED")
 # No single object comes near this; a larger length field is damage, not a record.
 MAX_RECORD = 256 << 20
@@ -174,19 +171,13 @@ class LogFile:
 
 
 def write_snapshot(directory: str, rv: int, objects: Objects, *, fsync: bool = False) -> str:
-    """Write the full state at ``rv`` to a temporary file and rename it into place, so a
-    reader sees either the old snapshot or the complete new one. Returns the final path."""
+    """Stream the full state at ``rv`` (``snapshot.py``) to a temporary file and rename it
+    into place, so a reader sees either the old snapshot or the complete new one. Returns
+    the final path."""
     final = snapshot_path(directory, rv)
     tmp = final + ".tmp"
-    items = {k: [[ns, name, data] for (ns, name), data in v.items()] for k, v in objects.items()}
-    payload = codec.encode({"format": SNAPSHOT_FORMAT, "rv": rv, "objects": items})
     try:
-        with open(tmp, "wb") as f:
-            f.write(SNAPSHOT_HEADER.pack(SNAPSHOT_MAGIC, len(payload), zlib.crc32(payload)))
-            f.write(payload)
-            f.flush()
-            if fsync:
-                os.fsync(f.fileno())
+        snapshot.write_snapshot(tmp, rv, objects, fsync=fsync)
         os.replace(tmp, final)
         if fsync:
             _fsync_dir(directory)
@@ -258,30 +249,12 @@ def _read(path: str, what: str) -> bytes:
 
 
 def _load_snapshot(rv: int, path: str) -> tuple[int, Objects]:
-    buf = _read(path, "snapshot")
-
-    def corrupt(why: str) -> WalError:
-        return WalError(f"snapshot {path} is corrupt: {why}; restore it or start from an empty directory", False)
-
-    h = SNAPSHOT_HEADER
-    if len(buf) < h.size:
-        raise corrupt(f"{len(buf)} bytes is shorter than the header")
-    magic, length, crc = h.unpack_from(buf)
-    if magic != SNAPSHOT_MAGIC:
-        raise corrupt("not a kubemu snapshot")
-    payload = memoryview(buf)[h.size :]
-    if len(payload) != length:
-        raise corrupt(f"payload is {len(payload)} bytes, header says {length}")
-    if zlib.crc32(payload) != crc:
-        raise corrupt("CRC mismatch")
     try:
-        state = codec.decode(payload)
-        if state["format"] != SNAPSHOT_FORMAT or state["rv"] != rv:
-            raise corrupt(f"format {state['format']} at rv {state['rv']}, expected format 1 at rv {rv}")
-        objects = {kind: {(ns, name): data for ns, name, data in items} for kind, items in state["objects"].items()}
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
-        raise corrupt(f"unexpected content ({e})") from e
-    return rv, objects
+        return rv, snapshot.load_snapshot(path, rv)
+    except snapshot.SnapshotCorrupt as e:
+        raise WalError(f"snapshot {path} is corrupt: {e}; restore it or start from an empty directory", False) from e
+    except OSError as e:
+        raise WalError(f"{path}: cannot read snapshot: {e.strerror or e}", True) from e
 
 
 def _replay_segment(path: str, out: Recovered, prev_rv: int, last: bool) -> int:
