@@ -25,7 +25,7 @@ import ray
 
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import Expired, StatusError
-from cluster.api.requests import ListResult, Outcome, Request, WatchChunk
+from cluster.api.requests import ListPage, ListResult, Outcome, Request, WatchChunk
 from cluster.clock import Clock, ClockSpec
 from cluster.frontend.backend import apply_one
 from cluster.store.apiserver import APIServer
@@ -130,6 +130,16 @@ class APIServerActor(Profiled):
     async def list(self, kind: str, node_names: frozenset[str] | None = None) -> ListResult:
         self._settle()
         return self.api.list(kind, node_names)
+
+    async def list_page(
+        self, kind: str, node_names: frozenset[str] | None, limit: int, continue_token: str = ""
+    ) -> ListPage | StatusError:
+        """One page of a list (``APIServer.list_page``); an Expired continue is returned."""
+        self._settle()
+        try:
+            return self.api.list_page(kind, node_names, limit, continue_token)
+        except StatusError as e:
+            return e
 
     async def resource_version(self) -> int:
         self._settle()

@@ -129,6 +129,15 @@ class ListResult(NamedTuple):
     items: list[bytes]
 
 
+class ListPage(NamedTuple):
+    """One page of a paginated list: up to the asked number of objects, the resourceVersion
+    the whole list is current at, and the token for the next page ("" after the last)."""
+
+    resource_version: int
+    items: list[bytes]
+    continue_token: str
+
+
 class WatchChunk(NamedTuple):
     """One kind's part of a watch reply: the events after the caller's resourceVersion, and
     the resourceVersion to resume from (past filtered-out events too)."""

@@ -86,6 +86,7 @@ from ..api.requests import (
     Create,
     Delete,
     Evict,
+    ListPage,
     ListResult,
     Outcome,
     Patch,
@@ -100,6 +101,7 @@ from ..clock import from_rfc3339, rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
 from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
 from .eviction import charge_budget, mark_disruption_target
+from .pages import OpenLists
 from .store import DEFAULT_WINDOW, Store
 from .workloaddefaults import default_object, has_generation, next_generation
 
@@ -127,6 +129,7 @@ class APIServer:
         self.store = store or Store(window=window)
         self.admission = Admission(self.store, seed)
         self.event_expiry = EventExpiry(event_ttl, max_events)
+        self.pages = OpenLists()  # paginated lists in progress
         if store is None:
             self._bootstrap()
         self._sync_custom_kinds()  # a recovered store may hold CustomResourceDefinitions
@@ -449,6 +452,16 @@ class APIServer:
         """Every object of ``kind`` (pods only on ``node_names`` when given), encoded."""
         rv, items = self.store.list(kind, node_names)
         return ListResult(rv, items)
+
+    def list_page(
+        self, kind: str, node_names: set[str] | frozenset[str] | None, limit: int, continue_token: str = ""
+    ) -> ListPage:
+        """One page of ``list`` (``pages.py``): every page of a list is current at the rv of
+        its first; a token no longer held is Expired."""
+        if continue_token:
+            return self.pages.next(continue_token, limit)
+        rv, items = self.store.list(kind, node_names)
+        return self.pages.first(rv, items, limit)
 
     def watch(
         self, since: dict[str, int], node_names: set[str] | frozenset[str] | None = None

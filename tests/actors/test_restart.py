@@ -16,7 +16,7 @@ from actors.informer import Informer
 from actors.restart import RestartError, _pid, restart
 from cluster.api.codec import decode
 from cluster.api.errors import AlreadyExists
-from cluster.api.requests import Create, Delete, ListResult, WatchChunk
+from cluster.api.requests import Create, Delete, ListPage, WatchChunk
 from cluster.clock import from_rfc3339
 from cluster.kubelet.node import node_object
 from cluster.runtime.component import ComponentSpec
@@ -231,18 +231,18 @@ async def test_an_informer_backs_off_and_relists_when_ray_cannot_reach_the_apise
     class FlakyAPI:
         def __init__(self):
             self.down = False
-            self.list = Call(self._list)
+            self.list_page = Call(self._list_page)
             self.watch = Call(self._watch)
 
         def _check(self):
             if self.down:
                 raise RayActorError(error_msg="The actor died unexpectedly before finishing this task.")
 
-        def _list(self, kind, node_names):
+        def _list_page(self, kind, node_names, limit, token):
             self._check()
             from cluster.api.codec import encode
 
-            return ListResult(5, [encode({"kind": kind, "metadata": {"name": "a", "namespace": "default"}})])
+            return ListPage(5, [encode({"kind": kind, "metadata": {"name": "a", "namespace": "default"}})], "")
 
         def _watch(self, since, node_names, timeout):
             self._check()
