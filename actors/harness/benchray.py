@@ -1,8 +1,9 @@
 """``kubemu bench schedule`` and ``bench preempt``: throughput measured through the actors.
 
-``schedule``: N nodes register, M pods are created pending while the scheduler is held,
-then the scheduler starts and the rate is measured from its first successful bind to its
-last (scheduler_perf's SchedulingBasic shape, ``workloads.py``). ``preempt``: every node is
+``schedule``: scheduler_perf's SchedulingBasic shape (``workloads.py``): N nodes register,
+``INIT_PODS`` pods are bound, then M measured pods are created while the scheduler runs;
+the rate is measured from the first measured bind to the last, and as scheduler_perf
+samples it each second (``throughput.py``). ``preempt``: every node is
 first filled with four low-priority pods, then M high-priority pods are created, each of
 which fits only by preempting one; the rate is measured over the high-priority pods from
 the moment their creation starts to their last bind (the preemptions happen before the
@@ -24,6 +25,7 @@ from typing import Any
 import ray
 
 from actors.cluster import RayCluster
+from actors.harness.throughput import SAMPLE_SECONDS, Throughput
 from actors.harness.workloads import (
     CREATE_BATCH,
     FILL_PER_NODE,
@@ -91,17 +93,24 @@ async def create_all(cluster: RayCluster, objs: list[dict]) -> None:
             raise RuntimeError(f"create failed: {bad[0].reason}: {bad[0].message}")
 
 
+INIT_PODS = 1_000  # SchedulingBasic's pods bound before the measured ones
 STALL_SECONDS = 15.0  # no bind for this long (wall) while pods wait: the rest will not bind
 
 
 async def wait_binds(
-    cluster: RayCluster, want: int, seconds: float, role: str = "scheduler", stall: float = STALL_SECONDS
+    cluster: RayCluster,
+    want: int,
+    seconds: float,
+    role: str = "scheduler",
+    stall: float = STALL_SECONDS,
+    throughput: Throughput | None = None,
 ) -> tuple:
     """(first, last, count) of the scheduler's binds once ``want`` are done, ``seconds``
     have passed, or no bind came for ``stall`` seconds (a pod that cannot fit waits for
-    ever: the bench says so at once instead of at its time limit)."""
+    ever: the bench says so at once instead of at its time limit). ``throughput`` gets a
+    reading every ``SAMPLE_SECONDS`` until the last bind."""
     scheduler, now = cluster.control[role], time.time()
-    deadline, seen, since = now + seconds, -1, now
+    deadline, seen, since, sampled = now + seconds, -1, now, now
     while True:
         first, last, count = await scheduler.write_window.remote("Bind")
         now = time.time()
@@ -109,6 +118,9 @@ async def wait_binds(
             seen, since = count, now
         if count >= want or now > deadline or now - since > stall:
             return first, last, count
+        if throughput is not None and now - sampled >= SAMPLE_SECONDS:
+            throughput.tick(now, count)
+            sampled = now
         await asyncio.sleep(0.2)
 
 
@@ -131,43 +143,54 @@ async def _scheduler_stats(cluster: RayCluster) -> dict:
 
 
 async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dict:
+    """SchedulingBasic: ``INIT_PODS`` pods are bound first, then ``pods`` measured pods are
+    created while the scheduler runs, as scheduler_perf does."""
     t0 = time.time()
     cluster = ray_cluster(nodes, nodes_per_host)
     try:
         await cluster.prime()
-        await cluster.start_clock(roles=["host"])
-        log(f"{nodes} nodes on {len(cluster.hosts)} hosts up in {time.time() - t0:.1f}s; creating {pods} pods")
-        await create_all(cluster, [bench_pod(k, workload) for k in range(pods)])
-        log(f"{pods} pods pending; starting the scheduler")
+        await cluster.start_clock(roles=["host", "scheduler"])
+        log(f"{nodes} nodes on {len(cluster.hosts)} hosts up in {time.time() - t0:.1f}s; {INIT_PODS} init pods")
+        await create_all(cluster, [bench_pod(pods + k, workload) for k in range(INIT_PODS)])
+        _, _, init = await wait_binds(cluster, INIT_PODS, max(120.0, INIT_PODS / 50))
+        if init < INIT_PODS:
+            raise RuntimeError(unbound_note("init", init, INIT_PODS))
+        await cluster.control["scheduler"].reset_write_window.remote("Bind")
         await settle_gc(cluster)
         await dump_profiles(cluster, log, reset=True)
-        cpu0 = await cpu_seconds(cluster)
-        await cluster.start_clock(roles=["scheduler"])
-        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 50))
+        log(f"creating {pods} measured pods")
+        cpu0, rate_of = await cpu_seconds(cluster), Throughput()
+        creating = asyncio.ensure_future(create_all(cluster, [bench_pod(k, workload) for k in range(pods)]))
+        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 50), throughput=rate_of)
+        await creating
         cpu = _spent(cpu0, await cpu_seconds(cluster))
         stats = await _scheduler_stats(cluster)
         await dump_profiles(cluster, log)
-        seconds = (last - first) if count > 1 else 0.0
-        rate = round(count / seconds, 1) if seconds > 0 else None
-        log(f"bound {count}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s")
-        log(f"CPU seconds from the scheduler's start to the last poll: {cpu}")
-        if count < pods:
-            log(unbound_note("measured", count, pods))
-        return {
-            "benchmark": "schedule",
-            "workload": workload,
-            "nodes": nodes,
-            "pods": pods,
-            "bound": count,
-            "complete": count >= pods,
-            "hosts": len(cluster.hosts),
-            "seconds": round(seconds, 3),
-            "podsPerSecond": rate,
-            "bindConflicts": stats.get("bindConflicts", 0),
-            "cpuSeconds": cpu,
-        }
     finally:
         await cluster.shutdown()
+    seconds = (last - first) if count > 1 else 0.0
+    rate = round(count / seconds, 1) if seconds > 0 else None
+    sampled = rate_of.summary()
+    log(f"bound {count}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s")
+    log(f"scheduler_perf's throughput (pods/s sampled each second): {sampled}")
+    log(f"CPU seconds from the first measured create to the last poll: {cpu}")
+    if count < pods:
+        log(unbound_note("measured", count, pods))
+    return {
+        "benchmark": "schedule",
+        "workload": workload,
+        "nodes": nodes,
+        "initPods": INIT_PODS,
+        "pods": pods,
+        "bound": count,
+        "complete": count >= pods,
+        "hosts": len(cluster.hosts),
+        "seconds": round(seconds, 3),
+        "podsPerSecond": rate,
+        "throughput": sampled,
+        "bindConflicts": stats.get("bindConflicts", 0),
+        "cpuSeconds": cpu,
+    }
 
 
 async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
@@ -184,9 +207,9 @@ async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         await settle_gc(cluster)
         await dump_profiles(cluster, log, reset=True)
         high = [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)]
-        cpu0, start = await cpu_seconds(cluster), time.time()
+        cpu0, start, rate_of = await cpu_seconds(cluster), time.time(), Throughput()
         await create_all(cluster, high)
-        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 20))
+        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 20), throughput=rate_of)
         cpu = _spent(cpu0, await cpu_seconds(cluster))
         stats = await _scheduler_stats(cluster)
         await dump_profiles(cluster, log)
@@ -207,6 +230,7 @@ async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
             "complete": count >= pods,
             "seconds": round(seconds, 3),
             "podsPerSecond": rate,
+            "throughput": rate_of.summary(),
             "preemptions": stats["preemptions"],
             "victims": stats["victims"],
             "cpuSeconds": cpu,

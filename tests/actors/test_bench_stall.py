@@ -48,3 +48,13 @@ def test_the_note_names_how_many_never_bound():
     assert benchray.unbound_note("high-priority", 10, 10) == ""
     note = benchray.unbound_note("high-priority", 3922, 10000)
     assert note.startswith("6078 of 10000 high-priority pods never bound")
+
+
+def test_waiting_feeds_the_throughput_sampler_about_once_a_second():
+    from actors.harness.throughput import Throughput
+
+    rate = Throughput()
+    counts = [100 * i for i in range(1, 13)]  # a poll every 0.2 s: 2.4 s of steady binds
+    asyncio.run(benchray.wait_binds(_cluster(counts), 1200, 60.0, stall=5.0, throughput=rate))
+    assert 1 <= len(rate.samples) <= 2  # the first reading starts the clock; then one a second
+    assert all(300 < s < 700 for s in rate.samples)  # 100 binds per poll of ~0.2 s
