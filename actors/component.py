@@ -27,6 +27,7 @@ import ray
 from actors.informer import Informer
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import ServiceUnavailable, StatusError
+from cluster.api.requests import Bind
 from cluster.clock import Clock, ClockSpec
 from cluster.runtime.component import RESTART, START, Batch, CommandError, ComponentSpec, Failure, Result
 
@@ -100,7 +101,8 @@ class ComponentActor(Profiled):
         return not self.failures and (change is None or change > self.clock.now() + horizon)
 
     async def write_window(self, kind: str = "Bind") -> tuple[float | None, float | None, int]:
-        """(first, last, count) of this component's successful writes of ``kind`` (real time)."""
+        """(first, last, count) of this component's successful writes of ``kind`` (real time);
+        ``Bind:<prefix>`` counts the binds of pods whose name starts ``<prefix>-``."""
         first, last, count = self.windows.get(kind, (None, None, 0))
         return first, last, count
 
@@ -146,9 +148,20 @@ class ComponentActor(Profiled):
                 if err is not None:
                     self.failures.append(Failure(req, err))
                 else:
-                    w = self.windows.setdefault(type(req).__name__, [now, now, 0])
-                    w[1], w[2] = now, w[2] + 1
+                    tally(self.windows, req, now)
         self.inflight = keep
+
+
+def tally(windows: dict[str, list], req: Any, now: float) -> None:
+    """Count one successful write in ``windows`` under its request type and, for a Bind,
+    also under ``Bind:<the pod name's prefix before its first '-'>`` (benches measure one
+    group of pods among others)."""
+    keys = [type(req).__name__]
+    if isinstance(req, Bind):
+        keys.append(f"Bind:{req.name.split('-', 1)[0]}")
+    for key in keys:
+        w = windows.setdefault(key, [now, now, 0])
+        w[1], w[2] = now, w[2] + 1
 
 
 def _outcomes(fut, n: int) -> list:

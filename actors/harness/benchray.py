@@ -3,11 +3,11 @@
 ``schedule``: scheduler_perf's SchedulingBasic shape (``workloads.py``): N nodes register,
 ``INIT_PODS`` pods are bound, then M measured pods are created while the scheduler runs;
 the rate is measured from the first measured bind to the last, and as scheduler_perf
-samples it each second (``throughput.py``). ``preempt``: every node is
-first filled with four low-priority pods, then M high-priority pods are created, each of
-which fits only by preempting one; the rate is measured over the high-priority pods from
-the moment their creation starts to their last bind (the preemptions happen before the
-first of those binds, so a first-to-last window would leave them out).
+samples it each second (``throughput.py``). ``preempt``: PreemptionAsync's shape: every
+node is first filled with four low-priority 900m pods; then, while a 3-CPU high-priority
+pod arrives every 200 ms (each preempting three), M measured 100m pods are created and
+scheduled into the room the low-priority pods leave; the rate counts the measured pods'
+binds only (``Bind:pod`` in the scheduler's write windows).
 
 Both run without the controller-manager, as scheduler_perf runs with only an apiserver
 and the scheduler (its actor exists but its clock never starts). Both print the CPU
@@ -18,6 +18,7 @@ actor profiles the measured phase (``actors/profiling.py``).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import time
 from typing import Any
@@ -33,6 +34,7 @@ from actors.harness.workloads import (
     bench_pod,
     bench_pools,
     preempt_pod,
+    preemptor_pod,
 )
 from actors.raycluster import init_ray
 from cluster.api.requests import Create
@@ -93,6 +95,7 @@ async def create_all(cluster: RayCluster, objs: list[dict]) -> None:
             raise RuntimeError(f"create failed: {bad[0].reason}: {bad[0].message}")
 
 
+CHURN_EVERY = 0.2  # PreemptionAsync: a high-priority pod every 200 ms
 INIT_PODS = 1_000  # SchedulingBasic's pods bound before the measured ones
 STALL_SECONDS = 15.0  # no bind for this long (wall) while pods wait: the rest will not bind
 
@@ -104,6 +107,7 @@ async def wait_binds(
     role: str = "scheduler",
     stall: float = STALL_SECONDS,
     throughput: Throughput | None = None,
+    kind: str = "Bind",
 ) -> tuple:
     """(first, last, count) of the scheduler's binds once ``want`` are done, ``seconds``
     have passed, or no bind came for ``stall`` seconds (a pod that cannot fit waits for
@@ -112,7 +116,7 @@ async def wait_binds(
     scheduler, now = cluster.control[role], time.time()
     deadline, seen, since, sampled = now + seconds, -1, now, now
     while True:
-        first, last, count = await scheduler.write_window.remote("Bind")
+        first, last, count = await scheduler.write_window.remote(kind)
         now = time.time()
         if count != seen:
             seen, since = count, now
@@ -194,46 +198,68 @@ async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, lo
 
 
 async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
+    """PreemptionAsync: every node holds four low-priority 900m pods; while a 3-CPU
+    high-priority pod arrives every ``CHURN_EVERY`` seconds (each preempting three), the
+    ``pods`` measured 100m pods are created and scheduled into the room left."""
     cluster = ray_cluster(nodes, nodes_per_host)
+    fill = nodes * FILL_PER_NODE
     try:
         await cluster.prime()
         # Like scheduler_perf, no controller-manager: its actor stays idle (clock not started).
         await cluster.start_clock(roles=["host", "scheduler"])
-        fill = nodes * FILL_PER_NODE
         await create_all(cluster, PRIORITY_CLASSES + [preempt_pod(f"low-{i}", "bench-low") for i in range(fill)])
         _, _, count = await wait_binds(cluster, fill, max(120.0, fill / 50))
-        log(f"{count}/{fill} low-priority pods bound on {nodes} nodes; creating {pods} high-priority pods")
-        await cluster.control["scheduler"].reset_write_window.remote("Bind")
+        if count < fill:
+            raise RuntimeError(unbound_note("low-priority", count, fill))
+        log(f"{fill} low-priority pods bound on {nodes} nodes; high-priority churn and {pods} measured pods")
         await settle_gc(cluster)
         await dump_profiles(cluster, log, reset=True)
-        high = [preempt_pod(f"high-{i}", "bench-high") for i in range(pods)]
-        cpu0, start, rate_of = await cpu_seconds(cluster), time.time(), Throughput()
-        await create_all(cluster, high)
-        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 20), throughput=rate_of)
+        churn = asyncio.ensure_future(_churn(cluster))
+        cpu0, rate_of = await cpu_seconds(cluster), Throughput()
+        measured = [bench_pod(k) for k in range(pods)]
+        creating = asyncio.ensure_future(create_all(cluster, measured))
+        kind = f"Bind:{_prefix(measured[0])}"
+        first, last, count = await wait_binds(cluster, pods, max(120.0, pods / 20), throughput=rate_of, kind=kind)
+        churn.cancel()
+        await creating
         cpu = _spent(cpu0, await cpu_seconds(cluster))
         stats = await _scheduler_stats(cluster)
         await dump_profiles(cluster, log)
-        seconds = (last - start) if count else 0.0
-        rate = round(count / seconds, 1) if seconds > 0 else None
-        log(
-            f"bound {count}/{pods} high-priority pods {seconds:.2f}s after their creation began: {rate} pods/s; "
-            f"{stats['preemptions']} preemptions, {stats['victims']} victims"
-        )
-        log(f"CPU seconds meanwhile (the window runs on past the last bind by up to 0.2 s): {cpu}")
-        if count < pods:
-            log(unbound_note("high-priority", count, pods))
-        return {
-            "benchmark": "preempt",
-            "nodes": nodes,
-            "pods": pods,
-            "bound": count,
-            "complete": count >= pods,
-            "seconds": round(seconds, 3),
-            "podsPerSecond": rate,
-            "throughput": rate_of.summary(),
-            "preemptions": stats["preemptions"],
-            "victims": stats["victims"],
-            "cpuSeconds": cpu,
-        }
     finally:
         await cluster.shutdown()
+    seconds = (last - first) if count > 1 else 0.0
+    rate = round(count / seconds, 1) if seconds > 0 else None
+    sampled = rate_of.summary()
+    log(
+        f"bound {count}/{pods} measured pods in {seconds:.2f}s from first bind to last: {rate} pods/s; "
+        f"{stats['preemptions']} preemptions, {stats['victims']} victims meanwhile"
+    )
+    log(f"scheduler_perf's throughput (pods/s sampled each second): {sampled}")
+    log(f"CPU seconds from the first measured create to the last poll: {cpu}")
+    if count < pods:
+        log(unbound_note("measured", count, pods))
+    return {
+        "benchmark": "preempt",
+        "nodes": nodes,
+        "initPods": fill,
+        "pods": pods,
+        "bound": count,
+        "complete": count >= pods,
+        "seconds": round(seconds, 3),
+        "podsPerSecond": rate,
+        "throughput": sampled,
+        "preemptions": stats["preemptions"],
+        "victims": stats["victims"],
+        "cpuSeconds": cpu,
+    }
+
+
+def _prefix(pod: dict) -> str:
+    return pod["metadata"]["name"].split("-", 1)[0]
+
+
+async def _churn(cluster: RayCluster) -> None:
+    """One high-priority preemptor every ``CHURN_EVERY`` seconds until cancelled."""
+    for i in itertools.count():
+        await create_all(cluster, [preemptor_pod(f"churn-{i}")])
+        await asyncio.sleep(CHURN_EVERY)

@@ -2,8 +2,9 @@
 
 Owns the node shape (4 CPU / 32Gi / 110 pods, spread over ``ZONES`` zones), the
 SchedulingBasic pod (100m / 500Mi) and the ``mixed`` variant where a third of the pods
-carry inter-pod or spread constraints, and the preemption shape (four low-priority 900m
-pods fill a node; each high-priority 900m pod must preempt one). Used by every
+carry inter-pod or spread constraints, and PreemptionAsync's shape (four low-priority 900m
+pods fill a node; a 3-CPU high-priority pod must preempt three; the measured 100m pods fit
+in the room left). Used by every
 ``kubemu bench``; nothing here starts anything.
 """
 
@@ -77,6 +78,13 @@ PRIORITY_CLASSES = [
     {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "bench-high"}, "value": 1000},
 ]
 FILL_PER_NODE = 4
+
+
+def preemptor_pod(name: str) -> dict:
+    """PreemptionAsync's high-priority pod: 3 CPU, so it needs three 900m victims on a full node."""
+    pod = preempt_pod(name, "bench-high")
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+    return pod
 
 
 def preempt_pod(name: str, priority_class: str) -> dict:

@@ -58,3 +58,19 @@ def test_waiting_feeds_the_throughput_sampler_about_once_a_second():
     asyncio.run(benchray.wait_binds(_cluster(counts), 1200, 60.0, stall=5.0, throughput=rate))
     assert 1 <= len(rate.samples) <= 2  # the first reading starts the clock; then one a second
     assert all(300 < s < 700 for s in rate.samples)  # 100 binds per poll of ~0.2 s
+
+
+def test_binds_are_also_counted_per_pod_name_prefix():
+    from actors.component import tally
+    from cluster.api.requests import Bind, Create
+
+    windows: dict = {}
+    for t, name in enumerate(["pod-1", "churn-0", "pod-2", "pod-3"]):
+        tally(windows, Bind("default", name, "u", "n1"), float(t))
+    tally(windows, Create({"kind": "Pod"}), 9.0)
+    assert windows == {
+        "Bind": [0.0, 3.0, 4],
+        "Bind:pod": [0.0, 3.0, 3],
+        "Bind:churn": [1.0, 1.0, 1],
+        "Create": [9.0, 9.0, 1],
+    }
