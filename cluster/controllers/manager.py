@@ -39,7 +39,7 @@ from .jobttl import TTLAfterFinishedController
 from .namespace import NamespaceController
 from .nodelifecycle import NodeLifecycleController
 from .nodetaints import NodeTaintController
-from .ownedpods import ParkedPods
+from .ownedpods import ParkedPods, pod_key
 from .podgc import PodGC
 from .replicaset import ReplicaSetController
 from .statefulset import StatefulSetController
@@ -83,6 +83,10 @@ class DisruptionStep:
         # Without budgets nothing reads the pods, and most clusters have none (the
         # controller-manager used to not even watch pods then).
         self._parked = ParkedPods()
+
+    @property
+    def parking(self) -> ParkedPods:
+        return self._parked
 
     def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
         if kind == "Pod":
@@ -149,6 +153,23 @@ class ControllerManager:
         for c in self.controllers:
             for kind in c.kinds:
                 self._by_kind.setdefault(kind, []).append(c)
+        # Controllers with nothing to control yet (no owner, no budget) hear no pod events:
+        # the manager keeps the latest copy of each pod once for all of them, and a parked
+        # controller reads them when its first owner comes (``ParkedPods.share``).
+        self._parkers = [c.parking for c in self.controllers if isinstance(getattr(c, "parking", None), ParkedPods)]
+        self._latest: dict | None = {} if self._parkers else None
+        for parking in self._parkers:
+            parking.share(self._latest if self._latest is not None else {})
+        self._pod_routes: list = []
+        self._reroute()
+
+    def _reroute(self) -> None:
+        """Who hears pod events now; once no controller is parked, the shared copy goes."""
+        self._pod_routes = [
+            c for c in self._by_kind.get("Pod", ()) if not (getattr(c, "parking", None) and c.parking.on)
+        ]
+        if self._latest is not None and not any(p.on for p in self._parkers):
+            self._latest = None
 
     @property
     def kinds(self) -> list[str]:
@@ -160,8 +181,20 @@ class ControllerManager:
     def on_events(self, events, now: float) -> None:
         by_kind = self._by_kind
         for kind, event_type, obj in events:
+            if kind == "Pod":
+                latest = self._latest
+                if latest is not None:
+                    if event_type == "DELETED":
+                        latest.pop(pod_key(obj), None)
+                    else:
+                        latest[pod_key(obj)] = obj
+                for c in self._pod_routes:
+                    c.on_event(kind, event_type, obj, now)
+                continue
             for c in by_kind.get(kind, ()):
                 c.on_event(kind, event_type, obj, now)
+            if self._latest is not None:
+                self._reroute()  # a first owner may have ended a controller's parking
 
     def sync(self, now: float) -> Writes:
         out = Writes()

@@ -106,8 +106,11 @@ def _not_found(error) -> bool:
     return isinstance(error, NotFound)
 
 
-def _key(obj: dict) -> PodKey:
+def pod_key(obj: dict) -> PodKey:
     return namespace_of(obj), name_of(obj)
+
+
+_key = pod_key
 
 
 # ---- parking: pods before there is anything to control --------------------------------
@@ -122,6 +125,17 @@ class ParkedPods:
 
     def __init__(self) -> None:
         self._pods: dict[PodKey, dict] | None = {}
+
+    @property
+    def on(self) -> bool:
+        return self._pods is not None
+
+    def share(self, pods: dict[PodKey, dict]) -> None:
+        """Read the parked pods from ``pods``, which the caller keeps current (the
+        controller-manager keeps one such dict for every parked controller and stops
+        telling them of pod events), instead of keeping a copy here."""
+        if self._pods is not None:
+            self._pods = pods
 
     def park(self, etype: str, pod: dict) -> bool:
         """Keep the event if parking is still on; returns whether it did."""

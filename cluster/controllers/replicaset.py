@@ -39,6 +39,7 @@ Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Callable
 from functools import cmp_to_key
@@ -74,10 +75,24 @@ _ZERO = (0, 0, 0)
 class _Ranked:
     """One pod with the facts upstream's ActivePodsWithRanks compares."""
 
-    __slots__ = ("pod", "node", "phase", "ready", "cost", "rank", "ready_time", "restarts", "created", "uid")
+    __slots__ = (
+        "pod",
+        "key",
+        "node",
+        "phase",
+        "ready",
+        "cost",
+        "rank",
+        "prefix",
+        "ready_time",
+        "restarts",
+        "created",
+        "uid",
+    )
 
     def __init__(self, pod: dict, rank: int = 0):
-        self.pod, self.rank = pod, rank
+        self.pod, self.rank, self.key = pod, rank, _pod_key(pod)
+        self.prefix: tuple = ()  # criteria 1-5 as one tuple, set with the rank (``_ranked``)
         self.node = node_name_of(pod)
         self.phase = _PHASE_ORDINAL.get(phase_of(pod), 0)
         self.ready = is_pod_ready(pod)
@@ -144,19 +159,16 @@ def deletion_order(pods: list[dict], now: float) -> list[dict]:
     the active pods of the ReplicaSet and its Deployment siblings; kubemu ranks by the
     ReplicaSet's own). Input is put in key order first, so the result is deterministic.
     """
-    ranked = _ranked(pods, {})
-    ranked.sort(key=_ranking(now))
-    return [r.pod for r in ranked]
+    return [r.pod for r in _first(_ranked(pods, {}), len(pods), now)]
 
 
 def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None = None) -> list[dict]:
     """The ``count`` pods to delete; all of them, unsorted, when that is every pod (as upstream).
 
-    The first ``count`` of ``deletion_order`` without sorting the rest: a 500-pod burst
-    out of 10,000 compares each pod about once instead of log2(10,000) times. ``facts``
-    (pod key -> ``_Ranked``, kept by the caller between bursts) spares re-reading the pods
-    that did not change since; it is replaced by the facts of these pods. Where the
-    order is no strict weak order (two different times in one log2 bucket tie by uid,
+    The first ``count`` of ``deletion_order`` without ordering the rest (``_first``).
+    ``facts`` (pod key -> ``_Ranked``, kept by the caller between bursts) spares re-reading
+    the pods that did not change since; it is replaced by the facts of these pods. Where
+    the order is no strict weak order (two different times in one log2 bucket tie by uid,
     equal times go on to the next fact, as upstream's Less does) the victims may differ
     from a full sort's, as they may between two sorting algorithms upstream.
     """
@@ -165,8 +177,25 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
     ranked = _ranked(pods, {} if facts is None else facts)
     if facts is not None:
         facts.clear()
-        facts.update((_pod_key(r.pod), r) for r in ranked)
-    return [r.pod for r in heapq.nsmallest(count, ranked, key=_ranking(now))]
+        facts.update((r.key, r) for r in ranked)
+    return [r.pod for r in _first(ranked, count, now)]
+
+
+def _first(ranked: list[_Ranked], count: int, now: float) -> list[_Ranked]:
+    """The first ``count`` in deletion order. Criteria 1-5 (assigned, phase, ready, cost,
+    rank) are plain values compared in turn, so they sort as one tuple; only pods that tie
+    on all five need the time rules, and only in the group where ``count`` falls (the
+    groups before it go whole, the ones after not at all)."""
+    ranked.sort(key=lambda r: (r.prefix, r.key))
+    out: list[_Ranked] = []
+    for _, grouped in itertools.groupby(ranked, key=lambda r: r.prefix):
+        group, need = list(grouped), count - len(out)
+        if len(group) > 1:
+            group = heapq.nsmallest(need, group, key=_ranking(now))
+        out += group[:need]
+        if len(out) >= count:
+            break
+    return out
 
 
 def _ranking(now: float) -> Callable[[_Ranked], Any]:
@@ -182,9 +211,8 @@ def _pod_key(pod: dict) -> tuple[str, str]:
 
 
 def _ranked(pods: list[dict], facts: dict) -> list[_Ranked]:
-    """``pods`` in key order as ``_Ranked``, reusing ``facts`` of the very same pod objects
-    (an update replaces the object, so identity means unchanged)."""
-    pods = sorted(pods, key=_pod_key)
+    """``pods`` as ``_Ranked`` with their ranks, reusing ``facts`` of the very same pod
+    objects (an update replaces the object, so identity means unchanged)."""
     on_node: dict[str, int] = {}
     ranked = []
     for p in pods:
@@ -195,6 +223,7 @@ def _ranked(pods: list[dict], facts: dict) -> list[_Ranked]:
         ranked.append(r)
     for r in ranked:
         r.rank = on_node[r.node]
+        r.prefix = (1 if r.node else 0, r.phase, 1 if r.ready else 0, r.cost, -r.rank)
     return ranked
 
 

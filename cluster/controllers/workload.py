@@ -154,6 +154,11 @@ class WorkloadController(Generic[StateT]):
         # without ReplicaSets or DaemonSets pays a dict write per pod event.
         self._parked = ParkedPods()
 
+    @property
+    def parking(self) -> ParkedPods:
+        """The pods kept until this controller's first owner (the manager may share them)."""
+        return self._parked
+
     # -- events --------------------------------------------------------------------------
     def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
         if kind == self.KIND:

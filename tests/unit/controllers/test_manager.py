@@ -178,3 +178,33 @@ def test_a_controllers_events_about_one_object_are_rationed_as_client_go_does():
     # The same 33 again: web's bucket has 299/300 of a token, db's has 22.
     assert [e["involvedObject"]["name"] for e in m.sync(299.0).events] == ["db"] * 3
     assert [e["involvedObject"]["name"] for e in m.sync(899.0).events] == ["web"] * 2 + ["db"] * 3
+
+
+def test_parked_controllers_hear_no_pod_events_and_get_the_latest_pods_with_their_first_owner():
+    from cluster.controllers.ownedpods import ParkedPods
+
+    class Parker(_Probe):
+        def __init__(self):
+            super().__init__(("Owner", "Pod"))
+            self.parking, self.released = ParkedPods(), None
+
+        def on_event(self, kind, etype, obj, now):
+            super().on_event(kind, etype, obj, now)
+            if kind == "Owner":
+                self.released = [(p["metadata"]["name"], p["v"]) for p in self.parking.release()]
+
+    def p(name, v=1):
+        return {"metadata": {"namespace": "default", "name": name}, "v": v}
+
+    parker, plain = Parker(), _Probe(("Pod",))
+    m = ControllerManager([parker, plain])
+    m.on_events(
+        [("Pod", "ADDED", p("b")), ("Pod", "ADDED", p("a")), ("Pod", "MODIFIED", p("a", 2))]
+        + [("Pod", "ADDED", p("c")), ("Pod", "DELETED", p("c"))],
+        1.0,
+    )
+    assert parker.seen == [] and len(plain.seen) == 5
+    m.on_events([("Owner", "ADDED", {}), ("Pod", "ADDED", p("d"))], 2.0)
+    assert parker.released == [("a", 2), ("b", 1)]  # the latest copies, in key order, c gone
+    assert parker.seen == [("Owner", "ADDED", 2.0), ("Pod", "ADDED", 2.0)]
+    assert len(plain.seen) == 6
