@@ -53,7 +53,8 @@ def apply(defaults: list[PodDefaults], manifests: list[dict]) -> None:
     if not defaults:
         return
     selectors = [None if d.labelSelector is None else LabelSelector.parse(d.labelSelector) for d in defaults]
-    for obj in manifests:
+    for item in manifests:
+        obj = item.get("template") if isinstance(item, dict) and "repeat" in item else item
         meta = _pod_meta(obj) if isinstance(obj, dict) else None
         if meta is None:
             continue

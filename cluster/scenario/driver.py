@@ -33,6 +33,7 @@ from .layout import expand_pools, host_spec
 from .mirror import Mirror
 from .patchstep import PatchSpec
 from .randomchaos import RandomChaos
+from .repeat import batches
 from .rollout import Refused, rolled_back, scaled
 from .runner import ScenarioRun
 from .schema import Scenario, Step
@@ -73,8 +74,8 @@ class Timeline:
 
     async def run(self, step: Step, now: float) -> None:
         cluster, log = self.cluster, self.log
-        if step.create:
-            for obj, err in zip(step.create, await cluster.write([Create(o) for o in step.create])):
+        for batch in batches(step.create):  # a repeat's copies are made batch by batch
+            for obj, err in zip(batch, await cluster.write([Create(o) for o in batch])):
                 if err is not None:
                     log(f"create {obj.get('kind')}/{obj.get('metadata', {}).get('name')}: {err.reason}: {err.message}")
         for d in step.deletes():

@@ -303,15 +303,12 @@ def _pydantic_line(e: PydanticError) -> str:
     return f"{path}: {json.dumps(err.get('input'), default=str)} {msg}"
 
 
-def expand_repeats(items: list[dict], path: str) -> tuple[list[dict], list[tuple[str, dict]]]:
-    """Expand ``{repeat: N, template: MANIFEST}`` into N copies named ``<name>-0`` ... ``<name>-(N-1)``.
-
-    Returns the expanded list and (path, manifest) pairs to validate: each template once.
-    """
-    out, to_check = [], []
+def check_repeats(items: list[dict], path: str) -> list[tuple[str, dict]]:
+    """Check each ``{repeat: N, template: MANIFEST}`` (``repeat.py`` expands it as the run
+    sends it); returns (path, manifest) pairs to validate: each template once."""
+    to_check = []
     for i, item in enumerate(items):
         if not isinstance(item, dict) or "repeat" not in item:
-            out.append(item)
             to_check.append((f"{path}[{i}]", item))
             continue
         extra = set(item) - {"repeat", "template"}
@@ -323,12 +320,7 @@ def expand_repeats(items: list[dict], path: str) -> tuple[list[dict], list[tuple
         if not isinstance(template, dict):
             raise ScenarioError(f"{path}[{i}].template: Required value: the manifest to repeat")
         to_check.append((f"{path}[{i}].template", template))
-        base = (template.get("metadata") or {}).get("name", "")
-        for k in range(n):
-            copy_ = json.loads(json.dumps(template))
-            copy_.setdefault("metadata", {})["name"] = f"{base}-{k}"
-            out.append(copy_)
-    return out, to_check
+    return to_check
 
 
 def scheduler_config(s: Scenario):
@@ -349,12 +341,11 @@ def _check_semantics(s: Scenario) -> None:
         raise ScenarioError(str(e)) from None
     for i, pool in enumerate(spec.cluster.nodes):
         _check_pool(pool, f"spec.cluster.nodes[{i}]")
-    spec.objects, manifests = expand_repeats(spec.objects, "spec.objects")
+    manifests = check_repeats(spec.objects, "spec.objects")
     for j, step in enumerate(spec.timeline):
         if step.addNodes is not None:
             _check_pool(step.addNodes, f"spec.timeline[{j}].addNodes")
-        step.create, checks = expand_repeats(step.create, f"spec.timeline[{j}].create")
-        manifests += checks
+        manifests += check_repeats(step.create, f"spec.timeline[{j}].create")
     _check_chaos(spec)
     _apply_defaults(spec)
     classes = set(SYSTEM_PRIORITY_CLASSES)
@@ -397,7 +388,7 @@ def _apply_defaults(spec: ScenarioSpec) -> None:
     problem = pod_defaults.check_selectors(spec.defaults)
     if problem:
         raise ScenarioError(problem)
-    # The templates of repeats were expanded already: every copy gets the defaults.
+    # A repeat's template gets them, so every copy made from it has them.
     pod_defaults.apply(spec.defaults, spec.objects)
     for step in spec.timeline:
         pod_defaults.apply(spec.defaults, step.create)

@@ -3,6 +3,7 @@ and one-line errors naming the field and value for each."""
 
 import pytest
 
+from cluster.scenario.repeat import expanded
 from cluster.scenario.schema import ScenarioError, load
 
 GPU = "nvidia.com/gpu"
@@ -254,5 +255,5 @@ def test_defaults_fill_matching_pods_without_overriding_their_own():
         s.spec.objects[3]["spec"]["template"]["metadata"]["annotations"]["kubemu.io/memory-usage"]
         == "ramp(100Mi, 1Gi, 60s)"
     )
-    late = [o["metadata"]["annotations"]["kubemu.io/memory-usage"] for o in s.spec.timeline[0].create]
+    late = [o["metadata"]["annotations"]["kubemu.io/memory-usage"] for o in expanded(s.spec.timeline[0].create)]
     assert late == ["ramp(100Mi, 1Gi, 60s)"] * 2

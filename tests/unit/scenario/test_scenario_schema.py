@@ -7,6 +7,7 @@ import sys
 import pytest
 import yaml
 
+from cluster.scenario.repeat import batches, count, expanded
 from cluster.scenario.schema import ScenarioError, load, load_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -35,9 +36,18 @@ def test_defaults_and_durations():
     assert s.spec.duration == 300 and s.spec.timeScale == 1 and s.spec.timeline[0].at == 90
 
 
-def test_repeat_expands_named_copies():
-    s = load(scenario([{"repeat": 3, "template": pod("web")}]))
-    assert [o["metadata"]["name"] for o in s.spec.objects] == ["web-0", "web-1", "web-2"]
+def test_repeat_expands_named_copies_as_they_are_sent():
+    s = load(scenario([pod("first"), {"repeat": 3, "template": pod("web")}]))
+    assert len(s.spec.objects) == 2 and count(s.spec.objects) == 4  # kept as written
+    assert [o["metadata"]["name"] for o in expanded(s.spec.objects)] == ["first", "web-0", "web-1", "web-2"]
+    copies = list(expanded(s.spec.objects))
+    assert copies[1] is not copies[2] and copies[1]["spec"] is not copies[2]["spec"]  # each its own copy
+
+
+@pytest.mark.parametrize("size,sizes", [(1, [1, 1, 1, 1]), (3, [3, 1]), (1000, [4])])
+def test_repeats_go_out_in_bounded_batches(size, sizes):
+    s = load(scenario([pod("first"), {"repeat": 3, "template": pod("web")}]))
+    assert [len(b) for b in batches(s.spec.objects, size)] == sizes
 
 
 def test_set_overrides_before_validation():
