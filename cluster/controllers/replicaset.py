@@ -88,6 +88,9 @@ class _Ranked:
         "restarts",
         "created",
         "uid",
+        "at",
+        "ready_bucket",
+        "created_bucket",
     )
 
     def __init__(self, pod: dict, rank: int = 0):
@@ -103,6 +106,13 @@ class _Ranked:
         stamp = (pod.get("metadata") or {}).get("creationTimestamp")
         self.created = parse_timestamp(stamp) if stamp else None
         self.uid = uid_of(pod)
+        self.at: float | None = None  # the time ``ready_bucket`` and ``created_bucket`` are for
+        self.ready_bucket = self.created_bucket = -1
+
+    def buckets(self, now: float) -> None:
+        """The log2 ranks of the ready and creation times at ``now``, computed once per
+        pod and ``now`` instead of at every comparison."""
+        self.at, self.ready_bucket, self.created_bucket = now, _bucket(self.ready_time, now), _bucket(self.created, now)
 
 
 def _deletion_cost(pod: dict) -> int:
@@ -118,14 +128,18 @@ def _sign(less: bool) -> int:
     return -1 if less else 1
 
 
-def _by_time(t1: float | None, t2: float | None, a: _Ranked, b: _Ranked, now: float) -> int:
-    """Newer first (a missing time first of all), on upstream's LogarithmicScaleDown
-    scale: times whose age has the same integer log2 (in nanoseconds) tie, and ties go
-    by uid (pseudo-random, as upstream intends, yet stable for a seeded run)."""
+def _bucket(t: float | None, now: float) -> int:
+    """Upstream's LogarithmicScaleDown rank of a time: the integer log2 of its age in
+    nanoseconds (-1 for none yet)."""
+    return int(math.log2((now - t) * 1e9)) if t is not None and now > t else -1
+
+
+def _by_time(t1: float | None, t2: float | None, r1: int, r2: int, a: _Ranked, b: _Ranked) -> int:
+    """Newer first (a missing time first of all), on the log2 scale (``r1``, ``r2``: the
+    buckets of ``t1`` and ``t2``): times in one bucket tie, and ties go by uid
+    (pseudo-random, as upstream intends, yet stable for a seeded run)."""
     if t1 is None or t2 is None:
         return _sign(t1 is None)
-    r1 = int(math.log2((now - t1) * 1e9)) if now > t1 else -1
-    r2 = int(math.log2((now - t2) * 1e9)) if now > t2 else -1
     if r1 == r2:
         return 0 if a.uid == b.uid else _sign(a.uid < b.uid)
     return _sign(r1 < r2)
@@ -143,12 +157,18 @@ def _compare(a: _Ranked, b: _Ranked, now: float) -> int:
         return _sign(a.cost < b.cost)  # 4. lower pod-deletion-cost first
     if a.rank != b.rank:
         return _sign(a.rank > b.rank)  # 5. more siblings on the same node first
+    if a.at != now:
+        a.buckets(now)
+    if b.at != now:
+        b.buckets(now)
     if a.ready and b.ready and a.ready_time != b.ready_time:
-        return _by_time(a.ready_time, b.ready_time, a, b, now)  # 6. ready for less time first
+        return _by_time(
+            a.ready_time, b.ready_time, a.ready_bucket, b.ready_bucket, a, b
+        )  # 6. ready for less time first
     if a.restarts != b.restarts:
         return _sign(a.restarts > b.restarts)  # 7. more restarts first
     if a.created != b.created:
-        return _by_time(a.created, b.created, a, b, now)  # 8. newer first
+        return _by_time(a.created, b.created, a.created_bucket, b.created_bucket, a, b)  # 8. newer first
     return 0
 
 
@@ -273,6 +293,7 @@ class _ReplicaSet(OwnerState):
         "next_available",
         "counted",
         "facts",
+        "seen",
     )
 
     def configure(self) -> None:
@@ -286,6 +307,7 @@ class _ReplicaSet(OwnerState):
         self.next_available: float | None = None
         self.counted: dict[PodKey, dict] = {}  # the pods counted in ``active``, by key
         self.facts: dict[PodKey, _Ranked] = {}  # their deletion-ranking facts (pods_to_delete)
+        self.seen: dict[PodKey, tuple[dict, tuple[int, int, int]]] = {}  # each owned pod and its counts
 
 
 class ReplicaSetController(WorkloadController[_ReplicaSet]):
@@ -325,12 +347,15 @@ class ReplicaSetController(WorkloadController[_ReplicaSet]):
         return True
 
     def _pod_changed(self, rs: _ReplicaSet, key: PodKey, old: dict | None, new: dict | None) -> None:
+        held = rs.seen.pop(key, None)
         if old is not None:
-            a, b, c = self._counts(rs, old)
+            # What ``old`` added when it came, unless the pod changed under another owner since.
+            a, b, c = held[1] if held is not None and held[0] is old else self._counts(rs, old)
             rs.active, rs.labeled, rs.ready = rs.active - a, rs.labeled - b, rs.ready - c
             rs.counted.pop(key, None)
         if new is not None:
-            a, b, c = self._counts(rs, new)
+            counts = a, b, c = self._counts(rs, new)
+            rs.seen[key] = (new, counts)
             rs.active, rs.labeled, rs.ready = rs.active + a, rs.labeled + b, rs.ready + c
             if a:
                 rs.counted[key] = new
