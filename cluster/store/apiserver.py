@@ -218,9 +218,9 @@ class APIServer:
             prefix = m.pop("generateName", "")
             for _ in range(GENERATE_NAME_ATTEMPTS):
                 m["name"] = prefix + self.admission.name_suffix()
-                if self.store.get(kind, ns, m["name"]) is None:
+                if not self.store.has(kind, ns, m["name"]):
                     break
-        if self.store.get(kind, ns, m["name"]) is not None:
+        if self.store.has(kind, ns, m["name"]):
             raise AlreadyExists(f'{_resource(kind)} "{m["name"]}" already exists')
         self.store.put(kind, obj, "ADDED")
         if kind == CRD:
@@ -237,7 +237,7 @@ class APIServer:
         """Remove the Events whose ``--event-ttl`` ran out (or past the cap); how many."""
         gone = 0
         for ns, name in self.event_expiry.due(now, self.store.count("Event")):
-            if self.store.get("Event", ns, name) is not None:
+            if self.store.has("Event", ns, name):
                 self.store.remove("Event", ns, name)
                 gone += 1
         return gone
@@ -336,7 +336,7 @@ class APIServer:
         charge_budget(self.store, pod, now)
         changed = mark_disruption_target(pod, now)
         rv = self.store.rv
-        gone = self.delete("Pod", ns, name, None, grace, now)
+        gone = self._delete_pod(pod, grace, "", now)  # this copy, condition and all
         if changed and not gone and self.store.rv == rv:
             # The delete changed nothing (a longer grace on a terminating pod): store the condition.
             self.store.put("Pod", pod, "MODIFIED")
@@ -439,10 +439,10 @@ class APIServer:
 
     def _remove(self, obj: dict) -> None:
         kind, m = obj["kind"], obj["metadata"]
-        self.store.remove(kind, m.get("namespace", ""), m["name"])
+        self.store.remove(kind, m.get("namespace", ""), m["name"], obj)
         if kind == "Namespace":
-            for ev in [e for e in self.store.objects("Event") if e["metadata"].get("namespace") == m["name"]]:
-                self.store.remove("Event", m["name"], ev["metadata"]["name"])
+            for ns, name in [k for k in self.store.keys("Event") if k[0] == m["name"]]:
+                self.store.remove("Event", ns, name)
 
     # -- reads ----------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict:

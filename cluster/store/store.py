@@ -7,8 +7,10 @@ bounded window of recent change events for watchers. The apiserver logic
 ``cluster/store/durable.py``) every write is also recorded there, reusing the bytes encoded
 for the window.
 
-Each stored object is kept both as a dict and as its msgpack bytes, encoded once on write;
-watch events share those bytes with every watcher (docs/architecture.md §2). A watcher that asks for a
+Each stored object is kept only as its msgpack bytes, encoded once on write (a decoded
+dict is about five times larger); ``get`` decodes a fresh copy, which the caller may change
+and ``put`` back. Watch events share those bytes with every watcher (docs/architecture.md
+§2). A watcher that asks for a
 resourceVersion older than what the window still holds gets ``Expired`` and must relist.
 
 Pod events carry the pod's node name before and after the change so a node host can watch
@@ -68,19 +70,27 @@ class Store:
         # told of every write, with the bytes encoded for the watch window. None: no
         # durability, and no cost beyond one attribute test per write.
         self.journal = journal
-        # kind -> (namespace, name) -> (object, its bytes, its node name when stored); the node is
-        # kept apart because writers mutate the stored dict in place before calling put.
-        self._objects: dict[str, dict[tuple[str, str], tuple[dict, bytes, str]]] = {}
+        # kind -> (namespace, name) -> (the object's bytes, its node name when stored).
+        self._objects: dict[str, dict[tuple[str, str], tuple[bytes, str]]] = {}
         self._logs: dict[str, _KindLog] = {}
         self._window = window
 
     # -- reads -------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict | None:
+        """A fresh copy of the object (the caller may change it and ``put`` it), or None."""
         hit = self._objects.get(kind, {}).get((ns, name))
-        return hit[0] if hit else None
+        return codec.decode(hit[0]) if hit else None
+
+    def has(self, kind: str, ns: str, name: str) -> bool:
+        return (ns, name) in self._objects.get(kind, {})
+
+    def keys(self, kind: str) -> builtins.list[tuple[str, str]]:
+        """The (namespace, name) of every object of ``kind``."""
+        return builtins.list(self._objects.get(kind, {}))
 
     def objects(self, kind: str):
-        return (entry[0] for entry in self._objects.get(kind, {}).values())
+        """A fresh copy of every object of ``kind``, one at a time."""
+        return (codec.decode(entry[0]) for entry in self._objects.get(kind, {}).values())
 
     def count(self, kind: str) -> int:
         return len(self._objects.get(kind, {}))
@@ -89,8 +99,8 @@ class Store:
         """Current objects of a kind as encoded bytes, and the rv they are current at."""
         items = self._objects.get(kind, {}).values()
         if node_names is None:
-            return self.rv, [data for _, data, _ in items]
-        return self.rv, [data for _, data, node in items if node in node_names]
+            return self.rv, [data for data, _ in items]
+        return self.rv, [data for data, node in items if node in node_names]
 
     def events_since(
         self, kind: str, since_rv: int, node_names: Set[str] | None = None, limit: int = 10_000
@@ -135,16 +145,19 @@ class Store:
         bucket = self._objects.setdefault(kind, {})
         prev = bucket.get(key)
         data, node = codec.encode(obj), _node(obj)
-        bucket[key] = (obj, data, node)
-        prev_node = prev[2] if prev else ""
+        bucket[key] = (data, node)
+        prev_node = prev[1] if prev else ""
         self._log(kind).append(Event(self.rv, event_type, m["name"], node, prev_node, data))
         if self.journal is not None:
             self.journal.record_put(kind, self.rv, event_type, key[0], key[1], data)
         return self.rv
 
-    def remove(self, kind: str, ns: str, name: str) -> int:
+    def remove(self, kind: str, ns: str, name: str, last: dict | None = None) -> int:
+        """Remove an object; its DELETED event carries ``last`` (the caller's final copy,
+        e.g. with the finalizers a delete just set) or else the stored object."""
         self.rv += 1
-        obj, _, node = self._objects[kind].pop((ns, name))
+        stored, node = self._objects[kind].pop((ns, name))
+        obj = codec.decode(stored) if last is None else last
         obj["metadata"]["resourceVersion"] = str(self.rv)
         data = codec.encode(obj)
         self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data))
@@ -159,7 +172,7 @@ class Store:
         whose objects are all gone are included (empty), so a restored store still knows
         they had events and expires their watchers."""
         return self.rv, {
-            kind: {key: entry[1] for key, entry in bucket.items()} for kind, bucket in self._objects.items()
+            kind: {key: entry[0] for key, entry in bucket.items()} for kind, bucket in self._objects.items()
         }
 
     @classmethod
@@ -176,8 +189,7 @@ class Store:
         for kind, items in recovered.objects.items():
             bucket = store._objects[kind] = {}
             for key, data in items.items():
-                obj = codec.decode(data)
-                bucket[key] = (obj, data, _node(obj))
+                bucket[key] = (data, _node(codec.decode(data)) if kind == "Pod" else "")
             store._log(kind).evicted_upto = recovered.rv
         return store
 

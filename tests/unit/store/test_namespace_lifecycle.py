@@ -121,4 +121,5 @@ def test_a_namespace_without_the_kubernetes_finalizer_goes_on_the_next_delete(ap
     assert _ns(api)["spec"]["finalizers"] == ["kubernetes"]
     ns = _ns(api)
     ns["spec"]["finalizers"] = []  # as if another finalizer controller had emptied it
+    api.store.put("Namespace", ns, "MODIFIED")
     assert api.delete("Namespace", "", "team", None, None, now=3) is True
