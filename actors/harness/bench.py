@@ -1,7 +1,9 @@
 """``kubemu bench``: which benchmark runs where, and the checks on its arguments.
 
 Owns ``run_bench``, the dispatch the CLI calls: ``schedule`` and ``preempt`` through the
-actors (``benchray.py``), ``cycle``, ``preempt-cycle`` and ``local`` in this process
+actors (``benchray.py``), ``density`` (memory per node and per pod,
+``benchdensity.py``) and ``startup`` (pod startup latency at a steady creation rate,
+``benchstartup.py``) through the actors, ``cycle``, ``preempt-cycle`` and ``local`` in this process
 without Ray (``benchcycle.py``), ``chaos``, the soak (``benchchaos.py``), and ``yunikorn``,
 YuniKorn mode's throughput and preemption soak in this process (``benchyunikorn.py``). Every
 benchmark returns one JSON-able dict, which the CLI prints as its last line. Ray is
@@ -26,9 +28,12 @@ def run_bench(
     log=None,
     workload: str = "basic",
     chaos: dict | None = None,
+    pods_per_node: int = 10,
+    rate: float = 500.0,
 ) -> dict:
     """``chaos``: the chaos bench's options (kill_rate, duration, time_scale, seed, targets,
-    restarts), as ``benchchaos.run_chaos`` takes them."""
+    restarts), as ``benchchaos.run_chaos`` takes them; ``pods_per_node``: density's;
+    ``rate``: startup's pods created per second."""
     log = log or (lambda s: print(s, file=sys.stderr))
     if nodes < 1:
         raise ValueError(f"--nodes: {nodes} must be at least 1")
@@ -36,6 +41,17 @@ def run_bench(
         raise ValueError(f"--pods: {pods} must be at least 1")
     if nodes_per_host is not None and nodes_per_host < 0:
         raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
+    opts = chaos or {}  # the options of the bench ``name``, as its function takes them
+    if name == "density":
+        from actors.harness.benchdensity import check
+
+        check(nodes, pods_per_node)
+        opts = {"pods_per_node": pods_per_node}
+    if name == "startup":
+        from actors.harness.benchstartup import check as check_rate
+
+        check_rate(rate)
+        opts = {"rate": rate}
     if name == "yunikorn":
         from actors.harness import benchyunikorn
 
@@ -64,7 +80,7 @@ def run_bench(
 
     started_here = not ray.is_initialized()
     try:
-        return asyncio.run(_on_ray(name, nodes, pods, nodes_per_host, workload, chaos or {}, log))
+        return asyncio.run(_on_ray(name, nodes, pods, nodes_per_host, workload, opts, log))
     finally:
         # Before the JSON line is printed: actors killed at the end still have retries in
         # flight, and Ray's log monitor would print its notes about them after our last line.
@@ -72,12 +88,21 @@ def run_bench(
             ray.shutdown()
 
 
-async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, workload: str, chaos: dict, log):
+async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, workload: str, opts: dict, log):
+    """``opts``: the options of the bench ``name`` (chaos, density or startup)."""
+    if name == "density":
+        from actors.harness.benchdensity import density
+
+        return await density(nodes, opts["pods_per_node"], nodes_per_host or 0, log)
+    if name == "startup":
+        from actors.harness.benchstartup import startup
+
+        return await startup(nodes, pods, opts["rate"], nodes_per_host or 0, log)
     if name == "chaos":
         from actors.harness.benchchaos import run_chaos
 
         per_host = CHAOS_NODES_PER_HOST if nodes_per_host is None else nodes_per_host
-        return await run_chaos(nodes, pods, nodes_per_host=per_host, log=log, **chaos)
+        return await run_chaos(nodes, pods, nodes_per_host=per_host, log=log, **opts)
     from actors.harness import benchray
 
     if name == "preempt":

@@ -17,7 +17,24 @@ from contextlib import ExitStack
 from cluster.scenario import report as reports
 from cluster.scenario.schema import Scenario, ScenarioError, load_file
 
-BENCHMARKS = ("schedule", "preempt", "cycle", "preempt-cycle", "local", "chaos", "api", "yunikorn", "rollout")
+BENCHMARKS = (
+    "schedule",
+    "preempt",
+    "cycle",
+    "preempt-cycle",
+    "local",
+    "chaos",
+    "density",
+    "startup",
+    "api",
+    "yunikorn",
+    "rollout",
+)
+FAIL_INCOMPLETE = ("schedule", "preempt", "density", "startup", "rollout")  # an incomplete run exits 1
+# scheduler_perf's shapes: SchedulingBasic (5,000 nodes, 10,000 measured pods) and
+# PreemptionAsync (5,000 nodes, 5,000 measured pods); the other benches 1,000 and 10,000.
+SHAPES = {"schedule": (5000, 10000), "preempt": (5000, 5000)}
+DEFAULT_SHAPE = (1000, 10000)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,13 +71,15 @@ def _parser() -> argparse.ArgumentParser:
         "cycle / preempt-cycle: the same shapes in the Scheduler alone, in this process; "
         "local: the schedule shape through the local runtime; "
         "chaos: ReplicaSets under random faults, counting pods lost; "
+        "density: --nodes nodes and --pods-per-node pods each through the actors, memory per node and per pod; "
+        "startup: --pods pods created at --rate pods/s through the actors, pod startup latency p50/p90/p99; "
         "api: the Kubernetes API over HTTP (creates/s, watch events/s, LIST time); "
         "yunikorn: YuniKorn mode's throughput over a queue tree (--workload basic: through the actors, "
         "local: in one process) or its preemption soak (--workload soak); "
         "rollout: a rolling update of one Deployment of --replicas pods, in one process",
     )
-    bench.add_argument("--nodes", type=int, default=1000)
-    bench.add_argument("--pods", type=int, default=10000)
+    bench.add_argument("--nodes", type=int, help="default: 5000 for schedule and preempt, else 1000")
+    bench.add_argument("--pods", type=int, help="default: 5000 for preempt, else 10000")
     bench.add_argument("--replicas", type=int, default=10000, help="rollout: the Deployment's replicas")
     bench.add_argument(
         "--runtime", choices=["local", "ray"], help="rollout: local (default: in one process) or ray (the actors)"
@@ -72,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
         help="schedule: basic (SchedulingBasic) or mixed (a third of the pods with affinity or spread constraints); "
         "yunikorn: basic, local or soak",
     )
+    bench.add_argument("--pods-per-node", type=int, default=10, help="density: pods per node (default 10; at most 110)")
+    bench.add_argument("--rate", type=float, default=500.0, help="startup: pods created per second (default 500)")
     bench.add_argument("--client", default="aiohttp", help="api: aiohttp (default) or python (the kubernetes client)")
     soak = bench.add_argument_group("chaos")
     soak.add_argument("--kill-rate", type=float, default=0.05, help="faults per emulated second (default 0.05)")
@@ -225,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"kubemu: {e}", file=sys.stderr)
                 return 2
         return _serve(args, scenario)[0]
+    if args.command == "bench":
+        nodes, pods = SHAPES.get(args.benchmark, DEFAULT_SHAPE)
+        args.nodes = nodes if args.nodes is None else args.nodes
+        args.pods = pods if args.pods is None else args.pods
     if args.command == "bench" and args.benchmark == "api":
         from actors.harness.benchapi import run_api_bench
 
@@ -245,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2
         print(json.dumps(result))
-        return 0
+        return 0 if result.get("complete") else 1
     if args.command == "bench":
         from actors.harness.bench import run_bench
 
@@ -257,12 +282,14 @@ def main(argv: list[str] | None = None) -> int:
                 args.nodes_per_host,
                 workload=args.workload,
                 chaos=_chaos_options(args),
+                pods_per_node=args.pods_per_node,
+                rate=args.rate,
             )
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2
         print(json.dumps(result))
-        return 0
+        return 1 if args.benchmark in FAIL_INCOMPLETE and not result.get("complete") else 0
     if getattr(args, "serve", False):
         if args.runtime == "ray":
             print("kubemu: --serve: the API is served over the local runtime (drop --runtime ray)", file=sys.stderr)

@@ -4,6 +4,8 @@ import asyncio
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from actors.harness import benchray
 
 
@@ -74,3 +76,27 @@ def test_binds_are_also_counted_per_pod_name_prefix():
         "Bind:churn": [1.0, 1.0, 1],
         "Create": [9.0, 9.0, 1],
     }
+
+
+@pytest.mark.parametrize(
+    "argv,shape",
+    [
+        (["bench", "schedule"], (5000, 10000)),  # SchedulingBasic
+        (["bench", "preempt"], (5000, 5000)),  # PreemptionAsync
+        (["bench", "preempt", "--nodes", "100", "--pods", "7"], (100, 7)),
+        (["bench", "cycle"], (1000, 10000)),
+    ],
+)
+def test_benches_default_to_upstreams_shapes_and_an_incomplete_run_exits_1(monkeypatch, capsys, argv, shape):
+    from actors.harness import bench, cli
+
+    seen = []
+
+    def fake(name, nodes, pods, *args, **kwargs):
+        seen.append((nodes, pods))
+        return {"benchmark": name, "complete": name == "cycle"}
+
+    monkeypatch.setattr(bench, "run_bench", fake)
+    code = cli.main(argv)
+    assert seen == [shape]
+    assert code == (0 if argv[1] == "cycle" else 1)  # cycle reports no completeness of its own
