@@ -172,27 +172,34 @@ async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, lo
         await dump_profiles(cluster, log)
     finally:
         await cluster.shutdown()
+    out = _measured("schedule", nodes, INIT_PODS, pods, (first, last, count), rate_of, cpu, log)
+    return {**out, "workload": workload, "hosts": len(cluster.hosts), "bindConflicts": stats.get("bindConflicts", 0)}
+
+
+def _measured(
+    benchmark: str, nodes: int, init: int, pods: int, window: tuple, rate_of: Throughput, cpu: dict, log, note=""
+) -> dict:
+    """What every scheduling bench reports of its measured pods' binds (``window``: first,
+    last, count), logged as well; ``note`` goes on the bind line."""
+    first, last, count = window
     seconds = (last - first) if count > 1 else 0.0
     rate = round(count / seconds, 1) if seconds > 0 else None
     sampled = rate_of.summary()
-    log(f"bound {count}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s")
+    log(f"bound {count}/{pods} measured pods in {seconds:.2f}s from first bind to last: {rate} pods/s{note}")
     log(f"scheduler_perf's throughput (pods/s sampled each second): {sampled}")
     log(f"CPU seconds from the first measured create to the last poll: {cpu}")
     if count < pods:
         log(unbound_note("measured", count, pods))
     return {
-        "benchmark": "schedule",
-        "workload": workload,
+        "benchmark": benchmark,
         "nodes": nodes,
-        "initPods": INIT_PODS,
+        "initPods": init,
         "pods": pods,
         "bound": count,
         "complete": count >= pods,
-        "hosts": len(cluster.hosts),
         "seconds": round(seconds, 3),
         "podsPerSecond": rate,
         "throughput": sampled,
-        "bindConflicts": stats.get("bindConflicts", 0),
         "cpuSeconds": cpu,
     }
 
@@ -227,31 +234,9 @@ async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         await dump_profiles(cluster, log)
     finally:
         await cluster.shutdown()
-    seconds = (last - first) if count > 1 else 0.0
-    rate = round(count / seconds, 1) if seconds > 0 else None
-    sampled = rate_of.summary()
-    log(
-        f"bound {count}/{pods} measured pods in {seconds:.2f}s from first bind to last: {rate} pods/s; "
-        f"{stats['preemptions']} preemptions, {stats['victims']} victims meanwhile"
-    )
-    log(f"scheduler_perf's throughput (pods/s sampled each second): {sampled}")
-    log(f"CPU seconds from the first measured create to the last poll: {cpu}")
-    if count < pods:
-        log(unbound_note("measured", count, pods))
-    return {
-        "benchmark": "preempt",
-        "nodes": nodes,
-        "initPods": fill,
-        "pods": pods,
-        "bound": count,
-        "complete": count >= pods,
-        "seconds": round(seconds, 3),
-        "podsPerSecond": rate,
-        "throughput": sampled,
-        "preemptions": stats["preemptions"],
-        "victims": stats["victims"],
-        "cpuSeconds": cpu,
-    }
+    note = f"; {stats['preemptions']} preemptions, {stats['victims']} victims meanwhile"
+    out = _measured("preempt", nodes, fill, pods, (first, last, count), rate_of, cpu, log, note)
+    return {**out, "preemptions": stats["preemptions"], "victims": stats["victims"]}
 
 
 def _prefix(pod: dict) -> str:
