@@ -47,7 +47,7 @@ class Admission:
         m = obj.setdefault("metadata", {})
         if namespaced(kind):
             ns = m.setdefault("namespace", "default")
-            home = self._store.get("Namespace", "", ns)
+            home = self._store.peek("Namespace", "", ns)
             if home is None:
                 raise NotFound(f'namespaces "{ns}" not found')
             if (home.get("status") or {}).get("phase") == "Terminating":
@@ -89,7 +89,7 @@ class Admission:
             if name:
                 spec["priorityClassName"] = name
         else:
-            pc = self._store.get("PriorityClass", "", class_name)
+            pc = self._store.peek("PriorityClass", "", class_name)
             if pc is None:
                 raise Forbidden(f"no PriorityClass with name {class_name} was found")
             name, value = class_name, pc["value"]
@@ -111,7 +111,7 @@ class Admission:
 
     def default_priority_class(self) -> dict | None:
         """The globalDefault class with the lowest value (upstream's rule for races)."""
-        defaults = [pc for pc in self._store.objects("PriorityClass") if pc.get("globalDefault")]
+        defaults = [pc for pc in self._store.peek_all("PriorityClass") if pc.get("globalDefault")]
         return min(defaults, key=lambda pc: pc["value"]) if defaults else None
 
     # -- priority classes ---------------------------------------------------------------

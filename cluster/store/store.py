@@ -74,12 +74,32 @@ class Store:
         self._objects: dict[str, dict[tuple[str, str], tuple[bytes, str]]] = {}
         self._logs: dict[str, _KindLog] = {}
         self._window = window
+        # (kind, namespace, name) -> (the bytes it was decoded from, the decoded object), for
+        # ``peek``; only the kinds admission reads ever land here, so it stays small.
+        self._peeked: dict[tuple[str, str, str], tuple[bytes, dict]] = {}
 
     # -- reads -------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict | None:
         """A fresh copy of the object (the caller may change it and ``put`` it), or None."""
         hit = self._objects.get(kind, {}).get((ns, name))
         return codec.decode(hit[0]) if hit else None
+
+    def peek(self, kind: str, ns: str, name: str) -> dict | None:
+        """The object for reading only (never change it): decoded once per stored version.
+        For admission's lookups of the few objects every create reads (its Namespace, its
+        PriorityClass), which a fresh decode per create would make cost more than the
+        create itself."""
+        hit = self._objects.get(kind, {}).get((ns, name))
+        if hit is None:
+            return None
+        cached = self._peeked.get((kind, ns, name))
+        if cached is None or cached[0] is not hit[0]:
+            cached = self._peeked[(kind, ns, name)] = (hit[0], codec.decode(hit[0]))
+        return cached[1]
+
+    def peek_all(self, kind: str) -> builtins.list[dict]:
+        """Every object of ``kind`` for reading only (``peek``)."""
+        return [o for ns, name in self.keys(kind) if (o := self.peek(kind, ns, name)) is not None]
 
     def has(self, kind: str, ns: str, name: str) -> bool:
         return (ns, name) in self._objects.get(kind, {})

@@ -206,3 +206,16 @@ def test_errors_carry_their_status_and_survive_pickling():
         "reason": "Conflict",
         "code": 409,
     }
+
+
+def test_peek_decodes_each_stored_version_once_and_follows_writes():
+    api = APIServer()
+    first = api.store.peek("Namespace", "", "default")
+    assert first is api.store.peek("Namespace", "", "default")  # one decode per version
+    ns = api.store.get("Namespace", "", "default")
+    ns["metadata"]["labels"] = {"team": "a"}
+    api.store.put("Namespace", ns, "MODIFIED")
+    again = api.store.peek("Namespace", "", "default")
+    assert again is not first and again["metadata"]["labels"] == {"team": "a"}
+    assert api.store.peek("Namespace", "", "nope") is None
+    assert "default" in {n["metadata"]["name"] for n in api.store.peek_all("Namespace")}
