@@ -7,6 +7,11 @@ for is kept for it (and a pod whose affinity leaned on a nominated pod is not fo
 A node is feasible only if it passes both. Called by ``Scheduler`` for every cycle and
 by the preemption host for each node it dry-runs.
 
+With ``lazy=True`` and no nominated pods to consider, only PreFilter runs up front: the
+run's ``judge`` then filters the rows the scheduler's search asks for (upstream's early
+stop) and ``complete`` judges every node, when the diagnosis of a pod that fits nowhere
+needs all rejections.
+
 Pass 1 places all such nominated pods at once, so a zone-wide term of the incoming pod
 sees nominated pods on other nodes of the zone too; upstream adds only the evaluated
 node's nominated pods. The difference only ever makes pass 1 stricter.
@@ -25,7 +30,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from .cache import Cache, PodInfo
-from .framework import CycleState, Framework
+from .framework import CycleState, FilterOutcome, Framework
 from .nominator import PodNominator
 from .status import SUCCESS, Rejection, Status
 
@@ -34,9 +39,11 @@ if TYPE_CHECKING:
 
 
 class FilterRun:
-    """The verdict over all nodes: ``feasible`` per node, or a PreFilter/Error ``status``."""
+    """The verdict over all nodes: ``feasible`` per node, or a PreFilter/Error ``status``.
 
-    __slots__ = ("status", "state", "allowed", "feasible", "_rejections")
+    A lazy run has ``feasible`` None until ``complete``; ``judge`` answers for some rows."""
+
+    __slots__ = ("status", "state", "allowed", "feasible", "_rejections", "_rows_judge")
 
     def __init__(self, status: Status, state: CycleState, allowed=None, feasible=None, rejections=None):
         self.status = status
@@ -44,9 +51,31 @@ class FilterRun:
         self.allowed = allowed  # nodes a PreFilterResult kept (None: all)
         self.feasible = feasible
         self._rejections: Callable[[], list[Rejection]] = rejections or (lambda: [])
+        self._rows_judge: Callable[[np.ndarray | slice | None], FilterOutcome] | None = None
 
     def rejections(self) -> list[Rejection]:
         return self._rejections()
+
+    def judge(self, rows: np.ndarray | slice) -> np.ndarray | None:
+        """Feasibility of the nodes ``rows`` (indices or a slice); None after a Filter error (then in ``status``)."""
+        if self._rows_judge is None:
+            return self.feasible[rows]
+        outcome = self._rows_judge(rows)
+        if not outcome.status.is_success():
+            self.status = outcome.status
+            return None
+        return outcome.feasible
+
+    def complete(self) -> bool:
+        """Judge every node (a lazy run); False after a Filter error (then in ``status``)."""
+        if self._rows_judge is None:
+            return True
+        outcome = self._rows_judge(None)
+        if not outcome.status.is_success():
+            self.status = outcome.status
+            return False
+        self.feasible, self._rejections, self._rows_judge = outcome.feasible, outcome.rejections, None
+        return True
 
 
 def nominated_to_consider(nominator: PodNominator, cache: Cache, pod: PodInfo) -> list[tuple[PodInfo, str]]:
@@ -62,11 +91,16 @@ def nominated_to_consider(nominator: PodNominator, cache: Cache, pod: PodInfo) -
     ]
 
 
-def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache) -> FilterRun:
+def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache, lazy: bool = False) -> FilterRun:
     snap = cache.snapshot()
     status, allowed = fwk.run_pre_filter(state, pod, snap)
     if not status.is_success():
         return FilterRun(status, state, allowed)
+    if lazy:
+        run = FilterRun(SUCCESS, state, allowed)
+        memo: dict = {}
+        run._rows_judge = lambda rows: fwk.run_filter(state, pod, snap, allowed, rows, memo)
+        return run
     outcome = fwk.run_filter(state, pod, snap, allowed)
     if not outcome.status.is_success():
         return FilterRun(outcome.status, state, allowed)
@@ -101,11 +135,13 @@ def run_filters(
     pod: PodInfo,
     state: CycleState | None = None,
     resources_decide=None,
+    lazy: bool = False,
 ) -> FilterRun:
-    """Both passes; ``state`` (pass 2's, the one Score uses) is filled in."""
+    """Both passes; ``state`` (pass 2's, the one Score uses) is filled in. ``lazy``: see
+    the module's docstring (it applies only when no nominated pod is pending)."""
     state = CycleState() if state is None else state
-    plain = _one_pass(fwk, state, pod, cache)
-    if not plain.status.is_success():
+    plain = _one_pass(fwk, state, pod, cache, lazy=lazy and not len(nominator))
+    if not plain.status.is_success() or not len(nominator):  # no nominated pods: pass 2 is all
         return plain
     load = nominator.load
     if (

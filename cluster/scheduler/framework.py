@@ -9,6 +9,9 @@ and profile types live in ``registry.py`` and are re-exported here. The
 Vectorised contract: Filter and Score plugins see every node at once. ``filter`` returns a
 boolean mask of feasible nodes plus, per failure reason, the mask of nodes failing for
 it; ``score`` returns an int64 array of scores for an array of candidate node indices.
+The search judges only some rows at a time (``filter_rows``, a slice or index array):
+plugins vectorised over the snapshot's rows answer for those rows alone
+(``FILTERS_ROWS``); the others are judged over every node once per search and sliced.
 Per-node ``Status`` objects exist only when a message is asked for (``Diagnosis``).
 
 A plugin signals an internal failure by raising ``PluginError``; the framework turns it
@@ -154,6 +157,21 @@ class FilterPlugin(Plugin):
     @abstractmethod
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
         """Judge every node of the snapshot at once."""
+
+    # Plugins whose verdict is vectorised over the snapshot's node rows set this and
+    # override ``filter_rows``; the others are judged over every node once per cycle and
+    # sliced (``Framework.run_filter``'s memo), which gives the same verdicts.
+    FILTERS_ROWS: bool = False
+
+    def filter_rows(self, state: CycleState, pod: PodInfo, snap: Snapshot, rows: np.ndarray | slice) -> FilterResult:
+        """Judge only the nodes ``rows`` (indices in that order, or a slice): the result's
+        arrays follow ``rows``."""
+        return slice_result(self.filter(state, pod, snap), rows)
+
+
+def slice_result(res: FilterResult, rows: np.ndarray | slice) -> FilterResult:
+    """A full-length verdict restricted to ``rows``."""
+    return FilterResult(res.feasible[rows], [(code, reason, mask[rows]) for code, reason, mask in res.failures])
 
 
 @dataclass(frozen=True)
@@ -304,6 +322,19 @@ class FilterOutcome:
         return out
 
 
+def _judge(
+    p: FilterPlugin, state: CycleState, pod: PodInfo, snap: Snapshot, rows: np.ndarray | slice | None, memo: dict | None
+) -> FilterResult:
+    if memo is None:
+        return p.filter(state, pod, snap) if rows is None else p.filter_rows(state, pod, snap, rows)
+    if rows is not None and p.FILTERS_ROWS:
+        return p.filter_rows(state, pod, snap, rows)
+    full = memo.get(p.NAME)
+    if full is None:
+        full = memo[p.NAME] = p.filter(state, pod, snap)
+    return full if rows is None else slice_result(full, rows)
+
+
 class Framework:
     """One profile: its plugins instantiated and sorted by extension point."""
 
@@ -409,15 +440,24 @@ class Framework:
         return SUCCESS, mask
 
     def run_filter(
-        self, state: CycleState, pod: PodInfo, snap: Snapshot, allowed: np.ndarray | None = None
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snap: Snapshot,
+        allowed: np.ndarray | None = None,
+        rows: np.ndarray | slice | None = None,
+        memo: dict | None = None,
     ) -> FilterOutcome:
-        feasible = allowed
+        """Every Filter plugin over all nodes, or only over ``rows`` (node indices or a
+        slice of them; the outcome's arrays then follow ``rows``). ``memo`` keeps, across the calls of one
+        search, the full verdicts of plugins that cannot judge rows alone."""
+        feasible = allowed if rows is None or allowed is None else allowed[rows]
         pending: list[PendingRejections] = []
         for p in self.filter_plugins:
             if p.NAME in state.skip_filter:
                 continue
             try:
-                res = p.filter(state, pod, snap)
+                res = _judge(p, state, pod, snap, rows, memo)
             except PluginError as exc:
                 return FilterOutcome(None, Status.error(f'running "{p.NAME}" filter plugin: {exc}', p.NAME), pending)
             if feasible is None:
@@ -428,6 +468,7 @@ class Framework:
                 pending.append((p.NAME, res.failures, first_rejected))
         if feasible is None:
             feasible = np.ones(snap.num_nodes, dtype=bool)
+            feasible = feasible if rows is None else feasible[rows]
         return FilterOutcome(feasible, SUCCESS, pending)
 
     def run_post_filter(

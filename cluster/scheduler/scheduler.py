@@ -1,9 +1,10 @@
 """The scheduler: informer events in, scheduling decisions out.
 
-Owns the scheduling cycle (upstream ``schedule_one.go``): pop a pod, filter all nodes,
-pick the feasible nodes the way upstream's round-robin search would, score them, choose
-one, assume it in the cache and emit a bind. Failures become a PodScheduled=False
-condition and a FailedScheduling event. Called by the scheduler actor shell, which feeds
+Owns the scheduling cycle (upstream ``schedule_one.go``): pop a pod, filter nodes in
+upstream's round-robin search order until that search would stop (in growing chunks of
+rows, ``search.chunked_take``), score the feasible nodes it collected, choose one,
+assume it in the cache and emit a bind. Failures become a PodScheduled=False condition
+and a FailedScheduling event. Called by the scheduler actor shell, which feeds
 watch events to ``on_node``/``on_pod``, calls ``schedule`` in a loop, sends the returned
 binds/conditions/events to the apiserver in batches, and reports bind failures back
 through ``on_bind_failed``. Pure Python: time comes in as ``now`` (emulated seconds).
@@ -27,7 +28,7 @@ from ..api.events import make_event
 from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_name_of, uid_of
 from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
-from .filtering import run_filters
+from .filtering import FilterRun, run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .host import SchedulerHost, apply_post_filter
 from .output import ScheduleOutput
@@ -41,7 +42,7 @@ from .queue import (
     QueuedPodInfo,
     SchedulingQueue,
 )
-from .search import num_feasible_nodes_to_find, rotated_take
+from .search import chunked_take, num_feasible_nodes_to_find
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
 EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
@@ -373,7 +374,7 @@ class Scheduler:
             # leaves the round-robin start at (start + 1) % 1 == 0 whatever the outcome.
             self.next_start_node_index = 0
             return snap.index_of(nominated_name), SUCCESS, None
-        run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state, self.host.resources_decide)
+        run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state, self.host.resources_decide, lazy=True)
         status, allowed = run.status, run.allowed
         if not status.is_success():
             if not status.is_rejected():
@@ -383,17 +384,20 @@ class Scheduler:
             if status.plugin:
                 diag.unschedulable_plugins.add(status.plugin)
             return None, status, diag
-        feasible = run.feasible
         nominated = snap.index_of(nominated_name) if nominated_name else None
         if nominated is not None:
             # Upstream first searches the one-node list [nominated], which leaves its start
             # index at (start + 1) % 1 == 0 whatever the outcome.
+            ok = run.judge(np.array([nominated], dtype=np.intp))
+            if ok is None:
+                return None, run.status, None
             self.next_start_node_index = 0
-            if feasible[nominated]:
+            if ok[0]:
                 return nominated, SUCCESS, None
         search = None if allowed is None else np.flatnonzero(allowed)
-        in_search = feasible if search is None else feasible[search]
-        positions = self._search(fwk, in_search)
+        positions = self._search(fwk, run, search, n)
+        if positions is None or (len(positions) == 0 and not run.complete()):
+            return None, run.status, None
         if len(positions) == 0:
             diag = Diagnosis(n, rejections=run.rejections(), absent=None if allowed is None else ~allowed)
             diag.unschedulable_plugins = {r.plugin for r in diag.rejections} | set(state.narrowed_by)
@@ -407,16 +411,22 @@ class Scheduler:
         assert total is not None  # run_score returns a total with every success
         return int(candidates[self._select_host(total)]), SUCCESS, None
 
-    def _search(self, fwk: Framework, feasible: np.ndarray) -> np.ndarray:
-        """Positions in ``feasible`` the round-robin search collects; advances its start."""
-        m = len(feasible)
+    def _search(self, fwk: Framework, run: FilterRun, search: np.ndarray | None, n: int) -> np.ndarray | None:
+        """Positions in the search list (``search``'s nodes, or all ``n``) that upstream's
+        round-robin search collects, judging nodes only until it stops; advances its start.
+        None after a Filter error (in ``run.status``)."""
+        m = n if search is None else len(search)
         if m == 0:
             return np.empty(0, dtype=np.intp)
         pct = fwk.percentage_of_nodes_to_score
         pct = self.config.percentage_of_nodes_to_score if pct is None else pct
         k = num_feasible_nodes_to_find(pct, m) if fwk.has_score_plugins() else 1
         start = self.next_start_node_index % m
-        positions, processed = rotated_take(feasible, start, k)
+        judge = run.judge if search is None else (lambda pos: run.judge(search[pos]))
+        taken = chunked_take(judge, m, start, k)
+        if taken is None:
+            return None
+        positions, processed = taken
         self.next_start_node_index = (start + processed) % m
         return positions
 

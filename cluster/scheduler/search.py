@@ -1,16 +1,21 @@
 """Which feasible nodes a cycle scores: upstream's round-robin search, as arithmetic.
 
 Owns ``num_feasible_nodes_to_find`` (how many feasible nodes the search collects, from
-percentageOfNodesToScore) and ``rotated_take`` (the nodes upstream's search would collect
-from a start index, and how far it got). Called by ``Scheduler._search``.
+percentageOfNodesToScore), ``rotated_take`` (the nodes upstream's search would collect
+from a start index, and how far it got, given every node's verdict) and ``chunked_take``
+(the same answer, judging nodes in growing chunks of the search order and stopping as
+soon as the answer is known, as upstream stops filtering). Called by ``Scheduler._search``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+FIRST_CHUNK = 256  # the smallest chunk of nodes judged at once (numpy's overhead per call)
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -41,3 +46,34 @@ def rotated_take(feasible: np.ndarray, start: int, k: int) -> tuple[np.ndarray, 
         return idx[split : split + k], int(idx[split + k]) - start
     order = np.concatenate((idx[split:], idx[: k - tail]))
     return order, (int(idx[k - tail]) - start) % n
+
+
+def chunked_take(
+    judge: Callable[[slice], np.ndarray | None], m: int, start: int, k: int
+) -> tuple[np.ndarray, int] | None:
+    """``rotated_take`` over ``m`` positions whose verdicts ``judge`` gives for a slice of
+    positions, asked for chunks of the search order (from ``start``, wrapping; the first
+    ``max(2k, FIRST_CHUNK)`` long, then doubling, and none across the wrap) until a
+    ``k+1``-th feasible position is found. None if ``judge`` returns None (an error)."""
+    found: list[np.ndarray] = []
+    count = offset = 0
+    size = max(2 * k, FIRST_CHUNK)
+    while offset < m:
+        first = (start + offset) % m
+        end = min(first + size, m if first >= start else start)
+        ok = judge(slice(first, end))
+        if ok is None:
+            return None
+        hits = np.flatnonzero(ok) + first
+        if count + len(hits) > k:
+            found.append(hits[: k - count])
+            return _concat(found), (int(hits[k - count]) - start) % m
+        found.append(hits)
+        count += len(hits)
+        offset += end - first
+        size *= 2
+    return _concat(found), m
+
+
+def _concat(found: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(found) if found else np.empty(0, dtype=np.intp)

@@ -211,17 +211,31 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
             reason = self._reasons[col] = f"Insufficient {snap.column_names[col]}"
         return reason
 
+    FILTERS_ROWS = True
+
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
         return self.fit(pod, snap)
 
+    def filter_rows(self, state: CycleState, pod: PodInfo, snap: Snapshot, rows: np.ndarray | slice) -> FilterResult:
+        return self.fit(pod, snap, rows=rows)
+
     def fit(
-        self, pod: PodInfo, snap: Snapshot, extra: np.ndarray | None = None, extra_count: np.ndarray | None = None
+        self,
+        pod: PodInfo,
+        snap: Snapshot,
+        extra: np.ndarray | None = None,
+        extra_count: np.ndarray | None = None,
+        rows: np.ndarray | slice | None = None,
     ) -> FilterResult:
         """The filter's verdict, optionally with more load on the nodes than the cache
         holds: ``extra`` (nodes x the pod's requested columns, in ``pod.req_cols`` order)
-        and ``extra_count`` pods, e.g. the nominated pods of the two-pass filter."""
-        count = snap.pod_count if extra_count is None else snap.pod_count + extra_count
-        too_many = count >= snap.allowed_pods  # len(pods) + 1 > allowedPods
+        and ``extra_count`` pods, e.g. the nominated pods of the two-pass filter. With
+        ``rows`` only those nodes are judged (and ``extra`` must not be given)."""
+        pods, allowed_pods = snap.pod_count, snap.allowed_pods
+        if rows is not None:
+            pods, allowed_pods = pods[rows], allowed_pods[rows]
+        count = pods if extra_count is None else pods + extra_count
+        too_many = count >= allowed_pods  # len(pods) + 1 > allowedPods
         feasible = ~too_many
         failures = []
         if not feasible.all():
@@ -230,7 +244,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
         for j, (col, amount) in enumerate(pod.req_cols):  # positive requests; absent column: 0 allocatable
             if self._skipped(col, snap):
                 continue
-            free = alloc[:, col] - requested[:, col]
+            free = alloc[:, col] - requested[:, col] if rows is None else alloc[rows, col] - requested[rows, col]
             short = (free if extra is None else free - extra[:, j]) < amount
             if short.any():
                 failures.append((Code.UNSCHEDULABLE, self.reason(col, snap), short))

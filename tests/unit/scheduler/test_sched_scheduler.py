@@ -7,7 +7,8 @@ import pytest
 from sched_builders import bound, confirm_all, make_node, make_pod, make_scheduler
 
 from cluster.clock import rfc3339
-from cluster.scheduler.scheduler import ScheduleOutput, num_feasible_nodes_to_find, rotated_take
+from cluster.scheduler.scheduler import ScheduleOutput
+from cluster.scheduler.search import num_feasible_nodes_to_find, rotated_take
 
 
 @pytest.mark.parametrize(
