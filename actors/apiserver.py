@@ -46,8 +46,6 @@ class APIServerActor(Profiled):
         restart then starts from nothing)."""
         self.profile = Profile()
         tune_gc()
-        self._selectors: dict[int, frozenset[str]] = {}  # register_selector's ids
-        self._selector_ids: dict[frozenset[str], int] = {}
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.durable = Durable(data_dir, seed, window, snapshot_every) if data_dir else None
         self.api = APIServer(seed=seed, window=window) if self.durable is None else self.durable.api
@@ -147,29 +145,11 @@ class APIServerActor(Profiled):
         self._settle()
         return self.api.store.rv
 
-    async def register_selector(self, node_names: frozenset[str]) -> int:
-        """An id for a node set, for ``watch`` to take instead of the set itself: a node
-        host's 25,000 names are about 390 KB to pickle and unpickle on every call. The same
-        set gets the same id; the ids live as long as this incarnation."""
-        known = self._selector_ids.get(node_names)
-        if known is None:
-            known = self._selector_ids[node_names] = len(self._selectors) + 1
-            self._selectors[known] = node_names
-        return known
-
     async def watch(
-        self, since: dict[str, int], node_names: frozenset[str] | int | None = None, timeout: float = 1.0
+        self, since: dict[str, int], node_names: frozenset[str] | None = None, timeout: float = 1.0
     ) -> dict[str, WatchChunk | Expired]:
         """Events after ``since[kind]`` for each kind (``node_names``: only pods on those
-        nodes, or the id ``register_selector`` gave for them), as soon as there are any, or
-        empty chunks after ``timeout`` real seconds. An id this incarnation never gave (it
-        restarted) is Expired for every kind: the client relists and registers again."""
-        if isinstance(node_names, int):
-            names = self._selectors.get(node_names)
-            if names is None:
-                gone = Expired(f"watch selector {node_names} is not known here (the apiserver restarted): relist")
-                return {kind: gone for kind in since}
-            node_names = names
+        nodes), as soon as there are any, or empty chunks after ``timeout`` real seconds."""
         deadline = time.monotonic() + timeout
         while True:
             self._settle()

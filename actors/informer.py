@@ -36,9 +36,6 @@ class Informer:
         self.node_names = self.reflector.node_names("Pod")
         self.failures = 0  # calls Ray could not deliver
         self.restarted_lists = 0  # paginated lists the apiserver let go midway
-        # The apiserver's id for ``node_names`` (``register_selector``): watched by id, the
-        # set is not sent on every call; None until registered, and again after a relist.
-        self._selector: int | None = None
         self.last_error = ""
         self._backoff = FIRST_BACKOFF
 
@@ -79,7 +76,6 @@ class Informer:
         r = self.reflector
         to_list = r.kinds_to_list()
         if to_list:
-            self._selector = None  # a relist may follow an apiserver restart: register again
             # Every list is fetched before any is applied: a failure midway leaves the
             # reflector as it was, so the retry reports each change exactly as it should.
             replies = [await self._list(kind) for kind in to_list]
@@ -87,12 +83,7 @@ class Informer:
             for kind, result in zip(to_list, replies):
                 out += r.on_list(kind, result)
             return out
-        selector: frozenset[str] | int | None = self.node_names
-        if self.node_names is not None:
-            if self._selector is None:
-                self._selector = await self.api.register_selector.remote(self.node_names)
-            selector = self._selector
-        reply = await self.api.watch.remote(r.watch_since(), selector, timeout)
+        reply = await self.api.watch.remote(r.watch_since(), self.node_names, timeout)
         out = []
         for kind, part in reply.items():
             out += r.on_watch(kind, part)
