@@ -156,7 +156,10 @@ class ControllerManager:
         # Controllers with nothing to control yet (no owner, no budget) hear no pod events:
         # the manager keeps the latest copy of each pod once for all of them, and a parked
         # controller reads them when its first owner comes (``ParkedPods.share``).
-        self._parkers = [c.parking for c in self.controllers if isinstance(getattr(c, "parking", None), ParkedPods)]
+        parkers = [c for c in self.controllers if isinstance(getattr(c, "parking", None), ParkedPods)]
+        self._parkers = [c.parking for c in parkers]
+        # Only an event a parked controller hears can end its parking (its first owner).
+        self._unparking_kinds = {k for c in parkers for k in c.kinds if k != "Pod"}
         self._latest: dict | None = {} if self._parkers else None
         for parking in self._parkers:
             parking.share(self._latest if self._latest is not None else {})
@@ -193,7 +196,7 @@ class ControllerManager:
                 continue
             for c in by_kind.get(kind, ()):
                 c.on_event(kind, event_type, obj, now)
-            if self._latest is not None:
+            if self._latest is not None and kind in self._unparking_kinds:
                 self._reroute()  # a first owner may have ended a controller's parking
 
     def sync(self, now: float) -> Writes:

@@ -291,7 +291,6 @@ class _ReplicaSet(OwnerState):
         "labeled",
         "ready",
         "next_available",
-        "counted",
         "facts",
         "seen",
     )
@@ -305,7 +304,6 @@ class _ReplicaSet(OwnerState):
         self.min_ready = spec.get("minReadySeconds") or 0
         self.active = self.labeled = self.ready = 0
         self.next_available: float | None = None
-        self.counted: dict[PodKey, dict] = {}  # the pods counted in ``active``, by key
         self.facts: dict[PodKey, _Ranked] = {}  # their deletion-ranking facts (pods_to_delete)
         self.seen: dict[PodKey, tuple[dict, tuple[int, int, int]]] = {}  # each owned pod and its counts
 
@@ -352,20 +350,17 @@ class ReplicaSetController(WorkloadController[_ReplicaSet]):
             # What ``old`` added when it came, unless the pod changed under another owner since.
             a, b, c = held[1] if held is not None and held[0] is old else self._counts(rs, old)
             rs.active, rs.labeled, rs.ready = rs.active - a, rs.labeled - b, rs.ready - c
-            rs.counted.pop(key, None)
         if new is not None:
             counts = a, b, c = self._counts(rs, new)
             rs.seen[key] = (new, counts)
             rs.active, rs.labeled, rs.ready = rs.active + a, rs.labeled + b, rs.ready + c
-            if a:
-                rs.counted[key] = new
             if is_pod_active(new) and not a:
                 rs.release.add(key)  # owned and active but no longer selected
                 return
         rs.release.discard(key)
 
     def _counted(self, rs: _ReplicaSet) -> list[dict]:
-        return list(rs.counted.values())
+        return [pod for pod, counts in rs.seen.values() if counts[0]]
 
     def _sync_owner(self, rs: _ReplicaSet, now: float, w: Writes) -> None:
         self._claim(rs, now, w)

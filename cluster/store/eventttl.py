@@ -54,7 +54,7 @@ class EventExpiry:
                 break
             heapq.heappop(heap)
             if deadline.get((ns, name)) != at:
-                continue  # renewed since, or already removed
+                continue  # renewed since
             del deadline[(ns, name)]
             out.append((ns, name))
             if at <= now:
@@ -62,10 +62,6 @@ class EventExpiry:
             else:
                 self.capped += 1
         return out
-
-    def forget(self, ns: str, name: str) -> None:
-        """The Event went another way (deleted, its namespace gone)."""
-        self._deadline.pop((ns, name), None)
 
     def __len__(self) -> int:
         return len(self._deadline)

@@ -177,6 +177,7 @@ class Store:
         e.g. with the finalizers a delete just set) or else the stored object."""
         self.rv += 1
         stored, node = self._objects[kind].pop((ns, name))
+        self._peeked.pop((kind, ns, name), None)
         obj = codec.decode(stored) if last is None else last
         obj["metadata"]["resourceVersion"] = str(self.rv)
         data = codec.encode(obj)

@@ -103,8 +103,10 @@ def test_bad_settings_are_refused(kw, message):
         EventExpiry(**kw)
 
 
-def test_a_deleted_event_is_not_removed_twice():
-    exp = EventExpiry(ttl=10)
-    exp.note("default", "a", 0.0)
-    exp.forget("default", "a")
-    assert exp.due(100.0, stored=0) == [] and len(exp) == 0
+def test_an_event_deleted_before_its_deadline_is_not_removed_again():
+    api = APIServer()
+    (name,) = record(api, 0.0)
+    api.delete("Event", "default", name, None, None, 10.0)
+    rv = api.store.rv
+    assert api.expire_events(EVENT_TTL_SECONDS) == 0 and api.store.rv == rv  # no second DELETED
+    assert len(api.event_expiry) == 0
