@@ -146,8 +146,7 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
             try:
                 log(f"small cluster: {len(phase.watch.ready)}/{small} nodes Ready in {took:.1f}s")
                 if small_ready:
-                    rss_small = await phase.settled_rss()
-                    log(f"small cluster RSS {_mb(total(rss_small))} MB: {_by_kind_mb(rss_small)}")
+                    rss_small = _logged(log, "small cluster", await phase.settled_rss())
             finally:
                 await phase.down()
         phase, to_ready, ready = await Phase.up(nodes, nodes_per_host, sampler)
@@ -155,8 +154,7 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
         try:
             log(f"{len(watch.ready)}/{nodes} nodes Ready on {len(phase.cluster.hosts)} hosts in {to_ready:.1f}s")
             if ready:
-                rss_nodes = await phase.settled_rss()
-                log(f"{nodes} nodes, no pods: RSS {_mb(total(rss_nodes))} MB: {_by_kind_mb(rss_nodes)}")
+                rss_nodes = _logged(log, f"{nodes} nodes, no pods", await phase.settled_rss())
                 log(f"creating {pods} pods")
                 t0 = time.time()
                 await _create(phase, pods)
@@ -166,8 +164,7 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
                 to_running = (watch.last_start or time.time()) - t0
                 log(f"{len(watch.running)}/{pods} pods Running {to_running:.1f}s after the first create")
                 if running:
-                    rss_pods = await phase.settled_rss()
-                    log(f"{pods} pods Running: RSS {_mb(total(rss_pods))} MB: {_by_kind_mb(rss_pods)}")
+                    rss_pods = _logged(log, f"{pods} pods Running", await phase.settled_rss())
         finally:
             await phase.down()
     finally:
@@ -212,6 +209,11 @@ async def _create(phase: Phase, pods: int) -> None:
         if errors:
             raise RuntimeError(f"create failed: {errors[0].reason}: {errors[0].message}")
         phase.watch.apply(await phase.informer.poll(0), time.time())
+
+
+def _logged(log, what: str, rss: dict[str, int]) -> dict[str, int]:
+    log(f"{what}: RSS {_mb(total(rss))} MB: {_by_kind_mb(rss)}")
+    return rss
 
 
 def _mb(n: int | None) -> str:
