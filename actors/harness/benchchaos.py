@@ -74,7 +74,7 @@ class Soak:
         now = self.cluster.now()
         if timeline is not None:
             await timeline.tick(now)
-        for kind, etype, obj in await self.informer.poll(0.05):
+        for kind, etype, obj, _ in await self.informer.poll(0.05):
             self.mirror.apply(kind, etype, obj, now, time.time())
             if kind == "Pod" and controller_uid(obj):
                 self.created.add(obj["metadata"].get("uid", ""))

@@ -18,6 +18,7 @@ actor profiles the measured phase (``actors/profiling.py``).
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import os
 import time
@@ -36,6 +37,7 @@ from actors.harness.workloads import (
     preempt_pod,
     preemptor_pod,
 )
+from actors.profiling import release_free_memory
 from actors.raycluster import init_ray
 from cluster.api.requests import Create
 from cluster.scenario.layout import expand_pools, layout
@@ -69,8 +71,11 @@ async def dump_profiles(cluster: RayCluster, log, reset: bool = False) -> None:
 async def settle_gc(cluster: RayCluster) -> None:
     """Every actor runs its full garbage collection (and the apiserver a due snapshot)
     before a measured phase: a pause that would otherwise land at a random point of some
-    run's window."""
+    run's window. This driver does the same, so that what it decoded and let go does not
+    count in a memory reading either."""
     await asyncio.gather(*[a.collect_garbage.remote() for _, a in _actors(cluster)])
+    gc.collect()
+    release_free_memory()
 
 
 async def cpu_seconds(cluster: RayCluster) -> dict[str, float]:

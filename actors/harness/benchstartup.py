@@ -84,7 +84,7 @@ class PodWatch:
         self.last_start = 0.0  # real time a pod was last first seen Running
 
     def apply(self, events: Iterable[WatchEvent], now: float) -> None:
-        for kind, etype, obj in events:
+        for kind, etype, obj, _ in events:
             name = obj["metadata"]["name"]
             if kind == "Node":
                 cond = condition(obj, "Ready")

@@ -59,6 +59,7 @@ Deviations from upstream, on purpose:
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 from ..api.errors import StatusError
@@ -135,7 +136,8 @@ class GarbageCollector:
         uid = m.get("uid", "")
         old = live.get((ns, name))
         if old != uid:
-            live[(ns, name)] = uid
+            # One namespace string for every object kept, not one per object decoded.
+            live[(sys.intern(ns), name)] = uid
             if old is not None:
                 self._vanished((kind, ns, name), old, now)  # replaced while we were not watching
             waiting = self._deps.get(uid)

@@ -10,7 +10,8 @@ AbleToScale / ScalingActive / ScalingLimited conditions, the ``SuccessfulRescale
 and the Warning Events of each failure, with upstream's reasons and messages.
 
 Who calls it: the controller-manager (``manager.ControllerManager``) feeds it HPA, target
-and Pod events (kept as caches: upstream reads the scale and the pods afresh each period)
+and Pod events (kept as caches: upstream reads the scale and the pods afresh each period;
+until the first HPA the pods are parked, ``ownedpods.ParkedPods``, as nothing reads them)
 and sends what ``sync(now)`` returns: the target with ``spec.replicas`` changed
 (``updates``, carrying the resourceVersion it was read at), ``hpa_status`` and Events. A
 refused target update is reported through ``on_object_update_failed``: the next sync
@@ -53,7 +54,7 @@ from ..api.selectors import LabelSelector, SelectorError
 from ..clock import rfc3339
 from . import hpametrics as hm
 from . import hparecommend as rc
-from .ownedpods import error_text
+from .ownedpods import ParkedPods, error_text
 from .writes import Writes
 
 Key = tuple[str, str]
@@ -188,17 +189,26 @@ class HorizontalPodAutoscalerController:
         self._inflight: dict[TargetKey, _Rescale] = {}
         self._out = Writes()
         self._flush_at: float | None = None  # reports of refusals wait for this sync
+        self._parked = ParkedPods()  # pods before the first HPA (the manager may share them)
+
+    @property
+    def parking(self) -> ParkedPods:
+        return self._parked
 
     # -- events --------------------------------------------------------------------------
     def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
         ns, name = namespace_of(obj), name_of(obj)
         if kind == "Pod":
+            if self._parked.park(etype, obj):
+                return
             pods = self._pods.setdefault(ns, {})
             if etype == "DELETED":
                 pods.pop(name, None)
             else:
                 pods[name] = obj
         elif kind == "HorizontalPodAutoscaler":
+            for pod in self._parked.release():
+                self._pods.setdefault(namespace_of(pod), {})[name_of(pod)] = pod
             self._on_hpa(etype, obj, now)
         elif etype == "DELETED":
             self._targets.pop((kind, ns, name), None)

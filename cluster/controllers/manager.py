@@ -15,6 +15,13 @@ A controller is any object with:
 - ``next_wakeup() -> float | None``: the emulated time it next needs a ``sync`` although
   no event came (a grace period or a tolerationSeconds deadline), or None.
 
+A controller that keeps every pod but reads only a few fields of each may have
+``on_pod_record(event_type, record, now)``: it then hears pod events as a
+``podrecord.PodRecord`` (those fields and the pod's encoded bytes) instead of through
+``on_event``. The manager builds one record per pod event and hands the same one to each
+such controller (pod GC and the taint manager), so a pod costs its bytes and a record, not
+a decoded dict (about five times the bytes) per controller that keeps it.
+
 Optionally, ``on_create_failed`` / ``on_update_failed`` / ``on_delete_failed`` /
 ``on_status_failed`` / ``on_cascade_failed`` / ``on_patch_failed`` (pods and cascades) and
 ``on_object_create_failed`` / ``on_object_update_failed`` (other kinds) hear of items the
@@ -41,6 +48,7 @@ from .nodelifecycle import NodeLifecycleController
 from .nodetaints import NodeTaintController
 from .ownedpods import ParkedPods, pod_key
 from .podgc import PodGC
+from .podrecord import PodRecord, PodRecords
 from .replicaset import ReplicaSetController
 from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionController
@@ -154,8 +162,9 @@ class ControllerManager:
             for kind in c.kinds:
                 self._by_kind.setdefault(kind, []).append(c)
         # Controllers with nothing to control yet (no owner, no budget) hear no pod events:
-        # the manager keeps the latest copy of each pod once for all of them, and a parked
-        # controller reads them when its first owner comes (``ParkedPods.share``).
+        # the manager keeps the latest copy of each pod once for all of them (its record,
+        # when controllers keep records: a decoded dict is five times the record's bytes),
+        # and a parked controller reads them when its first owner comes (``ParkedPods``).
         parkers = [c for c in self.controllers if isinstance(getattr(c, "parking", None), ParkedPods)]
         self._parkers = [c.parking for c in parkers]
         # Only an event a parked controller hears can end its parking (its first owner).
@@ -163,13 +172,18 @@ class ControllerManager:
         self._latest: dict | None = {} if self._parkers else None
         for parking in self._parkers:
             parking.share(self._latest if self._latest is not None else {})
+        takes_records = any(hasattr(c, "on_pod_record") for c in self._by_kind.get("Pod", ()))
+        self._records = PodRecords() if takes_records else None
         self._pod_routes: list = []
         self._reroute()
 
     def _reroute(self) -> None:
-        """Who hears pod events now; once no controller is parked, the shared copy goes."""
+        """Who hears pod events now, and how (a record or the dict); once no controller is
+        parked, the shared copy goes."""
         self._pod_routes = [
-            c for c in self._by_kind.get("Pod", ()) if not (getattr(c, "parking", None) and c.parking.on)
+            (c.on_pod_record, True) if hasattr(c, "on_pod_record") else (c.on_event, False)
+            for c in self._by_kind.get("Pod", ())
+            if not (getattr(c, "parking", None) and c.parking.on)
         ]
         if self._latest is not None and not any(p.on for p in self._parkers):
             self._latest = None
@@ -182,22 +196,39 @@ class ControllerManager:
         return sorted(self._by_kind, key=lambda k: LIST_ORDER.index(k) if k in LIST_ORDER else len(LIST_ORDER))
 
     def on_events(self, events, now: float) -> None:
+        """``events``: the batch's ``WatchEvent``s (kind, type, object, encoded bytes)."""
         by_kind = self._by_kind
-        for kind, event_type, obj in events:
+        for kind, event_type, obj, raw in events:
             if kind == "Pod":
-                latest = self._latest
-                if latest is not None:
-                    if event_type == "DELETED":
-                        latest.pop(pod_key(obj), None)
-                    else:
-                        latest[pod_key(obj)] = obj
-                for c in self._pod_routes:
-                    c.on_event(kind, event_type, obj, now)
+                self._on_pod(event_type, obj, raw, now)
                 continue
             for c in by_kind.get(kind, ()):
                 c.on_event(kind, event_type, obj, now)
             if self._latest is not None and kind in self._unparking_kinds:
                 self._reroute()  # a first owner may have ended a controller's parking
+
+    def _on_pod(self, event_type: str, obj: dict, raw: bytes | None, now: float) -> None:
+        latest, rec = self._latest, None
+        if self._records is not None:
+            # The parked copy is the record every keeper got (its bytes are kept anyway);
+            # the next record of the pod takes its key, so one tuple serves every table.
+            prior = latest.get(pod_key(obj)) if latest is not None else None
+            rec = self._records.make(obj, raw, prior.key if isinstance(prior, PodRecord) else None)
+            if latest is not None:
+                if event_type == "DELETED":
+                    latest.pop(rec.key, None)
+                else:
+                    latest[rec.key] = rec
+        elif latest is not None:
+            if event_type == "DELETED":
+                latest.pop(pod_key(obj), None)
+            else:
+                latest[pod_key(obj)] = obj
+        for deliver, takes_record in self._pod_routes:
+            if takes_record:
+                deliver(event_type, rec, now)
+            else:
+                deliver("Pod", event_type, obj, now)
 
     def sync(self, now: float) -> Writes:
         out = Writes()

@@ -22,7 +22,7 @@ A namespace's lifecycle:
 | Terminating, spec.finalizers empty   | the apiserver removes it (GC finalizers aside) | nothing                  |
 | gone                                 |                                         | forgets it                      |
 
-What it keeps: per namespace, the (kind, name) of every object in it, written on ADDED and
+What it keeps: per namespace and kind, the name of every object in it, written on ADDED and
 dropped on DELETED (a pod's status changes cost nothing here). Deletes carry no uid
 precondition, as upstream's deletecollection carries none.
 
@@ -51,7 +51,7 @@ class NamespaceController:
         content = tuple(r.kind for r in RESOURCES if r.namespaced and r.kind not in IGNORED_KINDS)
         self.kinds = ("Namespace", *content)
         self._namespaces: dict[str, dict] = {}  # the terminating ones, as last seen
-        self._content: dict[str, set[tuple[str, str]]] = {}  # namespace -> {(kind, name)}
+        self._content: dict[str, dict[str, set[str]]] = {}  # namespace -> kind -> names
         self._dirty: set[str] = set()
         self._asked: set[Key] = set()  # deletes sent, not yet seen DELETED
         self._ns_asked: dict[str, set[str]] = {}  # namespace -> writes sent about the namespace itself
@@ -66,21 +66,26 @@ class NamespaceController:
             return
         ns, name = m.get("namespace", ""), m.get("name", "")
         if etype == "DELETED":
-            items = self._content.get(ns)
-            if items is not None:
-                items.discard((kind, name))
-                if not items:
-                    del self._content[ns]
+            self._forget(ns, kind, name)
             self._asked.discard((kind, ns, name))
         elif etype == "ADDED":
-            items = self._content.get(ns)
-            if items is None:
-                items = self._content[ns] = set()
-            items.add((kind, name))
+            # Names by kind, not (kind, name) pairs: one tuple fewer per object kept.
+            self._content.setdefault(ns, {}).setdefault(kind, set()).add(name)
         else:
             return  # the keys did not change
         if ns in self._namespaces:
             self._dirty.add(ns)
+
+    def _forget(self, ns: str, kind: str, name: str) -> None:
+        kinds = self._content.get(ns)
+        if kinds is None or kind not in kinds:
+            return
+        names = kinds[kind]
+        names.discard(name)
+        if not names:
+            del kinds[kind]
+            if not kinds:
+                del self._content[ns]
 
     def _on_namespace(self, etype: str, ns: dict, name: str) -> None:
         self._ns_asked.pop(name, None)  # whatever was asked of it has been answered
@@ -109,9 +114,9 @@ class NamespaceController:
         status = ns.get("status") or {}
         if status.get("phase") != "Terminating" and self._ask(name, "status"):
             out.namespace_status.append(("", name, uid, {**status, "phase": "Terminating"}))
-        items = self._content.get(name)
+        items = self.content(name)
         if items:
-            for kind, obj_name in sorted(items):
+            for kind, obj_name in items:
                 if (kind, name, obj_name) not in self._asked:
                     self._asked.add((kind, name, obj_name))
                     out.deletes.append((kind, name, obj_name, "", "Background"))
@@ -160,4 +165,5 @@ class NamespaceController:
 
     def content(self, namespace: str) -> list[tuple[str, str]]:
         """What is left in ``namespace``: (kind, name), sorted."""
-        return sorted(self._content.get(namespace, ()))
+        kinds = self._content.get(namespace, {})
+        return [(kind, name) for kind in sorted(kinds) for name in sorted(kinds[kind])]

@@ -5,8 +5,10 @@ controller reference names and whether it is active, ready or available; the
 ``PodIndex`` (pods by controller uid, orphans by namespace, so an event costs O(1));
 ``Expectations`` (upstream's ControlleeExpectations with uid-tracked deletes) and
 ``Backoff`` (the workqueue's per-item failure backoff); ``OwnerState`` and the pod built
-from an owner's template. ``workload.WorkloadController`` runs on these; nothing else
-calls them except tests.
+from an owner's template; ``ParkedPods``, the pods a controller is told of before it has
+anything to control. ``workload.WorkloadController`` runs on these; ``ParkedPods`` is also
+used by the disruption and HPA controllers and shared by ``manager.ControllerManager``
+between every parked controller.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..api.kinds import BY_KIND
 from ..api.objects import condition, is_terminal, is_terminating, name_of, namespace_of, uid_of
 from ..api.selectors import LabelSelector, SelectorError
 from ..clock import parse_timestamp
+from .podrecord import PodRecord
 
 # Upstream's ExpectationsTimeout: an expectation not fulfilled by then counts as satisfied.
 EXPECTATIONS_TIMEOUT = 300.0
@@ -119,18 +122,23 @@ _key = pod_key
 class ParkedPods:
     """Until a controller has anything to control (no owner, no budget yet), the latest copy
     of each pod it was told of, by key: a dict write per pod event instead of indexing.
-    ``release`` hands them over once, in key order, and ends parking for good."""
+    ``release`` hands them over once, in key order, and ends parking for good.
+
+    A parked pod is its dict or, in the dict the controller-manager shares, its
+    ``podrecord.PodRecord`` (whose bytes are a fifth of the decoded dict): ``release``
+    decodes those and puts the dicts back, so that the next controller released from the
+    same shared dict gets the same objects instead of copies of its own."""
 
     __slots__ = ("_pods",)
 
     def __init__(self) -> None:
-        self._pods: dict[PodKey, dict] | None = {}
+        self._pods: dict[PodKey, dict | PodRecord] | None = {}
 
     @property
     def on(self) -> bool:
         return self._pods is not None
 
-    def share(self, pods: dict[PodKey, dict]) -> None:
+    def share(self, pods: dict[PodKey, dict | PodRecord]) -> None:
         """Read the parked pods from ``pods``, which the caller keeps current (the
         controller-manager keeps one such dict for every parked controller and stops
         telling them of pod events), instead of keeping a copy here."""
@@ -151,7 +159,13 @@ class ParkedPods:
         if self._pods is None:
             return []
         pods, self._pods = self._pods, None
-        return [pods[key] for key in sorted(pods)]
+        out = []
+        for key in sorted(pods):
+            pod = pods[key]
+            if isinstance(pod, PodRecord):
+                pod = pods[key] = pod.pod()
+            out.append(pod)
+        return out
 
 
 # ---- the pod index -------------------------------------------------------------------

@@ -33,8 +33,11 @@ A node named by pods but absent from the Node watch, as a state table:
 The quarantine is what keeps a relist (pods listed before nodes) or a node that is only
 late to register from costing pods; upstream also GETs the node before deciding, which
 here is the Node watch itself. Who calls it: the controller-manager actor (through
-``manager.ControllerManager``) feeds it Node and Pod watch events, calls ``sync(now)`` and
-sends the returned ``Writes``; it sleeps no longer than ``next_wakeup()``.
+``manager.ControllerManager``) feeds it Node watch events and each pod event as a
+``podrecord.PodRecord`` (``on_pod_record``; ``on_event`` takes a pod dict and makes the
+record), calls ``sync(now)`` and sends the returned ``Writes``; it sleeps no longer than
+``next_wakeup()``. A pod is kept as its record, not its dict: the status written before a
+delete is decoded from the record's bytes when it is needed.
 
 Deviations from upstream, on purpose: the rules run whenever something changed and at
 each quarantine's end, not on a 20 s period (the period is kept as the time after which a
@@ -43,8 +46,9 @@ delete that never came back is sent again).
 
 from __future__ import annotations
 
-from ..api.objects import condition, is_terminal, is_terminating, name_of, namespace_of, node_name_of, phase_of, uid_of
-from ..clock import parse_timestamp, rfc3339
+from ..api.objects import condition, name_of, uid_of
+from ..clock import rfc3339
+from .podrecord import PodRecord, PodRecords
 from .writes import Writes
 
 TERMINATED_POD_GC_THRESHOLD = 12500
@@ -72,15 +76,9 @@ def out_of_service(node: dict) -> bool:
     return any(t.get("key") == OUT_OF_SERVICE_TAINT for t in (node.get("spec") or {}).get("taints") or ())
 
 
-def is_evicted(pod: dict) -> bool:
-    return phase_of(pod) == "Failed" and (pod.get("status") or {}).get("reason") == "Evicted"
-
-
-def terminated_order(pod: dict) -> tuple:
+def terminated_order(rec: PodRecord) -> tuple:
     """Evicted pods first (their controllers have replaced them), then the oldest, by name."""
-    created = (pod.get("metadata") or {}).get("creationTimestamp")
-    when = parse_timestamp(created) if isinstance(created, str) else None
-    return (not is_evicted(pod), when if when is not None else float("-inf"), name_of(pod), namespace_of(pod))
+    return (not rec.evicted, rec.created, rec.key[1], rec.key[0])
 
 
 def failed_status(pod: dict, cond: dict | None, now: float) -> dict:
@@ -106,20 +104,21 @@ class PodGC:
         self.quarantine = quarantine
         self._nodes: set[str] = set()
         self._out_of_service: set[str] = set()
-        self._pods: dict[Key, dict] = {}
+        self._pods: dict[Key, PodRecord] = {}
         self._on_node: dict[str, set[Key]] = {}
         self._missing: dict[str, float] = {}  # node -> since when pods name it but it is absent
         self._terminated: set[Key] = set()
         self._unscheduled_terminating: set[Key] = set()
         self._asked: dict[Key, float] = {}  # force deletes sent and not yet seen -> when
         self._synced = float("-inf")
+        self._records = PodRecords()  # for pods handed over as dicts
 
     # -- events ----------------------------------------------------------------------
     def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
         if kind == "Node":
             self._on_node_event(event_type, obj, now)
         elif kind == "Pod":
-            self._on_pod(event_type, obj, now)
+            self.on_pod_record(event_type, self._records.make(obj, None), now)
 
     def _on_node_event(self, event_type: str, node: dict, now: float) -> None:
         name = name_of(node)
@@ -136,29 +135,29 @@ class PodGC:
             self._out_of_service.discard(name)
         self._missing.pop(name, None)
 
-    def _on_pod(self, event_type: str, pod: dict, now: float) -> None:
-        key = (namespace_of(pod), name_of(pod))
+    def on_pod_record(self, event_type: str, rec: PodRecord, now: float) -> None:
+        key = rec.key
         old = self._pods.pop(key, None)
         if old is not None:
             self._unindex(key, old)
         if event_type == "DELETED":
             self._asked.pop(key, None)
             return
-        self._pods[key] = pod
-        node = node_name_of(pod)
+        self._pods[key] = rec
+        node = rec.node
         if node:
             self._on_node.setdefault(node, set()).add(key)
             if node not in self._nodes:
                 self._missing.setdefault(node, now)
-        elif is_terminating(pod):
+        elif rec.terminating:
             self._unscheduled_terminating.add(key)
-        if is_terminal(pod):
+        if rec.terminal:
             self._terminated.add(key)
 
-    def _unindex(self, key: Key, old: dict) -> None:
+    def _unindex(self, key: Key, old: PodRecord) -> None:
         self._terminated.discard(key)
         self._unscheduled_terminating.discard(key)
-        node = node_name_of(old)
+        node = old.node
         keys = self._on_node.get(node)
         if keys is not None:
             keys.discard(key)
@@ -192,7 +191,7 @@ class PodGC:
     def _gc_terminating(self, now: float, out: Writes) -> None:
         for node in sorted(self._out_of_service):
             for key in sorted(self._on_node.get(node, ())):
-                if is_terminating(self._pods[key]):
+                if self._pods[key].terminating:
                     self._force_delete(key, None, now, out)
 
     def _gc_orphaned(self, now: float, out: Writes) -> None:
@@ -209,9 +208,10 @@ class PodGC:
         if key in self._asked:
             return
         self._asked[key] = now
-        pod = self._pods[key]
+        rec = self._pods[key]
+        pod = rec.pod()
         ns, name, uid = key[0], key[1], uid_of(pod)
-        if not is_terminal(pod):
+        if not rec.terminal:
             out.pod_status.append((ns, name, uid, failed_status(pod, cond, now)))
         out.pod_deletes.append((ns, name, uid, 0))
 

@@ -9,11 +9,13 @@ does not limit the time, so when none of them has one the pod stays for good. Th
 usually come from ``nodelifecycle`` (``node.kubernetes.io/unreachable`` and ``not-ready``,
 which every pod tolerates for 300 s through the apiserver's DefaultTolerationSeconds
 admission), but any NoExecute taint counts. Who calls it: the controller-manager actor
-(through ``manager.ControllerManager``) feeds it Node and Pod watch events, calls
-``sync(now)`` and sends the returned ``Writes``: the pod's DisruptionTarget condition
-(reason ``DeletionByTaintManager``), then a normal graceful delete (the pod's own grace
-period), and a ``TaintManagerEviction`` Event. It sleeps no longer than
-``next_wakeup()``, the earliest eviction deadline.
+(through ``manager.ControllerManager``) feeds it Node watch events and each pod event as a
+``podrecord.PodRecord`` (``on_pod_record``; ``on_event`` takes a pod dict and makes the
+record), calls ``sync(now)`` and sends the returned ``Writes``: the pod's DisruptionTarget
+condition (reason ``DeletionByTaintManager``), then a normal graceful delete (the pod's
+own grace period), and a ``TaintManagerEviction`` Event. It sleeps no longer than
+``next_wakeup()``, the earliest eviction deadline. A pod is kept as its record; the whole
+pod is decoded from the record's bytes only to write about it.
 
 A pod's eviction, as a state table:
 
@@ -46,10 +48,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..api.events import make_event
-from ..api.objects import condition, is_terminating, name_of, namespace_of, node_name_of, uid_of
+from ..api.objects import condition, name_of, uid_of
 from ..api.taints import tolerates_taint
 from ..clock import rfc3339
 from ..runtime.timers import Handle, TimerQueue
+from .podrecord import PodRecord, PodRecords
 from .writes import Writes
 
 NO_EXECUTE = "NoExecute"
@@ -99,9 +102,9 @@ def min_toleration_seconds(used: list[dict]) -> float | None:
     return None if least is None else float(least)
 
 
-def _pod_ref(key: Key, pod: dict | None) -> dict:
+def _pod_ref(key: Key, rec: PodRecord | None) -> dict:
     # A relist's DELETED event carries only the key; the Event still names the pod.
-    return pod if pod is not None else {"kind": "Pod", "metadata": {"namespace": key[0], "name": key[1]}}
+    return rec.pod() if rec is not None else {"kind": "Pod", "metadata": {"namespace": key[0], "name": key[1]}}
 
 
 # ---- the controller --------------------------------------------------------------------
@@ -122,20 +125,21 @@ class TaintEvictionController:
 
     def __init__(self) -> None:
         self._taints: dict[str, list[dict]] = {}  # node -> its NoExecute taints (non-empty)
-        self._pods: dict[Key, dict] = {}  # bound pods
+        self._pods: dict[Key, PodRecord] = {}  # bound pods
         self._on_node: dict[str, set[Key]] = {}
         self._work: dict[Key, _Eviction] = {}
         self._timers = TimerQueue()  # tokens: (namespace, name); one live timer per scheduled eviction
         self._dirty_nodes: set[str] = set()
         self._dirty_pods: set[Key] = set()
         self._pending = Writes()  # cancellations noticed between syncs (their Events)
+        self._records = PodRecords()  # for pods handed over as dicts
 
     # -- events ----------------------------------------------------------------------
     def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
         if kind == "Node":
             self._node_event(event_type, obj)
         elif kind == "Pod":
-            self._on_pod(event_type, obj, now)
+            self.on_pod_record(event_type, self._records.make(obj, None), now)
 
     def _node_event(self, event_type: str, node: dict) -> None:
         name = name_of(node)
@@ -151,29 +155,30 @@ class TaintEvictionController:
             self._taints.pop(name, None)
         self._dirty_nodes.add(name)
 
-    def _on_pod(self, event_type: str, pod: dict, now: float) -> None:
-        key = (namespace_of(pod), name_of(pod))
+    def on_pod_record(self, event_type: str, rec: PodRecord, now: float) -> None:
+        key = rec.key
         old = self._pods.get(key)
-        node = node_name_of(pod) if event_type != "DELETED" else ""
-        moved = old is None or node_name_of(old) != node
+        node = rec.node if event_type != "DELETED" else ""
+        moved = old is None or old.node != node
         if old is not None and moved:
             self._unindex(key, old)
         if not node:
             self._cancel(key, old, now, self._pending)  # gone (or never bound): nothing to evict
             return
-        self._pods[key] = pod
+        self._pods[key] = rec
         self._on_node.setdefault(node, set()).add(key)
-        old_spec = (old or {}).get("spec") or {}
-        if moved or (pod.get("spec") or {}).get("tolerations") != old_spec.get("tolerations"):
+        # Equal tolerations are usually one list shared by the records: identity answers first.
+        tolerations = rec.tolerations
+        if moved or (old is not None and old.tolerations is not tolerations and old.tolerations != tolerations):
             self._dirty_pods.add(key)
 
-    def _unindex(self, key: Key, old: dict) -> None:
+    def _unindex(self, key: Key, old: PodRecord) -> None:
         self._pods.pop(key, None)
-        keys = self._on_node.get(node_name_of(old))
+        keys = self._on_node.get(old.node)
         if keys is not None:
             keys.discard(key)
             if not keys:
-                del self._on_node[node_name_of(old)]
+                del self._on_node[old.node]
 
     # -- sync ------------------------------------------------------------------------
     def sync(self, now: float) -> Writes:
@@ -184,8 +189,8 @@ class TaintEvictionController:
                 self._process(key, self._taints.get(node), now, out)
                 done.add(key)
         for key in sorted(self._dirty_pods - done):
-            pod = self._pods.get(key)
-            taints = self._taints.get(node_name_of(pod)) if pod is not None else None
+            rec = self._pods.get(key)
+            taints = self._taints.get(rec.node) if rec is not None else None
             if taints:  # an untainted node has nothing scheduled for its pods to cancel
                 self._process(key, taints, now, out)
         self._dirty_nodes.clear()
@@ -194,18 +199,18 @@ class TaintEvictionController:
         return out
 
     def _process(self, key: Key, taints: list[dict] | None, now: float, out: Writes) -> None:
-        pod = self._pods[key]
+        rec = self._pods[key]
         if not taints:
-            self._cancel(key, pod, now, out)
+            self._cancel(key, rec, now, out)
             return
-        tolerated, used = matching_tolerations(taints, (pod.get("spec") or {}).get("tolerations"))
+        tolerated, used = matching_tolerations(taints, rec.tolerations)
         if not tolerated:
-            self._cancel(key, pod, now, out)
+            self._cancel(key, rec, now, out)
             self._schedule(key, now, now)
             return
         seconds = min_toleration_seconds(used)
         if seconds is None:
-            self._cancel(key, pod, now, out)
+            self._cancel(key, rec, now, out)
             return
         if key not in self._work:  # a scheduled (or fired) eviction keeps its first start
             self._schedule(key, now, now + seconds)
@@ -216,14 +221,14 @@ class TaintEvictionController:
             self._timers.cancel(old.timer)
         self._work[key] = _Eviction(created, deadline, self._timers.schedule(deadline, key))
 
-    def _cancel(self, key: Key, pod: dict | None, now: float, out: Writes) -> None:
+    def _cancel(self, key: Key, rec: PodRecord | None, now: float, out: Writes) -> None:
         work = self._work.pop(key, None)
         if work is not None:
             self._timers.cancel(work.timer)
         if work is not None and not work.fired:
             out.events.append(
                 make_event(
-                    _pod_ref(key, pod),
+                    _pod_ref(key, rec),
                     EVICTION_REASON,
                     f"Cancelling deletion of Pod {key[0]}/{key[1]}",
                     now,
@@ -237,13 +242,14 @@ class TaintEvictionController:
             if work is None or work.fired:
                 continue
             work.fired = True
-            pod = self._pods.get(key)
-            if pod is None or is_terminating(pod):
+            rec = self._pods.get(key)
+            if rec is None or rec.terminating:
                 continue  # already on its way out: one delete is enough
-            self._evict(key, pod, now, out)
+            self._evict(key, rec, now, out)
 
-    def _evict(self, key: Key, pod: dict, now: float, out: Writes) -> None:
+    def _evict(self, key: Key, rec: PodRecord, now: float, out: Writes) -> None:
         ns, name = key
+        pod = rec.pod()
         uid = uid_of(pod)
         out.events.append(
             make_event(pod, EVICTION_REASON, f"Marking for deletion Pod {ns}/{name}", now, component=COMPONENT)

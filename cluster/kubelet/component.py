@@ -51,7 +51,7 @@ class NodeHostComponent(Component):
             if not isinstance(err, (NotFound, Conflict, AlreadyExists)):
                 self.errors = [*self.errors, f"{type(req).__name__}: {err.reason}: {err.message}"][-MAX_ERRORS:]
         if batch.events:
-            host.on_pod_events([(etype, obj) for _, etype, obj in batch.events], now)
+            host.on_pod_events([(etype, obj) for _, etype, obj, _ in batch.events], now)
         host.tick(now)
         out = host.drain()
         if out.events:

@@ -50,6 +50,9 @@ class WatchEvent(NamedTuple):
     kind: str
     type: str  # ADDED | MODIFIED | DELETED
     obj: dict[str, Any]
+    # The object's encoded bytes as the apiserver sent them (None for a made-up DELETED):
+    # a client that keeps many objects may keep these instead of the decoded dict.
+    raw: bytes | None = None
 
 
 class Failure(NamedTuple):

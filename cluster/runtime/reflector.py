@@ -50,10 +50,14 @@ class Reflector:
         return min((rv or 0 for rv in self.rv.values()), default=0)
 
     def on_list(self, kind: str, result: ListResult) -> list[WatchEvent]:
-        objs = [decode(b) for b in result.items]
         known = self._known[kind]
-        seen = {(namespace_of(o), name_of(o)) for o in objs}
-        out = [WatchEvent(kind, "MODIFIED" if (namespace_of(o), name_of(o)) in known else "ADDED", o) for o in objs]
+        seen = set()
+        out = []
+        for b in result.items:
+            o = decode(b)
+            key = (namespace_of(o), name_of(o))
+            seen.add(key)
+            out.append(WatchEvent(kind, "MODIFIED" if key in known else "ADDED", o, b))
         for ns, name in sorted(known - seen):
             # Gone while we were not watching: the relist is the only news of it.
             out.append(WatchEvent(kind, "DELETED", {"kind": kind, "metadata": {"namespace": ns, "name": name}}))
@@ -78,6 +82,6 @@ class Reflector:
                 known.discard(key)
             else:
                 known.add(key)
-            out.append(WatchEvent(kind, etype, obj))
+            out.append(WatchEvent(kind, etype, obj, data))
         self.rv[kind] = reply.resume
         return out

@@ -265,7 +265,7 @@ async def _loop(
 
 def _apply(mirror: Mirror, events: list, now: float) -> None:
     real = time.time()
-    for kind, etype, obj in events:
+    for kind, etype, obj, _ in events:
         mirror.apply(kind, etype, obj, now, real)
 
 

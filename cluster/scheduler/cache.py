@@ -46,7 +46,6 @@ from .podinfo import (
     ResourceColumns,
     Topology,
     node_images,
-    resources_signature,
 )
 from .podtable import PodTable
 from .priorityload import PriorityLoad
@@ -244,15 +243,16 @@ class Cache:
     def node_info(self, name: str) -> NodeInfo | None:
         return self._nodes.get(name)
 
-    def add_node(self, node: dict) -> set[str]:
-        """Add (or, for a known name, update) a node. Returns the changed aspects."""
+    def add_node(self, node: dict, raw: bytes | None = None) -> set[str]:
+        """Add (or, for a known name, update) a node. Returns the changed aspects. ``raw``,
+        the object's encoding when the watch gave it, is what the cache keeps of it."""
         name = name_of(node)
         if name in self._nodes:
-            return self.update_node(node)
+            return self.update_node(node, raw)
         if self._n == self._rows:
             self._grow_rows()
         self._row_id[self._n] = self.node_id(name)
-        ni = NodeInfo(node, self._n)
+        ni = NodeInfo(node, self._n, raw)
         self._n += 1
         self._infos.append(ni)
         self._nodes[name] = ni
@@ -264,7 +264,7 @@ class Cache:
         self.node_epoch += 1
         return {"added"}
 
-    def update_node(self, node: dict) -> set[str]:
+    def update_node(self, node: dict, raw: bytes | None = None) -> set[str]:
         """Replace a node's object; report which scheduling-relevant aspects changed.
 
         Aspects: ``allocatable``, ``labels``, ``taints``, ``unschedulable``. A status-only
@@ -272,26 +272,23 @@ class Cache:
         """
         ni = self._nodes.get(name_of(node))
         if ni is None:
-            return self.add_node(node)
-        old = ni.node
+            return self.add_node(node, raw)
+        old_labels, old_taints, old_cordon, old_images = ni.labels, ni.taints, ni.unschedulable, ni.images
+        ni.set_node(node, raw)
         changed: set[str] = set()
         alloc = node_allocatable(node)
         if alloc != ni.allocatable:
             changed.add("allocatable")
             self._set_allocatable(ni, alloc)
-        if (old.get("metadata") or {}).get("labels") != (node.get("metadata") or {}).get("labels"):
+        if old_labels != ni.labels:
             changed.add("labels")
-        old_spec, new_spec = old.get("spec") or {}, node.get("spec") or {}
-        if (old_spec.get("taints") or []) != (new_spec.get("taints") or []):
+        if old_taints != ni.taints:
             changed.add("taints")
-        if bool(old_spec.get("unschedulable")) != bool(new_spec.get("unschedulable")):
+        if old_cordon != ni.unschedulable:
             changed.add("unschedulable")
-        images = node_images(node)
-        if images != ni.images:
-            self._count_images(ni.images, -1)
-            self._count_images(images, 1)
-            ni.images = images
-        ni.node = node
+        if old_images != ni.images:
+            self._count_images(old_images, -1)
+            self._count_images(ni.images, 1)
         if changed - {"allocatable"}:
             self.node_epoch += 1
         return changed
@@ -420,8 +417,14 @@ class Cache:
             return None
         return self._unplace(uid)
 
-    def add_pod(self, pod: dict) -> PodInfo:
-        """A pod seen bound by the watch: confirm an assumption, move it, or count it anew."""
+    def add_pod(self, pod: dict, raw: bytes | None = None) -> PodInfo:
+        """A pod seen bound by the watch: confirm an assumption, move it, or count it anew.
+        ``raw``, the object's encoding, is what the placed pod keeps (``PodInfo.compact``)."""
+        pinfo = self._add_pod(pod)
+        pinfo.compact(raw)
+        return pinfo
+
+    def _add_pod(self, pod: dict) -> PodInfo:
         uid, node_name = uid_of(pod), node_name_of(pod)
         self._assumed.pop(uid, None)
         entry = self._placed.get(uid)
@@ -450,7 +453,7 @@ class Cache:
     def _refresh_in_place(self, pinfo: PodInfo, pod: dict) -> None:
         ni = pinfo.node
         if pinfo.same_spec(pod):
-            if ni is not None and _deleting(pinfo.pod) != _deleting(pod):
+            if ni is not None and pinfo.deleting != _deleting(pod):
                 # PodTopologySpread counts only pods not being deleted: re-index it.
                 self.pods.remove(pinfo)
                 pinfo.pod = pod
@@ -458,7 +461,7 @@ class Cache:
             pinfo.pod = pod
             if ni is not None and self.table.refresh_start(pinfo):
                 self.touch(self._ids[ni.name])
-        elif ni is not None and (pinfo.terms_changed(pod) or resources_signature(pod) != pinfo._sig):
+        elif ni is not None and (pinfo.terms_changed(pod) or pinfo.requests_changed(pod)):
             # Labels, terms, requests or ports changed: take it off and put it back.
             self._detach(ni, pinfo)
             pinfo.refresh(pod, self.columns)

@@ -39,9 +39,15 @@ class SchedulerComponent(Component):
 
     def reconcile(self, batch: Batch) -> Result:
         s, now = self.scheduler, batch.now
-        handlers = {"Pod": s.on_pod, "Node": s.on_node, "PodDisruptionBudget": s.on_pdb, "Namespace": s.on_namespace}
-        for kind, etype, obj in batch.events:
-            handlers[kind](etype, obj, now)
+        handlers = {"PodDisruptionBudget": s.on_pdb, "Namespace": s.on_namespace}
+        for kind, etype, obj, raw in batch.events:
+            # Pods and nodes are kept as the bytes the watch delivered (raw).
+            if kind == "Pod":
+                s.on_pod(etype, obj, now, raw)
+            elif kind == "Node":
+                s.on_node(etype, obj, now, raw)
+            else:
+                handlers[kind](etype, obj, now)
         for req, err in batch.failures:
             if not isinstance(req, Bind):
                 continue  # a refused patch, delete or event: the watch shows what stands

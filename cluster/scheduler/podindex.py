@@ -46,7 +46,7 @@ def node_counts(pods: Iterable[PodInfo], num_nodes: int) -> np.ndarray:
 
 
 def _live(pinfo: PodInfo) -> bool:
-    return not (pinfo.pod.get("metadata") or {}).get("deletionTimestamp")
+    return not pinfo.deleting
 
 
 class _Rows:

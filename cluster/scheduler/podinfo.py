@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..api.codec import decode, encode
 from ..api.objects import labels_of, name_of, namespace_of, priority_of, uid_of
 from ..api.predicates import HostPort, host_ports
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, pod_nonzero_requests, pod_requests
@@ -43,20 +44,31 @@ class PodInfo:
     """A pod with its requests parsed once; shared by the queue, the cycle and the cache.
 
     ``node`` is the NodeInfo the cache has attached the pod to (None while pending or a
-    ghost); ``terms`` its inter-pod terms (None when it has none).
+    ghost); ``terms`` its inter-pod terms (None when it has none). A placed pod keeps its
+    object as the encoded bytes the watch delivered (``compact``): the scheduler holds
+    every placed pod in the cluster, and a decoded dict is five times the bytes. So does a
+    pending pod that no cycle has tried yet (a backlog of new pods can be large); the
+    cycle that pops it ``expand``s it. ``pod`` decodes a compacted object afresh on the rare
+    reads that need all of it (a victim's event); the reads on hot paths use ``deleting``,
+    ``start_time`` and ``scheduler_name``, kept beside it.
     """
 
     __slots__ = (
         "uid",
         "namespace",
         "name",
-        "pod",
+        "_pod",
+        "_raw",
+        "deleting",
+        "start_time",
+        "scheduler_name",
         "priority",
         "requests",
         "req_cols",
         "nonzero_cpu",
         "nonzero_mem",
         "_sig",
+        "_spec_fp",
         "labels",
         "terms",
         "host_ports",
@@ -66,7 +78,10 @@ class PodInfo:
     )
 
     # Set by refresh() (first called from __init__).
-    pod: dict[str, Any]
+    _pod: dict[str, Any] | None
+    deleting: bool  # metadata.deletionTimestamp is set
+    start_time: str | None  # status.startTime as written
+    scheduler_name: str  # spec.schedulerName ("" for the default)
     priority: int
     requests: dict[str, int]
     req_cols: tuple[tuple[int, int], ...]
@@ -80,7 +95,9 @@ class PodInfo:
         self.uid = uid_of(pod)
         self.namespace = namespace_of(pod)
         self.name = name_of(pod)
-        self._sig: tuple[Any, ...] | None = None
+        self._raw: bytes | None = None
+        self._sig: bytes | None = None
+        self._spec_fp: int | None = None  # _spec_fingerprint of the object, once compacted
         self._terms_sig: tuple[Any, ...] | None = None
         self.node: NodeInfo | None = None
         # (node name, Cache.node_epoch) where every filter but the resource fit passed,
@@ -88,15 +105,47 @@ class PodInfo:
         self.passed_static: tuple[str, int] | None = None
         self.refresh(pod, columns)
 
+    @property
+    def pod(self) -> dict[str, Any]:
+        """The object; a compacted pod's is decoded afresh on each read (do not mutate)."""
+        pod = self._pod
+        return pod if pod is not None else decode(self._raw)  # type: ignore[arg-type]
+
+    @pod.setter
+    def pod(self, pod: dict[str, Any]) -> None:
+        self._pod, self._raw = pod, None
+        self.deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+        self.start_time = (pod.get("status") or {}).get("startTime")
+        self.scheduler_name = (pod.get("spec") or {}).get("schedulerName") or ""
+
+    def compact(self, raw: bytes | None) -> None:
+        """Keep the current object as ``raw``, its encoding, and let the dict go."""
+        if raw is not None and self._pod is not None:
+            if self._spec_fp is None:
+                self._spec_fp = _spec_fingerprint(self._pod)
+            self._pod, self._raw = None, raw
+
+    def expand(self) -> None:
+        """Hold the decoded object from now on (a scheduling cycle reads it many times)."""
+        if self._pod is None:
+            self._pod = decode(self._raw)  # type: ignore[arg-type]
+            self._raw = None
+
+    def requests_changed(self, pod: dict) -> bool:
+        """Would ``refresh(pod)`` change the requests or host ports?"""
+        return _resources_key(pod) != self._sig
+
     def terms_changed(self, pod: dict) -> bool:
         """Would ``refresh(pod)`` change the labels or inter-pod terms (index keys)?"""
         return _terms_signature(pod) != self._terms_sig
 
     def same_spec(self, pod: dict) -> bool:
-        """True when ``pod`` differs from the current object at most in status and
-        bookkeeping metadata: nothing parsed from it can change. (A C-level dict
-        comparison, far cheaper than building the signatures.)"""
-        old = self.pod
+        """True when ``pod`` differs from the current object at most in what the scheduler
+        does not parse (status, bookkeeping metadata, the bind's nodeName)."""
+        old = self._pod
+        if old is None:
+            # Compacted: compare fingerprints rather than decode the old object.
+            return _spec_fingerprint(pod) == self._spec_fp
         a, b = old.get("spec") or {}, pod.get("spec") or {}
         if a.get("nodeName") != b.get("nodeName"):
             # The bind: nodeName is not parsed into a PodInfo, so compare the rest.
@@ -104,14 +153,16 @@ class PodInfo:
             b.pop("nodeName", None)
             if "nodeName" in a:
                 b["nodeName"] = a["nodeName"]
+        # (A C-level dict comparison, far cheaper than building the signatures.)
         return a == b and labels_of(old) == labels_of(pod)
 
     def refresh(self, pod: dict, columns: ResourceColumns) -> bool:
         """Take the newer object; re-parse requests only if they changed. True if they did."""
         if self._sig is not None and self.same_spec(pod):
-            self.pod = pod
+            self.pod = pod  # the fingerprint still holds
             return False
         self.pod = pod
+        self._spec_fp = None
         self.passed_static = None  # the spec changed: filters may judge it differently
         self.priority = priority_of(pod)
         tsig = _terms_signature(pod)
@@ -120,17 +171,11 @@ class PodInfo:
             self.labels = tsig[0]
             terms = PodTerms(pod, self.namespace) if tsig[1] or tsig[2] else None
             self.terms = terms if terms else None
-        sig = resources_signature(pod)
+        sig = _resources_key(pod)
         if sig == self._sig:
             return False
-        self._sig = sig
-        self.requests = {k: v for k, v in pod_requests(pod).items() if k != PODS}
-        nz = pod_nonzero_requests(pod)
-        self.nonzero_cpu = nz.get(CPU, 0)
-        self.nonzero_mem = nz.get(MEMORY, 0)
-        # Only positive requests: a zero request can never fail a fit check.
-        self.req_cols = tuple((columns.index(k), v) for k, v in self.requests.items() if v > 0)
-        self.host_ports = host_ports(pod)
+        self._sig, parsed = _parsed_requests(sig, pod, columns)
+        self.requests, self.nonzero_cpu, self.nonzero_mem, self.req_cols, self.host_ports = parsed
         return True
 
     @property
@@ -141,11 +186,50 @@ class PodInfo:
         return f"PodInfo({self.namespace}/{self.name})"
 
 
+def _spec_fingerprint(pod: dict) -> int:
+    """A hash of what ``same_spec`` compares: the spec but its nodeName, and the labels.
+    (A compacted pod is always bound, so its nodeName no longer changes.)"""
+    spec = pod.get("spec") or {}
+    if "nodeName" in spec:
+        spec = dict(spec)
+        del spec["nodeName"]
+    return hash(encode((spec, labels_of(pod))))
+
+
+def _resources_key(pod: dict) -> bytes:
+    """``resources_signature`` as bytes: hashable, small, and the same for every pod of
+    one template, so the parse below is shared."""
+    return encode(resources_signature(pod))
+
+
+PARSED_MAX = 4096  # parsed requests kept per cache; templates are few, so cleared whole when full
+
+
+def _parsed_requests(sig: bytes, pod: dict, columns: ResourceColumns) -> tuple[bytes, tuple]:
+    """The kept copy of ``sig`` and (requests, nonzero cpu, nonzero memory, req_cols,
+    host_ports) for it. Pods of one template share one entry, and so one key and one
+    requests dict in memory: treat them as read-only."""
+    hit = columns.parsed.get(sig)
+    if hit is not None:
+        return hit
+    requests = {k: v for k, v in pod_requests(pod).items() if k != PODS}
+    nz = pod_nonzero_requests(pod)
+    # Only positive requests: a zero request can never fail a fit check.
+    req_cols = tuple((columns.index(k), v) for k, v in requests.items() if v > 0)
+    parsed = (requests, nz.get(CPU, 0), nz.get(MEMORY, 0), req_cols, host_ports(pod))
+    if len(columns.parsed) >= PARSED_MAX:
+        columns.parsed.clear()
+    hit = columns.parsed[sig] = (sig, parsed)
+    return hit
+
+
 class ResourceColumns:
     """Resource name -> column index; grows on first sight and tells the cache to widen."""
 
     def __init__(self, on_new: Callable[[], object]):
         self.names: list[str] = []
+        # What PodInfo parsed per resources key; column indexes only grow, so it stays valid.
+        self.parsed: dict[bytes, tuple[bytes, tuple]] = {}
         self._index: dict[str, int] = {}
         self._on_new = on_new
         for name in BASE_COLUMNS:
@@ -164,24 +248,54 @@ class ResourceColumns:
 
 
 class NodeInfo:
-    __slots__ = ("name", "index", "node", "allocatable", "pods", "ports", "images")
+    """One node as the cache holds it: what filters and scores read (labels, taints,
+    cordon, allocatable, images, the pods on it and their host ports), parsed once per
+    object. Like a placed pod, the object itself is kept as its encoding when the watch
+    gave one (``set_node``); ``node`` decodes it for the rare whole-object read."""
 
-    def __init__(self, node: dict, index: int):
+    __slots__ = (
+        "name",
+        "index",
+        "_node",
+        "_raw",
+        "labels",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "pods",
+        "ports",
+        "images",
+    )
+
+    _node: dict[str, Any] | None
+    _raw: bytes | None
+    labels: dict[str, str]
+    taints: list[dict[str, Any]]
+    unschedulable: bool  # spec.unschedulable (cordoned)
+    images: dict[str, int]  # image name -> size in bytes
+
+    def __init__(self, node: dict, index: int, raw: bytes | None = None):
         self.name = name_of(node)
         self.index = index
-        self.node = node
         self.allocatable: dict[str, int] = {}
         self.pods: dict[str, PodInfo] = {}
         self.ports: dict[tuple[str, str, int], int] = {}  # (hostIP, protocol, port) -> pods using it
-        self.images: dict[str, int] = node_images(node)  # image name -> size in bytes
+        self.set_node(node, raw)
+
+    def set_node(self, node: dict, raw: bytes | None = None) -> None:
+        """Take a newer object (``raw``: its encoding, kept instead of the dict)."""
+        spec = node.get("spec") or {}
+        self.labels = (node.get("metadata") or {}).get("labels") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.images = node_images(node)
+        self._node, self._raw = (None, raw) if raw is not None else (node, None)
 
     @property
-    def labels(self) -> dict:
-        return (self.node.get("metadata") or {}).get("labels") or {}
-
-    @property
-    def taints(self) -> list:
-        return (self.node.get("spec") or {}).get("taints") or []
+    def node(self) -> dict[str, Any]:
+        """The object; a compacted node's is decoded afresh on each read (do not mutate)."""
+        node = self._node
+        return node if node is not None else decode(self._raw)  # type: ignore[arg-type]
 
 
 def node_images(node: dict) -> dict[str, int]:

@@ -21,8 +21,7 @@ from ..clock import parse_timestamp
 _INITIAL = 1024
 
 
-def _start_seconds(pod: dict) -> float:
-    s = (pod.get("status") or {}).get("startTime")
+def _start_seconds(s: str | None) -> float:
     t = parse_timestamp(s) if isinstance(s, str) and s else None
     return np.nan if t is None else t  # missing or unreadable: "now" at query time
 
@@ -91,7 +90,7 @@ class PodTable:
         """Called on every update of a placed pod; cheap unless ``startTime`` changed.
         True when it did."""
         slot = self._slot.get(pinfo.uid)
-        if slot is not None and (pinfo.pod.get("status") or {}).get("startTime") != self._start_raw.get(pinfo.uid):
+        if slot is not None and pinfo.start_time != self._start_raw.get(pinfo.uid):
             self._set_start(pinfo, slot)
             return True
         return False
@@ -100,8 +99,8 @@ class PodTable:
         return self._slot[uid]
 
     def _set_start(self, pinfo, slot: int) -> None:
-        self._start_raw[pinfo.uid] = (pinfo.pod.get("status") or {}).get("startTime")
-        self.start[slot] = _start_seconds(pinfo.pod)
+        self._start_raw[pinfo.uid] = pinfo.start_time
+        self.start[slot] = _start_seconds(pinfo.start_time)
 
     def __len__(self) -> int:
         return len(self._slot)

@@ -65,7 +65,7 @@ _parse_time = parse_timestamp
 def start_time(pinfo: PodInfo, now: float) -> float:
     """``status.startTime``; a pod that has not started yet (or an unreadable time) counts
     as starting ``now``, as upstream's GetPodStartTime."""
-    s = (pinfo.pod.get("status") or {}).get("startTime")
+    s = pinfo.start_time
     t = _parse_time(s) if isinstance(s, str) and s else None
     return now if t is None else t
 
@@ -153,7 +153,7 @@ def pod_eligible(pod: PodInfo, nominated_code: Code | None, nominated_node: Node
         # Victims of an earlier preemption are still leaving: wait for them rather than
         # evicting more pods.
         for p in nominated_node.pods.values():
-            if p.priority < pod.priority and terminating_by_preemption(p.pod):
+            if p.priority < pod.priority and p.deleting and terminating_by_preemption(p.pod):
                 return False, NOT_ELIGIBLE_TERMINATING
     return True, ""
 

@@ -27,7 +27,7 @@ import numpy as np
 from ..api.events import make_event
 from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_name_of, uid_of
 from ..clock import rfc3339
-from .cache import DEFAULT_ASSUME_TTL, Cache
+from .cache import DEFAULT_ASSUME_TTL, Cache, PodInfo
 from .filtering import FilterRun, run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .host import SchedulerHost, apply_post_filter
@@ -136,7 +136,7 @@ class Scheduler:
         }
 
     def _pre_enqueue(self, pinfo) -> Status:
-        fwk = self._framework_for(pinfo.pod)
+        fwk = self._framework_for(pinfo)
         return SUCCESS if fwk is None else fwk.run_pre_enqueue(pinfo)
 
     def next_wakeup(self) -> float | None:
@@ -168,12 +168,12 @@ class Scheduler:
             self.cache.namespace_labels[name] = labels
             self.queue.move_all_to_active(ClusterEvent.NAMESPACE_CHANGE, now)
 
-    def on_node(self, event_type: str, node: dict, now: float) -> None:
+    def on_node(self, event_type: str, node: dict, now: float, raw: bytes | None = None) -> None:
         if event_type == "DELETED":
             if self.cache.remove_node((node.get("metadata") or {}).get("name", "")):
                 self.queue.move_all_to_active(ClusterEvent.NODE_DELETE, now)
             return
-        changed = self.cache.add_node(node)
+        changed = self.cache.add_node(node, raw)
         if not changed:
             return  # a heartbeat: nothing a pod could be waiting for
         ni = self.cache.node_info((node.get("metadata") or {}).get("name", ""))
@@ -191,14 +191,16 @@ class Scheduler:
                 done.add(event)
                 self.queue.move_all_to_active(event, now, pre_check=could_fit)
 
-    def on_pod(self, event_type: str, pod: dict, now: float) -> None:
+    def on_pod(self, event_type: str, pod: dict, now: float, raw: bytes | None = None) -> None:
+        """A pod's watch event; ``raw`` (its encoding, when the watch has it) is what the
+        cache keeps of a placed pod."""
         uid = uid_of(pod)
         if node_name_of(pod):
-            self._on_assigned_pod(event_type, pod, uid, now)
+            self._on_assigned_pod(event_type, pod, uid, now, raw)
         else:
-            self._on_unassigned_pod(event_type, pod, uid, now)
+            self._on_unassigned_pod(event_type, pod, uid, now, raw)
 
-    def _on_assigned_pod(self, event_type: str, pod: dict, uid: str, now: float) -> None:
+    def _on_assigned_pod(self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None) -> None:
         self.queue.delete(uid)  # bound by someone else while pending
         self._binding.pop(uid, None)
         self.host.forget_preemptor(uid)
@@ -219,13 +221,12 @@ class Scheduler:
             known is not None
             and not was_assumed
             and (
-                (not known.same_spec(pod) and known.terms_changed(pod))
-                or (is_terminating(pod) and not is_terminating(known.pod))
+                (not known.same_spec(pod) and known.terms_changed(pod)) or (is_terminating(pod) and not known.deleting)
             )
         ):
             # Relabelled, or started terminating (spread no longer counts it).
             old = SimpleNamespace(namespace=known.namespace, labels=known.labels)
-        pinfo = self.cache.add_pod(pod)
+        pinfo = self.cache.add_pod(pod, raw)
         if known is None or was_assumed:
             self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_ADD, (pinfo,), now)
         elif old is not None:
@@ -241,7 +242,7 @@ class Scheduler:
         labels = self.cache.namespace_labels.get
 
         def may_help(qp) -> bool:
-            fwk = self._framework_for(qp.pinfo.pod)
+            fwk = self._framework_for(qp.pinfo)
             if fwk is None:
                 return False
             for name in qp.unschedulable_plugins:
@@ -255,7 +256,7 @@ class Scheduler:
     def _responsible_for(self, pod: dict) -> bool:
         return ((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) in self.frameworks
 
-    def _on_unassigned_pod(self, event_type: str, pod: dict, uid: str, now: float) -> None:
+    def _on_unassigned_pod(self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None) -> None:
         if event_type == "DELETED" or is_terminal(pod) or is_terminating(pod) or not self._responsible_for(pod):
             self.queue.delete(uid)
             self.host.forget_preemptor(uid)
@@ -270,11 +271,17 @@ class Scheduler:
             return
         qp = self.queue.get(uid)
         if qp is None:
-            self.queue.add(self.cache.new_pod_info(pod), now)
+            pinfo = self.cache.new_pod_info(pod)
+            self.queue.add(pinfo, now)
+            pinfo.compact(raw)  # a backlog of new pods is held as bytes until a cycle pops one
             return
         old = qp.pinfo.pod
         qp.pinfo.refresh(pod, self.cache.columns)
         self.queue.update(qp, old, now)
+        if not qp.attempts:
+            # Never tried yet: only a cycle reads it whole. A pod a cycle has failed keeps
+            # its dict, since queueing hints read it on every cluster event.
+            qp.pinfo.compact(raw)
 
     def on_bind_failed(self, namespace: str, name: str, uid: str, reason: str, conflict: bool, now: float) -> None:
         """The apiserver refused a bind. ``conflict``: the pod is already bound or gone.
@@ -290,7 +297,7 @@ class Scheduler:
         if pinfo is None or qp is None:
             return  # confirmed, deleted or expired meanwhile: nothing is held for it any more
         assert node_name is not None  # the pod was placed (forget_pod returned it)
-        fwk = self._framework_for(pinfo.pod)
+        fwk = self._framework_for(pinfo)
         if fwk is not None:
             fwk.run_unreserve(CycleState(), pinfo, node_name)
         # What the pod held is free again, as if an assigned pod had been deleted.
@@ -314,8 +321,8 @@ class Scheduler:
         waiting while one is)."""
         return self.queue.has_ready()
 
-    def _framework_for(self, pod: dict) -> Framework | None:
-        return self.frameworks.get((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER)
+    def _framework_for(self, pinfo: PodInfo) -> Framework | None:
+        return self.frameworks.get(pinfo.scheduler_name or DEFAULT_SCHEDULER)
 
     # ---- the loop ----------------------------------------------------------------------
 
@@ -344,7 +351,8 @@ class Scheduler:
             self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
 
     def _schedule_one(self, qp: QueuedPodInfo, now: float, out: ScheduleOutput) -> None:
-        fwk = self._framework_for(qp.pinfo.pod)
+        qp.pinfo.expand()
+        fwk = self._framework_for(qp.pinfo)
         if fwk is None:  # its schedulerName changed after it was queued
             return
         self.stats["attempts"] += 1

@@ -45,7 +45,7 @@ class YuniKornComponent(Component):
         }
         # Classes, the configuration and the nodes before the pods that read them (a list
         # or a busy instant brings several kinds at once); the sort keeps each kind's order.
-        for kind, etype, obj in sorted(batch.events, key=lambda e: _ORDER[e.kind]):
+        for kind, etype, obj, _ in sorted(batch.events, key=lambda e: _ORDER[e.kind]):
             handlers[kind](etype, obj, now)
         for req, err in batch.failures:
             if isinstance(req, Bind) and not (isinstance(err, AlreadyAssigned) and err.node == req.node):

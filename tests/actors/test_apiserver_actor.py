@@ -26,7 +26,7 @@ async def test_watch_returns_as_soon_as_something_is_written(ray_local):
     assert await api.write.remote([Create(pod("a")), Create(pod("b"))]) == [None, None]
     events = await waiting
     assert time.monotonic() - t < 2.0
-    assert [(k, t_, o["metadata"]["name"]) for k, t_, o in events] == [("Pod", "ADDED", "a"), ("Pod", "ADDED", "b")]
+    assert [(k, t_, o["metadata"]["name"]) for k, t_, o, _ in events] == [("Pod", "ADDED", "a"), ("Pod", "ADDED", "b")]
     ray_local.kill(api)
 
 
@@ -37,6 +37,6 @@ async def test_a_watcher_behind_the_window_relists(ray_local):
     await api.write.remote([Create(pod(f"p{i}")) for i in range(8)])
     assert await informer.poll(0) == []  # Expired: nothing delivered, relist next
     relisted = await informer.poll(0)
-    assert sorted(o["metadata"]["name"] for _, _, o in relisted) == [f"p{i}" for i in range(8)]
+    assert sorted(o["metadata"]["name"] for _, _, o, _ in relisted) == [f"p{i}" for i in range(8)]
     assert informer.reflector.relists == 1
     ray_local.kill(api)

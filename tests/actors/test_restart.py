@@ -113,7 +113,7 @@ async def test_a_watcher_relists_across_a_restart_and_ends_with_the_stores_objec
     seen: dict[str, str] = {}
 
     def apply(events):
-        for _, etype, obj in events:
+        for _, etype, obj, _ in events:
             if etype == "DELETED":
                 seen.pop(obj["metadata"]["name"], None)
             else:
@@ -162,7 +162,7 @@ async def test_a_restarted_scheduler_binds_every_pending_pod_and_none_twice(ray_
     async def watch(seconds):
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            for _, _, obj in await watcher.poll(0.1):
+            for _, _, obj, _ in await watcher.poll(0.1):
                 name, where = obj["metadata"]["name"], obj["spec"].get("nodeName")
                 if where and bound.setdefault(name, where) != where:
                     moved.append((name, bound[name], where))
@@ -258,7 +258,7 @@ async def test_an_informer_backs_off_and_relists_when_ray_cannot_reach_the_apise
     assert informer.failures == 2 and "RayActorError" in informer.last_error
     assert informer.reflector.kinds_to_list() == ["Pod", "Node"]
     api.down = False
-    assert [t for _, t, _ in await informer.poll(0)] == ["MODIFIED", "MODIFIED"]
+    assert [t for _, t, _, _ in await informer.poll(0)] == ["MODIFIED", "MODIFIED"]
     assert informer.reflector.relists == 2
 
 

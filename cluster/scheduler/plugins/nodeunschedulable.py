@@ -33,8 +33,7 @@ def _cordoned(snap: Snapshot) -> np.ndarray | None:
     """Mask of the nodes with ``spec.unschedulable``, or None when there are none."""
     rows = []
     for i, ni in enumerate(snap.node_infos):
-        spec = ni.node.get("spec")
-        if spec and spec.get("unschedulable"):
+        if ni.unschedulable:
             rows.append(i)
     if not rows:
         return None

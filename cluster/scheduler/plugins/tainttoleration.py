@@ -107,8 +107,7 @@ class _TaintIndex:
     def __init__(self, snap: Snapshot):
         hard, prefer = [], []
         for i, ni in enumerate(snap.node_infos):
-            spec = ni.node.get("spec")  # not NodeInfo.taints: this loop runs over every node
-            taints = spec.get("taints") if spec else None
+            taints = ni.taints
             if not taints:
                 continue
             h = [t for t in taints if t.get("effect") in DO_NOT_SCHEDULE_EFFECTS]

@@ -8,6 +8,7 @@ from cluster.api.patches import NodeConditions, NodeTaints, PodConditions
 from cluster.api.requests import Create, Delete, Patch, RecordEvent, Update, UpdateStatus
 from cluster.controllers.manager import ControllerManager, DisruptionStep, NodeTaintStep
 from cluster.controllers.writes import ORDER, Writes, requests
+from cluster.runtime.component import WatchEvent as Ev
 
 
 class _Probe:
@@ -46,7 +47,7 @@ def test_events_reach_the_controllers_that_want_them_and_writes_merge():
     b = _Probe(("Pod", "Node"), wakeup=12.5, writes=Writes(node_taints=[("n2", [], [])], pod_deletes=[1]))
     c = _Probe(("Lease",))
     m = ControllerManager([a, b, c])
-    m.on_events([("Node", "ADDED", {}), ("Pod", "MODIFIED", {}), ("Event", "ADDED", {})], 4.0)
+    m.on_events([Ev("Node", "ADDED", {}), Ev("Pod", "MODIFIED", {}), Ev("Event", "ADDED", {})], 4.0)
     assert a.seen == [("Node", "ADDED", 4.0)]
     assert b.seen == [("Node", "ADDED", 4.0), ("Pod", "MODIFIED", 4.0)] and c.seen == []
     out = m.sync(5.0)
@@ -199,12 +200,12 @@ def test_parked_controllers_hear_no_pod_events_and_get_the_latest_pods_with_thei
     parker, plain = Parker(), _Probe(("Pod",))
     m = ControllerManager([parker, plain])
     m.on_events(
-        [("Pod", "ADDED", p("b")), ("Pod", "ADDED", p("a")), ("Pod", "MODIFIED", p("a", 2))]
-        + [("Pod", "ADDED", p("c")), ("Pod", "DELETED", p("c"))],
+        [Ev("Pod", "ADDED", p("b")), Ev("Pod", "ADDED", p("a")), Ev("Pod", "MODIFIED", p("a", 2))]
+        + [Ev("Pod", "ADDED", p("c")), Ev("Pod", "DELETED", p("c"))],
         1.0,
     )
     assert parker.seen == [] and len(plain.seen) == 5
-    m.on_events([("Owner", "ADDED", {}), ("Pod", "ADDED", p("d"))], 2.0)
+    m.on_events([Ev("Owner", "ADDED", {}), Ev("Pod", "ADDED", p("d"))], 2.0)
     assert parker.released == [("a", 2), ("b", 1)]  # the latest copies, in key order, c gone
     assert parker.seen == [("Owner", "ADDED", 2.0), ("Pod", "ADDED", 2.0)]
     assert len(plain.seen) == 6

@@ -51,6 +51,25 @@ CASES = [
     ),
     ("already finalized: nothing", [("ADDED", namespace(phase="Terminating", deleting=True, finalizers=()))], []),
     (
+        "kinds in order, then names within a kind; a deleted object is not asked for",
+        [
+            *[("ADDED", obj(kind, name, ns="team")) for kind, name in [("Pod", "b"), ("Pod", "a"), ("ConfigMap", "z")]],
+            ("ADDED", obj("ConfigMap", "y", ns="team")),
+            ("DELETED", obj("ConfigMap", "y", ns="team")),
+            ("ADDED", TERMINATING),
+        ],
+        [
+            ("delete", "ConfigMap/team/z", "Background"),
+            ("delete", "Pod/team/a", "Background"),
+            ("delete", "Pod/team/b", "Background"),
+        ],
+    ),
+    (
+        "a DELETED for an object never seen changes nothing",
+        [("DELETED", obj("Pod", "x", ns="team")), ("DELETED", obj("Secret", "s", ns="other")), ("ADDED", TERMINATING)],
+        [("finalize", "Namespace/team", "kubernetes")],
+    ),
+    (
         "deleting but not yet Terminating: the phase first",
         [("ADDED", namespace(deleting=True))],
         [("status", "Namespace/team", "Terminating"), ("finalize", "Namespace/team", "kubernetes")],

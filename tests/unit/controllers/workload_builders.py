@@ -290,7 +290,7 @@ class Real:
             else:
                 events = self.reflector.on_watch(kind, self.api.watch({kind: self.rv[kind]})[kind])
             self.rv[kind] = self.reflector.rv[kind]
-            for k, etype, obj in events:
+            for k, etype, obj, _ in events:
                 self.ctrl.on_event(k, etype, obj, self.now)
 
     def _send(self, w) -> None:

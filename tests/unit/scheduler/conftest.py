@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from cluster.api.codec import encode
 from cluster.scheduler import Scheduler, SchedulerConfig
 from cluster.scheduler.cache import Cache
 
@@ -251,6 +252,30 @@ def bound(pod: dict, node_name: str) -> dict:
 def confirm_all(s: Scheduler, out, pods_by_uid: dict, now: float) -> None:
     for _, _, uid, node_name in out.binds:
         s.on_pod("MODIFIED", bound(pods_by_uid[uid], node_name), now)
+
+
+@pytest.fixture(autouse=True)
+def _placed_pods_as_bytes(monkeypatch):
+    """The runtimes hand the scheduler each object's encoding with its watch event, and the
+    scheduler keeps nodes, placed pods and untried pending pods as those bytes: every test
+    here drives the scheduler and the cache that way, so each one also checks that nothing
+    needs the dropped dicts."""
+    for cls, method in ((Cache, "add_pod"), (Cache, "add_node"), (Cache, "update_node")):
+        monkeypatch.setattr(cls, method, _with_raw(getattr(cls, method), 0, 1))
+    for method in ("on_pod", "on_node"):
+        monkeypatch.setattr(Scheduler, method, _with_raw(getattr(Scheduler, method), 1, 3))
+
+
+def _with_raw(method, obj_at: int, raw_at: int):
+    """``method`` given the object's encoding when the caller gave none (``obj_at`` and
+    ``raw_at``: the positions of the object and of ``raw`` among the arguments after self)."""
+
+    def as_watched(self, *args, raw=None):
+        if len(args) > raw_at:
+            *args, raw = args
+        return method(self, *args, raw=encode(args[obj_at]) if raw is None else raw)
+
+    return as_watched
 
 
 @pytest.fixture

@@ -75,7 +75,7 @@ def test_relist_all_reports_what_vanished_while_the_connection_was_down():
     r.relist_all()
     assert r.kinds_to_list() == ["Pod", "Node"]
     got = r.on_list("Pod", ListResult(*store.list("Pod")))
-    assert sorted((t, o["metadata"]["name"]) for _, t, o in got) == [("DELETED", "a"), ("MODIFIED", "b")]
+    assert sorted((t, o["metadata"]["name"]) for _, t, o, _ in got) == [("DELETED", "a"), ("MODIFIED", "b")]
     assert r.relists == 1
 
 

@@ -41,10 +41,10 @@ def test_relist_then_watch_sees_every_later_event_exactly_once():
 
     def poll():
         for kind in r.kinds_to_list():
-            seen.extend((t, o["metadata"]["name"]) for _, t, o in r.on_list(kind, api.list(kind)))
+            seen.extend((t, o["metadata"]["name"]) for _, t, o, _ in r.on_list(kind, api.list(kind)))
             return
         reply = api.watch({"Pod": r.rv["Pod"]})["Pod"]
-        seen.extend((t, o["metadata"]["name"]) for _, t, o in r.on_watch("Pod", reply))
+        seen.extend((t, o["metadata"]["name"]) for _, t, o, _ in r.on_watch("Pod", reply))
 
     api.create(make_pod("old"), 0)
     poll()  # initial list

@@ -1,0 +1,135 @@
+"""A pod as pod GC and the taint manager keep it: the few fields they read, and its bytes.
+
+Owns ``PodRecord`` and ``PodRecords``, the builder that makes them. A decoded pod dict
+costs about 7 KB, the same pod as the apiserver's msgpack bytes about 1.3 KB, and the two
+controllers read only its key, node, phase, deletionTimestamp, tolerations and what
+orders terminated pods. A record keeps those (node names and phases interned, equal
+tolerations lists shared between pods, since nearly every pod carries the same two
+DefaultTolerationSeconds tolerations) and the bytes, decoded only when a whole pod is
+needed again: when pod GC or the taint manager writes about the pod (its uid, its status
+as last seen, a condition, an Event naming it). Writes are rare next to events.
+
+A record is read-only once built: one record is handed to every controller that keeps
+records, so none may change it. ``pod()`` returns a fresh dict each call.
+
+Who calls it: ``manager.ControllerManager`` builds one record per pod watch event (from
+the event's object and its ``raw`` bytes), hands it to each controller with an
+``on_pod_record`` and keeps it as the parked copy of the pod (``ownedpods.ParkedPods``
+decodes it for a controller whose parking ends); ``podgc.PodGC`` and
+``tainteviction.TaintEvictionController`` build their own when fed a pod dict through
+``on_event`` (tests, callers without the bytes).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ..api.codec import decode, encode
+from ..clock import parse_timestamp
+
+Key = tuple[str, str]  # (namespace, name)
+
+# Distinct tolerations lists kept for sharing; past this the table starts again (sharing
+# is an economy, not a rule: an unshared list compares equal all the same).
+MAX_SHARED_TOLERATIONS = 1024
+NO_TIME = float("-inf")
+
+
+class PodRecord:
+    """What pod GC and the taint manager read of one version of a pod (read-only)."""
+
+    __slots__ = ("key", "node", "phase", "evicted", "terminating", "created", "tolerations", "raw")
+
+    def __init__(
+        self,
+        key: Key,
+        node: str,
+        phase: str,
+        evicted: bool,
+        terminating: bool,
+        created: float,
+        tolerations: list[dict] | None,
+        raw: bytes,
+    ) -> None:
+        self.key = key
+        self.node = node  # spec.nodeName, "" when unbound
+        self.phase = phase
+        self.evicted = evicted  # Failed with reason Evicted
+        self.terminating = terminating  # metadata.deletionTimestamp is set
+        # creationTimestamp in emulated seconds (-inf when absent), read for terminal pods
+        # only: it orders them for pod GC, and a running pod costs no float this way.
+        self.created = created
+        self.tolerations = tolerations  # spec.tolerations, possibly shared with other records
+        self.raw = raw
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    def pod(self) -> dict[str, Any]:
+        """The whole pod as last seen, decoded afresh (the caller may change it)."""
+        pod: dict[str, Any] = decode(self.raw)
+        return pod
+
+
+class PodRecords:
+    """Builds records, sharing equal tolerations lists between them (see the module)."""
+
+    __slots__ = ("_tolerations", "_last", "_stamp")
+
+    def __init__(self) -> None:
+        self._tolerations: dict[tuple, list[dict]] = {}
+        self._last: list[dict] | None = None  # the most recent shared list: the fast path
+        self._stamp: tuple[str, float] = ("", NO_TIME)  # the last creationTimestamp read
+
+    def make(self, pod: dict[str, Any], raw: bytes | None, key: Key | None = None) -> PodRecord:
+        """The record of ``pod``; ``raw`` is its encoded bytes (encoded here when None).
+        ``key``: the pod's (namespace, name) as already kept, e.g. by its previous record:
+        sharing it keeps one tuple and one name string per pod instead of one per event."""
+        m = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
+        phase = status.get("phase") or ""
+        terminal = phase in ("Succeeded", "Failed")
+        return PodRecord(
+            (sys.intern(m.get("namespace", "")), m.get("name", "")) if key is None else key,
+            sys.intern(spec.get("nodeName") or ""),
+            sys.intern(phase),
+            phase == "Failed" and status.get("reason") == "Evicted",
+            bool(m.get("deletionTimestamp")),
+            self._created(m.get("creationTimestamp")) if terminal else NO_TIME,
+            self._shared(spec.get("tolerations")),
+            encode(pod) if raw is None else raw,
+        )
+
+    def _created(self, stamp: Any) -> float:
+        if not isinstance(stamp, str):
+            return NO_TIME
+        last, when = self._stamp
+        if stamp != last:  # pods created together share one float
+            parsed = parse_timestamp(stamp)
+            when = parsed if parsed is not None else NO_TIME
+            self._stamp = (stamp, when)
+        return when
+
+    def _shared(self, tolerations: Any) -> list[dict] | None:
+        """``tolerations``, or an equal (==) list seen before. Equal lists are
+        interchangeable: the taint manager compares their fields with == and reads
+        tolerationSeconds as a number."""
+        if not tolerations:
+            return tolerations  # None or [] as the pod has it: the taint manager tells them apart
+        last = self._last
+        if last is not None and tolerations == last:
+            return last
+        try:
+            frozen = tuple(tuple(sorted(t.items())) for t in tolerations)
+            shared = self._tolerations.get(frozen)
+        except (AttributeError, TypeError):  # not a list of flat dicts: keep the pod's own
+            return tolerations  # type: ignore[no-any-return]
+        if shared is None:
+            if len(self._tolerations) >= MAX_SHARED_TOLERATIONS:
+                self._tolerations.clear()
+            shared = self._tolerations[frozen] = tolerations
+        self._last = shared
+        return shared
