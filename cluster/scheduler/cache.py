@@ -417,14 +417,15 @@ class Cache:
             return None
         return self._unplace(uid)
 
-    def add_pod(self, pod: dict, raw: bytes | None = None) -> PodInfo:
+    def add_pod(self, pod: dict, raw: bytes | None = None, same_spec: bool | None = None) -> PodInfo:
         """A pod seen bound by the watch: confirm an assumption, move it, or count it anew.
-        ``raw``, the object's encoding, is what the placed pod keeps (``PodInfo.compact``)."""
-        pinfo = self._add_pod(pod)
+        ``raw``, the object's encoding, is what the placed pod keeps (``PodInfo.compact``);
+        ``same_spec``, when the caller knows it, is the known pod's ``same_spec(pod)``."""
+        pinfo = self._add_pod(pod, same_spec)
         pinfo.compact(raw)
         return pinfo
 
-    def _add_pod(self, pod: dict) -> PodInfo:
+    def _add_pod(self, pod: dict, same_spec: bool | None) -> PodInfo:
         uid, node_name = uid_of(pod), node_name_of(pod)
         self._assumed.pop(uid, None)
         entry = self._placed.get(uid)
@@ -438,7 +439,7 @@ class Cache:
             pinfo.refresh(pod, self.columns)
             self._place(pinfo, node_name)
             return pinfo
-        self._refresh_in_place(pinfo, pod)
+        self._refresh_in_place(pinfo, pod, same_spec)
         return pinfo
 
     def update_assumed(self, pod: dict) -> PodInfo | None:
@@ -450,9 +451,9 @@ class Cache:
         self._refresh_in_place(entry[0], pod)
         return entry[0]
 
-    def _refresh_in_place(self, pinfo: PodInfo, pod: dict) -> None:
+    def _refresh_in_place(self, pinfo: PodInfo, pod: dict, same_spec: bool | None = None) -> None:
         ni = pinfo.node
-        if pinfo.same_spec(pod):
+        if pinfo.same_spec(pod) if same_spec is None else same_spec:
             if ni is not None and pinfo.deleting != _deleting(pod):
                 # PodTopologySpread counts only pods not being deleted: re-index it.
                 self.pods.remove(pinfo)

@@ -216,17 +216,13 @@ class Scheduler:
             return
         known = self.cache.pod_info(uid)
         was_assumed = self.cache.is_assumed(uid)
-        old = None
-        if (
-            known is not None
-            and not was_assumed
-            and (
-                (not known.same_spec(pod) and known.terms_changed(pod)) or (is_terminating(pod) and not known.deleting)
-            )
-        ):
-            # Relabelled, or started terminating (spread no longer counts it).
-            old = SimpleNamespace(namespace=known.namespace, labels=known.labels)
-        pinfo = self.cache.add_pod(pod, raw)
+        old, same = None, None
+        if known is not None and not was_assumed:
+            same = known.same_spec(pod)  # handed on: the cache would compute it again
+            if (not same and known.terms_changed(pod)) or (is_terminating(pod) and not known.deleting):
+                # Relabelled, or started terminating (spread no longer counts it).
+                old = SimpleNamespace(namespace=known.namespace, labels=known.labels)
+        pinfo = self.cache.add_pod(pod, raw, same_spec=same)
         if known is None or was_assumed:
             self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_ADD, (pinfo,), now)
         elif old is not None:

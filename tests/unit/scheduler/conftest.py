@@ -270,10 +270,10 @@ def _with_raw(method, obj_at: int, raw_at: int):
     """``method`` given the object's encoding when the caller gave none (``obj_at`` and
     ``raw_at``: the positions of the object and of ``raw`` among the arguments after self)."""
 
-    def as_watched(self, *args, raw=None):
+    def as_watched(self, *args, raw=None, **kwargs):
         if len(args) > raw_at:
             *args, raw = args
-        return method(self, *args, raw=encode(args[obj_at]) if raw is None else raw)
+        return method(self, *args, raw=encode(args[obj_at]) if raw is None else raw, **kwargs)
 
     return as_watched
 
