@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cluster.runtime import gcpolicy
+
 if TYPE_CHECKING:
     from cluster.clock import Clock
 
@@ -89,12 +91,8 @@ class Profiled:
         return t.user + t.system
 
 
-# Full (generation-2) collections walk every live object. An actor's heap grows by
-# hundreds of thousands of small dicts (decoded pods) during a run, and CPython's default
-# thresholds then run a full collection at every 25% of growth, each costing tens of
-# milliseconds. Collecting the young generations less often and the old one rarely keeps
-# cyclic garbage bounded while taking that cost off the hot path.
-GC_THRESHOLDS = (20_000, 20, 500)
+# Why these thresholds: cluster/runtime/gcpolicy.py.
+GC_THRESHOLDS = gcpolicy.GC_THRESHOLDS
 
 
 def tune_gc() -> None:

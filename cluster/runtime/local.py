@@ -19,6 +19,7 @@ Called by the scenario driver and ``kubemu bench local`` through the ``Cluster``
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from ..api.requests import Bind, Outcome, Request
 from ..store.apiserver import APIServer
 from ..store.durable import restart_in_memory
 from ..store.store import DEFAULT_WINDOW
+from . import gcpolicy
 from .cluster import SETTLE_HORIZON, Cluster, Informer, Layout, RuntimeRefused
 from .commands import Command
 from .component import RESTART, START, Batch, Component, ComponentSpec, Failure, WatchEvent
@@ -90,6 +92,7 @@ class LocalCluster(Cluster):
             self.fleet.add_host(spec)
             self.members.append(self._member("host", spec))
         self.binds: list[float] = []  # wall time of each successful bind, for benchmarks
+        self._gc_before: tuple[int, int, int] | None = None  # the caller's collector thresholds
 
     def _member(self, role: str, spec: ComponentSpec, boot: str = START) -> Member:
         component = spec.build()
@@ -100,6 +103,8 @@ class LocalCluster(Cluster):
         return self._now
 
     async def start(self) -> int:
+        if self._gc_before is None:
+            self._gc_before = gcpolicy.raised()  # the caller's, restored at shutdown
         await self.settle()
         return sum(len(spec.nodes) for spec in self.fleet.hosts)
 
@@ -227,3 +232,6 @@ class LocalCluster(Cluster):
 
     async def shutdown(self) -> None:
         self.members = []
+        if self._gc_before is not None:
+            gc.set_threshold(*self._gc_before)
+            self._gc_before = None

@@ -3,6 +3,7 @@ until the driver advances it, an instant settles in rounds, the same inputs give
 trace, and chaos and restarts work without processes."""
 
 import asyncio
+import gc
 import io
 
 import pytest
@@ -148,3 +149,21 @@ def test_a_component_that_asks_to_run_now_forever_is_named():
     c = LocalCluster(Layout({"spinner": ComponentSpec("spinner", Spinner)}, []))
     with pytest.raises(Stuck, match="^spinner: asks to run again at 0.0s without writing anything$"):
         run(c.start())
+
+
+@pytest.mark.parametrize(
+    "caller, running",
+    [((700, 10, 10), (20_000, 20, 500)), ((50_000, 5, 1_000), (50_000, 20, 1_000))],
+    ids=["defaults raised", "a caller's higher threshold kept"],
+)
+def test_a_running_cluster_raises_the_collector_thresholds_and_shutdown_restores_the_callers(caller, running):
+    before = gc.get_threshold()
+    gc.set_threshold(*caller)
+    try:
+        c = cluster(1)
+        run(c.start())
+        assert gc.get_threshold() == running
+        run(c.shutdown())
+        assert gc.get_threshold() == caller
+    finally:
+        gc.set_threshold(*before)
