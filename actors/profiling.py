@@ -91,13 +91,9 @@ class Profiled:
         return t.user + t.system
 
 
-# Why these thresholds: cluster/runtime/gcpolicy.py.
-GC_THRESHOLDS = gcpolicy.GC_THRESHOLDS
-
-
 def tune_gc() -> None:
     gc.freeze()  # everything alive after start-up (Ray, imports) is never scanned again
-    gc.set_threshold(*GC_THRESHOLDS)
+    gc.set_threshold(*gcpolicy.GC_THRESHOLDS)  # why these: cluster/runtime/gcpolicy.py
 
 
 class GcPacer:

@@ -422,9 +422,7 @@ class Scheduler:
         m = n if search is None else len(search)
         if m == 0:
             return np.empty(0, dtype=np.intp)
-        pct = fwk.percentage_of_nodes_to_score
-        pct = self.config.percentage_of_nodes_to_score if pct is None else pct
-        k = num_feasible_nodes_to_find(pct, m) if fwk.has_score_plugins() else 1
+        k = self._nodes_to_find(fwk, m)
         start = self.next_start_node_index % m
         judge = run.judge if search is None else (lambda pos: run.judge(search[pos]))
         taken = chunked_take(judge, m, start, k)
@@ -433,6 +431,13 @@ class Scheduler:
         positions, processed = taken
         self.next_start_node_index = (start + processed) % m
         return positions
+
+    def _nodes_to_find(self, fwk: Framework, m: int) -> int:
+        """How many feasible nodes the search collects among ``m``: the profile's
+        percentageOfNodesToScore (else the configuration's), or 1 with nothing to score."""
+        pct = fwk.percentage_of_nodes_to_score
+        pct = self.config.percentage_of_nodes_to_score if pct is None else pct
+        return num_feasible_nodes_to_find(pct, m) if fwk.has_score_plugins() else 1
 
     def _select_host(self, total: np.ndarray) -> int:
         """Position of the best total; a tie is broken by the seeded RNG, uniformly."""

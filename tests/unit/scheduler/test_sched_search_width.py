@@ -125,9 +125,7 @@ class ExhaustiveScheduler(Scheduler):
         m = len(feasible)
         if m == 0:
             return np.empty(0, dtype=np.intp)
-        pct = fwk.percentage_of_nodes_to_score
-        pct = self.config.percentage_of_nodes_to_score if pct is None else pct
-        k = num_feasible_nodes_to_find(pct, m) if fwk.has_score_plugins() else 1
+        k = self._nodes_to_find(fwk, m)
         start = self.next_start_node_index % m
         positions, processed = rotated_take(feasible, start, k)
         self.next_start_node_index = (start + processed) % m
