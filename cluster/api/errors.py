@@ -24,6 +24,10 @@ the HTTP front end serves ``status()`` as it is.
 | TooManyRequests     | 429  | TooManyRequests    | yes (later) |
 | InternalError       | 500  | InternalError      | yes, unless the instance says no |
 | ServiceUnavailable  | 503  | ServiceUnavailable | yes         |
+| NotAttempted        | -    | NotAttempted       | yes         |
+
+``NotAttempted`` is never served: it answers a create the apiserver skipped because an
+earlier batch of the same slow start failed (``requests.Create.slow_start``).
 """
 
 from __future__ import annotations
@@ -180,3 +184,10 @@ class InternalError(StatusError):
 
 class ServiceUnavailable(StatusError):
     code, reason, retryable = 503, "ServiceUnavailable", True
+
+
+class NotAttempted(StatusError):
+    """A create of a slow start that was not sent because an earlier batch failed (upstream's
+    slowStartBatch stops there); the client may ask again at its next sync."""
+
+    code, reason, retryable = 0, "NotAttempted", True

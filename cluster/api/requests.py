@@ -21,9 +21,16 @@ from .patches import PatchOp
 
 
 class Create(NamedTuple):
-    """Create ``obj``; ``metadata.generateName`` without a name asks the server for one."""
+    """Create ``obj``; ``metadata.generateName`` without a name asks the server for one.
+
+    ``slow_start`` is ``(group, batch)`` for the creates a controller sends as one upstream
+    slowStartBatch (batches of 1, 2, 4, ...): once a create of ``group`` is refused, the
+    apiserver answers the group's creates of later batches with ``NotAttempted`` instead of
+    applying them, as the controller's loop would have stopped before sending them.
+    """
 
     obj: dict[str, Any]
+    slow_start: tuple[str, int] | None = None
 
 
 class Update(NamedTuple):

@@ -57,16 +57,26 @@ def is_dns_subdomain(s: object) -> TypeGuard[str]:
 
 def is_qualified_name(s: object) -> TypeGuard[str]:
     """A label or annotation key: ``[prefix/]name``."""
-    if not isinstance(s, str):
-        return False
+    return isinstance(s, str) and _qualified(s)
+
+
+def is_label_value(s: object) -> TypeGuard[str]:
+    return isinstance(s, str) and _label_value(s)
+
+
+# Keys and values repeat across every object of a template (every write is validated): the
+# answers are kept for the strings last seen.
+@functools.lru_cache(maxsize=8192)
+def _qualified(s: str) -> bool:
     prefix, slash, name = s.rpartition("/")
     if slash and not is_dns_subdomain(prefix):
         return False
     return len(name) <= 63 and bool(_NAME_PART.fullmatch(name))
 
 
-def is_label_value(s: object) -> TypeGuard[str]:
-    return isinstance(s, str) and (s == "" or (len(s) <= 63 and bool(_NAME_PART.fullmatch(s))))
+@functools.lru_cache(maxsize=8192)
+def _label_value(s: str) -> bool:
+    return s == "" or (len(s) <= 63 and bool(_NAME_PART.fullmatch(s)))
 
 
 _UNSET = object()

@@ -200,13 +200,12 @@ def _check_name(value: object, path: str, label: bool) -> None:
 def _check_labels(labels: dict[str, Any], path: str, annotations: bool = False) -> None:
     """Keys are qualified names and values strings; label values are also length-limited."""
     for k, v in labels.items():
-        p = _key(path, k)
         if not is_qualified_name(k):
-            raise ValidationError(p, k, _KEY_RULE)
+            raise ValidationError(_key(path, k), k, _KEY_RULE)
         if not isinstance(v, str):
-            raise ValidationError(p, v, "must be a string")
+            raise ValidationError(_key(path, k), v, "must be a string")
         if not annotations and not is_label_value(v):
-            raise ValidationError(p, v, _VALUE_RULE)
+            raise ValidationError(_key(path, k), v, _VALUE_RULE)
 
 
 def _check_metadata(obj: dict[str, Any], path: str, kind: str, name_required: bool = True) -> None:
@@ -294,15 +293,14 @@ def _quantities(res: dict[str, Any], field: str, path: str) -> dict[str, tuple[A
     """``{name: (raw, exact value)}`` for a requests/limits/capacity map, checked."""
     out: dict[str, tuple[Any, Fraction]] = {}
     for name, raw in _map(res, field, path).items():
-        p = _key(_at(path, field), name)
         try:
             amount = parse_quantity(raw)
         except QuantityError:
-            raise ValidationError(p, raw, "is not a quantity") from None
-        if amount < 0:
-            raise ValidationError(p, raw, "must be greater than or equal to 0")
+            raise ValidationError(_key(_at(path, field), name), raw, "is not a quantity") from None
+        if amount.numerator < 0:  # a Fraction's sign is its numerator's
+            raise ValidationError(_key(_at(path, field), name), raw, "must be greater than or equal to 0")
         if is_extended(name) and amount.denominator != 1:  # upstream IsIntegerResourceName
-            raise ValidationError(p, raw, "must be an integer")
+            raise ValidationError(_key(_at(path, field), name), raw, "must be an integer")
         out[name] = (raw, amount)
     return out
 
@@ -313,8 +311,10 @@ def _check_resources(container: dict[str, Any], cpath: str) -> None:
     requests = _quantities(res, "requests", path)
     limits = _quantities(res, "limits", path)
     for name, (raw, amount) in requests.items():
-        p = _key(_at(path, "requests"), name)
         limit = limits.get(name)
+        if limit is None and not is_extended(name):
+            continue
+        p = _key(_at(path, "requests"), name)
         if is_extended(name):
             if limit is None:
                 raise ValidationError(

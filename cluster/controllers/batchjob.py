@@ -229,11 +229,10 @@ class JobController(WorkloadController[_Job]):
         if ready_at > now:
             st.wake = ready_at
             return
-        n = min(want - len(active), st.batch, BURST_REPLICAS)
+        n = min(want - len(active), BURST_REPLICAS)
         indexes = self._free_indexes(st, spec, active)[:n] if spec.get("completionMode") == "Indexed" else [None] * n
         st.exp.expect(len(indexes), (), now)
         w.pod_creates.extend(self._job_pod(st, i) for i in indexes)
-        st.batch = min(2 * st.batch, BURST_REPLICAS)
 
     def _want(self, st: _Job, spec: dict, active: int) -> int:
         parallelism = int(spec.get("parallelism", 1))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api.errors import NotAttempted
 from ..api.requests import Watch
 from ..runtime.component import Batch, Component, Result
 from .manager import ControllerManager, default_controllers
@@ -36,7 +37,7 @@ class ControllerManagerComponent(Component):
     def reconcile(self, batch: Batch) -> Result:
         m, now = self.manager, batch.now
         for req, err in batch.failures:
-            self.failed_writes += 1
+            self.failed_writes += not isinstance(err, NotAttempted)
             m.on_failed(req, err, now)
         m.on_events(batch.events, now)
         writes = requests(m.sync(now))

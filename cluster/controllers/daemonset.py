@@ -55,7 +55,6 @@ from ..api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
 from ..clock import parse_timestamp
 from .workload import (
     BURST_REPLICAS,
-    SLOW_START_INITIAL_BATCH,
     SUCCESSFUL_DELETE,
     OwnerState,
     PodKey,
@@ -379,7 +378,7 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
             deletes += dels
             if wait:
                 waiting.add(name)
-        n = min(len(creates), ds.batch, BURST_REPLICAS)
+        n = min(len(creates), BURST_REPLICAS)
         deletes, later = deletes[:BURST_REPLICAS], deletes[BURST_REPLICAS:]
         ds.manage = waiting | set(creates[n:]) | {ds.pod_node.get(_pkey(p), "") for p in later} - {""}
         if n or deletes:
@@ -388,7 +387,6 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
             pod = self._new_pod(ds)
             replace_node_affinity(pod["spec"], name)
             w.pod_creates.append(pod)
-        ds.batch = min(2 * ds.batch, BURST_REPLICAS) if n else SLOW_START_INITIAL_BATCH
         for p in deletes:
             m = p["metadata"]
             w.pod_deletes.append((m["namespace"], m["name"], m.get("uid", ""), None))

@@ -28,7 +28,6 @@ EXPECTATIONS_TIMEOUT = 300.0
 # The controller workqueue's per-item exponential failure backoff (5 ms doubling to 1000 s).
 FAILURE_BACKOFF_BASE, FAILURE_BACKOFF_MAX = 0.005, 1000.0
 
-SLOW_START_INITIAL_BATCH = 1  # the first batch of creates after a start, a failure or a full owner
 
 PodKey = tuple[str, str]  # (namespace, name)
 
@@ -294,14 +293,13 @@ class Backoff:
 class OwnerState:
     """What every workload controller keeps per owner; subclasses add their own slots."""
 
-    __slots__ = ("obj", "uid", "ns", "name", "selector", "exp", "batch", "backoff", "candidates", "release", "template")
+    __slots__ = ("obj", "uid", "ns", "name", "selector", "exp", "backoff", "candidates", "release", "template")
 
     def __init__(self, obj: dict):
         self.obj = obj
         self.uid, self.ns, self.name = uid_of(obj), namespace_of(obj), name_of(obj)
         self.selector = selector_of(obj)
         self.exp = Expectations()
-        self.batch = SLOW_START_INITIAL_BATCH
         self.backoff = Backoff()
         self.candidates: set[PodKey] = set()  # orphans that may be adoptable
         self.release: set[PodKey] = set()  # owned pods whose labels no longer match

@@ -41,15 +41,12 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable
 from functools import cmp_to_key
-from typing import Any
 
 from ..api.objects import labels_of, node_name_of, phase_of, uid_of
 from ..clock import parse_timestamp
 from .workload import (
     BURST_REPLICAS,
-    SLOW_START_INITIAL_BATCH,
     SUCCESSFUL_DELETE,
     OwnerState,
     PodKey,
@@ -161,6 +158,11 @@ def _compare(a: _Ranked, b: _Ranked, now: float) -> int:
         a.buckets(now)
     if b.at != now:
         b.buckets(now)
+    return _compare_times(a, b)
+
+
+def _compare_times(a: _Ranked, b: _Ranked) -> int:
+    """Criteria 6-8 of ``_compare``, for pods tied on 1-5 with their buckets computed."""
     if a.ready and b.ready and a.ready_time != b.ready_time:
         return _by_time(
             a.ready_time, b.ready_time, a.ready_bucket, b.ready_bucket, a, b
@@ -190,7 +192,8 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
     the pods that did not change since; it is replaced by the facts of these pods. Where
     the order is no strict weak order (two different times in one log2 bucket tie by uid,
     equal times go on to the next fact, as upstream's Less does) the victims may differ
-    from a full sort's, as they may between two sorting algorithms upstream.
+    from a full sort's, as they may between two sorting algorithms upstream; kubemu takes
+    uid order there when that agrees with every verdict that is not a tie (``_time_keys``).
     """
     if count >= len(pods):
         return list(pods)
@@ -211,18 +214,87 @@ def _first(ranked: list[_Ranked], count: int, now: float) -> list[_Ranked]:
     for _, grouped in itertools.groupby(ranked, key=lambda r: r.prefix):
         group, need = list(grouped), count - len(out)
         if len(group) > 1:
-            group = heapq.nsmallest(need, group, key=_ranking(now))
+            for r in group:
+                if r.at != now:
+                    r.buckets(now)
+            keys = _time_keys(group)
+            if keys is None:
+                group = heapq.nsmallest(need, group, key=_BY_TIMES)
+            else:  # the same pods, by plain tuples (stable, as nsmallest with a key is)
+                group = [group[i] for _, i in heapq.nsmallest(need, zip(keys, range(len(group))))]
         out += group[:need]
         if len(out) >= count:
             break
     return out
 
 
-def _ranking(now: float) -> Callable[[_Ranked], Any]:
-    def compare(a: _Ranked, b: _Ranked) -> int:
-        return _compare(a, b, now)
+def _time_keys(group: list[_Ranked]) -> list[tuple] | None:
+    """Sort keys for ``group`` (pods tied on criteria 1-5, their buckets computed) that agree
+    with every verdict of ``_compare``, or None where no key can and the comparator decides.
 
-    return cmp_to_key(compare)
+    Pods are split into cells by a time's log2 bucket. Within a cell ``_compare`` goes by
+    uid when the times all differ, and on to the next rules when they are all equal; both
+    are plain keys, exactly the comparator's order. Where some times are equal and some
+    not, the comparator is no strict weak order (upstream's Less is the same, so its result
+    depends on the sorting algorithm); when the next rules only ever tie or go by uid there
+    too, uid order agrees with every verdict that is not a tie, and kubemu takes it.
+    """
+    if group[0].ready:  # 6. ready time (criterion 3 put every pod of the group on one side)
+        return _cells(group, lambda r: r.ready_time, lambda r: r.ready_bucket, _after_ready, _uid_agrees)
+    return _after_ready(group)
+
+
+def _uid_agrees(cell: list[_Ranked]) -> bool:
+    """Whether pods of one ready-time cell that tie on the time go on to uid or a tie only:
+    the same restarts, and creation times on one side of None and in one bucket."""
+    first = cell[0]
+    facts = (first.restarts, first.created is None, first.created_bucket)
+    return all((r.restarts, r.created is None, r.created_bucket) == facts for r in cell)
+
+
+def _after_ready(cell: list[_Ranked]) -> list[tuple] | None:
+    """Keys for pods tied up to the ready time: 7. more restarts first, 8. newer first."""
+    by_restarts: dict[int, list[int]] = {}
+    for i, r in enumerate(cell):
+        by_restarts.setdefault(r.restarts, []).append(i)
+    keys: list[tuple] = [()] * len(cell)
+    for restarts, idx in by_restarts.items():
+        same = [cell[i] for i in idx]
+        sub = _cells(same, lambda r: r.created, lambda r: r.created_bucket, lambda c: [()] * len(c), lambda c: True)
+        if sub is None:
+            return None
+        for i, k in zip(idx, sub):
+            keys[i] = (-restarts, k)
+    return keys
+
+
+def _cells(group: list[_Ranked], time, bucket, equal_times, uid_agrees) -> list[tuple] | None:
+    """Keys by ``time`` on ``_by_time``'s log2 scale (a missing time first); ``equal_times``
+    gives the keys within a cell whose times are all equal, ``uid_agrees`` says whether
+    uid order may serve a cell whose times are partly equal."""
+    cells: dict[tuple, list[int]] = {}
+    for i, r in enumerate(group):
+        t = time(r)
+        cells.setdefault((t is not None, bucket(r) if t is not None else -1), []).append(i)
+    keys: list[tuple] = [()] * len(group)
+    for cell, idx in cells.items():
+        distinct = len({time(group[i]) for i in idx})
+        if distinct == len(idx):
+            sub: list[tuple] | None = [(group[i].uid,) for i in idx]
+        elif distinct == 1:
+            sub = equal_times([group[i] for i in idx])
+        elif uid_agrees([group[i] for i in idx]):
+            sub = [(group[i].uid,) for i in idx]
+        else:
+            return None
+        if sub is None:
+            return None
+        for i, k in zip(idx, sub):
+            keys[i] = (cell, k)
+    return keys
+
+
+_BY_TIMES = cmp_to_key(_compare_times)  # within a group tied on criteria 1-5
 
 
 def _pod_key(pod: dict) -> tuple[str, str]:
@@ -371,12 +443,10 @@ class ReplicaSetController(WorkloadController[_ReplicaSet]):
     def _manage(self, rs: _ReplicaSet, now: float, w: Writes) -> None:
         diff = rs.active - rs.replicas
         if diff < 0:
-            n = min(-diff, rs.batch, BURST_REPLICAS)
+            n = min(-diff, BURST_REPLICAS)
             rs.exp.expect(n, (), now)
             w.pod_creates.extend(self._new_pod(rs) for _ in range(n))
-            rs.batch = min(2 * rs.batch, BURST_REPLICAS)
             return
-        rs.batch = SLOW_START_INITIAL_BATCH  # at size: the next shortfall starts slow again
         if diff == 0:
             return
         victims = pods_to_delete(self._counted(rs), min(diff, BURST_REPLICAS), now, rs.facts)

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..api.errors import AlreadyExists, NotFound
+from ..api.errors import AlreadyExists, NotAttempted, NotFound
 from ..api.objects import is_terminal, is_terminating, labels_of, name_of, namespace_of, phase_of, uid_of
 from .ownedpods import (
     EXPECTATIONS_TIMEOUT,
@@ -202,6 +202,9 @@ class StatefulSetController(WorkloadController[_Set]):
         (upstream sinks it: the pod is there, the watch will show it)."""
         st = self._owner_of(pod)
         if st is None or st.awaiting.pop(name_of(pod), None) is None:
+            return
+        if isinstance(error, NotAttempted):  # an earlier batch of a Parallel slow start failed
+            self._dirty.add(st.uid)
             return
         st.backoff.fail(now)
         if not isinstance(error, AlreadyExists):

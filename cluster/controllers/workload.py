@@ -37,16 +37,13 @@ A deleted owner's pods are the garbage collector's (``garbagecollector.py``), as
 it deletes them (Background), waits for them (Foreground) or strips their ownerReference
 (Orphan). An owner being deleted neither adopts nor releases pods, and manages none.
 
+Slow start, as upstream: one sync asks for up to ``BURST_REPLICAS`` creates; they are sent
+as one slowStartBatch (batches of 1, 2, 4, ... in one write call, ``writes.requests``), and
+the apiserver stops at the first batch with a refused create, answering the later ones
+``NotAttempted``, which only lowers the expectations (no Event, no backoff).
+
 Deviations from upstream, on purpose:
 
-- Slow start spans syncs. Upstream creates ``diff`` pods in one sync, in sequential
-  batches of 1, 2, 4, ... (burst 500), stopping at the first failing batch. Here one sync
-  asks for one batch and waits for it to be observed before the next: the batch size
-  doubles while batches succeed (capped at ``BURST_REPLICAS``), and drops back to 1 after a
-  failure or once the owner has what it wants. It takes the same number of apiserver
-  round trips; a 1,000-pod ReplicaSet needs 10 batches rather than upstream's 2 x 9.
-- Expectations are stamped when each batch is asked for, so the 5-minute timeout measures
-  one round trip, not a whole scale-up.
 - A ``SuccessfulCreate`` Event is recorded when the new pod is observed (its name comes
   from ``generateName``, so it is known only then), and only while creates are expected,
   so a relist after a restart records none.
@@ -57,11 +54,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..api.codec import decode, encode
+from ..api.errors import NotAttempted
 from ..api.events import make_event
 from ..api.objects import is_terminating, labels_of, uid_of
 from .ownedpods import (  # noqa: F401 (re-exported for the two controllers)
     EXPECTATIONS_TIMEOUT,
-    SLOW_START_INITIAL_BATCH,
     Backoff,
     Change,
     Expectations,
@@ -87,7 +84,6 @@ from .writes import Writes
 __all__ = [
     "EXPECTATIONS_TIMEOUT",
     "BURST_REPLICAS",
-    "SLOW_START_INITIAL_BATCH",
     "Writes",
     "PodIndex",
     "Change",
@@ -261,16 +257,17 @@ class WorkloadController(Generic[StateT]):
 
     # -- failure reports -----------------------------------------------------------------
     def on_create_failed(self, pod: dict, error, now: float) -> None:
-        """A pod from ``Writes.pod_creates`` was refused: stop expecting it, back off, and
-        start the next slow-start round at one pod."""
+        """A pod from ``Writes.pod_creates`` was refused: stop expecting it and back off. One
+        left out because an earlier batch of its slow start failed (``NotAttempted``) is only
+        no longer expected, as upstream lowers the expectations for skipped pods."""
         ref = controller_ref(pod)
         st = self._owners.get(ref.get("uid", "")) if ref is not None else None
         if st is None:
             return
         st.exp.creation_observed()
-        st.batch = SLOW_START_INITIAL_BATCH
-        st.backoff.fail(now)
-        self._event(st, FAILED_CREATE, f"Error creating: {error_text(error)}", now, "Warning")
+        if not isinstance(error, NotAttempted):
+            st.backoff.fail(now)
+            self._event(st, FAILED_CREATE, f"Error creating: {error_text(error)}", now, "Warning")
         self._create_failed(st, pod)
         self._dirty.add(st.uid)
 
@@ -339,10 +336,8 @@ class WorkloadController(Generic[StateT]):
         if not st.exp.satisfied(now) or not st.backoff.ready(now):
             return False
         if not st.exp.fulfilled():
-            # Expired: forget it (or its deadline would wake us forever) and, as after a
-            # failure, start the next slow-start round at one pod.
+            # Expired: forget it, or its deadline would wake us forever.
             st.exp = Expectations()
-            st.batch = SLOW_START_INITIAL_BATCH
             self._expired(st)
         return True
 

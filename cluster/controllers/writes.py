@@ -80,12 +80,12 @@ def _status(kind: str) -> Callable[[Any], Request]:
 
 
 # (Writes field, how an item becomes a request), in the order they are sent.
-ORDER: tuple[tuple[str, Callable[[Any], Request]], ...] = (
+ORDER: tuple[tuple[str, Callable[[Any], Request] | None], ...] = (
     ("node_conditions", lambda item: Patch("Node", "", item[0], "", NodeConditions(tuple(item[1])))),
     ("node_taints", lambda item: Patch("Node", "", item[0], "", NodeTaints(tuple(item[1]), tuple(item[2])))),
     ("creates", Create),
     ("updates", Update),
-    ("pod_creates", Create),
+    ("pod_creates", None),  # as slow starts: ``_pod_creates``
     ("pod_updates", Update),
     ("pod_conditions", lambda item: Patch("Pod", item[0], item[1], item[2], PodConditions(tuple(item[3]), item[4]))),
     ("pod_status", _status("Pod")),
@@ -110,7 +110,35 @@ ORDER: tuple[tuple[str, Callable[[Any], Request]], ...] = (
 
 def requests(w: Writes) -> list[Request]:
     """``w`` as typed requests, in ``ORDER``."""
-    return [make(item) for name, make in ORDER for item in getattr(w, name)]
+    out: list[Request] = []
+    for name, make in ORDER:
+        items = getattr(w, name)
+        out += _pod_creates(items) if make is None else map(make, items)
+    return out
+
+
+def _pod_creates(pods: list[dict]) -> list[Request]:
+    """One owner's pod creates of one sync, as upstream's slowStartBatch sends them: in
+    batches of 1, 2, 4, ... (the i-th create is in batch log2(i + 1)); once one is refused,
+    the apiserver attempts none of the owner's later batches (``Create.slow_start``)."""
+    sent: dict[str, int] = {}
+    out: list[Request] = []
+    for pod in pods:
+        uid = _controller_uid(pod)
+        if not uid:
+            out.append(Create(pod))
+            continue
+        i = sent.get(uid, 0)
+        sent[uid] = i + 1
+        out.append(Create(pod, (uid, (i + 1).bit_length() - 1)))
+    return out
+
+
+def _controller_uid(pod: dict) -> str:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return str(ref.get("uid") or "")
+    return ""
 
 
 def failure_hook(req: Request) -> tuple[str, tuple] | None:

@@ -25,6 +25,8 @@ DEFAULT_TOLERATION_SECONDS = 300
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_ALPHABET_SIZE = len(_NAME_ALPHABET)
+_ALPHABET_BITS = _ALPHABET_SIZE.bit_length()
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -40,8 +42,15 @@ class Admission:
 
     def name_suffix(self) -> str:
         """Five characters for a ``generateName``, from upstream's alphabet (no vowels, so
-        no words; no 0, 1 or 3, which read like letters)."""
-        return "".join(self._rng.choice(_NAME_ALPHABET) for _ in range(5))
+        no words; no 0, 1 or 3, which read like letters). Each is drawn as ``Random.choice``
+        draws (rejection sampling over 5-bit draws), so a seed names objects as it always did,
+        without a call per character."""
+        bits, out = self._rng.getrandbits, ""
+        while len(out) < 5:
+            r = bits(_ALPHABET_BITS)
+            if r < _ALPHABET_SIZE:
+                out += _NAME_ALPHABET[r]
+        return out
 
     def admit_create(self, kind: str, obj: dict, now: float) -> None:
         m = obj.setdefault("metadata", {})

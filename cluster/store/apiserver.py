@@ -8,7 +8,8 @@ describes. It holds the ``Store``. Both runtimes call it: the apiserver Ray acto
 
 Writes come in batches of typed requests (``cluster/api/requests.py``, docs/architecture.md §5):
 ``write`` applies them in order and answers each with ``None`` (done) or the
-``StatusError`` it raised, so one bad item never fails its neighbours. The single-object
+``StatusError`` it raised, so one bad item never fails its neighbours (except a slow
+start's later batches, answered ``NotAttempted``: ``Create.slow_start``). The single-object
 methods (``create``, ``update``, ``delete``, ...) raise instead. Each batch first removes
 the Events whose ``--event-ttl`` ran out (``eventttl.py``: an hour after their last write,
 and the oldest past kubemu's cap); watchers see those go as DELETED events.
@@ -75,6 +76,7 @@ from ..api.errors import (
     Expired,
     Forbidden,
     Invalid,
+    NotAttempted,
     NotFound,
     StatusError,
 )
@@ -95,6 +97,7 @@ from ..api.requests import (
     Update,
     UpdateStatus,
     WatchChunk,
+    target,
 )
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..clock import from_rfc3339, rfc3339
@@ -171,12 +174,19 @@ class APIServer:
         objects in them over (deserialized for this call), so creates store them as they are."""
         self.expire_events(now)
         out: list[Outcome] = []
+        stopped: dict[str, int] = {}  # slow-start group -> the batch that failed
         for req in requests:
+            batch = req.slow_start if type(req) is Create else None
+            if batch is not None and stopped.get(batch[0], batch[1]) < batch[1]:
+                out.append(NotAttempted(f"not attempted: an earlier batch of {target(req)[2]!r} failed"))
+                continue
             try:
                 self._apply(req, now, owned)
                 out.append(None)
             except StatusError as e:
                 out.append(e)
+                if batch is not None:
+                    stopped.setdefault(batch[0], batch[1])
         return out
 
     def _apply(self, req: Request, now: float, owned: bool) -> None:

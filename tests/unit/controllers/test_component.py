@@ -4,8 +4,8 @@ its wakeups, and refused requests reaching the controllers that asked."""
 from controller_builders import lease, node, taint
 from workload_builders import rs
 
-from cluster.api.errors import Forbidden
-from cluster.api.objects import KINDS
+from cluster.api.errors import Forbidden, NotAttempted
+from cluster.api.objects import KINDS, uid_of
 from cluster.api.patches import NodeConditions, NodeTaints
 from cluster.api.requests import Create, Patch, RecordEvent, Watch
 from cluster.controllers.component import ControllerManagerComponent
@@ -39,12 +39,14 @@ def test_a_replicaset_creates_pods_and_hears_of_a_refused_create():
     c = ControllerManagerComponent()
     web = rs("web", replicas=2)
     result = c.reconcile(Batch(1.0, [WatchEvent("ReplicaSet", "ADDED", web)]))
-    (create,) = [w for w in result.writes if isinstance(w, Create)]  # slow start: one pod first
-    assert create.obj["metadata"]["generateName"] == "web-"
-    refused = c.reconcile(Batch(1.1, failures=[Failure(create, Forbidden("exceeded quota"))]))
+    first, second = [w for w in result.writes if isinstance(w, Create)]
+    assert first.obj["metadata"]["generateName"] == "web-"
+    assert (first.slow_start, second.slow_start) == ((uid_of(web), 0), (uid_of(web), 1))  # batches of 1, 2, ...
+    failures = [Failure(first, Forbidden("exceeded quota")), Failure(second, NotAttempted("not attempted"))]
+    refused = c.reconcile(Batch(1.1, failures=failures))
     events = [w.event for w in refused.writes if isinstance(w, RecordEvent)]
     assert [(e["reason"], e["message"]) for e in events] == [("FailedCreate", "Error creating: exceeded quota")]
-    assert c.inspect(1.1) == {"failedWrites": 1}
+    assert c.inspect(1.1) == {"failedWrites": 1}  # the create not attempted is no failed write
     assert refused.wake_at is not None and refused.wake_at > 1.1  # it backs off before trying again
 
 

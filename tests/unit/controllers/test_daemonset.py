@@ -8,6 +8,7 @@ import pytest
 from workload_builders import Fake, Real, ds, names, node, pod, target
 
 from cluster.api.errors import InternalError
+from cluster.api.requests import Create
 from cluster.controllers.daemonset import (
     DaemonSetController,
     add_daemon_tolerations,
@@ -17,6 +18,7 @@ from cluster.controllers.daemonset import (
     template_hash,
 )
 from cluster.controllers.workload import EXPECTATIONS_TIMEOUT
+from cluster.controllers.writes import requests
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -236,14 +238,12 @@ def test_only_eligible_nodes_get_pods_and_misscheduled_pods_are_counted_or_delet
 # ---- nodes coming and going --------------------------------------------------------------------
 
 
-def test_slow_start_across_nodes_and_a_node_added_later():
+def test_one_sync_creates_for_every_node_and_a_node_added_later_gets_its_own():
     f = fresh(*[node(f"n{i}") for i in range(6)], ds("agent"))
-    sizes = []
-    for _ in range(4):
-        w = f.sync()
-        sizes.append(len(w.pod_creates))
-        f.land(w)
-    assert sizes == [1, 2, 3, 0]
+    w = f.sync()
+    assert [r.slow_start[1] for r in requests(w) if isinstance(r, Create)] == [0, 1, 1, 2, 2, 2]
+    f.land(w)
+    assert not f.sync().pod_creates
     f.add(node("n9"))
     (p,) = f.sync().pod_creates
     assert target(p) == "n9"
@@ -355,7 +355,8 @@ def test_status_values():
 def test_observed_generation_waits_for_expectations():
     agent = ds("agent").generation(1)
     f = fresh(node("n1"), node("n2"), agent)
-    f.land(f.sync())
+    f.land(f.sync(), fail=1)
+    f.now = f.ctrl.next_wakeup()
     f.modify(agent.copy().generation(2).pod_spec(hostNetwork=True))
     f.modify(node("n1").labels(x="y"))
     w = f.sync()
@@ -381,12 +382,11 @@ def test_orphans_are_adopted_and_the_deleted_daemonsets_pods_left_to_the_garbage
 
 def test_failed_create_is_retried_on_its_node_after_backoff():
     f = fresh(node("n1"), node("n2"), ds("agent"))
-    f.land(f.sync())
     w = f.sync()
-    assert [target(p) for p in w.pod_creates] == ["n2"]
+    assert [target(p) for p in w.pod_creates] == ["n1", "n2"]
     f.land(w, fail=1)
     w = f.sync()
-    assert [e["reason"] for e in w.events] == ["FailedCreate"] and not w.pod_creates
+    assert [e["reason"] for e in w.events] == ["SuccessfulCreate", "FailedCreate"] and not w.pod_creates
     f.now = f.ctrl.next_wakeup()
     assert [target(p) for p in f.sync().pod_creates] == ["n2"]
 
@@ -397,7 +397,7 @@ def test_lost_creates_expire_and_every_node_is_looked_at_again():
     f.add(node("n2"))
     assert not f.sync().pod_creates
     f.now = EXPECTATIONS_TIMEOUT
-    assert [target(p) for p in f.sync().pod_creates] == ["n1"]  # slow start again: one at a time
+    assert [target(p) for p in f.sync().pod_creates] == ["n1", "n2"]
     assert f.ctrl.next_wakeup() == 2 * EXPECTATIONS_TIMEOUT
 
 

@@ -9,8 +9,11 @@ import pytest
 from workload_builders import Fake, Real, names, pod, rs
 
 from cluster.api.errors import Conflict, InternalError, NotFound
+from cluster.api.requests import Create
+from cluster.controllers import replicaset
 from cluster.controllers.replicaset import ReplicaSetController, deletion_order, pods_to_delete, replicaset_status
 from cluster.controllers.workload import BURST_REPLICAS, EXPECTATIONS_TIMEOUT, Writes
+from cluster.controllers.writes import requests
 
 NOT_FOUND = NotFound('pods "x" not found')
 
@@ -60,19 +63,19 @@ def test_created_pod_comes_from_the_template_with_a_controller_reference():
     assert w.pod_creates[0]["spec"] is not web.template["spec"]  # a copy per pod
 
 
-def test_creates_come_in_slow_start_batches_gated_by_expectations():
-    f = fresh(rs("web", replicas=10))
-    sizes = []
-    for _ in range(5):
-        w = f.sync()
-        sizes.append(len(w.pod_creates))
-        assert f.sync().pod_creates == []  # nothing more until the batch is observed
-        f.land(w)
-    assert sizes == [1, 2, 4, 3, 0]
+def test_one_sync_sends_its_creates_as_slow_start_batches_gated_by_expectations():
+    web = rs("web", replicas=10)
+    f = fresh(web)
+    w = f.sync()
+    sent = [r.slow_start for r in requests(w) if isinstance(r, Create)]
+    assert sent == [("uid-rs-web", b) for b in (0, 1, 1, 2, 2, 2, 2, 3, 3, 3)]  # batches of 1, 2, 4, then 3
+    assert f.sync().pod_creates == []  # nothing more until the creates are observed
+    f.land(w)
+    assert f.sync().pod_creates == []
 
 
-def test_slow_start_is_capped_at_burst_replicas():
-    f = fresh(rs("big", replicas=2000))
+def test_creates_per_sync_are_capped_at_burst_replicas():
+    f = fresh(rs("big", replicas=1200))
     sizes = []
     while True:
         w = f.sync()
@@ -80,8 +83,7 @@ def test_slow_start_is_capped_at_burst_replicas():
             break
         sizes.append(len(w.pod_creates))
         f.land(w)
-    assert sizes == [1, 2, 4, 8, 16, 32, 64, 128, 256, BURST_REPLICAS, BURST_REPLICAS, 489]
-    assert sum(sizes) == 2000
+    assert sizes == [BURST_REPLICAS, BURST_REPLICAS, 200]
 
 
 def test_successful_create_events_name_the_observed_pods():
@@ -230,6 +232,76 @@ def test_a_burst_picks_the_first_victims_of_the_full_order_even_with_facts_kept(
     assert set(facts) == {("default", p["metadata"]["name"]) for p in pods}
 
 
+# Ready and creation times: all equal within a log2 bucket of age at 1000 s (the first two
+# sets), all different within one (the third), or both at once (the last: no strict weak order).
+_TIMES = [([0.0, 990.0], [0.0, 999.0]), ([5.0, 5.0, 999.0], [1.0]), ([10.0, 11.0, 12.0, 995.0], [2.0, 3.0])]
+_TIMES.append(([0.0, 0.0, 100.0, 101.0, 990.0], [0.0, 0.0, 50.0, 51.0]))
+
+
+def _crowded(rng: random.Random, owner, n: int, ready_times, created_times) -> list:
+    """Pods sharing times and log2 buckets, as pods started together do."""
+    out = []
+    for i in range(n):
+        p = pod(f"p{i:03d}").owned_by(owner).on(f"n{i % 4}")
+        if rng.random() < 0.8:
+            p.ready(at=rng.choice(ready_times))
+        out.append(p.created(rng.choice(created_times)).restarts(rng.randrange(2)))
+    return out
+
+
+def _inversions(pods, victims, now):
+    """Pods left that the comparison puts strictly before a victim."""
+    from cluster.controllers.replicaset import _compare
+
+    ranked = {r.key: r for r in replicaset._ranked(pods, {})}
+    chosen = {("default", n) for n in victims}
+    return [
+        (b.key, a.key)
+        for a in (ranked[k] for k in chosen)
+        for b in ranked.values()
+        if b.key not in chosen and _compare(b, a, now) < 0
+    ]
+
+
+def test_sort_keys_agree_with_every_verdict_of_the_comparison(monkeypatch):
+    real, used = replicaset._time_keys, []
+    monkeypatch.setattr(replicaset, "_time_keys", lambda g: used.append(real(g)) or used[-1])
+    for seed in range(40):
+        pods = _crowded(random.Random(seed), rs("web", replicas=1), 60, *_TIMES[seed % len(_TIMES)])
+        for count in (1, 10, 30, 59):
+            used.clear()
+            victims = names(pods_to_delete(pods, count, 1000.0))
+            if all(k is not None for k in used):
+                assert _inversions(pods, victims, 1000.0) == [], (seed, count)
+            else:  # the comparator decided some group
+                monkeypatch.setattr(replicaset, "_time_keys", lambda g: None)
+                assert victims == names(pods_to_delete(pods, count, 1000.0)), (seed, count)
+                monkeypatch.setattr(replicaset, "_time_keys", lambda g: used.append(real(g)) or used[-1])
+
+
+def test_partly_equal_times_go_by_uid_only_where_uid_agrees():
+    web = rs("web", replicas=1)
+    same = [pod(f"p{i}").owned_by(web).on("n1").ready(at=t).created(1.0) for i, t in enumerate([5.0, 5.0, 6.0])]
+    groups = _groups(same, 1000.0)
+    assert [replicaset._time_keys(g) is not None for g in groups] == [True]
+    restarted = [same[0], same[1].copy().restarts(2), same[2]]  # ties on time 5.0 now go by restarts
+    assert [replicaset._time_keys(g) for g in _groups(restarted, 1000.0)] == [None]
+
+
+def _groups(pods, now):
+    groups: dict = {}
+    for r in replicaset._ranked(pods, {}):
+        r.buckets(now)
+        groups.setdefault(r.prefix, []).append(r)
+    return list(groups.values())
+
+
+def test_pods_started_together_are_ranked_by_keys():
+    web = rs("web", replicas=1)
+    pods = [pod(f"p{i}").owned_by(web).on(f"n{i % 3}").ready(at=5.0).created(1.0) for i in range(9)]
+    assert all(replicaset._time_keys(g) is not None for g in _groups(pods, 10.0))
+
+
 def test_scale_down_deletes_the_first_victims_and_waits_for_them():
     web = rs("web", replicas=4)
     pods = [
@@ -343,7 +415,7 @@ def test_matching_orphans_are_adopted_and_counted_others_ignored():
         (p["metadata"]["name"], p["metadata"]["resourceVersion"], p["metadata"]["ownerReferences"][0]["uid"])
         for p in w.pod_updates
     ] == [("orphan", "7", "uid-rs-web")]
-    assert len(w.pod_creates) == 1  # 3 wanted, 1 adopted, slow start asks for 1
+    assert len(w.pod_creates) == 2  # 3 wanted, 1 adopted
     assert w.replicaset_status[0][3]["replicas"] == 1
     assert not f.sync().pod_updates  # adopted once
 
@@ -413,19 +485,17 @@ def test_an_empty_or_invalid_selector_manages_nothing():
 # ---- failures ---------------------------------------------------------------------------------
 
 
-def test_failed_create_backs_off_then_restarts_slow_start():
+def test_a_refused_create_stops_the_later_batches_and_backs_off():
     f = fresh(rs("web", replicas=10))
-    f.land(f.sync())
+    made = f.land(f.sync(), fail=7)  # batches 1, 2, 4, 3: the third batch is refused, the fourth not sent
+    assert len(made) == 3
     w = f.sync()
-    assert len(w.pod_creates) == 2
-    f.land(w, fail=2)
-    w = f.sync()
-    assert [r for r, _ in reasons(w)] == ["FailedCreate", "FailedCreate"]
-    assert reasons(w)[0][1] == "Error creating: exceeded quota" and w.events[0]["type"] == "Warning"
+    assert [r for r, _ in reasons(w)] == ["SuccessfulCreate"] * 3 + ["FailedCreate"] * 4  # none for the skipped
+    assert reasons(w)[3][1] == "Error creating: exceeded quota" and w.events[3]["type"] == "Warning"
     assert not w.pod_creates  # backing off
     assert f.ctrl.next_wakeup() == pytest.approx(0.005)
     f.now = 0.005
-    assert len(f.sync().pod_creates) == 1  # slow start begins again at one
+    assert len(f.sync().pod_creates) == 7  # the skipped creates are no longer expected
 
 
 def _pod_of(ctrl):
@@ -445,12 +515,12 @@ def test_repeated_failures_double_the_backoff():
 
 def test_unreported_lost_creates_expire_after_the_timeout():
     f = fresh(rs("web", replicas=3))
-    assert len(f.sync().pod_creates) == 1  # never lands, never reported
+    assert len(f.sync().pod_creates) == 3  # never land, never reported
     assert f.ctrl.next_wakeup() == EXPECTATIONS_TIMEOUT
     f.now = EXPECTATIONS_TIMEOUT - 1
     assert not f.sync().pod_creates
     f.now = EXPECTATIONS_TIMEOUT
-    assert len(f.sync().pod_creates) == 1  # slow start begins again at one
+    assert len(f.sync().pod_creates) == 3
     assert f.ctrl.next_wakeup() == 2 * EXPECTATIONS_TIMEOUT
 
 

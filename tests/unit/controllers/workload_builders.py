@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import copy
 
-from cluster.api.errors import Forbidden
+from cluster.api.errors import Forbidden, NotAttempted
+from cluster.api.requests import Create
 from cluster.clock import rfc3339
 from cluster.controllers.writes import failure_hook, requests
 from cluster.runtime.reflector import Reflector
@@ -240,16 +241,23 @@ class Fake:
         return self.ctrl.sync(self.now)
 
     def land(self, writes, fail: int = 0, error=None) -> list[Pod]:
-        """Create ``writes.pod_creates`` (the last ``fail`` of them are refused) and feed back
-        the ADDED events; returns the created pods."""
-        made = []
+        """Create ``writes.pod_creates`` as the apiserver applies their requests: the last
+        ``fail`` are refused with ``error`` and, once one is, its owner's later slow-start
+        batches are not attempted. Feeds back the ADDED events; returns the created pods."""
+        made: list[Pod] = []
         error = Forbidden("exceeded quota") if error is None else error
-        creates = writes.pod_creates
-        for i, p in enumerate(creates):
-            if i >= len(creates) - fail:
-                self.ctrl.on_create_failed(p, error, self.now)
+        creates = [r for r in requests(writes) if isinstance(r, Create) and r.obj.get("kind") == "Pod"]
+        stopped: dict[str, int] = {}
+        for i, req in enumerate(creates):
+            group, batch = req.slow_start or ("", i)
+            if stopped.get(group, batch) < batch:
+                self.ctrl.on_create_failed(req.obj, NotAttempted("not attempted"), self.now)
                 continue
-            p = Pod(copy.deepcopy(p))
+            if i >= len(creates) - fail:
+                stopped.setdefault(group, batch)
+                self.ctrl.on_create_failed(req.obj, error, self.now)
+                continue
+            p = Pod(copy.deepcopy(req.obj))
             name = f"{p.meta.pop('generateName')}{self.seq}"
             self.seq += 1
             p.meta.update(name=name, uid=f"uid-{name}", creationTimestamp=rfc3339(self.now), resourceVersion="1")

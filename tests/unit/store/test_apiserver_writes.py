@@ -1,5 +1,7 @@
 """Admission, binding, status and concurrency through the apiserver logic."""
 
+import random
+
 import pytest
 from store_builders import make_pod
 
@@ -7,6 +9,7 @@ from cluster.api.errors import AlreadyAssigned, AlreadyExists, Conflict, Forbidd
 from cluster.api.patches import Apply, PodConditions
 from cluster.api.requests import Bind, Create, Patch, RecordEvent, UpdateStatus
 from cluster.kubelet.component import lease
+from cluster.store.admission import Admission
 from cluster.store.apiserver import APIServer
 
 
@@ -219,3 +222,25 @@ def test_peek_decodes_each_stored_version_once_and_follows_writes():
     assert again is not first and again["metadata"]["labels"] == {"team": "a"}
     assert api.store.peek("Namespace", "", "nope") is None
     assert "default" in {n["metadata"]["name"] for n in api.store.peek_all("Namespace")}
+
+
+def test_a_refused_create_stops_its_slow_start_at_that_batch():
+    api = APIServer()
+    api.create(make_pod("taken"), 0)
+    names = ["a", "taken", "b", "c", "d", "e", "f"]  # batches 0, 1, 1, 2, 2, 2, 2
+    creates = [Create(make_pod(n), ("rs-1", (i + 1).bit_length() - 1)) for i, n in enumerate(names)]
+    other = [Create(make_pod("other-0"), ("rs-2", 0)), Create(make_pod("other-1"), ("rs-2", 1))]
+    out = api.write([*creates, *other, Create(make_pod("plain"))], 1)
+    assert [type(o).__name__ for o in out[:7]] == ["NoneType", "AlreadyExists", "NoneType"] + ["NotAttempted"] * 4
+    assert out[7:] == [None, None, None]  # another group and a create outside any are unaffected
+    assert sorted(name for (_, name) in api.store.keys("Pod")) == ["a", "b", "other-0", "other-1", "plain", "taken"]
+    assert out[3].retryable and "an earlier batch" in out[3].message
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 12345])
+def test_generated_name_suffixes_are_the_draws_random_choice_makes(seed):
+    # Replays name objects as they always did: the same characters per seed.
+    rng = random.Random(seed)
+    want = ["".join(rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5)) for _ in range(200)]
+    adm = Admission(None, seed)
+    assert [adm.name_suffix() for _ in range(200)] == want
