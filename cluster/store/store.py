@@ -41,18 +41,38 @@ class Event:
     data: bytes
 
 
+# Kinds whose updates coalesce in the window: a MODIFIED event replaces the object's
+# previous MODIFIED one still there, so a watcher catching up sees each object's latest
+# version rather than every step. A node's Lease is renewed every 10 s: at 100,000 nodes the
+# renewals alone would fill any window in seconds, and what any reader wants of a Lease is
+# its latest renewTime. Creation and deletion events always stay.
+COALESCED_KINDS = frozenset({"Lease"})
+
+# What a superseded event becomes: its slot (and rv, for the bisect) stays, its bytes go.
+_SUPERSEDED = Event(0, "", "", "", "", b"")
+
+
 class _KindLog:
-    """The window of one kind: events in rv order, trimmed from the front."""
+    """The window of one kind: events in rv order, trimmed from the front.
 
-    __slots__ = ("events", "rvs", "evicted_upto", "size")
+    With ``coalesce``, ``latest`` maps each object to the absolute position (``base`` +
+    list index) of its last event, so its next MODIFIED can supersede a MODIFIED there.
+    """
 
-    def __init__(self, size: int):
+    __slots__ = ("events", "rvs", "evicted_upto", "size", "coalesce", "latest", "base")
+
+    def __init__(self, size: int, coalesce: bool = False):
         self.events: list[Event] = []
         self.rvs: list[int] = []
         self.evicted_upto = 0  # every event with rv <= this has left the window
         self.size = size
+        self.coalesce = coalesce
+        self.latest: dict[tuple[str, str], int] = {}
+        self.base = 0  # events trimmed from the front so far
 
-    def append(self, ev: Event) -> None:
+    def append(self, ev: Event, key: tuple[str, str] = ("", "")) -> None:
+        if self.coalesce:
+            self._supersede(ev, key)
         self.events.append(ev)
         self.rvs.append(ev.rv)
         if len(self.events) > 2 * self.size:
@@ -61,6 +81,17 @@ class _KindLog:
             self.evicted_upto = self.rvs[cut - 1]
             del self.events[:cut]
             del self.rvs[:cut]
+            self.base += cut
+
+    def _supersede(self, ev: Event, key: tuple[str, str]) -> None:
+        if ev.type == "DELETED":
+            self.latest.pop(key, None)
+            return
+        at = self.latest.get(key)
+        if ev.type == "MODIFIED" and at is not None and at >= self.base:
+            if self.events[at - self.base].type == "MODIFIED":
+                self.events[at - self.base] = _SUPERSEDED
+        self.latest[key] = self.base + len(self.events)
 
 
 class Store:
@@ -141,11 +172,13 @@ class Store:
             raise Expired(f"too old resource version: {since_rv} ({log.evicted_upto})")
         start = bisect_right(log.rvs, since_rv)
         chunk = log.events[start : start + limit]
-        resume = chunk[-1].rv if len(chunk) == limit else max(since_rv, self.rv)
+        resume = log.rvs[start + limit - 1] if len(chunk) == limit else max(since_rv, self.rv)
         if node_names is None:
-            return [(e.type, e.data) for e in chunk], resume
+            return [(e.type, e.data) for e in chunk if e is not _SUPERSEDED], resume
         out = []
         for e in chunk:
+            if e is _SUPERSEDED:
+                continue
             now_in, was_in = e.node in node_names, e.prev_node in node_names
             if now_in and was_in:
                 out.append((e.type, e.data))
@@ -167,7 +200,7 @@ class Store:
         data, node = codec.encode(obj), _node(obj)
         bucket[key] = (data, node)
         prev_node = prev[1] if prev else ""
-        self._log(kind).append(Event(self.rv, event_type, m["name"], node, prev_node, data))
+        self._log(kind).append(Event(self.rv, event_type, m["name"], node, prev_node, data), key)
         if self.journal is not None:
             self.journal.record_put(kind, self.rv, event_type, key[0], key[1], data)
         return self.rv
@@ -181,7 +214,7 @@ class Store:
         obj = codec.decode(stored) if last is None else last
         obj["metadata"]["resourceVersion"] = str(self.rv)
         data = codec.encode(obj)
-        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data))
+        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name))
         if self.journal is not None:
             # Recovery needs only the key of a removal, so the log keeps no bytes for it.
             self.journal.record_remove(kind, self.rv, ns, name)
@@ -217,7 +250,7 @@ class Store:
     def _log(self, kind: str) -> _KindLog:
         log = self._logs.get(kind)
         if log is None:
-            log = self._logs[kind] = _KindLog(self._window)
+            log = self._logs[kind] = _KindLog(self._window, kind in COALESCED_KINDS)
             # Nothing of this kind happened before now, so any rv up to now is servable.
         return log
 

@@ -6,6 +6,7 @@ from store_builders import make_pod
 from cluster.api.codec import decode
 from cluster.api.errors import Expired
 from cluster.api.requests import Bind
+from cluster.kubelet.component import lease
 from cluster.runtime.reflector import Reflector
 from cluster.store.apiserver import APIServer
 
@@ -85,3 +86,83 @@ def test_quiet_selective_watcher_still_advances():
         api.create(make_pod(f"p{i}", node="n2"), 0)
         events, resume = api.store.events_since("Pod", resume, {"n1"})
         assert events == [] and resume == api.store.rv
+
+
+# ---- Lease renewals coalesce -----------------------------------------------------------
+
+
+def _renew(api, node, t):
+    api.update(lease(node, t), t)
+
+
+def _leases(events):
+    return [(t, decode(b)["metadata"]["name"], decode(b)["spec"]["renewTime"][17:19]) for t, b in events]
+
+
+def test_a_watcher_catching_up_gets_each_leases_latest_renewal_only():
+    api = APIServer()
+    start = api.store.rv
+    api.create(lease("n1", 0), 0)
+    api.create(lease("n2", 0), 0)
+    after_create = api.store.rv
+    for t in (10, 20, 30):
+        _renew(api, "n1", t)
+        _renew(api, "n2", t)
+    mid = api.store.rv - 1  # a watcher that saw n1's renewal at 30 but not n2's
+    _renew(api, "n1", 40)
+    assert _leases(api.store.events_since("Lease", start)[0]) == [
+        ("ADDED", "n1", "00"),
+        ("ADDED", "n2", "00"),
+        ("MODIFIED", "n2", "30"),
+        ("MODIFIED", "n1", "40"),
+    ]
+    assert _leases(api.store.events_since("Lease", after_create)[0]) == [
+        ("MODIFIED", "n2", "30"),
+        ("MODIFIED", "n1", "40"),
+    ]
+    assert _leases(api.store.events_since("Lease", mid)[0]) == [("MODIFIED", "n2", "30"), ("MODIFIED", "n1", "40")]
+
+
+def test_a_deleted_lease_keeps_its_creation_and_deletion_and_pods_never_coalesce():
+    api = APIServer()
+    start = api.store.rv
+    api.create(lease("n1", 0), 0)
+    _renew(api, "n1", 10)
+    _renew(api, "n1", 20)
+    api.delete("Lease", "kube-node-lease", "n1", "", None, 20)
+    api.create(lease("n1", 30), 30)
+    _renew(api, "n1", 40)
+    got = [(t, s) for t, _, s in _leases(api.store.events_since("Lease", start)[0])]
+    assert got == [("ADDED", "00"), ("MODIFIED", "20"), ("DELETED", "20"), ("ADDED", "30"), ("MODIFIED", "40")]
+    api.create(make_pod("p"), 0)
+    pod_rv = api.store.rv
+    api.update_status("Pod", "default", "p", "", {"phase": "Running"})
+    api.update_status("Pod", "default", "p", "", {"phase": "Running", "podIP": "10.0.0.1"})
+    assert [t for t, _ in api.store.events_since("Pod", pod_rv)[0]] == ["MODIFIED", "MODIFIED"]
+
+
+def test_paging_through_superseded_slots_resumes_where_it_stopped():
+    api = APIServer(window=1000)
+    start = api.store.rv
+    for i in range(5):
+        api.create(lease(f"n{i}", 0), 0)
+    for t in range(1, 6):
+        for i in range(5):
+            _renew(api, f"n{i}", 10 * t)
+    whole, _ = api.store.events_since("Lease", start)
+    paged, rv = [], start
+    while rv < api.store.rv:
+        chunk, rv = api.store.events_since("Lease", rv, limit=3)
+        paged += chunk
+    assert paged == whole and len(whole) == 10  # five creations, five latest renewals
+
+
+def test_a_window_trimmed_past_a_leases_last_renewal_still_coalesces_the_next():
+    api = APIServer(window=4)
+    api.create(lease("n1", 0), 0)
+    for i in range(12):
+        api.create(lease(f"m{i}", 0), 0)  # push n1's events out of the window
+    _renew(api, "n1", 10)
+    rv = api.store.rv
+    _renew(api, "n1", 20)
+    assert _leases(api.store.events_since("Lease", rv - 1)[0]) == [("MODIFIED", "n1", "20")]
