@@ -596,8 +596,13 @@ def test_refused_creates_against_the_apiserver_back_off_and_report():
     del web["metadata"]["uid"]
     loop.create(web)
     loop.pump()
-    assert loop.pods() == [] and loop.errors[0].reason == "Forbidden"
+    # One slow start: the first batch (one pod) is refused, so the second is not attempted.
+    assert loop.pods() == [] and [e.reason for e in loop.errors] == ["Forbidden", "NotAttempted", "NotAttempted"]
+    assert [e["reason"] for e in loop.api.store.objects("Event")] == ["FailedCreate"]
     assert loop.ctrl.next_wakeup() == pytest.approx(0.005)
+    loop.now = 0.005
+    loop.pump()
+    assert [e.reason for e in loop.errors[3:]] == ["Forbidden", "NotAttempted", "NotAttempted"]  # all three again
 
 
 def test_pods_seen_before_any_replicaset_are_parked_then_adopted_and_counted():
