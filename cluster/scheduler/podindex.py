@@ -1,14 +1,18 @@
 """Indexes over the pods placed on known nodes, for the plugins that reason about pods.
 
-Owns three lookups the cache keeps current as pods are attached to and detached from
-nodes: pods by namespace, pods by (namespace, label key, label value), and placed pods
-grouped by identical inter-pod (anti-)affinity term. Read by InterPodAffinity and
-PodTopologySpread through ``Snapshot.pods``; written only by ``Cache``.
+Owns the lookups the cache keeps current as pods are attached to and detached from nodes:
+pods by namespace, pods by (namespace, label key, label value), placed pods grouped by
+identical inter-pod (anti-)affinity term, and, for the selectors PodTopologySpread asked
+about lately, the node rows of the live pods each matches and their count per node. Read
+by InterPodAffinity and PodTopologySpread through ``Snapshot.pods``; written only by
+``Cache``.
 
 Why: upstream walks every pod of every node for each affinity/spread pod. With 10,000
 pods that is the slow part of a cycle in Python, so selectors are answered from the label
 index (the smallest ``=``/``in`` bucket, then ``matches`` on those), and the terms of the
-many replicas of one workload collapse into one group with a per-node count.
+many replicas of one workload collapse into one group with a per-node count. A spread
+selector's pods are kept as they come and go, so a cycle reads them without a scan, and
+once they outnumber the nodes it reads their per-node counts instead of one row a pod.
 """
 
 from __future__ import annotations
@@ -50,10 +54,11 @@ def _live(pinfo: PodInfo) -> bool:
 
 
 class _Rows:
-    """The node rows of the live (not terminating) pods one (namespace, selector) matches,
-    kept as pods come and go so a spread cycle reads them without a scan."""
+    """The live (not terminating) pods one (namespace, selector) matches, kept as pods
+    come and go so a spread cycle reads them without a scan: each pod's node row, and
+    how many sit on each node row."""
 
-    __slots__ = ("selector", "rows", "n", "uids", "at")
+    __slots__ = ("selector", "rows", "n", "uids", "at", "counts")
 
     def __init__(self, selector: LabelSelector, pods: Iterable[PodInfo]):
         self.selector = selector
@@ -61,6 +66,7 @@ class _Rows:
         self.n = 0
         self.uids: list[str] = []
         self.at: dict[str, int] = {}
+        self.counts = np.zeros(64, dtype=np.int64)
         for p in pods:
             if _live(p):
                 self.add(p)
@@ -68,8 +74,14 @@ class _Rows:
     def add(self, p: PodInfo) -> None:
         if self.n == len(self.rows):
             self.rows = np.concatenate([self.rows, np.empty(len(self.rows), dtype=np.intp)])
+        row = p.node.index  # type: ignore[union-attr]  # the index holds placed pods only
+        if row >= len(self.counts):
+            grown = np.zeros(max(2 * len(self.counts), row + 1), dtype=np.int64)
+            grown[: len(self.counts)] = self.counts
+            self.counts = grown
+        self.counts[row] += 1
         self.at[p.uid] = self.n
-        self.rows[self.n] = p.node.index  # type: ignore[union-attr]  # the index holds placed pods only
+        self.rows[self.n] = row
         self.uids.append(p.uid)
         self.n += 1
 
@@ -77,6 +89,7 @@ class _Rows:
         i = self.at.pop(uid, None)
         if i is None:
             return
+        self.counts[self.rows[i]] -= 1
         last = self.n - 1
         if i != last:  # swap-remove: the last entry takes the freed slot
             self.rows[i], self.uids[i] = self.rows[last], self.uids[last]
@@ -86,6 +99,12 @@ class _Rows:
 
     def array(self) -> np.ndarray:
         return self.rows[: self.n].copy()  # a copy: later cycles change the buffer
+
+    def per_node(self, num_nodes: int) -> np.ndarray:
+        out = np.zeros(num_nodes, dtype=np.int64)
+        k = min(num_nodes, len(self.counts))
+        out[:k] = self.counts[:k]
+        return out
 
 
 class PodIndex:
@@ -192,6 +211,19 @@ class PodIndex:
     def rows(self, namespace: str, selector: LabelSelector) -> np.ndarray:
         """The node row of every live placed pod of ``namespace`` that ``selector``
         matches (PodTopologySpread's counts), kept current from the first time asked."""
+        return self._rows(namespace, selector).array()
+
+    def matching(self, namespace: str, selector: LabelSelector, num_nodes: int) -> tuple[np.ndarray, bool]:
+        """What ``rows`` answers, in whichever form is cheaper to count domains over:
+        (node rows, False) while the pods are fewer than the nodes, else (pods per node
+        row, True): a large workload's spread cycle then reads each node once rather
+        than each of its pods."""
+        t = self._rows(namespace, selector)
+        if t.n > num_nodes:
+            return t.per_node(num_nodes), True
+        return t.array(), False
+
+    def _rows(self, namespace: str, selector: LabelSelector) -> _Rows:
         tracked = self._tracked.setdefault(namespace, {})
         t = tracked.pop(selector, None)
         if t is None:
@@ -199,7 +231,7 @@ class PodIndex:
             if len(tracked) >= self.TRACKED:
                 del tracked[next(iter(tracked))]
         tracked[selector] = t  # re-inserted: most recently asked last
-        return t.array()
+        return t
 
     def nodes_moved(self) -> None:
         """Node rows changed (a node was removed and the last row took its place)."""

@@ -1,8 +1,8 @@
 """PodTopologySpread's constraint model, node inclusion policies, and its Filter half.
 
 Owns the parsed spread constraint (``Constraint``), the per-node eligibility masks that
-the node inclusion policies ask for (``NodeEligibility``), the nodes holding matching pods
-(``match_rows``), and the DoNotSchedule skew check: ``build_hard_state`` (the
+the node inclusion policies ask for (``NodeEligibility``), the matching pods
+(``match``), and the DoNotSchedule skew check: ``build_hard_state`` (the
 PreFilter work: matching pods per topology domain, the global minimum) and
 ``spread_filter`` (every node judged at once). Called by
 ``podtopologyspread.PodTopologySpread``; ``podtopologyspread_score`` reuses the model,
@@ -140,22 +140,48 @@ def pod_constraints(pod: dict, labels: dict) -> tuple[Constraint, ...]:
     return hit
 
 
-def match_rows(snap: Snapshot, namespace: str, selector: LabelSelector, memo: dict) -> np.ndarray:
-    """The node row of every matching, non-terminating placed pod of ``namespace``.
+class Matched:
+    """The matching, non-terminating placed pods of one (namespace, selector) for one
+    cycle: their node rows, or (``per_node``) how many sit on each node row.
 
-    Rows rather than per-node counts: a workload has far fewer pods than the cluster has
-    nodes, so domain counts are a bincount over these. ``memo`` lives for one cycle, so
-    constraints sharing a selector, and PreFilter and PreScore, count once.
+    Rows while a workload has fewer pods than the cluster has nodes, so domain counts are
+    a bincount over those pods; per-node counts once it has more, so a large workload's
+    cycle reads each node once instead of each of its pods.
     """
+
+    __slots__ = ("data", "per_node")
+
+    def __init__(self, data: np.ndarray, per_node: bool):
+        self.data = data
+        self.per_node = per_node
+
+    def on_nodes(self, num_nodes: int) -> np.ndarray:
+        """Matching pods on each node row."""
+        return self.data if self.per_node else np.bincount(self.data, minlength=num_nodes)[:num_nodes]
+
+    def in_domains(self, ids: np.ndarray, eligible: np.ndarray, num_domains: int) -> np.ndarray:
+        """Matching pods per domain over eligible nodes, plus a trailing 0 (for id -1).
+        Eligible nodes all carry the key, so no id read here is -1."""
+        if self.per_node:
+            counts = np.bincount(ids[eligible], weights=self.data[eligible], minlength=num_domains + 1)
+            return counts.astype(np.int64)
+        rows = self.data[eligible[self.data]]
+        return np.bincount(ids[rows], minlength=num_domains + 1)
+
+
+def match(snap: Snapshot, namespace: str, selector: LabelSelector, memo: dict) -> Matched:
+    """The matching pods of ``namespace`` (an empty selector counts nothing, as
+    upstream). ``memo`` lives for one cycle, so constraints sharing a selector, and
+    PreFilter and PreScore, count once."""
     key = (namespace, selector)
-    rows = memo.get(key)
-    if rows is None:
+    m = memo.get(key)
+    if m is None:
         if selector.empty or selector.matches_nothing:
-            rows = np.empty(0, dtype=np.intp)  # upstream counts nothing for an empty selector
+            m = Matched(np.empty(0, dtype=np.intp), False)
         else:
-            rows = snap.pods.rows(namespace, selector)
-        memo[key] = rows
-    return rows
+            m = Matched(*snap.pods.matching(namespace, selector, snap.num_nodes))
+        memo[key] = m
+    return m
 
 
 # ---- node inclusion policies -------------------------------------------------------------
@@ -330,12 +356,6 @@ class HardState:
         self.missing = missing  # any node lacks the key
 
 
-def domain_pods(ids: np.ndarray, rows: np.ndarray, eligible: np.ndarray, num_domains: int) -> np.ndarray:
-    """Matching pods per domain over eligible nodes, plus a trailing 0 (for id -1)."""
-    rows = rows[eligible[rows]]
-    return np.bincount(ids[rows], minlength=num_domains + 1)
-
-
 def build_hard_state(snap: Snapshot, pod, hard, eligibility: NodeEligibility, memo: dict) -> list[HardState]:
     """PreFilter: per constraint, matching pods per domain and the global minimum."""
     keys = tuple(dict.fromkeys(c.topology_key for c in hard))
@@ -344,8 +364,7 @@ def build_hard_state(snap: Snapshot, pod, hard, eligibility: NodeEligibility, me
         topo = snap.topology(c.topology_key)
         eligible, sig = eligibility.eligible(snap, pod.pod, c, keys)
         present, num_domains = eligibility.domains(snap, c.topology_key, sig, eligible)
-        rows = match_rows(snap, pod.namespace, c.selector, memo)
-        pods = domain_pods(topo.ids, rows, eligible, topo.num_domains)
+        pods = match(snap, pod.namespace, c.selector, memo).in_domains(topo.ids, eligible, topo.num_domains)
         # Fewer eligible domains than minDomains: the global minimum is taken as 0.
         if num_domains < c.min_domains or num_domains == 0:
             min_match = 0

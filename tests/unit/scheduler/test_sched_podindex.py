@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from sched_builders import bound, cache_with, make_node, make_pod
 
@@ -134,3 +135,35 @@ def test_tracked_rows_are_rebuilt_after_node_rows_move():
     assert rows_of(c) == ["n1", "n2"]
     c.remove_node("n0")  # n2 takes row 0
     assert rows_of(c) == ["n1", "n2"]
+
+
+def test_matching_gives_rows_while_pods_are_fewer_than_nodes_then_counts_per_node():
+    c = cache_with([make_node("n0"), make_node("n1"), make_node("n2")], [make_pod("a").label("app", "web").node("n2")])
+    sel = LabelSelector.parse("app=web")
+    rows, per_node = c.snapshot().pods.matching("default", sel, c.num_nodes)
+    assert (rows.tolist(), per_node) == ([2], False)
+    for name, node in [("b", "n2"), ("c", "n0"), ("d", "n2"), ("e", "n1")]:
+        c.add_pod(make_pod(name).label("app", "web").node(node))
+    counts, per_node = c.snapshot().pods.matching("default", sel, c.num_nodes)
+    assert (counts.tolist(), per_node) == ([1, 1, 3], True)
+    c.add_pod(make_pod("b").label("app", "web").node("n2").terminating())  # no longer counts
+    assert c.snapshot().pods.matching("default", sel, c.num_nodes)[0].tolist() == [1, 1, 2]
+    c.remove_node("n0")  # n2 takes row 0; the counts are rebuilt for the new rows
+    counts, per_node = c.snapshot().pods.matching("default", sel, c.num_nodes)
+    assert (counts.tolist(), per_node) == ([2, 1], True)
+
+
+def test_both_forms_count_the_same_domains():
+    from cluster.scheduler.plugins.podtopologyspread_filter import Matched
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        nodes, domains = int(rng.integers(1, 30)), int(rng.integers(1, 5))
+        ids = rng.integers(-1, domains, nodes)
+        eligible = (ids >= 0) & (rng.random(nodes) < 0.8)
+        rows = rng.integers(0, nodes, int(rng.integers(0, 60)))
+        by_rows, by_node = Matched(rows, False), Matched(np.bincount(rows, minlength=nodes), True)
+        assert by_rows.on_nodes(nodes).tolist() == by_node.on_nodes(nodes).tolist()
+        assert (
+            by_rows.in_domains(ids, eligible, domains).tolist() == by_node.in_domains(ids, eligible, domains).tolist()
+        )
