@@ -152,9 +152,20 @@ class GarbageCollector:
     def _on_dependent(self, key: Key, uid: str, m: dict, refs: list | None, fins: list | None, now: float) -> None:
         rec = self._dependents.get(key)
         terminating = bool(m.get("deletionTimestamp"))
-        if rec is not None and rec.uid == uid and rec.raw == refs and rec.terminating == terminating:
-            if rec.finalizers == fins:
+        if rec is not None and rec.uid == uid and rec.raw == refs and rec.finalizers == fins:
+            if rec.terminating == terminating:
                 rec.raw, rec.finalizers = refs, fins  # the common case, a status change: keep the newest
+                return
+            if terminating:
+                # It started terminating, its owners unchanged: nothing to re-index, and a
+                # terminating dependent is never queued; whatever was asked was answered,
+                # and an owner deleting in the foreground or orphaning looks again.
+                rec.raw, rec.terminating = refs, True
+                self._asked.pop(key, None)
+                if self._foreground or self._orphaning:
+                    self._owners_dirty.update(
+                        o.uid for o in rec.owners if o.uid in self._foreground or o.uid in self._orphaning
+                    )
                 return
         since = rec.since if rec is not None and rec.uid == uid else now
         if rec is not None:

@@ -128,6 +128,19 @@ def test_a_status_change_of_a_dependent_costs_no_look():
     assert gc.dependents("u-web") == []
 
 
+def test_a_dependent_that_starts_terminating_is_left_to_finish_and_its_orphaning_owner_asks_again():
+    gc = GarbageCollector()
+    feed(gc, ("ADDED", WEB), ("ADDED", pod("a")))
+    feed(gc, ("MODIFIED", obj("ReplicaSet", "web", finalizers=[ORPHAN], deleting=True)))
+    assert writes(gc.sync(1.0)) == [("refs", "Pod/default/a", ("u-web",))]
+    assert writes(gc.sync(2.0)) == []  # asked once
+    feed(gc, ("MODIFIED", pod("a", deleting=True)))  # the pod's own deletion began meanwhile
+    assert gc.dependents("u-web") == [("Pod", "default", "a")]
+    assert writes(gc.sync(3.0)) == [("refs", "Pod/default/a", ("u-web",))]  # seen changed: asked anew
+    feed(gc, ("DELETED", WEB))
+    assert writes(gc.sync(4.0)) == []  # a terminating dependent is not deleted again
+
+
 # ---- owners deleting in the foreground ---------------------------------------------------------
 
 
