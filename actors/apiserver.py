@@ -23,6 +23,7 @@ import time
 
 import ray
 
+from actors.packing import unpack
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import ListPage, ListResult, Outcome, Request, WatchChunk
@@ -83,6 +84,11 @@ class APIServerActor(Profiled):
             self._changed.set()
             self._changed = None
         return outcomes
+
+    async def write_packed(self, blob: bytes) -> list[Outcome]:
+        """``write`` with the requests in one blob (``actors/packing.py``): what the
+        components and the driver send, as Ray would serialize a list request by request."""
+        return await self.write(unpack(blob))
 
     async def write_one(self, request: Request) -> dict | None | StatusError:
         """One write from an HTTP client, answered with the object (``apply_one``)."""

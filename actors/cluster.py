@@ -22,6 +22,7 @@ from actors.apiserver import APIServerActor
 from actors.component import ComponentActor
 from actors.faults import RayFaults
 from actors.informer import Informer
+from actors.packing import pack
 from cluster.api.errors import StatusError
 from cluster.api.requests import Outcome, Request
 from cluster.clock import Clock, ClockSpec
@@ -111,7 +112,7 @@ class RayCluster(RayFaults, Cluster):
 
     # -- the driver's view ----------------------------------------------------------------------
     async def write(self, requests: Sequence[Request]) -> list[Outcome]:
-        return await self.api.write.remote(list(requests))
+        return await self.api.write_packed.remote(pack(requests))
 
     async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
         got = await self.api.get.remote(kind, ns, name)

@@ -2,7 +2,7 @@
 
 Builds the component from its ``ComponentSpec`` and runs one loop: long-poll the apiserver
 for the kinds the component watches, hand it the events and the failures of its earlier
-writes, and send what it returns as one ``write`` call, without waiting for the reply
+writes, and send what it returns as one ``write_packed`` call, without waiting for the reply
 (replies are collected on later turns, so the scheduler's binds stream). The watch waits
 no longer than the component's ``wake_at``, converted from emulated to real seconds.
 
@@ -25,6 +25,7 @@ from typing import Any
 import ray
 
 from actors.informer import Informer
+from actors.packing import pack
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import ServiceUnavailable, StatusError
 from cluster.api.requests import Bind
@@ -135,7 +136,7 @@ class ComponentActor(Profiled):
         self.result = self.component.reconcile(batch)
         if self.result.writes:
             writes = self.result.writes
-            self.inflight.append((self.api.write.remote(writes).future(), writes))
+            self.inflight.append((self.api.write_packed.remote(pack(writes)).future(), writes))
 
     def _collect(self) -> None:
         """Take the replies that have arrived: failures go into the next batch."""
