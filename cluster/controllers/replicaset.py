@@ -189,7 +189,7 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
 
     The first ``count`` of ``deletion_order`` without ordering the rest (``_first``).
     ``facts`` (pod key -> ``_Ranked``, kept by the caller between bursts) spares re-reading
-    the pods that did not change since; the facts of these pods are filed there. Where
+    the pods that did not change since; it is replaced by the facts of these pods. Where
     the order is no strict weak order (two different times in one log2 bucket tie by uid,
     equal times go on to the next fact, as upstream's Less does) the victims may differ
     from a full sort's, as they may between two sorting algorithms upstream; kubemu takes
@@ -198,8 +198,7 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
     if count >= len(pods):
         return list(pods)
     ranked = _ranked(pods, {} if facts is None else facts)
-    if facts is not None and len(facts) > 2 * len(ranked) + 64:
-        # Facts of pods gone since pile up; drop them once they outnumber the living.
+    if facts is not None:
         facts.clear()
         facts.update((r.key, r) for r in ranked)
     return [r.pod for r in _first(ranked, count, now)]
@@ -310,15 +309,13 @@ def _pod_key(pod: dict) -> tuple[str, str]:
 
 def _ranked(pods: list[dict], facts: dict) -> list[_Ranked]:
     """``pods`` as ``_Ranked`` with their ranks, reusing ``facts`` of the very same pod
-    objects (an update replaces the object, so identity means unchanged) and filing the
-    facts of new objects there."""
+    objects (an update replaces the object, so identity means unchanged)."""
     on_node: dict[str, int] = {}
     ranked = []
     for p in pods:
-        key = _pod_key(p)
-        r = facts.get(key)
+        r = facts.get(_pod_key(p))
         if r is None or r.pod is not p:
-            r = facts[key] = _Ranked(p)
+            r = _Ranked(p)
         on_node[r.node] = on_node.get(r.node, 0) + 1
         ranked.append(r)
     for r in ranked:
