@@ -26,20 +26,16 @@ from ..framework import MAX_NODE_SCORE
 from .podtopologyspread_filter import HOSTNAME_KEY, NodeEligibility, match
 
 
-def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray | None, missing: np.ndarray | None) -> int:
-    """Distinct domains among the kept candidates (``kept`` None: all; ``missing``: the
-    candidates without the label, None when none lacks it).
+def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray, has: np.ndarray) -> int:
+    """Distinct domains among the kept candidates.
 
     A kept candidate without the label (possible only for system defaults) files under the
     empty value, as upstream's map lookup does, which adds one domain unless a node is
     really labelled with "".
     """
-    if missing is None:
-        ids = cand_ids if kept is None else cand_ids[kept]
-    else:
-        ids = cand_ids[~missing if kept is None else kept & ~missing]
+    ids = cand_ids[kept & has]
     size = int(np.count_nonzero(np.bincount(ids, minlength=topo.num_domains)))
-    if missing is not None and (missing if kept is None else kept & missing).any():
+    if (kept & ~has).any():
         empty = topo.values.index("") if "" in topo.values else -1
         if empty < 0 or not (ids == empty).any():
             size += 1
@@ -50,36 +46,31 @@ def soft_scores(
     snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
 ) -> tuple[np.ndarray, np.ndarray]:
     """PreScore: (raw int64 score per candidate, mask of ignored candidates)."""
-    n = len(candidates)
-    ignored = np.zeros(n, dtype=bool)
+    ignored = np.zeros(len(candidates), dtype=bool)
     cand_ids = [snap.topology(c.topology_key).ids[candidates] for c in soft]
     if require_all:
         for ids in cand_ids:
             ignored |= ids < 0
-    num_ignored = int(np.count_nonzero(ignored)) if require_all else 0
-    kept = ~ignored if num_ignored else None  # None: every candidate is kept (the usual case)
-    total = np.zeros(n, dtype=np.float64)
+    kept = ~ignored
+    total = np.zeros(len(candidates), dtype=np.float64)
     for c, ids in zip(soft, cand_ids):
         matched = match(snap, pod.namespace, c.selector, memo)
-        missing = ids < 0
-        if not missing.any():
-            missing = None
+        has = ids >= 0
         if c.topology_key == HOSTNAME_KEY:
             # Per node, without inclusion policies: the candidates passed the filters.
-            size = n - num_ignored
+            size = int(np.count_nonzero(kept))
             cnt = matched.on_nodes(snap.num_nodes)[candidates]
         else:
             topo = snap.topology(c.topology_key)
-            size = _num_domains(topo, ids, kept, missing)
+            size = _num_domains(topo, ids, kept, has)
             keys = tuple(dict.fromkeys(x.topology_key for x in soft)) if require_all else (c.topology_key,)
             eligible, _ = eligibility.eligible(snap, pod.pod, c, keys)
             cnt = matched.in_domains(topo.ids, eligible, topo.num_domains)[ids]  # id -1 reads the trailing 0
         term = cnt * math.log(size + 2) + (c.max_skew - 1)
-        total += term if missing is None else np.where(missing, 0.0, term)
+        total += np.where(has, term, 0.0)
     # Go's math.Round (half away from zero); scores are never negative.
     raw = np.floor(total + 0.5).astype(np.int64)
-    if num_ignored:
-        raw[ignored] = 0
+    raw[ignored] = 0
     return raw, ignored
 
 
