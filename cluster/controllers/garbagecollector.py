@@ -162,10 +162,7 @@ class GarbageCollector:
                 # and an owner deleting in the foreground or orphaning looks again.
                 rec.raw, rec.terminating = refs, True
                 self._asked.pop(key, None)
-                if self._foreground or self._orphaning:
-                    self._owners_dirty.update(
-                        o.uid for o in rec.owners if o.uid in self._foreground or o.uid in self._orphaning
-                    )
+                self._wake_deleting_owners(rec)
                 return
         since = rec.since if rec is not None and rec.uid == uid else now
         if rec is not None:
@@ -228,8 +225,15 @@ class GarbageCollector:
                 keys.discard(key)
                 if not keys:
                     del self._deps[o.uid]
-            if o.uid in self._foreground or o.uid in self._orphaning:
-                self._owners_dirty.add(o.uid)  # one dependent fewer to wait for
+        self._wake_deleting_owners(rec)  # one dependent fewer to wait for
+
+    def _wake_deleting_owners(self, rec: Dependent) -> None:
+        """Owners of ``rec`` deleting in the foreground or orphaning look at their
+        dependents again."""
+        if self._foreground or self._orphaning:
+            self._owners_dirty.update(
+                o.uid for o in rec.owners if o.uid in self._foreground or o.uid in self._orphaning
+            )
 
     # -- classification --------------------------------------------------------------------
     def _is_solid(self, ns: str, o: Owner) -> bool:
