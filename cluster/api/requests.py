@@ -119,10 +119,13 @@ def target(req: Request) -> tuple[str, str, str]:
 class Watch(NamedTuple):
     """What one kind of a client's watch selects. ``node_names`` is the field selector
     ``spec.nodeName`` over a set of nodes (Pods only: a node host watches the pods of its
-    own nodes); None selects every object of the kind."""
+    own nodes); None selects every object of the kind. ``heads`` (Pods only): the client
+    judges most events by the pod's head (``podhead.py``), so its events decode the object
+    only when it is read."""
 
     kind: str
     node_names: frozenset[str] | None = None
+    heads: bool = False
 
 
 RawEvent = tuple[str, bytes]  # (ADDED | MODIFIED | DELETED, the object as the store encoded it)

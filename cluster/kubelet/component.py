@@ -41,7 +41,7 @@ class NodeHostComponent(Component):
         self._spam = SpamFilter()  # each kubelet's recorder rations its events (keyed by node)
 
     def watches(self) -> tuple[Watch, ...]:
-        return (Watch("Pod", self._names),)
+        return (Watch("Pod", self._names, heads=True),)
 
     def reconcile(self, batch: Batch) -> Result:
         host, now = self.host, batch.now
@@ -51,7 +51,7 @@ class NodeHostComponent(Component):
             if not isinstance(err, (NotFound, Conflict, AlreadyExists)):
                 self.errors = [*self.errors, f"{type(req).__name__}: {err.reason}: {err.message}"][-MAX_ERRORS:]
         if batch.events:
-            host.on_pod_events([(etype, obj) for _, etype, obj, _ in batch.events], now)
+            host.on_watch(batch.events, now)
         host.tick(now)
         out = host.drain()
         if out.events:

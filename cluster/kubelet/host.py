@@ -3,7 +3,7 @@
 Owns the routing inside one node-host Ray actor (docs/architecture.md §7): pod watch events go to the
 kubelet named by ``spec.nodeName``, due timer tokens to the kubelet named by the token's
 first element, and every kubelet writes into the one ``Outbox`` the shell drains and sends
-in batches. The actor shell calls ``register_all`` once, then ``on_pod_events`` per watch
+in batches. The actor shell calls ``register_all`` once, then ``on_watch`` per watch
 batch and ``tick`` whenever ``next_timer`` comes due, and ``drain`` after each of those.
 
 A restart of the host process (upstream: a kubelet restart; the container runtime keeps
@@ -16,7 +16,7 @@ stopped in the previous process: a restart revives the whole host, like a reboot
 
 from __future__ import annotations
 
-from ..api.objects import node_name_of
+from ..runtime.component import WatchEvent
 from ..runtime.timers import TimerQueue
 from .kubelet import Kubelet
 from .node import NodeConfig
@@ -48,17 +48,24 @@ class NodeHost:
 
     def on_pod_events(self, events: list[tuple[str, dict]], now: float) -> None:
         """Apply one watch batch of ("ADDED" | "MODIFIED" | "DELETED", pod) pairs."""
+        self.on_watch([WatchEvent("Pod", etype, pod) for etype, pod in events], now)
+
+    def on_watch(self, events: list[WatchEvent], now: float) -> None:
+        """Apply one batch of pod watch events. Each is judged by its head; the pod is
+        decoded only for a kubelet that has not seen it (most events are the echoes of the
+        kubelets' own status writes, and deletions)."""
         # Timers due by now happened before these events did.
         self.tick(now)
         kubelets = self._kubelets
-        for etype, pod in adopted_first(events):
-            k = kubelets.get(node_name_of(pod))
+        for ev in adopted_first(events):
+            head = ev.head
+            k = kubelets.get(head.node_name)
             if k is None:
                 continue  # not bound here (or BOOKMARK-like noise the shell passed on)
-            if etype == "DELETED":
-                k.on_pod_deleted(pod, now)
-            elif etype in ("ADDED", "MODIFIED"):
-                k.on_pod(pod, now)
+            if ev.type == "DELETED":
+                k.on_pod_deleted(head.uid, now)
+            elif ev.type in ("ADDED", "MODIFIED"):
+                k.on_pod_event(ev, now)
 
     def tick(self, now: float) -> None:
         """Run every timer due at or before ``now``, including ones those timers schedule."""

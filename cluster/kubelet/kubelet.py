@@ -61,10 +61,11 @@ from functools import lru_cache
 
 from ..api.annotations import AnnotationError, Emulation, emulation
 from ..api.events import make_event
-from ..api.objects import is_terminating, uid_of
+from ..api.objects import is_terminating
 from ..api.predicates import host_ports
 from ..api.qos import pod_qos_class
 from ..api.resources import PODS, pod_requests
+from ..runtime.component import WatchEvent
 from ..runtime.timers import Handle, TimerQueue
 from . import admission
 from .allocation import NodeAllocation
@@ -87,6 +88,7 @@ from .pods import (
     STOPPING,
     SUCCEEDED,
     PodRecord,
+    head_grace,
     pod_status,
 )
 from .pressure import EVICT, LIFT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
@@ -94,7 +96,6 @@ from .reconcile import ReconcileMixin
 
 LEASE_SECONDS = 10.0
 BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff starts afresh
-DEFAULT_GRACE = 30
 COMPONENT = "kubelet"
 
 LEASE, DEVICES, HEAL = "lease", "devices", "heal"
@@ -273,19 +274,24 @@ class Kubelet(PressureMixin, ReconcileMixin):
 
     def on_pod(self, pod: dict, now: float) -> None:
         """An ADDED or MODIFIED pod bound to this node."""
-        if self._stopped:
-            return
-        rec = self._pods.get(uid_of(pod))
-        if rec is None:
-            self._new_pod(pod, now)
-        elif is_terminating(pod):
-            self._on_deletion(rec, pod, now)
+        self.on_pod_event(WatchEvent("Pod", "MODIFIED", pod), now)
 
-    def on_pod_deleted(self, pod: dict, now: float) -> None:
-        """The pod object is gone from the apiserver."""
+    def on_pod_event(self, ev: WatchEvent, now: float) -> None:
+        """An ADDED or MODIFIED pod event for this node: only a pod seen for the first time
+        is read in full; of a known one, only whether it is being deleted, and its grace."""
         if self._stopped:
             return
-        uid = uid_of(pod)
+        head = ev.head
+        rec = self._pods.get(head.uid)
+        if rec is None:
+            self._new_pod(ev.obj, now)
+        elif head.deleting:
+            self._on_deletion(rec, head_grace(head), now)
+
+    def on_pod_deleted(self, uid: str, now: float) -> None:
+        """The pod object (``uid``) is gone from the apiserver."""
+        if self._stopped:
+            return
         rec = self._pods.pop(uid, None)
         if rec is None:
             return
@@ -490,11 +496,10 @@ class Kubelet(PressureMixin, ReconcileMixin):
 
     # ---- graceful deletion ----------------------------------------------------------
 
-    def _on_deletion(self, rec: PodRecord, pod: dict, now: float) -> None:
+    def _on_deletion(self, rec: PodRecord, grace: float, now: float) -> None:
         if rec.state == DELETED:
             return
         rec.deleting = True
-        grace = _grace_of(pod)
         if rec.state == RUNNING:
             rec.state, rec.stop_begin = STOPPING, now
             for name in rec.app_names():
@@ -556,11 +561,3 @@ def _next_backoff(previous: int, since_crash: float | None) -> int:
     if previous == 0 or since_crash is None or since_crash > BACKOFF_RESET_AFTER:
         return BACKOFF_INITIAL
     return min(previous * 2, BACKOFF_MAX)
-
-
-def _grace_of(pod: dict) -> float:
-    meta = pod.get("metadata") or {}
-    grace = meta.get("deletionGracePeriodSeconds")
-    if grace is None:
-        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", DEFAULT_GRACE)
-    return max(0.0, float(grace))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..api.annotations import Emulation
+from ..api.podhead import PodHead, head_of
 from ..clock import rfc3339
 
 if TYPE_CHECKING:
@@ -31,6 +32,22 @@ DELETED = "Deleted"  # the grace-0 confirm was emitted; waiting for the DELETED 
 # to 300 s); ``kubelet.py`` drives them, ``reconcile.py`` resumes them after a restart.
 START, EXIT, STOPPED = "start", "exit", "stopped"
 BACKOFF_INITIAL, BACKOFF_MAX = 10, 300
+
+DEFAULT_GRACE = 30  # seconds: a pod spec's terminationGracePeriodSeconds when it gives none
+
+
+def grace_of(pod: dict) -> float:
+    """The seconds a deleted pod's containers get to stop."""
+    return head_grace(head_of(pod))
+
+
+def head_grace(head: PodHead) -> float:
+    """The same from the pod's head: the deletion's grace, else the spec's."""
+    grace = head.grace
+    if grace is None:
+        grace = DEFAULT_GRACE if head.spec_grace is None else head.spec_grace
+    return max(0.0, float(grace))
+
 
 TERMINAL = frozenset((SUCCEEDED, FAILED, REJECTED, DELETED))
 _PHASE = {

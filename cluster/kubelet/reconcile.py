@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ..api.objects import is_terminating
 from ..api.resources import pod_requests
 from ..clock import parse_timestamp
+from ..runtime.component import WatchEvent
 from . import admission
 from .eviction import IMMEDIATE_EVICTION_GRACE_PERIOD, REASON
 from .node import node_labels
@@ -56,6 +57,7 @@ from .pods import (
     STOPPING,
     SUCCEEDED,
     PodRecord,
+    grace_of,
 )
 from .pressure import DISRUPTION_REASON
 
@@ -67,11 +69,11 @@ _T = TypeVar("_T", float, None)
 _DURATION = re.compile(r"back-off (?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)? ")
 
 
-def adopted_first(events: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
+def adopted_first(events: list[WatchEvent]) -> list[WatchEvent]:
     """The batch with the ADDED pods that are past admission moved to the front (each group
     in its order), so a relisting kubelet takes the resources of what already runs before
     it admits anything new. Upstream's restarted kubelet sorts by creation time instead."""
-    first = [e for e in events if e[0] == "ADDED" and (e[1].get("status") or {}).get("startTime")]
+    first = [e for e in events if e.type == "ADDED" and e.head.start_time]
     if not first or len(first) == len(events):
         return events
     taken = {id(e) for e in first}
@@ -177,7 +179,7 @@ class ReconcileMixin:
             self._retake(rec, pod)
             self._resume(rec, now)
         if is_terminating(pod):
-            self._on_deletion(rec, pod, now)
+            self._on_deletion(rec, grace_of(pod), now)
         return True
 
     def _retake(self: KubeletSelf, rec: PodRecord, pod: dict) -> None:

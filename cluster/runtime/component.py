@@ -36,23 +36,78 @@ tests drive it with hand-made batches. Its lifecycle, as the runtimes run it:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..api.codec import decode
 from ..api.errors import StatusError
+from ..api.podhead import PodHead, head_of, read_head
 from ..api.requests import Request, Watch
 
 START, RESTART = "start", "restart"
 
 
-class WatchEvent(NamedTuple):
-    kind: str
-    type: str  # ADDED | MODIFIED | DELETED
-    obj: dict[str, Any]
-    # The object's encoded bytes as the apiserver sent them (None for a made-up DELETED):
-    # a client that keeps many objects may keep these instead of the decoded dict.
-    raw: bytes | None = None
+class WatchEvent:
+    """One watch event: ``kind``, ``type`` (ADDED | MODIFIED | DELETED), ``obj`` and ``raw``,
+    the object's encoded bytes as the apiserver sent them (None for a made-up DELETED): a
+    client that keeps many objects may keep these instead of the decoded dict.
+
+    ``obj`` is decoded from ``raw`` on first read, so an event a client judges by its
+    ``head`` alone (``cluster/api/podhead.py``; pods only) never builds the dict. Unpacks
+    as the tuple (kind, type, obj, raw), which reads ``obj``.
+    """
+
+    __slots__ = ("kind", "type", "raw", "_obj", "_head")
+
+    def __init__(
+        self,
+        kind: str,
+        type: str,
+        obj: dict[str, Any] | None = None,
+        raw: bytes | None = None,
+        head: PodHead | None = None,
+    ):
+        if obj is None and raw is None:
+            raise ValueError("WatchEvent: needs the object or its bytes")
+        self.kind, self.type, self._obj, self.raw, self._head = kind, type, obj, raw, head
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        obj = self._obj
+        if obj is None:
+            obj = self._obj = decode(self.raw)  # type: ignore[arg-type]
+        return obj
+
+    @property
+    def head(self) -> PodHead:
+        """A pod event's head (read from ``raw`` without decoding the rest)."""
+        head = self._head
+        if head is None:
+            head = self._head = _head(self._obj, self.raw)
+        return head
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.kind, self.type, self.obj, self.raw))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WatchEvent):
+            return NotImplemented
+        return (self.kind, self.type, self.obj, self.raw) == (other.kind, other.type, other.obj, other.raw)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"WatchEvent({self.kind!r}, {self.type!r}, {self.obj!r})"
+
+
+def _head(obj: dict[str, Any] | None, raw: bytes | None) -> PodHead:
+    if obj is None:
+        try:
+            return read_head(raw)  # type: ignore[arg-type]
+        except ValueError:
+            obj = decode(raw)  # type: ignore[arg-type]
+    return head_of(obj)
 
 
 class Failure(NamedTuple):

@@ -11,10 +11,12 @@ runtime, and the scenario driver) watches through one: the Ray runtime through
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..api.codec import decode
 from ..api.errors import Expired
 from ..api.objects import name_of, namespace_of
+from ..api.podhead import read_head
 from ..api.requests import ListResult, Watch, WatchChunk
 from .component import WatchEvent
 
@@ -27,6 +29,7 @@ class Reflector:
         self._known: dict[str, set[tuple[str, str]]] = {k: set() for k in kinds}
         self.relists = 0
         self._listed: set[str] = set()
+        self._heads = {w.kind for w in self.watches if w.heads and w.kind == "Pod"}
 
     def node_names(self, kind: str) -> frozenset[str] | None:
         """The ``spec.nodeName`` selector of ``kind``'s watch (None: every object)."""
@@ -54,10 +57,11 @@ class Reflector:
         seen = set()
         out = []
         for b in result.items:
-            o = decode(b)
-            key = (namespace_of(o), name_of(o))
+            ev = _event(kind, "", b, kind in self._heads)
+            key = ev.key
             seen.add(key)
-            out.append(WatchEvent(kind, "MODIFIED" if key in known else "ADDED", o, b))
+            ev.event.type = "MODIFIED" if key in known else "ADDED"
+            out.append(ev.event)
         for ns, name in sorted(known - seen):
             # Gone while we were not watching: the relist is the only news of it.
             out.append(WatchEvent(kind, "DELETED", {"kind": kind, "metadata": {"namespace": ns, "name": name}}))
@@ -74,14 +78,33 @@ class Reflector:
             self.rv[kind] = None
             return []
         known = self._known[kind]
+        heads = kind in self._heads
         out = []
         for etype, data in reply.events:
-            obj = decode(data)
-            key = (namespace_of(obj), name_of(obj))
+            ev = _event(kind, etype, data, heads)
             if etype == "DELETED":
-                known.discard(key)
+                known.discard(ev.key)
             else:
-                known.add(key)
-            out.append(WatchEvent(kind, etype, obj, data))
+                known.add(ev.key)
+            out.append(ev.event)
         self.rv[kind] = reply.resume
         return out
+
+
+class _Keyed(NamedTuple):
+    event: WatchEvent
+    key: tuple[str, str]
+
+
+def _event(kind: str, etype: str, data: bytes, heads: bool) -> _Keyed:
+    """The event of ``data`` and its key. With ``heads`` (pods only) it is keyed by its
+    head and decoded only when the client reads it; otherwise decoded now."""
+    if heads:
+        try:
+            head = read_head(data)
+        except ValueError:
+            pass  # not the usual shape: the whole object says what it is
+        else:
+            return _Keyed(WatchEvent(kind, etype, raw=data, head=head), (head.namespace, head.name))
+    obj = decode(data)
+    return _Keyed(WatchEvent(kind, etype, obj, data), (namespace_of(obj), name_of(obj)))

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..api.objects import name_of, node_name_of, uid_of
+from ..api.podhead import PodHead
 from ..api.resources import PODS, node_allocatable
 from .podindex import PodIndex
 from .podinfo import (
@@ -469,6 +470,31 @@ class Cache:
             self._attach(ni, pinfo)
         else:
             pinfo.refresh(pod, self.columns)
+
+    def head_refreshable(self, head: PodHead, raw: bytes | None) -> PodInfo | None:
+        """The confirmed, compacted pod of which ``head`` (with its encoding ``raw``) is a
+        version on the same node with the same spec and labels, so that ``refresh_by_head``
+        does all ``add_pod`` would; else None."""
+        entry = self._placed.get(head.uid)
+        if raw is None or entry is None or head.uid in self._assumed:
+            return None
+        pinfo, node_name = entry
+        if node_name != head.node_name or not pinfo.compacted or not pinfo.same_head(head):
+            return None
+        return pinfo
+
+    def refresh_by_head(self, pinfo: PodInfo, raw: bytes, head: PodHead) -> None:
+        """``add_pod`` of a version ``head_refreshable`` accepted, without its dict."""
+        ni = pinfo.node
+        if ni is not None and pinfo.deleting != head.deleting:
+            # PodTopologySpread counts only pods not being deleted: re-index it.
+            self.pods.remove(pinfo)
+            pinfo.take_head(raw, head)
+            self.pods.add(pinfo)
+        else:
+            pinfo.take_head(raw, head)
+        if ni is not None and self.table.refresh_start(pinfo):
+            self.touch(self._ids[ni.name])
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """A pod deleted or terminal: release what it held. Returns it if it was counted."""

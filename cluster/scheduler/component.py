@@ -26,7 +26,7 @@ from .output import ScheduleOutput
 from .scheduler import Scheduler, SchedulerConfig
 
 BATCH = 500  # scheduling cycles per batch before the writes go out
-WATCHES = (Watch("Namespace"), Watch("Node"), Watch("Pod"), Watch("PodDisruptionBudget"))
+WATCHES = (Watch("Namespace"), Watch("Node"), Watch("Pod", heads=True), Watch("PodDisruptionBudget"))
 
 
 class SchedulerComponent(Component):
@@ -40,14 +40,15 @@ class SchedulerComponent(Component):
     def reconcile(self, batch: Batch) -> Result:
         s, now = self.scheduler, batch.now
         handlers = {"PodDisruptionBudget": s.on_pdb, "Namespace": s.on_namespace}
-        for kind, etype, obj, raw in batch.events:
+        for ev in batch.events:
             # Pods and nodes are kept as the bytes the watch delivered (raw).
+            kind = ev.kind
             if kind == "Pod":
-                s.on_pod(etype, obj, now, raw)
+                s.on_pod_event(ev, now)
             elif kind == "Node":
-                s.on_node(etype, obj, now, raw)
+                s.on_node(ev.type, ev.obj, now, ev.raw)
             else:
-                handlers[kind](etype, obj, now)
+                handlers[kind](ev.type, ev.obj, now)
         for req, err in batch.failures:
             if not isinstance(req, Bind):
                 continue  # a refused patch, delete or event: the watch shows what stands

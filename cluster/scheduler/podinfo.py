@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..api.codec import decode, encode
-from ..api.objects import labels_of, name_of, namespace_of, priority_of, uid_of
+from ..api.objects import labels_of, name_of, namespace_of, node_name_of, priority_of, uid_of
+from ..api.podhead import PodHead, spec_key
 from ..api.predicates import HostPort, host_ports
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, pod_nonzero_requests, pod_requests
 from .podterms import PodTerms
@@ -97,7 +98,9 @@ class PodInfo:
         self.name = name_of(pod)
         self._raw: bytes | None = None
         self._sig: bytes | None = None
-        self._spec_fp: int | None = None  # _spec_fingerprint of the object, once compacted
+        # (nodeName, podhead.spec_key) of the object, once compacted: what a later version's
+        # head is compared with (see ``same_head``).
+        self._spec_fp: tuple[str, int] | None = None
         self._terms_sig: tuple[Any, ...] | None = None
         self.node: NodeInfo | None = None
         # (node name, Cache.node_epoch) where every filter but the resource fit passed,
@@ -121,9 +124,25 @@ class PodInfo:
     def compact(self, raw: bytes | None) -> None:
         """Keep the current object as ``raw``, its encoding, and let the dict go."""
         if raw is not None and self._pod is not None:
-            if self._spec_fp is None:
-                self._spec_fp = _spec_fingerprint(self._pod)
+            node = node_name_of(self._pod)
+            if self._spec_fp is None or self._spec_fp[0] != node:  # (the bind changed the spec)
+                self._spec_fp = (node, spec_key(self._pod))
             self._pod, self._raw = None, raw
+
+    @property
+    def compacted(self) -> bool:
+        return self._pod is None
+
+    def same_head(self, head: PodHead) -> bool:
+        """A compacted pod: does ``head``'s version have the same spec and labels?"""
+        return self._spec_fp is not None and self._spec_fp[1] == head.spec_key
+
+    def take_head(self, raw: bytes, head: PodHead) -> None:
+        """Hold ``raw``, a newer version whose spec and labels are the same (``same_head``):
+        only what the scheduler reads of the rest changes."""
+        self._raw = raw
+        self.deleting = head.deleting
+        self.start_time = head.start_time
 
     def expand(self) -> None:
         """Hold the decoded object from now on (a scheduling cycle reads it many times)."""
@@ -145,7 +164,7 @@ class PodInfo:
         old = self._pod
         if old is None:
             # Compacted: compare fingerprints rather than decode the old object.
-            return _spec_fingerprint(pod) == self._spec_fp
+            return self._spec_fp is not None and spec_key(pod) == self._spec_fp[1]
         a, b = old.get("spec") or {}, pod.get("spec") or {}
         if a.get("nodeName") != b.get("nodeName"):
             # The bind: nodeName is not parsed into a PodInfo, so compare the rest.
@@ -184,16 +203,6 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.namespace}/{self.name})"
-
-
-def _spec_fingerprint(pod: dict) -> int:
-    """A hash of what ``same_spec`` compares: the spec but its nodeName, and the labels.
-    (A compacted pod is always bound, so its nodeName no longer changes.)"""
-    spec = pod.get("spec") or {}
-    if "nodeName" in spec:
-        spec = dict(spec)
-        del spec["nodeName"]
-    return hash(encode((spec, labels_of(pod))))
 
 
 def _resources_key(pod: dict) -> bytes:

@@ -27,6 +27,7 @@ import numpy as np
 from ..api.events import make_event
 from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_name_of, uid_of
 from ..clock import rfc3339
+from ..runtime.component import WatchEvent
 from .cache import DEFAULT_ASSUME_TTL, Cache, PodInfo
 from .filtering import FilterRun, run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
@@ -194,25 +195,57 @@ class Scheduler:
     def on_pod(self, event_type: str, pod: dict, now: float, raw: bytes | None = None) -> None:
         """A pod's watch event; ``raw`` (its encoding, when the watch has it) is what the
         cache keeps of a placed pod."""
+        self._on_pod(event_type, pod, now, raw)
+
+    def _on_pod(self, event_type: str, pod: dict, now: float, raw: bytes | None) -> None:
         uid = uid_of(pod)
         if node_name_of(pod):
             self._on_assigned_pod(event_type, pod, uid, now, raw)
         else:
             self._on_unassigned_pod(event_type, pod, uid, now, raw)
 
-    def _on_assigned_pod(self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None) -> None:
+    def on_pod_event(self, ev: WatchEvent, now: float) -> None:
+        """``on_pod`` of a watch event, reading the pod only when its head does not settle
+        it: most events of placed pods (their status writes, deletions) change nothing
+        the scheduler parsed."""
+        head = ev.head
+        if head.node_name:
+            if ev.type == "DELETED" or head.terminal:
+                self._seen_assigned(head.uid, True, now)
+                self._assigned_gone(head.uid, now)
+                return
+            pinfo = self.cache.head_refreshable(head, ev.raw)
+            if pinfo is not None:
+                self._seen_assigned(head.uid, head.deleting, now)
+                started = head.deleting and not pinfo.deleting
+                old = SimpleNamespace(namespace=pinfo.namespace, labels=pinfo.labels) if started else None
+                self.cache.refresh_by_head(pinfo, ev.raw, head)  # type: ignore[arg-type]
+                if old is not None:  # spread no longer counts it
+                    self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, (old, pinfo), now)
+                return
+        self._on_pod(ev.type, ev.obj, now, ev.raw)
+
+    def _seen_assigned(self, uid: str, leaving: bool, now: float) -> None:
+        """What any event of a bound pod settles: it is no longer pending, and a victim
+        that is going (``leaving``: deleted, terminal or terminating) ends its preemption."""
         self.queue.delete(uid)  # bound by someone else while pending
         self._binding.pop(uid, None)
         self.host.forget_preemptor(uid)
-        gone = event_type == "DELETED" or is_terminal(pod)
-        if gone or is_terminating(pod):
+        if leaving:
             preemptor = self.host.victim_gone(uid)
             if preemptor is not None:
                 self.queue.activate(preemptor, now)  # its preemption is over
+
+    def _assigned_gone(self, uid: str, now: float) -> None:
         # The upstream informer excludes terminal pods, so turning terminal reads as a delete.
+        if self.cache.remove_pod(uid) is not None:
+            self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
+
+    def _on_assigned_pod(self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None) -> None:
+        gone = event_type == "DELETED" or is_terminal(pod)
+        self._seen_assigned(uid, gone or is_terminating(pod), now)
         if gone:
-            if self.cache.remove_pod(uid) is not None:
-                self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
+            self._assigned_gone(uid, now)
             return
         known = self.cache.pod_info(uid)
         was_assumed = self.cache.is_assumed(uid)

@@ -6,8 +6,10 @@ import itertools
 
 import pytest
 
+from cluster.api.codec import encode
 from cluster.clock import FakeClock, rfc3339
 from cluster.kubelet import NodeConfig, NodeHost
+from cluster.runtime.component import WatchEvent
 
 _uids = itertools.count(1)
 
@@ -149,6 +151,18 @@ def driver():
         return d
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _pods_as_watched(monkeypatch):
+    """The runtimes hand a node host each pod as the bytes the watch delivered, and the
+    host judges most events by the pod's head (``NodeHost.on_watch``): every test here
+    feeds it that way, so each one also checks what the head alone decides."""
+
+    def on_pod_events(self, events, now):
+        self.on_watch([WatchEvent("Pod", etype, raw=encode(pod)) for etype, pod in events], now)
+
+    monkeypatch.setattr(NodeHost, "on_pod_events", on_pod_events)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ def kinds(writes):
 
 
 def test_it_watches_the_pods_of_its_own_nodes():
-    assert host("node-0", "node-1").watches() == (Watch("Pod", frozenset({"node-0", "node-1"})),)
+    assert host("node-0", "node-1").watches() == (Watch("Pod", frozenset({"node-0", "node-1"}), heads=True),)
 
 
 def test_the_first_batch_registers_each_node_with_its_lease():

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from cluster.api.codec import encode
+from cluster.runtime.component import WatchEvent
 from cluster.scheduler import Scheduler, SchedulerConfig
 from cluster.scheduler.cache import Cache
 
@@ -262,8 +263,14 @@ def _placed_pods_as_bytes(monkeypatch):
     needs the dropped dicts."""
     for cls, method in ((Cache, "add_pod"), (Cache, "add_node"), (Cache, "update_node")):
         monkeypatch.setattr(cls, method, _with_raw(getattr(cls, method), 0, 1))
-    for method in ("on_pod", "on_node"):
-        monkeypatch.setattr(Scheduler, method, _with_raw(getattr(Scheduler, method), 1, 3))
+    monkeypatch.setattr(Scheduler, "on_node", _with_raw(Scheduler.on_node, 1, 3))
+    monkeypatch.setattr(Scheduler, "on_pod", _as_watch_event)
+
+
+def _as_watch_event(self, event_type: str, pod: dict, now: float, raw: bytes | None = None) -> None:
+    """``on_pod`` as the runtimes drive it: a watch event carrying the encoding, judged by
+    the pod's head first (``Scheduler.on_pod_event``)."""
+    self.on_pod_event(WatchEvent("Pod", event_type, raw=encode(pod) if raw is None else raw), now)
 
 
 def _with_raw(method, obj_at: int, raw_at: int):

@@ -1,0 +1,130 @@
+"""A pod's head: the few fields most watch events are judged by, read without the body.
+
+Owns ``PodHead`` and the two ways to get one: ``read_head`` from a pod's encoded bytes
+(msgspec decodes only these fields and skips the rest of the map, several times cheaper
+than building the whole dict) and ``head_of`` from a decoded pod. Most pod events a client
+receives change nothing it keeps (a kubelet's own status write coming back, a delete the
+scheduler only has to release), so the reflector (``cluster/runtime/reflector.py``) hands
+every pod event over with its head and decodes the body only when a client reads it.
+
+``spec_key`` identifies the spec and labels: two heads with the same key carry the same
+spec (nodeName included) and labels, so a client may keep what it parsed from them. It is
+a hash of their encoded bytes: equal objects encoded differently only cost the slow path,
+never a wrong answer (equal hashes of unequal bytes aside).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import msgspec
+
+from .codec import encode
+
+_NIL = msgspec.Raw(b"\xc0")  # msgpack nil: what an absent field encodes as
+
+
+class _Meta(msgspec.Struct):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    deletionTimestamp: str | None = None
+    deletionGracePeriodSeconds: int | None = None
+    labels: msgspec.Raw = _NIL
+
+
+class _Status(msgspec.Struct):
+    phase: str | None = None
+    startTime: str | None = None
+
+
+class _Pod(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: msgspec.Raw = _NIL
+    status: _Status = msgspec.field(default_factory=_Status)
+
+
+class _Spec(msgspec.Struct):
+    nodeName: str | None = None
+    terminationGracePeriodSeconds: int | None = None
+
+
+_pod_decoder = msgspec.msgpack.Decoder(_Pod)
+_spec_decoder = msgspec.msgpack.Decoder(_Spec)
+
+
+class PodHead(NamedTuple):
+    namespace: str
+    name: str
+    uid: str
+    node_name: str
+    phase: str
+    start_time: str | None
+    deleting: bool  # deletionTimestamp set
+    grace: int | None  # metadata.deletionGracePeriodSeconds
+    spec_grace: int | None  # spec.terminationGracePeriodSeconds
+    # The encoded spec and labels (read_head) or the decoded pod (head_of), for spec_key.
+    spec_raw: Any = None
+    labels_raw: Any = None
+    pod: dict[str, Any] | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def spec_key(self) -> int:
+        """Equal for two heads whose spec and labels are the same bytes (module docstring)."""
+        if self.pod is not None:
+            return spec_key(self.pod)
+        return hash((bytes(self.spec_raw), bytes(self.labels_raw)))
+
+
+def read_head(data: bytes) -> PodHead:
+    """The head of an encoded pod; raises ValueError when the bytes do not hold a pod of
+    the expected shape (the caller then decodes the whole object)."""
+    try:
+        p = _pod_decoder.decode(data)
+        spec = _spec_decoder.decode(p.spec) if p.spec is not _NIL else _Spec()
+    except (msgspec.ValidationError, msgspec.DecodeError) as e:
+        raise ValueError(f"not a pod head: {e}") from None
+    m, st = p.metadata, p.status
+    return PodHead(
+        m.namespace,
+        m.name,
+        m.uid,
+        spec.nodeName or "",
+        st.phase or "",
+        st.startTime,
+        bool(m.deletionTimestamp),
+        m.deletionGracePeriodSeconds,
+        spec.terminationGracePeriodSeconds,
+        p.spec,
+        m.labels,
+    )
+
+
+def head_of(pod: dict[str, Any]) -> PodHead:
+    """The same head from a decoded pod (its ``spec_key`` equals that of ``read_head`` of
+    the pod's encoding)."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    return PodHead(
+        meta.get("namespace") or "",
+        meta.get("name") or "",
+        meta.get("uid") or "",
+        spec.get("nodeName") or "",
+        status.get("phase") or "",
+        status.get("startTime"),
+        bool(meta.get("deletionTimestamp")),
+        meta.get("deletionGracePeriodSeconds"),
+        spec.get("terminationGracePeriodSeconds"),
+        pod=pod,
+    )
+
+
+def spec_key(pod: dict[str, Any]) -> int:
+    """``PodHead.spec_key`` of a decoded pod."""
+    meta = pod.get("metadata") or {}
+    return hash((encode(pod.get("spec")), encode(meta.get("labels"))))

@@ -1,0 +1,65 @@
+"""Pod events keyed by their head: the reflector's bookkeeping is the same, and the object
+is decoded only when a client reads it."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster.api.codec import decode, encode
+from cluster.api.requests import Bind, Watch
+from cluster.runtime.component import WatchEvent
+from cluster.runtime.reflector import Reflector
+from cluster.store.apiserver import APIServer
+
+
+def pod(name: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+    }
+
+
+def test_an_event_from_bytes_decodes_on_first_read_and_keeps_the_dict():
+    data = encode(pod("a"))
+    ev = WatchEvent("Pod", "ADDED", raw=data)
+    assert ev.head.name == "a" and ev.head.node_name == ""
+    first = ev.obj
+    assert first == decode(data) and ev.obj is first
+    assert tuple(ev) == ("Pod", "ADDED", first, data)
+    assert ev == WatchEvent("Pod", "ADDED", decode(data), data)
+
+
+def test_an_event_needs_the_object_or_its_bytes():
+    with pytest.raises(ValueError, match="needs the object or its bytes"):
+        WatchEvent("Pod", "DELETED")
+
+
+def test_bytes_without_a_pod_head_still_give_a_head_from_the_whole_object():
+    odd = {"kind": "Pod", "metadata": {"name": "x", "namespace": "default"}, "spec": None}
+    assert WatchEvent("Pod", "ADDED", raw=encode(odd)).head.name == "x"
+
+
+@pytest.mark.parametrize("heads", [False, True], ids=["decoded", "by head"])
+def test_list_watch_and_relist_report_the_same_events_either_way(heads):
+    api = APIServer()
+    r = Reflector([Watch("Pod", heads=heads)])
+    api.create(pod("a"), 0)
+    api.create(pod("b"), 0)
+    listed = r.on_list("Pod", api.list("Pod"))
+    uid_b = api.get("Pod", "default", "b")["metadata"]["uid"]
+    api.write([Bind("default", "b", uid_b, "n1")], 0)
+    api.delete("Pod", "default", "a", None, 0, 0)
+    watched = r.on_watch("Pod", api.watch({"Pod": r.rv["Pod"]})["Pod"])
+    api.create(pod("c"), 0)
+    r.relist_all()
+    relisted = r.on_list("Pod", api.list("Pod"))
+
+    def seen(events):
+        return [(e.type, e.obj["metadata"]["name"], e.head.node_name) for e in events]
+
+    assert seen(listed) == [("ADDED", "a", ""), ("ADDED", "b", "")]
+    assert seen(watched) == [("MODIFIED", "b", "n1"), ("DELETED", "a", "")]
+    assert seen(relisted) == [("MODIFIED", "b", "n1"), ("ADDED", "c", "")]
+    assert all(e.raw is not None for e in listed + watched + relisted)

@@ -1,0 +1,91 @@
+"""Pod events judged by their head leave the scheduler as the decoded objects would.
+
+Every scheduler test drives ``on_pod`` through ``on_pod_event`` (see the conftest), which
+settles most events of placed pods from the head. These tests run one lifecycle twice,
+once through the head and once through the decoded object (``Scheduler._on_pod``), and
+compare what the cache, the spread index and the queue hold after each step.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from sched_builders import make_node, make_pod, make_scheduler
+
+from cluster.api.codec import encode
+from cluster.api.selectors import LabelSelector
+from cluster.runtime.component import WatchEvent
+from cluster.scheduler import Scheduler
+
+APP = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
+
+
+def by_head(s: Scheduler, etype: str, pod: dict) -> None:
+    s.on_pod_event(WatchEvent("Pod", etype, raw=encode(pod)), 0.0)
+
+
+def by_object(s: Scheduler, etype: str, pod: dict) -> None:
+    s._on_pod(etype, copy.deepcopy(pod), 0.0, encode(pod))
+
+
+def state(s: Scheduler) -> dict:
+    c = s.cache
+    pinfo = c.pod_info("uid-default-a")
+    snap = c.snapshot()
+    return {
+        "placed": None if pinfo is None else (pinfo.deleting, pinfo.start_time, pinfo.labels, pinfo.requests),
+        "object": None if pinfo is None else pinfo.pod,
+        "spread rows": c.pods.rows("default", APP).tolist(),
+        "requested": snap.requested.tolist(),
+        "pending": s.pending_count(),
+    }
+
+
+def lifecycle() -> list[tuple[str, dict]]:
+    base = make_pod("a").req(cpu="1").label("app", "web").node("n1")
+    running = copy.deepcopy(base).phase("Running")
+    running["status"]["startTime"] = "2026-01-01T00:00:07Z"
+    relabelled = copy.deepcopy(running).label("app", "db")
+    back = copy.deepcopy(running)
+    deleting = copy.deepcopy(running).terminating()
+    return [
+        ("ADDED", base),
+        ("MODIFIED", running),  # the kubelet's status write: the head settles it
+        ("MODIFIED", relabelled),  # a new spec key: decoded
+        ("MODIFIED", back),
+        ("MODIFIED", deleting),  # starts terminating: the head settles it
+        ("MODIFIED", copy.deepcopy(deleting).phase("Succeeded")),  # terminal: gone
+        ("DELETED", deleting),
+    ]
+
+
+def test_each_step_of_a_placed_pods_life_leaves_the_same_state():
+    heads, objects = (make_scheduler(nodes=[make_node("n1"), make_node("n2")]) for _ in range(2))
+    for step, (etype, pod) in enumerate(lifecycle()):
+        by_head(heads, etype, pod)
+        by_object(objects, etype, pod)
+        # Read after every step: an index the head path forgot to touch shows up stale.
+        assert state(heads) == state(objects), f"step {step}: {etype}"
+
+
+def test_the_head_path_keeps_the_bytes_and_follows_status_and_deletion():
+    s = make_scheduler(nodes=[make_node("n1")])
+    steps = lifecycle()
+    for etype, pod in steps[:2]:
+        by_head(s, etype, pod)
+    pinfo = s.cache.pod_info("uid-default-a")
+    assert pinfo.compacted and pinfo.start_time == "2026-01-01T00:00:07Z"
+    assert pinfo.pod["status"]["phase"] == "Running"
+    assert s.cache.pods.rows("default", APP).tolist() == [0]
+    by_head(s, *steps[4])
+    assert pinfo.deleting and s.cache.pods.rows("default", APP).tolist() == []
+    by_head(s, *steps[6])
+    assert s.cache.pod_info("uid-default-a") is None
+
+
+def test_a_resize_seen_by_head_is_decoded_and_moves_the_node_totals():
+    s = make_scheduler(nodes=[make_node("n1")])
+    by_head(s, "ADDED", make_pod("a").req(cpu="1").node("n1"))
+    by_head(s, "MODIFIED", make_pod("a").req(cpu="3").node("n1").phase("Running"))
+    snap = s.cache.snapshot()
+    assert snap.requested[snap.index_of("n1")].tolist()[0] == 3000
