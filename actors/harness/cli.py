@@ -30,10 +30,19 @@ BENCHMARKS = (
     "yunikorn",
     "rollout",
 )
-FAIL_INCOMPLETE = ("schedule", "preempt", "density", "startup", "rollout")  # an incomplete run exits 1
+FAIL_INCOMPLETE = (
+    "schedule",
+    "preempt",
+    "cycle",
+    "preempt-cycle",
+    "density",
+    "startup",
+    "rollout",
+)  # an incomplete run exits 1
 # scheduler_perf's shapes: SchedulingBasic (5,000 nodes, 10,000 measured pods) and
-# PreemptionAsync (5,000 nodes, 5,000 measured pods); the other benches 1,000 and 10,000.
-SHAPES = {"schedule": (5000, 10000), "preempt": (5000, 5000)}
+# PreemptionAsync (5,000 nodes, 5,000 measured pods), through the actors and in the
+# Scheduler alone (cycle, preempt-cycle); the other benches 1,000 and 10,000.
+SHAPES = {"schedule": (5000, 10000), "preempt": (5000, 5000), "cycle": (5000, 10000), "preempt-cycle": (5000, 5000)}
 DEFAULT_SHAPE = (1000, 10000)
 
 
@@ -78,8 +87,10 @@ def _parser() -> argparse.ArgumentParser:
         "local: in one process) or its preemption soak (--workload soak); "
         "rollout: a rolling update of one Deployment of --replicas pods, in one process",
     )
-    bench.add_argument("--nodes", type=int, help="default: 5000 for schedule and preempt, else 1000")
-    bench.add_argument("--pods", type=int, help="default: 5000 for preempt, else 10000")
+    bench.add_argument(
+        "--nodes", type=int, help="default: 5000 for schedule, preempt, cycle and preempt-cycle, else 1000"
+    )
+    bench.add_argument("--pods", type=int, help="default: 5000 for preempt and preempt-cycle, else 10000")
     bench.add_argument("--replicas", type=int, default=10000, help="rollout: the Deployment's replicas")
     bench.add_argument(
         "--runtime", choices=["local", "ray"], help="rollout: local (default: in one process) or ray (the actors)"

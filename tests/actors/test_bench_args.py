@@ -108,3 +108,18 @@ def test_preempt_cycle_bench_preempts_one_victim_per_pod(capsys):
     assert main(["bench", "preempt-cycle", "--nodes", "30", "--pods", "20"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (result["bound"], result["victims"]) == (20, 20)  # room for each on its own node
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["bench", "preempt-cycle", "--nodes", "2", "--pods", "20"], ["bench", "cycle", "--nodes", "1", "--pods", "200"]],
+    ids=["preempt-cycle", "cycle"],
+)
+def test_an_in_process_bench_whose_pods_cannot_fit_says_so_and_exits_1(argv, capsys):
+    import json
+
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    result = json.loads(captured.out.strip().splitlines()[-1])
+    assert result["complete"] is False and 0 < result["bound"] < int(argv[-1])
+    assert f"{int(argv[-1]) - result['bound']} of {argv[-1]} pods never bound" in captured.err
