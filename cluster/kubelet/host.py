@@ -57,8 +57,17 @@ class NodeHost:
         # Timers due by now happened before these events did.
         self.tick(now)
         kubelets = self._kubelets
+        by_key: dict[tuple[str, str], tuple[Kubelet, str]] | None = None
         for ev in adopted_first(events):
             head = ev.head
+            if ev.type == "DELETED" and not head.uid:
+                # A relist's news of a pod deleted meanwhile carries only its key.
+                if by_key is None:
+                    by_key = {key: (k, uid) for k in kubelets.values() for key, uid in k.pod_keys().items()}
+                hit = by_key.get((head.namespace, head.name))
+                if hit is not None:
+                    hit[0].on_pod_deleted(hit[1], now)
+                continue
             k = kubelets.get(head.node_name)
             if k is None:
                 continue  # not bound here (or BOOKMARK-like noise the shell passed on)

@@ -29,6 +29,7 @@ recomputed after ``node_epoch`` changes (a node added, removed, relabelled or re
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -346,6 +347,10 @@ class Cache:
     def pod_node(self, uid: str) -> str | None:
         entry = self._placed.get(uid)
         return None if entry is None else entry[1]
+
+    def placed_pods(self) -> Iterator[PodInfo]:
+        """Every placed pod, assumed or confirmed."""
+        return (pinfo for pinfo, _ in self._placed.values())
 
     def is_assumed(self, uid: str) -> bool:
         return uid in self._assumed

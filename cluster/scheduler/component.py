@@ -40,10 +40,18 @@ class SchedulerComponent(Component):
     def reconcile(self, batch: Batch) -> Result:
         s, now = self.scheduler, batch.now
         handlers = {"PodDisruptionBudget": s.on_pdb, "Namespace": s.on_namespace}
+        by_key: dict[tuple[str, str], str] | None = None
         for ev in batch.events:
             # Pods and nodes are kept as the bytes the watch delivered (raw).
             kind = ev.kind
-            if kind == "Pod":
+            if kind == "Pod" and ev.type == "DELETED" and not ev.head.uid:
+                # A relist's news of a pod deleted meanwhile carries only its key.
+                if by_key is None:
+                    by_key = s.uids_by_key()
+                uid = by_key.get((ev.head.namespace, ev.head.name))
+                if uid is not None:
+                    s.on_pod_gone(uid, now)
+            elif kind == "Pod":
                 s.on_pod_event(ev, now)
             elif kind == "Node":
                 s.on_node(ev.type, ev.obj, now, ev.raw)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .cache import PodInfo
 from .framework import ClusterEvent, QueueSortPlugin
@@ -166,6 +166,12 @@ class SchedulingQueue:
 
     def backoff_count(self) -> int:
         return len(self._backoff)
+
+    def queued(self) -> Iterator[QueuedPodInfo]:
+        """Every pod in the queue: active, unschedulable, backing off or gated."""
+        return itertools.chain(
+            self._active.values(), self._unschedulable.values(), self._backoff.values(), self._gated.values()
+        )
 
     def get(self, uid: str) -> QueuedPodInfo | None:
         return self._active.get(uid) or self._unschedulable.get(uid) or self._backoff.get(uid) or self._gated.get(uid)

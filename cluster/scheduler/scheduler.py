@@ -225,6 +225,20 @@ class Scheduler:
                 return
         self._on_pod(ev.type, ev.obj, now, ev.raw)
 
+    def uids_by_key(self) -> dict[tuple[str, str], str]:
+        """Every pod the scheduler holds (placed, queued or binding), by (namespace, name):
+        what a relist's key-only DELETED needs, built once per batch that has one."""
+        pods = [*self.cache.placed_pods(), *(qp.pinfo for qp in self.queue.queued())]
+        pods += [qp.pinfo for qp in self._binding.values()]
+        return {(p.namespace, p.name): p.uid for p in pods}
+
+    def on_pod_gone(self, uid: str, now: float) -> None:
+        """A pod deleted while the scheduler was not watching (a relist reports only its
+        key; the caller found its uid with ``uids_by_key``): it leaves the queue and the
+        cache, wherever it was."""
+        self._seen_assigned(uid, True, now)
+        self._assigned_gone(uid, now)
+
     def _seen_assigned(self, uid: str, leaving: bool, now: float) -> None:
         """What any event of a bound pod settles: it is no longer pending, and a victim
         that is going (``leaving``: deleted, terminal or terminating) ends its preemption."""

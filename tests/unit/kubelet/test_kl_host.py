@@ -199,3 +199,16 @@ def test_partition_without_duration_lasts_and_a_dead_node_ignores_it(driver, con
     d.run_until(100)
     assert [n for t, n, _ in d.leases if t > 0] == []
     assert d.host.kubelet("a").partitioned and not d.host.kubelet("b").partitioned
+
+
+def test_a_pod_a_relist_reports_deleted_by_key_is_released(driver, config, pod):
+    d = driver(config("a"), config("b"))
+    pa, pb = pod("pa", node="a", cpu="1"), pod("pb", node="b", cpu="2")
+    d.host.on_pod_events([("ADDED", pa), ("ADDED", pb)], 0.0)
+    d.flush()
+    # What a relist says of a pod deleted while the host was not watching: its key only.
+    d.send("DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": "pb"}})
+    d.send("DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": "never-here"}})
+    a, b = d.host.kubelet("a"), d.host.kubelet("b")
+    assert b.pods() == {} and b.requested() == {"pods": 0}
+    assert a.pods() == {pa["metadata"]["uid"]: "Running"}

@@ -102,3 +102,27 @@ def test_inspect_reports_the_counters_and_what_is_pending():
     c.reconcile(Batch(1.0, added(make_node("n1", cpu="1"), make_pod("big").req(cpu="4"))))
     view = c.inspect(1.0)
     assert (view["attempts"], view["unschedulable"], view["pending"]) == (1, 1, 1)
+
+
+def key_only_deleted(name: str) -> WatchEvent:
+    """What a relist reports of a pod deleted while the component was not watching."""
+    return WatchEvent("Pod", "DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": name}})
+
+
+def test_a_placed_pod_a_relist_reports_deleted_by_key_frees_its_node():
+    c = SchedulerComponent(seed=1)
+    node, a = make_node("n1", cpu="2"), make_pod("a").req(cpu="2").node("n1")
+    c.reconcile(Batch(1.0, added(node, a)))
+    waiting = c.reconcile(Batch(2.0, added(make_pod("b").req(cpu="2"))))
+    assert "Bind" not in kinds(waiting.writes)  # no room while a holds the node
+    freed = c.reconcile(Batch(3.0, [key_only_deleted("a")]))
+    assert c.scheduler.cache.pod_info("uid-default-a") is None
+    assert [w for w in freed.writes if isinstance(w, Bind)] == [Bind("default", "b", "uid-default-b", "n1")]
+
+
+def test_a_pending_pod_a_relist_reports_deleted_by_key_leaves_the_queue():
+    c = SchedulerComponent(seed=1)
+    c.reconcile(Batch(1.0, added(make_node("n1", cpu="1"), make_pod("big").req(cpu="4"))))
+    assert c.scheduler.pending_count() == 1
+    c.reconcile(Batch(2.0, [key_only_deleted("big"), key_only_deleted("never-seen")]))
+    assert c.scheduler.pending_count() == 0
