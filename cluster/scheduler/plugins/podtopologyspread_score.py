@@ -44,8 +44,18 @@ def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray, has: np.ndarray) 
 
 def soft_scores(
     snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """PreScore: (raw int64 score per candidate, mask of ignored candidates, None when
+    every node carries every key, so that no candidate is ignored)."""
+    if eligibility.with_keys(snap, tuple(dict.fromkeys(c.topology_key for c in soft)))[1]:
+        return _scores_everywhere(snap, pod, soft, candidates, require_all, eligibility, memo), None
+    return _scores_masked(snap, pod, soft, candidates, require_all, eligibility, memo)
+
+
+def _scores_masked(
+    snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
 ) -> tuple[np.ndarray, np.ndarray]:
-    """PreScore: (raw int64 score per candidate, mask of ignored candidates)."""
+    """``soft_scores`` in general: candidates may lack a key."""
     ignored = np.zeros(len(candidates), dtype=bool)
     cand_ids = [snap.topology(c.topology_key).ids[candidates] for c in soft]
     if require_all:
@@ -74,8 +84,43 @@ def soft_scores(
     return raw, ignored
 
 
-def normalize_spread(scores: np.ndarray, ignored: np.ndarray) -> None:
-    """NormalizeScore in place: fewer matching pods score higher; ignored nodes get 0."""
+def _scores_everywhere(
+    snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
+) -> np.ndarray:
+    """``soft_scores`` where every node carries every key (the usual cluster): no candidate
+    is ignored and every term counts, so the masks drop out; the float operations are the
+    same, in the same order, so the scores are identical."""
+    total: np.ndarray | None = None
+    for c in soft:
+        matched = match(snap, pod.namespace, c.selector, memo)
+        if c.topology_key == HOSTNAME_KEY:
+            size = len(candidates)
+            cnt = matched.on_nodes(snap.num_nodes)[candidates]
+        else:
+            topo = snap.topology(c.topology_key)
+            ids = topo.ids[candidates]
+            size = int(np.count_nonzero(np.bincount(ids, minlength=topo.num_domains)))
+            keys = tuple(dict.fromkeys(x.topology_key for x in soft)) if require_all else (c.topology_key,)
+            eligible, _ = eligibility.eligible(snap, pod.pod, c, keys)
+            cnt = matched.in_domains(topo.ids, eligible, topo.num_domains)[ids]
+        term = cnt * math.log(size + 2) + (c.max_skew - 1)
+        total = term if total is None else total + term
+    assert total is not None  # PreScore runs only with soft constraints
+    total += 0.5
+    return np.floor(total, out=total).astype(np.int64)
+
+
+def normalize_spread(scores: np.ndarray, ignored: np.ndarray | None) -> None:
+    """NormalizeScore in place: fewer matching pods score higher; ignored nodes get 0
+    (``ignored`` None: none is)."""
+    if ignored is None:
+        if len(scores):
+            lo, hi = int(scores.min()), int(scores.max())
+            if hi == 0:
+                scores[:] = MAX_NODE_SCORE
+            else:
+                scores[:] = MAX_NODE_SCORE * (hi + lo - scores) // hi
+        return
     kept = ~ignored
     if kept.any():
         s = scores[kept]

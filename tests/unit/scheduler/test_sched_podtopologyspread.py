@@ -809,3 +809,32 @@ def test_scheduler_failure_message():
         " preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod,"
         " 1 Preemption is not helpful for scheduling."
     )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_where_every_node_has_every_key_the_unmasked_scores_are_the_masked_ones(seed):
+    """The PreScore shortcut for clusters whose nodes all carry every key gives exactly
+    the general computation's raw and normalized scores (random clusters and pods)."""
+    from cluster.scheduler.plugins import podtopologyspread_score as score
+
+    rng = np.random.default_rng(seed)
+    nodes = [node(f"n{i}", f"z{rng.integers(4)}") for i in range(int(rng.integers(3, 30)))]
+    pods = [placed(f"n{rng.integers(len(nodes))}", int(rng.integers(1, 4))) for _ in range(int(rng.integers(0, 40)))]
+    pods += [placed(f"n{rng.integers(len(nodes))}", terminating=True)]
+    pod = [rs_owned(web()), soft(ZONE, max_skew=2).spread(HOST, max_skew=3, when="ScheduleAnyway", selector=WEB)][
+        seed % 2
+    ]
+    _, pinfo, snap = setup(nodes, pods, pod)
+    cand = np.sort(rng.choice(snap.num_nodes, int(rng.integers(1, snap.num_nodes + 1)), replace=False))
+    pl = PodTopologySpread(None)
+    constraints, explicit = pl.constraints(pinfo)
+    soft_ones = [c for c in constraints if not c.hard]
+    require_all = explicit or not pl.system_defaulted
+    fast = score._scores_everywhere(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {})
+    masked, ignored = score._scores_masked(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {})
+    assert fast.tolist() == masked.tolist() and not ignored.any()
+    a, b = fast.copy(), masked.copy()
+    score.normalize_spread(a, None)
+    score.normalize_spread(b, ignored)
+    assert a.tolist() == b.tolist()
+    assert score.soft_scores(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {})[1] is None
