@@ -82,11 +82,12 @@ def cycle(nodes: int, pods: int, workload: str, log) -> dict:
     }
 
 
-def _note_unbound(bound: int, pods: int, log) -> None:
+def _note_unbound(bound: int, pods: int, log, why: str = "") -> None:
     if bound < pods:
+        why = why or f"nothing bound for {STALL_SECONDS:.0f} emulated seconds"
         log(
-            f"{pods - bound} of {pods} pods never bound (nothing bound for {STALL_SECONDS:.0f} emulated "
-            "seconds): the cluster cannot fit them, so the rate above is not a throughput"
+            f"{pods - bound} of {pods} pods never bound ({why}): the cluster cannot fit them, "
+            "so the rate above is not a throughput"
         )
 
 
@@ -188,12 +189,14 @@ def local(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dic
         f"bound {len(binds)}/{pods} pods in {seconds:.2f}s from first bind to last: {rate} pods/s "
         f"(the instant settled in {total:.2f}s: every kubelet started its pods too)"
     )
+    _note_unbound(len(binds), pods, log, "the cluster settled with them pending")
     return {
         "benchmark": "local",
         "workload": workload,
         "nodes": nodes,
         "pods": pods,
         "bound": len(binds),
+        "complete": len(binds) == pods,
         "seconds": round(seconds, 3),
         "podsPerSecond": rate,
         "settleSeconds": round(total, 3),

@@ -35,6 +35,7 @@ FAIL_INCOMPLETE = (
     "preempt",
     "cycle",
     "preempt-cycle",
+    "local",
     "density",
     "startup",
     "rollout",

@@ -112,8 +112,12 @@ def test_preempt_cycle_bench_preempts_one_victim_per_pod(capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["bench", "preempt-cycle", "--nodes", "2", "--pods", "20"], ["bench", "cycle", "--nodes", "1", "--pods", "200"]],
-    ids=["preempt-cycle", "cycle"],
+    [
+        ["bench", "preempt-cycle", "--nodes", "2", "--pods", "20"],
+        ["bench", "cycle", "--nodes", "1", "--pods", "200"],
+        ["bench", "local", "--nodes", "1", "--pods", "200"],
+    ],
+    ids=["preempt-cycle", "cycle", "local"],
 )
 def test_an_in_process_bench_whose_pods_cannot_fit_says_so_and_exits_1(argv, capsys):
     import json
