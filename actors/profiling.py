@@ -93,7 +93,7 @@ class Profiled:
 
 def tune_gc() -> None:
     gc.freeze()  # everything alive after start-up (Ray, imports) is never scanned again
-    gc.set_threshold(*gcpolicy.GC_THRESHOLDS)  # why these: cluster/runtime/gcpolicy.py
+    gc.set_threshold(*gcpolicy.ACTOR_GC_THRESHOLDS)  # why these: cluster/runtime/gcpolicy.py
 
 
 class GcPacer:

@@ -1,7 +1,7 @@
 """How often the cyclic garbage collector runs in a process that runs the control plane.
 
-Owns ``GC_THRESHOLDS`` and ``raised``. Every component decodes a dict per watch event and
-lets most of them go at once; the ones it keeps (the scheduler's and controllers' records)
+Owns ``GC_THRESHOLDS``, ``ACTOR_GC_THRESHOLDS`` and ``raised``. Every component decodes a
+dict per watch event and lets most of them go at once; the ones it keeps (the scheduler's and controllers' records)
 pile up by the hundred thousand. With CPython's default thresholds (700, 10, 10) the
 collector runs every few hundred allocations and, as the heap grows, a full collection at
 every quarter of growth, each walking every live object: measured at a third of a
@@ -19,6 +19,12 @@ from __future__ import annotations
 import gc
 
 GC_THRESHOLDS = (20_000, 20, 500)
+# An actor freezes what is alive after every turn (``actors/profiling.py: GcPacer``), so a
+# young collection inside a turn only walks that turn's objects, most of which the turn's
+# end freezes anyway: a threshold above what a turn keeps takes those walks off the hot
+# path. Measured in a rolling update of 10,000 replicas through the actors (2026-11-27):
+# 79 young collections, 0.95 CPU-s, with 20,000; none with 200,000.
+ACTOR_GC_THRESHOLDS = (200_000, 20, 500)
 
 
 def raised() -> tuple[int, int, int]:
