@@ -46,10 +46,6 @@ class NodeHost:
         for k in self._kubelets.values():
             k.register(now, restarted)
 
-    def on_pod_events(self, events: list[tuple[str, dict]], now: float) -> None:
-        """Apply one watch batch of ("ADDED" | "MODIFIED" | "DELETED", pod) pairs."""
-        self.on_watch([WatchEvent("Pod", etype, pod) for etype, pod in events], now)
-
     def on_watch(self, events: list[WatchEvent], now: float) -> None:
         """Apply one batch of pod watch events. Each is judged by its head; the pod is
         decoded only for a kubelet that has not seen it (most events are the echoes of the
@@ -60,8 +56,7 @@ class NodeHost:
         by_key: dict[tuple[str, str], tuple[Kubelet, str]] | None = None
         for ev in adopted_first(events):
             head = ev.head
-            if ev.type == "DELETED" and not head.uid:
-                # A relist's news of a pod deleted meanwhile carries only its key.
+            if ev.key_only:
                 if by_key is None:
                     by_key = {key: (k, uid) for k in kubelets.values() for key, uid in k.pod_keys().items()}
                 hit = by_key.get((head.namespace, head.name))

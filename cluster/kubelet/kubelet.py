@@ -272,10 +272,6 @@ class Kubelet(PressureMixin, ReconcileMixin):
 
     # ---- inputs -------------------------------------------------------------------
 
-    def on_pod(self, pod: dict, now: float) -> None:
-        """An ADDED or MODIFIED pod bound to this node."""
-        self.on_pod_event(WatchEvent("Pod", "MODIFIED", pod), now)
-
     def on_pod_event(self, ev: WatchEvent, now: float) -> None:
         """An ADDED or MODIFIED pod event for this node: only a pod seen for the first time
         is read in full; of a known one, only whether it is being deleted, and its grace."""

@@ -87,6 +87,13 @@ class WatchEvent:
             head = self._head = _head(self._obj, self.raw)
         return head
 
+    @property
+    def key_only(self) -> bool:
+        """A relist's DELETED for an object gone while the client was not watching: the
+        reflector knows only its key (``head`` gives namespace and name; no uid, no node),
+        so a client that keeps objects by uid must look the key up itself."""
+        return self.type == "DELETED" and not self.head.uid
+
     def __iter__(self) -> Iterator[Any]:
         return iter((self.kind, self.type, self.obj, self.raw))
 

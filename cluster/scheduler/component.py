@@ -44,8 +44,7 @@ class SchedulerComponent(Component):
         for ev in batch.events:
             # Pods and nodes are kept as the bytes the watch delivered (raw).
             kind = ev.kind
-            if kind == "Pod" and ev.type == "DELETED" and not ev.head.uid:
-                # A relist's news of a pod deleted meanwhile carries only its key.
+            if kind == "Pod" and ev.key_only:
                 if by_key is None:
                     by_key = s.uids_by_key()
                 uid = by_key.get((ev.head.namespace, ev.head.name))

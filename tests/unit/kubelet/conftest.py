@@ -95,8 +95,14 @@ class Driver:
         self.host.register_all(self.now)
         self.flush()
 
+    def feed(self, events, now):
+        """A watch batch of (type, pod) pairs, each pod as the bytes the watch delivers: the
+        host judges most events by the pod's head (``NodeHost.on_watch``), so every test
+        also checks what the head alone decides."""
+        self.host.on_watch([WatchEvent("Pod", etype, raw=encode(pod)) for etype, pod in events], now)
+
     def send(self, etype, pod):
-        self.host.on_pod_events([(etype, pod)], self.now)
+        self.feed([(etype, pod)], self.now)
         self.flush()
 
     def run_until(self, t):
@@ -151,18 +157,6 @@ def driver():
         return d
 
     return make
-
-
-@pytest.fixture(autouse=True)
-def _pods_as_watched(monkeypatch):
-    """The runtimes hand a node host each pod as the bytes the watch delivered, and the
-    host judges most events by the pod's head (``NodeHost.on_watch``): every test here
-    feeds it that way, so each one also checks what the head alone decides."""
-
-    def on_pod_events(self, events, now):
-        self.on_watch([WatchEvent("Pod", etype, raw=encode(pod)) for etype, pod in events], now)
-
-    monkeypatch.setattr(NodeHost, "on_pod_events", on_pod_events)
 
 
 @pytest.fixture

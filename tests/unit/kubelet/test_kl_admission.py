@@ -1,5 +1,6 @@
 import pytest
 
+from cluster.api.codec import encode
 from cluster.kubelet import NodeConfig
 from cluster.kubelet.admission import (
     InsufficientResource,
@@ -13,6 +14,7 @@ from cluster.kubelet.admission import (
     node_affinity,
     node_ports,
 )
+from cluster.runtime.component import WatchEvent
 
 GI, MI = 2**30, 2**20
 
@@ -111,7 +113,7 @@ def test_pod_count_is_checked_first(driver, config, pod):
 
 def test_node_name_mismatch(driver, pod):
     d = driver()
-    d.host.kubelet("node-0").on_pod(pod("x", node="node-9"), 0.0)
+    d.host.kubelet("node-0").on_pod_event(WatchEvent("Pod", "ADDED", raw=encode(pod("x", node="node-9"))), 0.0)
     d.flush()
     assert d.events == [
         (0.0, "x", "NodeName", "Predicate NodeName failed: node(s) didn't match the requested node name")

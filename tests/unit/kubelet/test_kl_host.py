@@ -79,7 +79,7 @@ def test_late_tick_renews_once_and_keeps_cadence(driver):
 def test_events_routed_by_node_name(driver, config, pod):
     d = driver(config("a"), config("b"))
     pa, pb = pod("pa", node="a", cpu="1"), pod("pb", node="b", cpu="2")
-    d.host.on_pod_events([("ADDED", pa), ("ADDED", pb), ("ADDED", pod("px", node="elsewhere"))], 0.0)
+    d.feed([("ADDED", pa), ("ADDED", pb), ("ADDED", pod("px", node="elsewhere"))], 0.0)
     d.flush()
     a, b = d.host.kubelet("a"), d.host.kubelet("b")
     assert a.pods() == {pa["metadata"]["uid"]: "Running"} and b.pods() == {pb["metadata"]["uid"]: "Running"}
@@ -92,7 +92,7 @@ def test_events_routed_by_node_name(driver, config, pod):
 
 def test_timers_routed_to_their_kubelet(driver, config, pod):
     d = driver(config("a"), config("b"))
-    d.host.on_pod_events(
+    d.feed(
         [
             ("ADDED", pod("pa", node="a", annotations={"start-seconds": 3})),
             ("ADDED", pod("pb", node="b", annotations={"start-seconds": 1})),
@@ -110,7 +110,7 @@ def test_events_batch_runs_due_timers_first(driver, pod, deleting):
     p = pod("p", annotations={"start-seconds": 2, "stop-seconds": 5})
     d.send("ADDED", p)
     # No tick at 2: the batch at 4 must see the pod Running, so the delete stops it for 5 s.
-    d.host.on_pod_events([("MODIFIED", deleting(p, 30))], 4.0)
+    d.feed([("MODIFIED", deleting(p, 30))], 4.0)
     d.clock.set(4.0)
     d.flush()
     d.run_until(20)
@@ -120,7 +120,7 @@ def test_events_batch_runs_due_timers_first(driver, pod, deleting):
 def test_kill_node_stops_only_that_kubelet(driver, config, pod):
     d = driver(config("a"), config("b"))
     d.host.kill_node("a")
-    d.host.on_pod_events([("ADDED", pod("pa", node="a")), ("ADDED", pod("pb", node="b"))], 1.0)
+    d.feed([("ADDED", pod("pa", node="a")), ("ADDED", pod("pb", node="b"))], 1.0)
     d.run_until(25)
     assert d.host.node_names() == {"b"}
     assert [n for t, n, _ in d.leases if t > 0] == ["b", "b"]
@@ -170,7 +170,7 @@ def test_memory_per_node_is_small(config):
 def test_partition_stops_heartbeats_not_pods_then_heals(driver, config, pod):
     d = driver(config("a"), config("b"))
     d.host.partition("a", 5.0, 30.0)
-    d.host.on_pod_events([("ADDED", pod("pa", node="a"))], 6.0)
+    d.feed([("ADDED", pod("pa", node="a"))], 6.0)
     d.flush()
     d.host.pressure("a", {"memory": 1}, 7.0)  # a status change during the partition is not posted
     d.flush()
@@ -204,7 +204,7 @@ def test_partition_without_duration_lasts_and_a_dead_node_ignores_it(driver, con
 def test_a_pod_a_relist_reports_deleted_by_key_is_released(driver, config, pod):
     d = driver(config("a"), config("b"))
     pa, pb = pod("pa", node="a", cpu="1"), pod("pb", node="b", cpu="2")
-    d.host.on_pod_events([("ADDED", pa), ("ADDED", pb)], 0.0)
+    d.feed([("ADDED", pa), ("ADDED", pb)], 0.0)
     d.flush()
     # What a relist says of a pod deleted while the host was not watching: its key only.
     d.send("DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": "pb"}})

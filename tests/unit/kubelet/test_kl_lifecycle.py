@@ -162,7 +162,7 @@ def test_pending_and_running_statuses_in_full(driver, pod):
 
 def test_zero_start_coalesces_to_one_running_write(driver, pod):
     d = driver()
-    d.host.on_pod_events([("ADDED", pod("a")), ("ADDED", pod("b", annotations={"start-seconds": 1}))], 0.0)
+    d.feed([("ADDED", pod("a")), ("ADDED", pod("b", annotations={"start-seconds": 1}))], 0.0)
     out = d.host.drain()
     assert [(st[1], st[3]["phase"]) for st in out.pod_status.values()] == [("a", "Running"), ("b", "Pending")]
     assert d.host.drain().empty()
@@ -173,7 +173,7 @@ def test_status_echo_and_unrelated_modified_are_ignored(driver, pod):
     p = pod("a", annotations={"start-seconds": 5})
     d.send("ADDED", p)
     echo = {**p, "status": d.statuses["a"], "metadata": {**p["metadata"], "resourceVersion": "7"}}
-    d.host.on_pod_events([("MODIFIED", echo)], 1.0)
+    d.feed([("MODIFIED", echo)], 1.0)
     assert d.host.drain().empty()
 
 
@@ -275,7 +275,7 @@ def test_new_pod_already_terminating_is_confirmed_without_admission(driver, pod,
 def test_deleted_event_forgets_and_drops_queued_status(driver, pod):
     d = driver()
     p = pod("x", cpu="1", annotations={"start-seconds": 4})
-    d.host.on_pod_events([("ADDED", p), ("DELETED", p)], 0.0)
+    d.feed([("ADDED", p), ("DELETED", p)], 0.0)
     out = d.host.drain()
     assert out.pod_status == {} and out.pod_deletes == {}
     k = d.host.kubelet("node-0")

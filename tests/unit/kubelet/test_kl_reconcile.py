@@ -27,7 +27,7 @@ def restarted(old, configs, now, pods):
     d.clock.set(now)
     d.host.register_all(now, restarted=True)
     d.flush()
-    d.host.on_pod_events([("ADDED", p) for p in pods], now)
+    d.feed([("ADDED", p) for p in pods], now)
     d.host.tick(now)  # the actor's loop ticks after every batch
     d.flush()
     return d
