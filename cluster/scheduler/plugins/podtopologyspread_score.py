@@ -26,16 +26,17 @@ from ..framework import MAX_NODE_SCORE
 from .podtopologyspread_filter import HOSTNAME_KEY, NodeEligibility, match
 
 
-def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray, has: np.ndarray) -> int:
-    """Distinct domains among the kept candidates.
+def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray | None, has: np.ndarray | None) -> int:
+    """Distinct domains among the kept candidates (masks None: every candidate, all of
+    them with the label).
 
     A kept candidate without the label (possible only for system defaults) files under the
     empty value, as upstream's map lookup does, which adds one domain unless a node is
     really labelled with "".
     """
-    ids = cand_ids[kept & has]
+    ids = cand_ids if kept is None or has is None else cand_ids[kept & has]
     size = int(np.count_nonzero(np.bincount(ids, minlength=topo.num_domains)))
-    if (kept & ~has).any():
+    if kept is not None and has is not None and (kept & ~has).any():
         empty = topo.values.index("") if "" in topo.values else -1
         if empty < 0 or not (ids == empty).any():
             size += 1
@@ -47,28 +48,38 @@ def soft_scores(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """PreScore: (raw int64 score per candidate, mask of ignored candidates, None when
     every node carries every key, so that no candidate is ignored)."""
-    if eligibility.with_keys(snap, tuple(dict.fromkeys(c.topology_key for c in soft)))[1]:
-        return _scores_everywhere(snap, pod, soft, candidates, require_all, eligibility, memo), None
-    return _scores_masked(snap, pod, soft, candidates, require_all, eligibility, memo)
+    everywhere = eligibility.with_keys(snap, tuple(dict.fromkeys(c.topology_key for c in soft)))[1]
+    return _scores(snap, pod, soft, candidates, require_all, eligibility, memo, everywhere)
 
 
-def _scores_masked(
-    snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
-) -> tuple[np.ndarray, np.ndarray]:
-    """``soft_scores`` in general: candidates may lack a key."""
-    ignored = np.zeros(len(candidates), dtype=bool)
+def _scores(
+    snap: Snapshot,
+    pod,
+    soft,
+    candidates: np.ndarray,
+    require_all: bool,
+    eligibility: NodeEligibility,
+    memo: dict,
+    everywhere: bool,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``soft_scores``; ``everywhere``: every node carries every key, so no candidate is
+    ignored and every term counts, and the masks drop out (the float operations are the
+    same either way, in the same order, so the scores are too)."""
     cand_ids = [snap.topology(c.topology_key).ids[candidates] for c in soft]
-    if require_all:
-        for ids in cand_ids:
-            ignored |= ids < 0
-    kept = ~ignored
-    total = np.zeros(len(candidates), dtype=np.float64)
+    ignored = kept = None
+    if not everywhere:
+        ignored = np.zeros(len(candidates), dtype=bool)
+        if require_all:
+            for ids in cand_ids:
+                ignored |= ids < 0
+        kept = ~ignored
+    total: np.ndarray | None = None
     for c, ids in zip(soft, cand_ids):
         matched = match(snap, pod.namespace, c.selector, memo)
-        has = ids >= 0
+        has = None if everywhere else ids >= 0
         if c.topology_key == HOSTNAME_KEY:
             # Per node, without inclusion policies: the candidates passed the filters.
-            size = int(np.count_nonzero(kept))
+            size = len(candidates) if kept is None else int(np.count_nonzero(kept))
             cnt = matched.on_nodes(snap.num_nodes)[candidates]
         else:
             topo = snap.topology(c.topology_key)
@@ -77,37 +88,16 @@ def _scores_masked(
             eligible, _ = eligibility.eligible(snap, pod.pod, c, keys)
             cnt = matched.in_domains(topo.ids, eligible, topo.num_domains)[ids]  # id -1 reads the trailing 0
         term = cnt * math.log(size + 2) + (c.max_skew - 1)
-        total += np.where(has, term, 0.0)
-    # Go's math.Round (half away from zero); scores are never negative.
-    raw = np.floor(total + 0.5).astype(np.int64)
-    raw[ignored] = 0
-    return raw, ignored
-
-
-def _scores_everywhere(
-    snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
-) -> np.ndarray:
-    """``soft_scores`` where every node carries every key (the usual cluster): no candidate
-    is ignored and every term counts, so the masks drop out; the float operations are the
-    same, in the same order, so the scores are identical."""
-    total: np.ndarray | None = None
-    for c in soft:
-        matched = match(snap, pod.namespace, c.selector, memo)
-        if c.topology_key == HOSTNAME_KEY:
-            size = len(candidates)
-            cnt = matched.on_nodes(snap.num_nodes)[candidates]
-        else:
-            topo = snap.topology(c.topology_key)
-            ids = topo.ids[candidates]
-            size = int(np.count_nonzero(np.bincount(ids, minlength=topo.num_domains)))
-            keys = tuple(dict.fromkeys(x.topology_key for x in soft)) if require_all else (c.topology_key,)
-            eligible, _ = eligibility.eligible(snap, pod.pod, c, keys)
-            cnt = matched.in_domains(topo.ids, eligible, topo.num_domains)[ids]
-        term = cnt * math.log(size + 2) + (c.max_skew - 1)
+        if has is not None:
+            term = np.where(has, term, 0.0)
         total = term if total is None else total + term
     assert total is not None  # PreScore runs only with soft constraints
+    # Go's math.Round (half away from zero); scores are never negative.
     total += 0.5
-    return np.floor(total, out=total).astype(np.int64)
+    raw = np.floor(total, out=total).astype(np.int64)
+    if ignored is not None:
+        raw[ignored] = 0
+    return raw, ignored
 
 
 def normalize_spread(scores: np.ndarray, ignored: np.ndarray | None) -> None:

@@ -830,8 +830,8 @@ def test_where_every_node_has_every_key_the_unmasked_scores_are_the_masked_ones(
     constraints, explicit = pl.constraints(pinfo)
     soft_ones = [c for c in constraints if not c.hard]
     require_all = explicit or not pl.system_defaulted
-    fast = score._scores_everywhere(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {})
-    masked, ignored = score._scores_masked(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {})
+    fast, _ = score._scores(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {}, everywhere=True)
+    masked, ignored = score._scores(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {}, everywhere=False)
     assert fast.tolist() == masked.tolist() and not ignored.any()
     a, b = fast.copy(), masked.copy()
     score.normalize_spread(a, None)
