@@ -1,8 +1,8 @@
 """How often the cyclic garbage collector runs in a process that runs the control plane.
 
 Owns ``GC_THRESHOLDS``, ``ACTOR_GC_THRESHOLDS`` and ``raised``. Every component decodes a
-dict per watch event and lets most of them go at once; the ones it keeps (the scheduler's and controllers' records)
-pile up by the hundred thousand. With CPython's default thresholds (700, 10, 10) the
+dict per watch event and lets most of them go at once; the ones it keeps (the scheduler's
+and controllers' records) pile up by the hundred thousand. With CPython's default thresholds (700, 10, 10) the
 collector runs every few hundred allocations and, as the heap grows, a full collection at
 every quarter of growth, each walking every live object: measured at a third of a
 one-process rolling update's CPU. Reference counting frees the garbage these loops make,

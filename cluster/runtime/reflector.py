@@ -11,12 +11,12 @@ runtime, and the scenario driver) watches through one: the Ray runtime through
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any
 
 from ..api.codec import decode
 from ..api.errors import Expired
 from ..api.objects import name_of, namespace_of
-from ..api.podhead import read_head
+from ..api.podhead import PodHead, read_head
 from ..api.requests import ListResult, Watch, WatchChunk
 from .component import WatchEvent
 
@@ -56,12 +56,11 @@ class Reflector:
         known = self._known[kind]
         seen = set()
         out = []
+        heads = kind in self._heads
         for b in result.items:
-            ev = _event(kind, "", b, kind in self._heads)
-            key = ev.key
+            key, obj, head = _read(b, heads)
             seen.add(key)
-            ev.event.type = "MODIFIED" if key in known else "ADDED"
-            out.append(ev.event)
+            out.append(WatchEvent(kind, "MODIFIED" if key in known else "ADDED", obj, b, head))
         for ns, name in sorted(known - seen):
             # Gone while we were not watching: the relist is the only news of it.
             out.append(WatchEvent(kind, "DELETED", {"kind": kind, "metadata": {"namespace": ns, "name": name}}))
@@ -81,30 +80,26 @@ class Reflector:
         heads = kind in self._heads
         out = []
         for etype, data in reply.events:
-            ev = _event(kind, etype, data, heads)
+            key, obj, head = _read(data, heads)
             if etype == "DELETED":
-                known.discard(ev.key)
+                known.discard(key)
             else:
-                known.add(ev.key)
-            out.append(ev.event)
+                known.add(key)
+            out.append(WatchEvent(kind, etype, obj, data, head))
         self.rv[kind] = reply.resume
         return out
 
 
-class _Keyed(NamedTuple):
-    event: WatchEvent
-    key: tuple[str, str]
-
-
-def _event(kind: str, etype: str, data: bytes, heads: bool) -> _Keyed:
-    """The event of ``data`` and its key. With ``heads`` (pods only) it is keyed by its
-    head and decoded only when the client reads it; otherwise decoded now."""
+def _read(data: bytes, heads: bool) -> tuple[tuple[str, str], dict[str, Any] | None, PodHead | None]:
+    """(key, object, head) of an event's bytes. With ``heads`` (pods only) only the head
+    is read and the object is left for the event to decode when a client reads it;
+    otherwise the object is decoded now."""
     if heads:
         try:
             head = read_head(data)
         except ValueError:
             pass  # not the usual shape: the whole object says what it is
         else:
-            return _Keyed(WatchEvent(kind, etype, raw=data, head=head), (head.namespace, head.name))
+            return (head.namespace, head.name), None, head
     obj = decode(data)
-    return _Keyed(WatchEvent(kind, etype, obj, data), (namespace_of(obj), name_of(obj)))
+    return (namespace_of(obj), name_of(obj)), obj, None
