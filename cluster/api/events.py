@@ -7,6 +7,7 @@ Events are created through the apiserver in batches like every other write.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..clock import rfc3339
@@ -53,6 +54,49 @@ def make_event(
     }
 
 
+class EventDraft:
+    """An Event not built yet: what ``make_event`` needs, kept until a recorder's
+    ``SpamFilter`` passes it. A ReplicaSet scaling by thousands writes one
+    ``SuccessfulCreate`` or ``SuccessfulDelete`` per pod and the filter drops all but a
+    few, so building each first would cost more than the filter. Reads like the Event
+    (``draft["reason"]``), built on first read; ``built`` is the Event itself."""
+
+    __slots__ = ("obj", "reason", "message", "now", "type", "component", "_event")
+
+    def __init__(self, obj: dict[str, Any], reason: str, message: str, now: float, type: str, component: str):
+        self.obj, self.reason, self.message, self.now, self.type = obj, reason, message, now, type
+        self.component = component
+        self._event: dict[str, Any] | None = None
+
+    @property
+    def built(self) -> dict[str, Any]:
+        ev = self._event
+        if ev is None:
+            ev = self._event = make_event(
+                self.obj, self.reason, self.message, self.now, type=self.type, component=self.component
+            )
+        return ev
+
+    def spam_key(self) -> tuple[Any, ...]:
+        """``SpamFilter``'s key of the Event this becomes (no host: controllers have none)."""
+        kind, ns, name = key_of(self.obj)
+        return (self.component, "", kind, ns, name, uid_of(self.obj), KINDS.get(kind, ("v1", True))[0])
+
+    def __getitem__(self, field: str) -> Any:
+        return self.built[field]
+
+    def get(self, field: str, default: Any = None) -> Any:
+        return self.built.get(field, default)
+
+    def __repr__(self) -> str:
+        return f"EventDraft({self.reason!r}, {self.message!r})"
+
+
+def built(event: dict[str, Any] | EventDraft) -> dict[str, Any]:
+    """The Event itself, from an Event or a draft."""
+    return event.built if isinstance(event, EventDraft) else event
+
+
 def event_time(ev: dict[str, Any]) -> float:
     """The emulated time an event was recorded, at full precision."""
     return float(((ev.get("metadata") or {}).get("annotations") or {}).get("kubemu.io/time", 0.0))
@@ -90,17 +134,20 @@ class SpamFilter:
         self._buckets: dict[tuple[Any, ...], list[float]] = {}  # key -> [tokens, last refill]; insertion = recency
         self.dropped = 0
 
-    def allow(self, event: dict[str, Any], now: float) -> bool:
-        io, src = event.get("involvedObject") or {}, event.get("source") or {}
-        key = (
-            src.get("component", ""),
-            src.get("host", ""),
-            io.get("kind"),
-            io.get("namespace"),
-            io.get("name"),
-            io.get("uid"),
-            io.get("apiVersion"),
-        )
+    def allow(self, event: dict[str, Any] | EventDraft, now: float) -> bool:
+        if isinstance(event, EventDraft):
+            key = event.spam_key()
+        else:
+            io, src = event.get("involvedObject") or {}, event.get("source") or {}
+            key = (
+                src.get("component", ""),
+                src.get("host", ""),
+                io.get("kind"),
+                io.get("namespace"),
+                io.get("name"),
+                io.get("uid"),
+                io.get("apiVersion"),
+            )
         bucket = self._buckets.pop(key, None)
         if bucket is None:
             bucket = [float(self.burst), now]
@@ -116,6 +163,6 @@ class SpamFilter:
         self.dropped += 1
         return False
 
-    def passed(self, events: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
-        """``events`` less those the filter drops, in order."""
-        return [e for e in events if self.allow(e, now)]
+    def passed(self, events: Sequence[dict[str, Any] | EventDraft], now: float) -> list[dict[str, Any]]:
+        """``events`` less those the filter drops, in order; drafts come out built."""
+        return [built(e) for e in events if self.allow(e, now)]

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..api.codec import decode, encode
 from ..api.errors import NotAttempted
-from ..api.events import make_event
+from ..api.events import EventDraft
 from ..api.objects import is_terminating, labels_of, uid_of
 from .ownedpods import (  # noqa: F401 (re-exported for the two controllers)
     EXPECTATIONS_TIMEOUT,
@@ -389,7 +389,7 @@ class WorkloadController(Generic[StateT]):
         return base_pod(st.obj, self.KIND)
 
     def _event(self, st: StateT, reason: str, message: str, now: float, type: str = "Normal") -> None:
-        self._out.events.append(make_event(st.obj, reason, message, now, type=type, component=self.COMPONENT))
+        self._out.events.append(EventDraft(st.obj, reason, message, now, type, self.COMPONENT))
 
     def _arm(self, st: StateT, now: float) -> None:
         times = [

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..api.events import built
 from ..api.patches import (
     FinalizeNamespace,
     NodeConditions,
@@ -62,7 +63,7 @@ class Writes:
     hpa_status: list = field(default_factory=list)  # (ns, name, uid, status)
     finalizers: list = field(default_factory=list)  # (kind, ns, name, uid, metadata finalizer to drop)
     namespace_finalize: list = field(default_factory=list)  # (name, uid): drop spec.finalizers' kubernetes
-    events: list = field(default_factory=list)  # Event objects
+    events: list = field(default_factory=list)  # Event objects, or ``EventDraft``s of them
 
     def extend(self, other: Writes) -> None:
         for f in fields(self):
@@ -104,7 +105,7 @@ ORDER: tuple[tuple[str, Callable[[Any], Request] | None], ...] = (
     # A finalizer may be the last thing holding its object: after every other write about it.
     ("finalizers", lambda item: Patch(item[0], item[1], item[2], item[3], RemoveFinalizer(item[4]))),
     ("namespace_finalize", lambda item: Patch("Namespace", "", item[0], item[1], FinalizeNamespace())),
-    ("events", RecordEvent),
+    ("events", lambda item: RecordEvent(built(item))),  # drafts the spam filter did not build
 )
 
 

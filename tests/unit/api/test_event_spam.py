@@ -3,7 +3,7 @@ object at once, then one per 300 s, one bucket per key, an LRU of keys."""
 
 import pytest
 
-from cluster.api.events import SPAM_BURST, SpamFilter, make_event
+from cluster.api.events import SPAM_BURST, EventDraft, SpamFilter, make_event
 
 RS = {"kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default", "uid": "u1"}}
 OTHER = {"kind": "ReplicaSet", "metadata": {"name": "db", "namespace": "default", "uid": "u2"}}
@@ -74,3 +74,17 @@ def test_passed_keeps_order():
     events = [ev(), ev(obj=OTHER), ev(), ev(), ev(obj=OTHER)]
     kept = f.passed(events, 0.0)
     assert [e["involvedObject"]["name"] for e in kept] == ["web", "db", "web", "db"]
+
+
+def test_a_draft_shares_its_events_bucket_and_is_built_only_when_it_passes():
+    f = SpamFilter()
+    drafts = [
+        EventDraft(RS, "SuccessfulCreate", f"Created pod: p{i}", 0.0, "Normal", "replicaset-controller")
+        for i in range(30)
+    ]
+    assert f.allow(ev(), 0.0)  # an Event and the drafts about the same object draw on one bucket
+    out = f.passed(drafts, 0.0)
+    assert [e["message"] for e in out] == [f"Created pod: p{i}" for i in range(SPAM_BURST - 1)]
+    assert out[0] == make_event(RS, "SuccessfulCreate", "Created pod: p0", 0.0, component="replicaset-controller")
+    assert all(d._event is None for d in drafts[SPAM_BURST - 1 :])  # the dropped were never built
+    assert f.passed([EventDraft(OTHER, "SuccessfulCreate", "m", 0.0, "Normal", "replicaset-controller")], 0.0)
