@@ -216,8 +216,12 @@ def _first(ranked: list[_Ranked], count: int, now: float) -> list[_Ranked]:
     out: list[_Ranked] = []
     for prefix in sorted(groups):
         group, need = groups[prefix], count - len(out)
-        group.sort(key=_KEY_OF)
-        if len(group) > 1:
+        if _alike(group):
+            # Tied on every time fact too (pods started together, as a rollout's are): the
+            # time rules all tie, so key order decides, and only ``need`` pods are ordered.
+            group = heapq.nsmallest(need, group, key=_KEY_OF)
+        else:
+            group.sort(key=_KEY_OF)
             for r in group:
                 if r.at != now:
                     r.buckets(now)
@@ -230,6 +234,14 @@ def _first(ranked: list[_Ranked], count: int, now: float) -> list[_Ranked]:
         if len(out) >= count:
             break
     return out
+
+
+def _alike(group: list[_Ranked]) -> bool:
+    """Whether the pods of a group (tied on criteria 1-5) have one ready time, one restart
+    count and one creation time, so that criteria 6-8 tie for every pair."""
+    first = group[0]
+    facts = (first.ready_time, first.restarts, first.created)
+    return all((r.ready_time, r.restarts, r.created) == facts for r in group)
 
 
 def _time_keys(group: list[_Ranked]) -> list[tuple] | None:

@@ -232,6 +232,25 @@ def test_a_burst_picks_the_first_victims_of_the_full_order_even_with_facts_kept(
     assert set(facts) == {("default", p["metadata"]["name"]) for p in pods}
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("odd", ["restarts", "ready", "created"])
+def test_pods_started_together_are_picked_as_the_full_order_picks_them(seed, odd):
+    """Most pods share every time fact (the fast path: key order decides within a group);
+    a few differ in one fact, so their groups must still go by the time rules."""
+    rng, web = random.Random(seed), rs("web", replicas=1)
+    pods = [pod(f"p{i:03d}").owned_by(web).on(f"n{rng.randrange(6)}").ready(at=0.0).created(0.0) for i in range(60)]
+    for i in rng.sample(range(len(pods)), 4):
+        changed = {
+            "restarts": lambda p: p.restarts(1),
+            "ready": lambda p: p.ready(at=999.0),
+            "created": lambda p: p.created(900.0),
+        }
+        pods[i] = changed[odd](pods[i].copy())
+    full = _full_sort(pods, 1000.0)
+    for count in range(1, len(pods)):
+        assert names(pods_to_delete(pods, count, 1000.0, {})) == full[:count], count
+
+
 # Ready and creation times: all equal within a log2 bucket of age at 1000 s (the first two
 # sets), all different within one (the third), or both at once (the last: no strict weak order).
 _TIMES = [([0.0, 990.0], [0.0, 999.0]), ([5.0, 5.0, 999.0], [1.0]), ([10.0, 11.0, 12.0, 995.0], [2.0, 3.0])]
