@@ -128,7 +128,7 @@ class LabelSelector:
     for ``=``/``!=`` and a frozenset for ``in``/``notin``.
     """
 
-    __slots__ = ("_reqs", "_display", "_nothing")
+    __slots__ = ("_reqs", "_display", "_nothing", "_hash")
 
     def __init__(self, requirements: Iterable[_Requirement] = (), *, nothing: bool = False) -> None:
         # requirements: iterable of (opcode, key, values tuple)
@@ -136,6 +136,8 @@ class LabelSelector:
         self._display = tuple((op, key, tuple(sorted(set(vals)))) for op, key, vals in reqs)
         self._reqs = tuple((op, key, vals[0] if op in (_EQ, _NE) else frozenset(vals)) for op, key, vals in reqs)
         self._nothing = nothing
+        # Selectors key the scheduler's per-cycle tables: hashed many times, built once.
+        self._hash = hash((self._display, nothing))
 
     @classmethod
     def nothing(cls) -> LabelSelector:
@@ -223,7 +225,7 @@ class LabelSelector:
         return self._display == other._display and self._nothing == other._nothing
 
     def __hash__(self) -> int:
-        return hash((self._display, self._nothing))
+        return self._hash
 
 
 def _from_match_labels(ml: Any) -> list[_Requirement]:

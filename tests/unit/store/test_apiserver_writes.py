@@ -244,3 +244,16 @@ def test_generated_name_suffixes_are_the_draws_random_choice_makes(seed):
     want = ["".join(rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5)) for _ in range(200)]
     adm = Admission(None, seed)
     assert [adm.name_suffix() for _ in range(200)] == want
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42])
+def test_uids_are_the_version_4_uuids_of_the_seeded_draws(seed):
+    """A seeded run names its objects as before: the uid of each create is the string
+    ``uuid.UUID`` makes of the same 128-bit draw, version and variant bits set."""
+    import uuid
+
+    admission, draws = Admission(None, seed=seed), random.Random(seed)
+    for _ in range(2000):
+        want = uuid.UUID(int=draws.getrandbits(128), version=4)
+        got = admission.new_uid()
+        assert got == str(want) and uuid.UUID(got).version == 4 and uuid.UUID(got).variant == uuid.RFC_4122
