@@ -105,6 +105,7 @@ from .admission import BUILTIN_NAMESPACES, Admission
 from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
 from .eviction import charge_budget, mark_disruption_target
 from .pages import OpenLists
+from .plaindelete import delete_plain_pod
 from .store import DEFAULT_WINDOW, Store
 from .workloaddefaults import default_object, has_generation, next_generation
 
@@ -376,6 +377,8 @@ class APIServer:
                 f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {detail}',
                 (Cause("FieldValueNotSupported", detail, "propagationPolicy"),),
             )
+        if kind == "Pod" and grace == 0 and not propagation and delete_plain_pod(self.store, ns, name, uid):
+            return True  # a stopped pod's final delete, without decoding it (``plaindelete``)
         obj = self._get(kind, ns, name)
         if uid:
             _check_uid(obj, uid, deleting=True)

@@ -94,6 +94,9 @@ class _KindLog:
         self.latest[key] = self.base + len(self.events)
 
 
+_RV_KEY = codec.encode("resourceVersion")
+
+
 class Store:
     def __init__(self, window: int = DEFAULT_WINDOW, start_rv: int = 0, journal=None):
         self.rv = start_rv
@@ -219,6 +222,29 @@ class Store:
             # Recovery needs only the key of a removal, so the log keeps no bytes for it.
             self.journal.record_remove(kind, self.rv, ns, name)
         return self.rv
+
+    def raw(self, kind: str, ns: str, name: str) -> bytes | None:
+        """The object's stored bytes (never change them), or None."""
+        hit = self._objects.get(kind, {}).get((ns, name))
+        return hit[0] if hit else None
+
+    def remove_as_stored(self, kind: str, ns: str, name: str, stored_rv: str) -> bool:
+        """``remove`` with the stored object as the final copy, its DELETED event's bytes made
+        by patching the new resourceVersion over ``stored_rv`` (the object's, as stored): the
+        bytes decoding, setting it and encoding would give. False, and nothing removed, when
+        the field's bytes do not occur exactly once (the caller then removes the general way)."""
+        stored, node = self._objects[kind][(ns, name)]
+        old = _RV_KEY + codec.encode(stored_rv)
+        if stored.count(old) != 1:
+            return False
+        self.rv += 1
+        del self._objects[kind][(ns, name)]
+        self._peeked.pop((kind, ns, name), None)
+        data = stored.replace(old, _RV_KEY + codec.encode(str(self.rv)))
+        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name))
+        if self.journal is not None:
+            self.journal.record_remove(kind, self.rv, ns, name)
+        return True
 
     # -- durability (the durable log in ``wal.py`` reads and restores these) ----------------
     def snapshot_state(self) -> tuple[int, dict[str, dict[tuple[str, str], bytes]]]:

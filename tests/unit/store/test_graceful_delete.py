@@ -3,8 +3,10 @@
 import pytest
 from store_builders import make_pod
 
+from cluster.api import codec
 from cluster.api.errors import Conflict, NotFound
-from cluster.api.requests import UpdateStatus
+from cluster.api.patches import Apply
+from cluster.api.requests import Patch, UpdateStatus
 from cluster.clock import rfc3339
 
 
@@ -96,3 +98,54 @@ def test_uid_precondition_and_missing_object(api):
         api.delete("Pod", "default", "p", "not-the-uid", 0, now=1)
     with pytest.raises(NotFound):
         api.delete("Pod", "default", "nope", None, 0, now=1)
+
+
+def _final_delete(fast: bool, shape: str, monkeypatch):
+    """A pod in ``shape`` deleted with grace 0 by a kubelet: (outcomes, the pod's watch
+    events from before the delete, the store's objects after), with the plain-pod path
+    (``plaindelete``) on or off."""
+    from cluster.api.requests import Delete
+    from cluster.store import apiserver as apiserver_module
+    from cluster.store.apiserver import APIServer
+
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(apiserver_module, "delete_plain_pod", lambda *a: False)
+        api = APIServer()
+        pod = make_pod(node="n1")
+        if shape == "finalizer":
+            pod["metadata"]["finalizers"] = ["example.com/hold"]
+        created = api.create(pod, now=0)
+        if shape != "running":
+            api.delete("Pod", "default", "p", None, 30, now=2)
+        if shape == "annotated rv":  # the field's bytes twice (this write's rv): the patch must not guess
+            same = {"metadata": {"annotations": {"resourceVersion": str(api.store.rv + 1)}}}
+            api.write([Patch("Pod", "default", "p", "", Apply(same))], 2)
+        patched: list = []
+        real = api.store.remove_as_stored
+        api.store.remove_as_stored = lambda *a: patched.append(real(*a)) or patched[-1]
+        uid = "another" if shape == "uid mismatch" else created["metadata"]["uid"]
+        rv = api.store.rv
+        outcomes = api.write([Delete("Pod", "default", "p", uid, 0)], 3)
+        events, _ = api.store.events_since("Pod", rv)
+        return [type(o).__name__ for o in outcomes], events, api.store.snapshot_state(), patched
+
+
+@pytest.mark.parametrize("shape", ["terminating", "running", "finalizer", "annotated rv", "uid mismatch"])
+def test_a_final_delete_settled_from_the_bytes_is_the_general_one(shape, monkeypatch):
+    fast, general = _final_delete(True, shape, monkeypatch), _final_delete(False, shape, monkeypatch)
+    assert fast[:3] == general[:3]
+    outcomes, events, _, patched = fast
+    # Patched only where the pod is plain, and given up where the field's bytes repeat.
+    assert patched == {"terminating": [True], "running": [True], "annotated rv": [False]}.get(shape, [])
+    if shape in ("terminating", "running", "annotated rv"):
+        assert outcomes == ["NoneType"] and [t for t, _ in events] == ["DELETED"]
+        assert codec.decode(events[0][1])["metadata"]["resourceVersion"] == str(api_rv_of(fast))
+    elif shape == "finalizer":  # kept, marked with grace 0
+        assert outcomes == ["NoneType"] and [t for t, _ in events] == ["MODIFIED"]
+    else:
+        assert outcomes == ["Conflict"] and events == []
+
+
+def api_rv_of(result) -> int:
+    return result[2][0]
