@@ -284,7 +284,7 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
                 return
             del self._nodes[name]
         else:
-            self._nodes[name] = node
+            node = self._nodes[name] = _placement_node(node)
             if old is not None and _placement_view(old) == _placement_view(node):
                 return  # a status change (heartbeat, conditions) moves no daemon pod
         for ds in self._owners.values():
@@ -491,6 +491,18 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
 def _pkey(pod: dict) -> PodKey:
     m = pod["metadata"]
     return m["namespace"], m["name"]
+
+
+def _placement_node(node: dict) -> dict:
+    """The node as placement reads it (name, labels, taints), which is what the controller
+    keeps of each node: the whole decoded node is about ten times as large, and a cluster
+    keeps every node here whether or not it runs DaemonSets."""
+    m = node.get("metadata") or {}
+    return {
+        "kind": "Node",
+        "metadata": {"name": m.get("name", ""), "labels": m.get("labels") or {}},
+        "spec": {"taints": (node.get("spec") or {}).get("taints")},
+    }
 
 
 def _placement_view(node: dict) -> tuple:

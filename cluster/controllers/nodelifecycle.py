@@ -158,13 +158,26 @@ def lease_renew_time(lease: dict) -> float | None:
 # ---- the controller --------------------------------------------------------------------
 
 
+def health_view(node: dict) -> dict:
+    """What the controller reads of a node (its name, uid, version and creation time, its
+    taints and conditions), kept per node in place of the whole decoded node, which is
+    several times as large (addresses, capacity, nodeInfo, images)."""
+    m = node.get("metadata") or {}
+    return {
+        "kind": "Node",
+        "metadata": {k: m[k] for k in ("name", "uid", "resourceVersion", "creationTimestamp") if k in m},
+        "spec": {"taints": (node.get("spec") or {}).get("taints")},
+        "status": {"conditions": (node.get("status") or {}).get("conditions")},
+    }
+
+
 class _Health:
     """What the controller knows about one node (upstream's nodeHealthData)."""
 
     __slots__ = ("node", "probe", "heartbeat", "has_ready", "sent_rv", "retry_at", "deadline_timer", "retry_timer")
 
     def __init__(self, node: dict, now: float):
-        self.node = node
+        self.node = health_view(node)
         self.probe = now
         ready = condition(node, "Ready")
         self.has_ready = ready is not None
@@ -187,7 +200,7 @@ class _Health:
         heartbeat = ready.get("lastHeartbeatTime") if ready else None
         if (ready is not None) != self.has_ready or heartbeat != self.heartbeat:
             self.probe = now
-        self.node, self.has_ready, self.heartbeat = node, ready is not None, heartbeat
+        self.node, self.has_ready, self.heartbeat = health_view(node), ready is not None, heartbeat
         if (node.get("metadata") or {}).get("resourceVersion") != self.sent_rv:
             self.retry_at = 0.0  # the node moved on: judge the new version, no retry needed
 

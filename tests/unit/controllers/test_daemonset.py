@@ -430,3 +430,15 @@ def test_converges_against_the_apiserver():
     loop.api.delete("DaemonSet", "default", "agent", None, None, loop.now)
     loop.pump()  # nothing more: the pods are the garbage collector's (test_garbagecollector.py)
     assert len(loop.pods()) == 2
+
+
+def test_only_a_nodes_name_labels_and_taints_are_kept():
+    """Every node is kept whether or not DaemonSets run (they place pods by these three)."""
+    worker = node("w1").labels(role="worker").taint("maintenance").status(nodeInfo={"kubeletVersion": "v1.31.0"})
+    f = fresh(worker, ds("agent").pod_spec(nodeSelector={"role": "worker"}))
+    assert f.ctrl._nodes["w1"] == {
+        "kind": "Node",
+        "metadata": {"name": "w1", "labels": {"role": "worker"}},
+        "spec": {"taints": worker["spec"]["taints"]},
+    }
+    assert not settle(f)  # placed by what is kept: the taint is not tolerated

@@ -383,3 +383,25 @@ def test_patch_node_conditions_conflicts_on_a_newer_heartbeat_and_writes_nothing
     assert isinstance(err, Conflict) and (err.code, err.reason) == (409, "Conflict")
     assert "condition Ready has a newer heartbeat" in err.message
     assert api.store.rv == rv
+
+
+def test_a_whole_node_gives_the_same_pass_and_only_what_it_reads_is_kept():
+    whole = node()
+    whole["metadata"].update(labels={"kubernetes.io/hostname": "n1"}, annotations={"a": "b"})
+    whole["status"].update(
+        capacity={"cpu": "4"},
+        allocatable={"cpu": "4"},
+        addresses=[{"type": "Hostname", "address": "n1"}],
+        nodeInfo={"kubeletVersion": "v1.31.0"},
+        images=[{"names": ["pause"], "sizeBytes": 1}],
+    )
+    c = NodeLifecycleController()
+    _feed(c, [(0, "Node", "ADDED", whole)])
+    assert summary(c.sync(40)) == GONE_QUIET
+    kept = c._health["n1"].node
+    assert kept == {
+        "kind": "Node",
+        "metadata": {k: whole["metadata"][k] for k in ("name", "uid", "resourceVersion", "creationTimestamp")},
+        "spec": {"taints": whole["spec"]["taints"]},
+        "status": {"conditions": whole["status"]["conditions"]},
+    }
