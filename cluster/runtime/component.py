@@ -56,9 +56,15 @@ class WatchEvent:
     ``obj`` is decoded from ``raw`` on first read, so an event a client judges by its
     ``head`` alone (``cluster/api/podhead.py``; pods only) never builds the dict. Unpacks
     as the tuple (kind, type, obj, raw), which reads ``obj``.
+
+    ``listed``: the event comes from a list (a relist after a lost connection or an
+    apiserver restart), not from a watch. A relist knows keys, not uids, so an object
+    deleted and re-created under the same name meanwhile comes as a MODIFIED of the new
+    uid: a client that keeps objects by uid must drop the old one itself, as upstream's
+    handlers do when an update's old and new uids differ.
     """
 
-    __slots__ = ("kind", "type", "raw", "_obj", "_head")
+    __slots__ = ("kind", "type", "raw", "_obj", "_head", "listed")
 
     def __init__(
         self,
@@ -67,10 +73,12 @@ class WatchEvent:
         obj: dict[str, Any] | None = None,
         raw: bytes | None = None,
         head: PodHead | None = None,
+        listed: bool = False,
     ):
         if obj is None and raw is None:
             raise ValueError("WatchEvent: needs the object or its bytes")
         self.kind, self.type, self._obj, self.raw, self._head = kind, type, obj, raw, head
+        self.listed = listed
 
     @property
     def obj(self) -> dict[str, Any]:

@@ -60,10 +60,12 @@ class Reflector:
         for b in result.items:
             key, obj, head = _read(b, heads)
             seen.add(key)
-            out.append(WatchEvent(kind, "MODIFIED" if key in known else "ADDED", obj, b, head))
+            out.append(WatchEvent(kind, "MODIFIED" if key in known else "ADDED", obj, b, head, listed=True))
         for ns, name in sorted(known - seen):
             # Gone while we were not watching: the relist is the only news of it.
-            out.append(WatchEvent(kind, "DELETED", {"kind": kind, "metadata": {"namespace": ns, "name": name}}))
+            out.append(
+                WatchEvent(kind, "DELETED", {"kind": kind, "metadata": {"namespace": ns, "name": name}}, listed=True)
+            )
         self._known[kind] = seen
         if kind in self._listed:
             self.relists += 1

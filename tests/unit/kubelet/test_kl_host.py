@@ -1,7 +1,9 @@
 import tracemalloc
 
+from cluster.api.codec import encode
 from cluster.kubelet import NodeHost
 from cluster.kubelet.outbox import Outbox
+from cluster.runtime.component import WatchEvent
 
 GI, MI = 2**30, 2**20
 
@@ -212,3 +214,18 @@ def test_a_pod_a_relist_reports_deleted_by_key_is_released(driver, config, pod):
     a, b = d.host.kubelet("a"), d.host.kubelet("b")
     assert b.pods() == {} and b.requested() == {"pods": 0}
     assert a.pods() == {pa["metadata"]["uid"]: "Running"}
+
+
+def test_a_pod_a_relist_shows_recreated_under_its_name_replaces_the_old_one(driver, config, pod):
+    d = driver(config("a"))
+    old = pod("web-0", node="a", cpu="2")
+    d.feed([("ADDED", old)], 0.0)
+    d.flush()
+    # Deleted and created again under the same name while the host was not watching: the
+    # relist knows the key, so it reports a MODIFIED of the new uid.
+    new = pod("web-0", node="a", cpu="1", uid="uid-web-0-again")
+    d.host.on_watch([WatchEvent("Pod", "MODIFIED", raw=encode(new), listed=True)], d.now)
+    d.flush()
+    a = d.host.kubelet("a")
+    assert a.pods() == {"uid-web-0-again": "Running"}
+    assert a.requested()["cpu"] == 1000  # the old pod's 2 CPUs are released

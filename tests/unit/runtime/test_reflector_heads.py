@@ -63,3 +63,5 @@ def test_list_watch_and_relist_report_the_same_events_either_way(heads):
     assert seen(watched) == [("MODIFIED", "b", "n1"), ("DELETED", "a", "")]
     assert seen(relisted) == [("MODIFIED", "b", "n1"), ("ADDED", "c", "")]
     assert all(e.raw is not None for e in listed + watched + relisted)
+    # Only a list's events say so: a client checks them for uids replaced under a key.
+    assert [e.listed for e in listed + watched + relisted] == [True, True, False, False, True, True]

@@ -126,3 +126,23 @@ def test_a_pending_pod_a_relist_reports_deleted_by_key_leaves_the_queue():
     assert c.scheduler.pending_count() == 1
     c.reconcile(Batch(2.0, [key_only_deleted("big"), key_only_deleted("never-seen")]))
     assert c.scheduler.pending_count() == 0
+
+
+def test_a_placed_pod_a_relist_shows_recreated_under_its_name_is_replaced():
+    c = SchedulerComponent(seed=1)
+    node, a = make_node("n1", cpu="2"), make_pod("a").req(cpu="2").node("n1")
+    c.reconcile(Batch(1.0, added(node, a)))
+    # Deleted and created again (a new uid, not placed yet) while the scheduler was not
+    # watching: the relist knows the key, so it reports a MODIFIED of the new uid.
+    again = make_pod("a", uid="uid-a-again").req(cpu="2")
+    out = c.reconcile(Batch(2.0, [WatchEvent("Pod", "MODIFIED", again, listed=True)]))
+    assert c.scheduler.cache.pod_info("uid-default-a") is None  # its 2 CPUs are free again
+    assert [w for w in out.writes if isinstance(w, Bind)] == [Bind("default", "a", "uid-a-again", "n1")]
+
+
+def test_a_relist_that_shows_the_same_pods_changes_nothing():
+    c = SchedulerComponent(seed=1)
+    node, a = make_node("n1", cpu="2"), make_pod("a").req(cpu="2").node("n1")
+    c.reconcile(Batch(1.0, added(node, a)))
+    out = c.reconcile(Batch(2.0, [WatchEvent("Pod", "MODIFIED", a, listed=True)]))
+    assert c.scheduler.cache.pod_info("uid-default-a") is not None and not out.writes

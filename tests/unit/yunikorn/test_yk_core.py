@@ -212,3 +212,25 @@ def test_a_deleted_node_drops_the_reservations_on_it():
     assert c.yk.allocs["uid-big"].reserved_node == "n1"
     run(c, 6.0, ev(node("n1", "2"), "DELETED"))
     assert c.yk.allocs["uid-big"].reserved_node == "" and not c.yk.reserved
+
+
+def _placed(name: str, node_name: str, cpu: str, **kw) -> dict:
+    p = pod(name, cpu, **kw)
+    p["spec"]["nodeName"] = node_name
+    p["status"]["phase"] = "Running"
+    return p
+
+
+@pytest.mark.parametrize("scheduler", ["yunikorn", "default-scheduler"])
+def test_a_pod_a_relist_reports_gone_or_recreated_frees_its_node(scheduler):
+    """A relist knows keys, not uids: a pod deleted while nobody watched comes by key only,
+    one re-created under its name as a MODIFIED of the new uid; both free the old one's room."""
+    queue = "root.a" if scheduler == "yunikorn" else None
+    c = started(node("n1", "2"), _placed("a", "n1", "2", queue=queue, schedulerName=scheduler))
+    assert not binds(run(c, 1.0, ev(pod("b", "2"))))  # no room while a holds n1
+    gone = WatchEvent("Pod", "DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": "a"}}, listed=True)
+    assert binds(run(c, 2.0, gone)) == {"b": "n1"}
+    # b again, deleted and re-created (a new uid, pending) while nobody watched.
+    again = dict(pod("b", "2"), metadata={**pod("b", "2")["metadata"], "uid": "uid-b-again"})
+    r = run(c, 3.0, WatchEvent("Pod", "MODIFIED", again, listed=True))
+    assert "uid-b" not in c.yk.allocs and binds(r) == {"b": "n1"}
