@@ -105,12 +105,12 @@ def _final_delete(fast: bool, shape: str, monkeypatch):
     events from before the delete, the store's objects after), with the plain-pod path
     (``plaindelete``) on or off."""
     from cluster.api.requests import Delete
-    from cluster.store import apiserver as apiserver_module
+    from cluster.store import deletion as deletion_module
     from cluster.store.apiserver import APIServer
 
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(apiserver_module, "delete_plain_pod", lambda *a: False)
+            m.setattr(deletion_module, "delete_plain_pod", lambda *a: False)
         api = APIServer()
         pod = make_pod(node="n1")
         if shape == "finalizer":
