@@ -101,9 +101,12 @@ class _Rows:
         return self.rows[: self.n].copy()  # a copy: later cycles change the buffer
 
     def per_node(self, num_nodes: int) -> np.ndarray:
+        """Pods per node row, as a view for reading within one cycle (the buffer changes as
+        pods come and go), or a padded copy while the buffer is shorter than the rows."""
+        if len(self.counts) >= num_nodes:
+            return self.counts[:num_nodes]
         out = np.zeros(num_nodes, dtype=np.int64)
-        k = min(num_nodes, len(self.counts))
-        out[:k] = self.counts[:k]
+        out[: len(self.counts)] = self.counts
         return out
 
 

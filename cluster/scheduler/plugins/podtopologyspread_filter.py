@@ -159,13 +159,16 @@ class Matched:
         """Matching pods on each node row."""
         return self.data if self.per_node else np.bincount(self.data, minlength=num_nodes)[:num_nodes]
 
-    def in_domains(self, ids: np.ndarray, eligible: np.ndarray, num_domains: int) -> np.ndarray:
-        """Matching pods per domain over eligible nodes, plus a trailing 0 (for id -1).
-        Eligible nodes all carry the key, so no id read here is -1."""
+    def in_domains(self, ids: np.ndarray, eligible: np.ndarray | None, num_domains: int) -> np.ndarray:
+        """Matching pods per domain over eligible nodes (None: every node is), plus a
+        trailing 0 (for id -1). Eligible nodes all carry the key, so no id read here is -1."""
         if self.per_node:
-            counts = np.bincount(ids[eligible], weights=self.data[eligible], minlength=num_domains + 1)
+            if eligible is None:
+                counts = np.bincount(ids, weights=self.data, minlength=num_domains + 1)
+            else:
+                counts = np.bincount(ids[eligible], weights=self.data[eligible], minlength=num_domains + 1)
             return counts.astype(np.int64)
-        rows = self.data[eligible[self.data]]
+        rows = self.data if eligible is None else self.data[eligible[self.data]]
         return np.bincount(ids[rows], minlength=num_domains + 1)
 
 
@@ -313,17 +316,23 @@ class NodeEligibility:
         if c.honor_taints:
             tnt_sig = repr(spec.get("tolerations") or ())
         sig = (keys, aff_sig, tnt_sig)
-        mask, _ = self.with_keys(snap, keys)
+        mask, every = self.with_keys(snap, keys)
         hit = self._memo.get(("eligible", sig))
         if hit is None:
             if aff_sig is not None:
                 mask = mask & self._affinity(snap, spec, aff_sig)
+                every = bool(mask.all())
             if tnt_sig is not None:
                 taints = self._taints(snap, spec.get("tolerations") or (), tnt_sig)
                 if taints is not None:
                     mask = mask & taints
-            hit = self._memo[("eligible", sig)] = mask
-        return hit, sig
+                    every = bool(mask.all())
+            hit = self._memo[("eligible", sig)] = (mask, every)
+        return hit[0], sig
+
+    def covers_all(self, sig: tuple) -> bool:
+        """Whether the mask ``eligible`` gave for ``sig`` (this epoch) admits every node."""
+        return bool(self._memo[("eligible", sig)][1])
 
     def domains(self, snap: Snapshot, key: str, sig: tuple, eligible: np.ndarray) -> tuple[np.ndarray, int]:
         """(domains of ``key`` holding an eligible node, how many), for mask ``sig``."""

@@ -63,30 +63,38 @@ def _scores(
     everywhere: bool,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``soft_scores``; ``everywhere``: every node carries every key, so no candidate is
-    ignored and every term counts, and the masks drop out (the float operations are the
-    same either way, in the same order, so the scores are too)."""
-    cand_ids = [snap.topology(c.topology_key).ids[candidates] for c in soft]
+    ignored and every term counts, and the masks drop out, as they do for a constraint
+    whose eligible nodes are every node (the float operations are the same either way, in
+    the same order, so the scores are too)."""
+    # The hostname term reads the candidates' own counts: its ids only say who lacks the key.
+    cand_ids = [
+        None if everywhere and c.topology_key == HOSTNAME_KEY else snap.topology(c.topology_key).ids[candidates]
+        for c in soft
+    ]
     ignored = kept = None
     if not everywhere:
         ignored = np.zeros(len(candidates), dtype=bool)
         if require_all:
             for ids in cand_ids:
-                ignored |= ids < 0
+                if ids is not None:  # always, here: only ``everywhere`` skips the hostname's
+                    ignored |= ids < 0
         kept = ~ignored
     total: np.ndarray | None = None
     for c, ids in zip(soft, cand_ids):
         matched = match(snap, pod.namespace, c.selector, memo)
-        has = None if everywhere else ids >= 0
+        has = None if everywhere or ids is None else ids >= 0
         if c.topology_key == HOSTNAME_KEY:
             # Per node, without inclusion policies: the candidates passed the filters.
             size = len(candidates) if kept is None else int(np.count_nonzero(kept))
             cnt = matched.on_nodes(snap.num_nodes)[candidates]
         else:
+            assert ids is not None  # read for every key but the hostname
             topo = snap.topology(c.topology_key)
             size = _num_domains(topo, ids, kept, has)
             keys = tuple(dict.fromkeys(x.topology_key for x in soft)) if require_all else (c.topology_key,)
-            eligible, _ = eligibility.eligible(snap, pod.pod, c, keys)
-            cnt = matched.in_domains(topo.ids, eligible, topo.num_domains)[ids]  # id -1 reads the trailing 0
+            eligible, sig = eligibility.eligible(snap, pod.pod, c, keys)
+            every = eligibility.covers_all(sig)
+            cnt = matched.in_domains(topo.ids, None if every else eligible, topo.num_domains)[ids]  # -1: the trailing 0
         term = cnt * math.log(size + 2) + (c.max_skew - 1)
         if has is not None:
             term = np.where(has, term, 0.0)

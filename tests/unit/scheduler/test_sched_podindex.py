@@ -167,3 +167,13 @@ def test_both_forms_count_the_same_domains():
         assert (
             by_rows.in_domains(ids, eligible, domains).tolist() == by_node.in_domains(ids, eligible, domains).tolist()
         )
+
+
+def test_counts_per_node_cover_every_row_while_the_counted_rows_are_fewer():
+    """Counts are kept for the rows pods sit on; the nodes past them read 0."""
+    nodes = [make_node(f"n{i:03d}") for i in range(100)]
+    pods = [make_pod(f"p{i}").label("app", "web").node(f"n{i % 10:03d}") for i in range(120)]
+    c = cache_with(nodes, pods)
+    counts, per_node = c.snapshot().pods.matching("default", LabelSelector.parse("app=web"), c.num_nodes)
+    assert per_node and len(counts) == 100
+    assert counts[:10].tolist() == [12] * 10 and not counts[10:].any()

@@ -838,3 +838,20 @@ def test_where_every_node_has_every_key_the_unmasked_scores_are_the_masked_ones(
     score.normalize_spread(b, ignored)
     assert a.tolist() == b.tolist()
     assert score.soft_scores(snap, pinfo, soft_ones, cand, require_all, pl.eligibility, {})[1] is None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_counting_over_every_node_without_a_mask_gives_the_masked_counts(seed):
+    """Where a constraint's eligible nodes are every node, the domain counts skip the mask:
+    the same counts, for a workload counted per node and one counted by its pods' rows."""
+    from cluster.scheduler.plugins.podtopologyspread_filter import Matched
+
+    rng = np.random.default_rng(seed)
+    n, domains = int(rng.integers(1, 50)), int(rng.integers(1, 6))
+    ids = rng.integers(0, domains, n)
+    every = np.ones(n, dtype=bool)
+    per_node = Matched(rng.integers(0, 5, n).astype(np.int64), True)
+    rows = Matched(rng.integers(0, n, int(rng.integers(0, 30))).astype(np.intp), False)
+    for m in (per_node, rows):
+        masked, unmasked = m.in_domains(ids, every, domains), m.in_domains(ids, None, domains)
+        assert masked.dtype == unmasked.dtype and masked.tolist() == unmasked.tolist()
