@@ -213,12 +213,6 @@ class ControllerManager:
             # The parked copy is the record every keeper got (its bytes are kept anyway);
             # the next record of the pod takes its key, so one tuple serves every table.
             prior = latest.get(pod_key(obj)) if latest is not None else None
-            if isinstance(prior, PodRecord) and event_type != "DELETED" and self._records.refresh(prior, obj, raw):
-                # Nothing a keeper reads changed: each holds this very record, bytes now new.
-                for deliver, takes_record in self._pod_routes:
-                    if not takes_record:
-                        deliver("Pod", event_type, obj, now)
-                return
             rec = self._records.make(obj, raw, prior.key if isinstance(prior, PodRecord) else None)
             if latest is not None:
                 if event_type == "DELETED":

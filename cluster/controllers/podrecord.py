@@ -9,12 +9,8 @@ DefaultTolerationSeconds tolerations) and the bytes, decoded only when a whole p
 needed again: when pod GC or the taint manager writes about the pod (its uid, its status
 as last seen, a condition, an Event naming it). Writes are rare next to events.
 
-One record is handed to every controller that keeps records, so none may change it; only
-``PodRecords.refresh`` does, taking in the bytes of a later version of the pod whose
-fields the record holds are all the same: every holder wants the latest bytes, and the
-manager then need not hand the event over (a pod's status writes and its binding's echo
-are most events, and change none of those fields but the node). ``pod()`` returns a
-fresh dict each call.
+A record is read-only once built: one record is handed to every controller that keeps
+records, so none may change it. ``pod()`` returns a fresh dict each call.
 
 Who calls it: ``manager.ControllerManager`` builds one record per pod watch event (from
 the event's object and its ``raw`` bytes), hands it to each controller with an
@@ -106,23 +102,6 @@ class PodRecords:
             self._shared(spec.get("tolerations")),
             encode(pod) if raw is None else raw,
         )
-
-    def refresh(self, rec: PodRecord, pod: dict[str, Any], raw: bytes | None) -> bool:
-        """Take ``pod``'s bytes into ``rec`` (the record of an earlier version of it) when
-        every field the record holds is the same for ``pod``; whether it did."""
-        spec = pod.get("spec") or {}
-        status = pod.get("status") or {}
-        phase = status.get("phase") or ""
-        if (
-            rec.node != (spec.get("nodeName") or "")
-            or rec.phase != phase
-            or rec.terminating != bool((pod.get("metadata") or {}).get("deletionTimestamp"))
-            or rec.evicted != (phase == "Failed" and status.get("reason") == "Evicted")
-            or rec.tolerations != spec.get("tolerations")
-        ):
-            return False  # (creationTimestamp never changes: ``created`` stays right)
-        rec.raw = encode(pod) if raw is None else raw
-        return True
 
     def _created(self, stamp: Any) -> float:
         if not isinstance(stamp, str):

@@ -191,37 +191,6 @@ def test_one_record_per_pod_event_for_every_keeper_and_the_parked_copy_is_that_r
     assert parker.released == [pod("x", phase="Succeeded")] and m._latest is None
 
 
-@pytest.mark.parametrize(
-    "change,refreshed",
-    [
-        ({"podIP": "10.0.0.9"}, True),  # a status write: nothing a record holds
-        ({"node_name": "n2"}, False),
-        ({"phase": "Failed"}, False),
-        ({"phase": "Failed", "reason": "Evicted"}, False),
-        ({"terminating": True}, False),
-        ({"tolerations": DEFAULTS[:1]}, False),
-    ],
-)
-def test_a_version_that_changes_nothing_a_record_holds_refreshes_its_bytes_in_place(change, refreshed):
-    keeper, parker = _Keeper(), _Parker()
-    m = ControllerManager([keeper, parker])
-    m.on_events([_ev("ADDED", pod("x", tolerations=DEFAULTS))], 1.0)
-    (_, first), later = keeper.records[0], _ev("MODIFIED", pod("x", **{"tolerations": DEFAULTS, **change}))
-    m.on_events([later], 2.0)
-    assert (len(keeper.records) == 1) is refreshed  # refreshed: the keepers are not told again
-    kept = m._latest[("default", "x")]
-    assert kept.raw is later.raw and (kept is first) is refreshed
-    assert decode(kept.raw) == later.obj
-
-
-def test_a_failed_pod_marked_evicted_is_a_new_record():
-    keeper, parker = _Keeper(), _Parker()
-    m = ControllerManager([keeper, parker])
-    m.on_events([_ev("ADDED", pod("x", phase="Failed"))], 1.0)
-    m.on_events([_ev("MODIFIED", pod("x", phase="Failed", reason="Evicted"))], 2.0)
-    assert [r.evicted for _, r in keeper.records] == [False, True]
-
-
 def test_pods_before_the_first_hpa_are_parked_then_counted_as_if_seen_after_it():
     pods = [target(replicas=2), worker("web-a", "1250m"), worker("web-b", "1250m")]
     late = HorizontalPodAutoscalerController()
