@@ -8,12 +8,20 @@ rollout complete (every replica updated and available, the old ReplicaSet at 0 a
 pods gone). The figures: emulated and wall seconds of the first rollout and of the update,
 and new pods per wall second, to compare with ``bench schedule``'s rate (the goal: at least
 half of it, so that the controllers are never the bottleneck).
+
+``--against-schedule N`` makes that comparison itself (``against_schedule``): N rounds of
+the rollout through the actors and ``bench schedule`` with as many nodes and pods, the
+order swapped every round, each round's ratio of the two rates, and their median. On a
+shared machine the same bench varies by a third from one minute to the next, so only
+rounds taken side by side, and many of them, say where the ratio stands.
 """
 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
+from collections.abc import Callable
 
 from actors.harness.workloads import bench_pod, bench_pools
 from cluster.api.requests import Create, Update
@@ -170,4 +178,34 @@ async def _through_actors(nodes: int, replicas: int, log) -> dict:
         "createPodsPerSecond": round(replicas / created, 1) if created > 0 else None,
         "seconds": round(rolled, 3),
         "newPodsPerSecond": rate,
+    }
+
+
+def against_schedule(rounds: int, run_rollout: Callable[[], dict], run_schedule: Callable[[], dict], log) -> dict:
+    """``rounds`` rounds of ``run_rollout`` (``rollout`` through the actors) and
+    ``run_schedule`` (``bench schedule`` of as many pods on as many nodes), the rollout
+    first in odd rounds and second in even ones, so that neither always runs on the
+    machine the other left; each round's ratio of new pods/s to scheduled pods/s."""
+    if rounds < 1:
+        raise ValueError(f"--against-schedule: {rounds} must be at least 1")
+    out, complete = [], True
+    for i in range(rounds):
+        if i % 2 == 0:
+            roll, sched = run_rollout(), run_schedule()
+        else:
+            sched, roll = run_schedule(), run_rollout()
+        complete = complete and bool(roll.get("complete")) and bool(sched.get("complete"))
+        new, base = roll.get("newPodsPerSecond"), sched.get("podsPerSecond")
+        ratio = round(new / base, 3) if new and base else None
+        out.append({"newPodsPerSecond": new, "schedulePodsPerSecond": base, "ratio": ratio})
+        log(f"round {i + 1}/{rounds}: rollout {new} new pods/s, schedule {base} pods/s, ratio {ratio}")
+    ratios = [r["ratio"] for r in out if r["ratio"] is not None]
+    median = round(statistics.median(ratios), 3) if ratios else None
+    return {
+        "benchmark": "rollout",
+        "runtime": "ray",
+        "complete": complete,
+        "rounds": out,
+        "medianRatio": median,
+        "roundsAtOrAboveHalf": sum(1 for r in ratios if r >= 0.5),
     }

@@ -96,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--runtime", choices=["local", "ray"], help="rollout: local (default: in one process) or ray (the actors)"
     )
+    bench.add_argument(
+        "--against-schedule",
+        type=int,
+        metavar="N",
+        help="rollout: N rounds of the rollout through the actors and bench schedule of as many pods, "
+        "alternating, with each round's ratio of their rates and the median",
+    )
     bench.add_argument("--nodes-per-host", type=int, default=None, help="default: 0 (automatic); chaos: 50")
     bench.add_argument(
         "--workload",
@@ -212,6 +219,27 @@ def _serve(args, scenario: Scenario | None = None, keep_serving: bool = True) ->
     return 0, report
 
 
+def _rollout_against_schedule(args) -> dict:
+    """``bench rollout --against-schedule N`` (``benchrollout.against_schedule``)."""
+    from actors.harness.bench import run_bench
+    from actors.harness.benchrollout import against_schedule, rollout
+
+    if args.runtime == "local":
+        raise ValueError("--against-schedule: needs --runtime ray (bench schedule runs through the actors)")
+    if args.against_schedule < 1:
+        raise ValueError(f"--against-schedule: {args.against_schedule} must be at least 1")
+
+    def log(s: str) -> None:
+        print(s, file=sys.stderr)
+
+    return against_schedule(
+        args.against_schedule,
+        lambda: rollout(args.nodes, args.replicas, log, "ray"),
+        lambda: run_bench("schedule", args.nodes, args.replicas, log=log),
+        log,
+    )
+
+
 def _chaos_options(args) -> dict:
     from cluster.scenario.chaos import COMPONENTS
 
@@ -276,8 +304,11 @@ def main(argv: list[str] | None = None) -> int:
         from actors.harness.benchrollout import rollout
 
         try:
-            runtime = args.runtime or "local"
-            result = rollout(args.nodes, args.replicas, lambda s: print(s, file=sys.stderr), runtime)
+            if args.against_schedule is not None:
+                result = _rollout_against_schedule(args)
+            else:
+                runtime = args.runtime or "local"
+                result = rollout(args.nodes, args.replicas, lambda s: print(s, file=sys.stderr), runtime)
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2

@@ -29,6 +29,12 @@ from actors.harness.workloads import FILL_PER_NODE, GROUP, bench_pod, bench_pool
         (["bench", "chaos", "--time-scale", "-1"], "--time-scale: -1.0 must be greater than 0"),
         (["bench", "rollout", "--replicas", "0"], "--replicas: 0 must be at least 1"),
         (["bench", "rollout", "--nodes", "0", "--runtime", "ray"], "--nodes: 0 must be at least 1"),
+        (["bench", "rollout", "--against-schedule", "0"], "--against-schedule: 0 must be at least 1"),
+        (
+            ["bench", "rollout", "--against-schedule", "3", "--runtime", "local"],
+            "--against-schedule: needs --runtime ray (bench schedule runs through the actors)",
+        ),
+        (["bench", "rollout", "--against-schedule", "3", "--replicas", "0"], "--replicas: 0 must be at least 1"),
     ],
 )
 def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):
@@ -127,3 +133,26 @@ def test_an_in_process_bench_whose_pods_cannot_fit_says_so_and_exits_1(argv, cap
     result = json.loads(captured.out.strip().splitlines()[-1])
     assert result["complete"] is False and 0 < result["bound"] < int(argv[-1])
     assert f"{int(argv[-1]) - result['bound']} of {argv[-1]} pods never bound" in captured.err
+
+
+def test_rollout_against_schedule_alternates_the_order_and_takes_the_median_ratio():
+    from actors.harness.benchrollout import against_schedule
+
+    ran, rates = [], iter([400.0, 1000.0, 600.0, 1000.0, 500.0, 800.0])
+
+    def bench(name, key, complete=True):
+        def run():
+            ran.append(name)
+            return {key: next(rates), "complete": complete}
+
+        return run
+
+    result = against_schedule(3, bench("rollout", "newPodsPerSecond"), bench("schedule", "podsPerSecond"), ran.append)
+    runs = [r for r in ran if r in ("rollout", "schedule")]
+    assert runs == ["rollout", "schedule", "schedule", "rollout", "rollout", "schedule"]
+    # Rounds: 400/1000; then schedule first, 600, and the rollout 1000; then 500/800.
+    assert [r["ratio"] for r in result["rounds"]] == [0.4, 1.667, 0.625]
+    assert (result["medianRatio"], result["roundsAtOrAboveHalf"], result["complete"]) == (0.625, 2, True)
+    unfinished = {"newPodsPerSecond": 300.0, "complete": False}
+    lost = against_schedule(1, lambda: unfinished, lambda: {"podsPerSecond": 1000.0, "complete": True}, ran.append)
+    assert lost["complete"] is False and lost["rounds"][0]["ratio"] == 0.3
