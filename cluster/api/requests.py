@@ -121,7 +121,8 @@ class Watch(NamedTuple):
     ``spec.nodeName`` over a set of nodes (Pods only: a node host watches the pods of its
     own nodes); None selects every object of the kind. ``heads`` (Pods only): the client
     judges most events by the pod's head (``podhead.py``), so its events decode the object
-    only when it is read."""
+    only when it is read; it keeps pods by uid, so a relist names the uid (and node) of
+    each pod it reports gone or replaced (``cluster/runtime/reflector.py``)."""
 
     kind: str
     node_names: frozenset[str] | None = None

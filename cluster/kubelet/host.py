@@ -53,20 +53,8 @@ class NodeHost:
         # Timers due by now happened before these events did.
         self.tick(now)
         kubelets = self._kubelets
-        by_key: dict[tuple[str, str], tuple[Kubelet, str]] | None = None
         for ev in adopted_first(events):
             head = ev.head
-            if ev.listed or ev.key_only:
-                # A relist knows keys only: a pod it reports deleted, or re-created under the
-                # same name, is found by key and stopped (upstream's kubelet drops a pod its
-                # config source no longer lists, whatever replaced it).
-                if by_key is None:
-                    by_key = {key: (k, uid) for k in kubelets.values() for key, uid in k.pod_keys().items()}
-                hit = by_key.get((head.namespace, head.name))
-                if hit is not None and hit[1] != head.uid:
-                    hit[0].on_pod_deleted(hit[1], now)
-                if ev.key_only:
-                    continue
             k = kubelets.get(head.node_name)
             if k is None:
                 continue  # not bound here (or BOOKMARK-like noise the shell passed on)

@@ -329,10 +329,6 @@ class Kubelet(PressureMixin, ReconcileMixin):
         rec = self._pods.get(uid)
         return rec.state if rec else None
 
-    def pod_keys(self) -> dict[tuple[str, str], str]:
-        """(namespace, name) -> uid of every pod this kubelet knows."""
-        return {(rec.namespace, rec.name): uid for uid, rec in self._pods.items()}
-
     def pods(self) -> dict[str, str]:
         """uid -> lifecycle state of every pod this kubelet knows."""
         return {uid: rec.state for uid, rec in self._pods.items()}

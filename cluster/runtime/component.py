@@ -56,15 +56,9 @@ class WatchEvent:
     ``obj`` is decoded from ``raw`` on first read, so an event a client judges by its
     ``head`` alone (``cluster/api/podhead.py``; pods only) never builds the dict. Unpacks
     as the tuple (kind, type, obj, raw), which reads ``obj``.
-
-    ``listed``: the event comes from a list (a relist after a lost connection or an
-    apiserver restart), not from a watch. A relist knows keys, not uids, so an object
-    deleted and re-created under the same name meanwhile comes as a MODIFIED of the new
-    uid: a client that keeps objects by uid must drop the old one itself, as upstream's
-    handlers do when an update's old and new uids differ.
     """
 
-    __slots__ = ("kind", "type", "raw", "_obj", "_head", "listed")
+    __slots__ = ("kind", "type", "raw", "_obj", "_head")
 
     def __init__(
         self,
@@ -73,12 +67,10 @@ class WatchEvent:
         obj: dict[str, Any] | None = None,
         raw: bytes | None = None,
         head: PodHead | None = None,
-        listed: bool = False,
     ):
         if obj is None and raw is None:
             raise ValueError("WatchEvent: needs the object or its bytes")
         self.kind, self.type, self._obj, self.raw, self._head = kind, type, obj, raw, head
-        self.listed = listed
 
     @property
     def obj(self) -> dict[str, Any]:
@@ -94,13 +86,6 @@ class WatchEvent:
         if head is None:
             head = self._head = _head(self._obj, self.raw)
         return head
-
-    @property
-    def key_only(self) -> bool:
-        """A relist's DELETED for an object gone while the client was not watching: the
-        reflector knows only its key (``head`` gives namespace and name; no uid, no node),
-        so a client that keeps objects by uid must look the key up itself."""
-        return self.type == "DELETED" and not self.head.uid
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.kind, self.type, self.obj, self.raw))

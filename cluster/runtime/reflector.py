@@ -3,20 +3,29 @@
 Owns, for one client, the resourceVersion to resume each kind's watch from and the keys
 the client has seen, so that a relist after ``Expired`` (or after an apiserver restart)
 turns into ordinary events: ADDED/MODIFIED for what is listed, DELETED for what vanished
-while the client was not watching. Every client in kubemu (each component under either
-runtime, and the scenario driver) watches through one: the Ray runtime through
-``actors/informer.py``, the local runtime through ``local.py``.
+while the client was not watching. A list shows keys, not history: of an object gone
+meanwhile it knows only the key, and one deleted and created again under the same name
+looks changed. For pods watched by head (clients that keep pods by uid: the schedulers and
+the node hosts) the reflector also remembers each pod's uid and node, so such a DELETED
+names the pod it was (as upstream's DeletedFinalStateUnknown carries the last known
+object), and a pod listed under a known name with a new uid comes as the DELETED of the
+old one, then the ADDED of the new. Other clients get the key only, and keep by key.
+
+Every client in kubemu (each component under either runtime, and the scenario driver)
+watches through one: the Ray runtime through ``actors/informer.py``, the local runtime
+through ``local.py``.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from ..api.codec import decode
 from ..api.errors import Expired
 from ..api.objects import name_of, namespace_of
-from ..api.podhead import PodHead, read_head
+from ..api.podhead import PodHead, head_of, read_head
 from ..api.requests import ListResult, Watch, WatchChunk
 from .component import WatchEvent
 
@@ -26,7 +35,8 @@ class Reflector:
         self.watches = [w if isinstance(w, Watch) else Watch(w) for w in watches]
         kinds = [w.kind for w in self.watches]
         self.rv: dict[str, int | None] = {k: None for k in kinds}
-        self._known: dict[str, set[tuple[str, str]]] = {k: set() for k in kinds}
+        # kind -> key -> the (uid, node) last seen, for pods watched by head; else None.
+        self._known: dict[str, dict[tuple[str, str], tuple[str, str] | None]] = {k: {} for k in kinds}
         self.relists = 0
         self._listed: set[str] = set()
         self._heads = {w.kind for w in self.watches if w.heads and w.kind == "Pod"}
@@ -54,18 +64,21 @@ class Reflector:
 
     def on_list(self, kind: str, result: ListResult) -> list[WatchEvent]:
         known = self._known[kind]
-        seen = set()
+        seen: dict[tuple[str, str], tuple[str, str] | None] = {}
         out = []
         heads = kind in self._heads
         for b in result.items:
             key, obj, head = _read(b, heads)
-            seen.add(key)
-            out.append(WatchEvent(kind, "MODIFIED" if key in known else "ADDED", obj, b, head, listed=True))
-        for ns, name in sorted(known - seen):
+            held = seen[key] = _held(obj, head) if heads else None
+            was = known.get(key)
+            replaced = was is not None and held is not None and was[0] != held[0]
+            if replaced:
+                out.append(_gone(kind, key, was))  # deleted and created again meanwhile
+            etype = "MODIFIED" if key in known and not replaced else "ADDED"
+            out.append(WatchEvent(kind, etype, obj, b, head))
+        for key in sorted(known.keys() - seen.keys()):
             # Gone while we were not watching: the relist is the only news of it.
-            out.append(
-                WatchEvent(kind, "DELETED", {"kind": kind, "metadata": {"namespace": ns, "name": name}}, listed=True)
-            )
+            out.append(_gone(kind, key, known[key]))
         self._known[kind] = seen
         if kind in self._listed:
             self.relists += 1
@@ -84,12 +97,32 @@ class Reflector:
         for etype, data in reply.events:
             key, obj, head = _read(data, heads)
             if etype == "DELETED":
-                known.discard(key)
+                known.pop(key, None)
             else:
-                known.add(key)
+                known[key] = _held(obj, head) if heads else None
             out.append(WatchEvent(kind, etype, obj, data, head))
         self.rv[kind] = reply.resume
         return out
+
+
+def _held(obj: dict[str, Any] | None, head: PodHead | None) -> tuple[str, str]:
+    """What a relist must remember of a pod watched by head: its uid and node (the node
+    names are few, so one string each is shared)."""
+    if head is None:  # read whole (``_read``): not the usual shape
+        head = head_of(obj or {})
+    return head.uid, sys.intern(head.node_name)
+
+
+def _gone(kind: str, key: tuple[str, str], held: tuple[str, str] | None) -> WatchEvent:
+    """The DELETED of an object a relist no longer shows: its key, and the uid and node
+    last seen when the reflector keeps them."""
+    meta: dict[str, Any] = {"namespace": key[0], "name": key[1]}
+    obj: dict[str, Any] = {"kind": kind, "metadata": meta}
+    if held is not None:
+        meta["uid"] = held[0]
+        if held[1]:
+            obj["spec"] = {"nodeName": held[1]}
+    return WatchEvent(kind, "DELETED", obj)
 
 
 def _read(data: bytes, heads: bool) -> tuple[tuple[str, str], dict[str, Any] | None, PodHead | None]:

@@ -40,26 +40,10 @@ class SchedulerComponent(Component):
     def reconcile(self, batch: Batch) -> Result:
         s, now = self.scheduler, batch.now
         handlers = {"PodDisruptionBudget": s.on_pdb, "Namespace": s.on_namespace}
-        by_key: dict[tuple[str, str], str] | None = None
         for ev in batch.events:
             # Pods and nodes are kept as the bytes the watch delivered (raw).
             kind = ev.kind
-            if kind == "Pod" and (ev.listed or ev.key_only):
-                # A relist knows keys only: a pod it reports deleted, or re-created under
-                # the same name, is found by key and released (upstream: an update whose
-                # old and new uids differ is a delete and an add).
-                if by_key is None:
-                    by_key = s.uids_by_key()
-                key, uid = (ev.head.namespace, ev.head.name), ev.head.uid
-                held = by_key.get(key)
-                if held is not None and held != uid:
-                    s.on_pod_gone(held, now)
-                if ev.key_only:
-                    by_key.pop(key, None)
-                    continue
-                by_key[key] = uid
-                s.on_pod_event(ev, now)
-            elif kind == "Pod":
+            if kind == "Pod":
                 s.on_pod_event(ev, now)
             elif kind == "Node":
                 s.on_node(ev.type, ev.obj, now, ev.raw)

@@ -4,7 +4,7 @@ Owns the informer side of the scheduler (upstream's ``eventhandlers.go``): PDBs 
 namespace labels for preemption and inter-pod terms, nodes into the cache with the
 queue moves a node change may help, and pods: a pending pod into the queue, a bound one
 into the cache (confirming an assumption), a deleted or terminal one out of both, and a
-relist's key-only deletion resolved to its uid. Pod events are judged by their head
+relist's deletion by the uid the reflector remembers. Pod events are judged by their head
 first (``cluster/api/podhead.py``): the status writes and deletions of placed pods
 settle without decoding the pod. A mixin of ``scheduler.Scheduler``, which builds the
 state it reads (cache, queue, host, frameworks); the scheduler component feeds it.
@@ -122,20 +122,6 @@ class WatchIntake:
                     self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, (old, pinfo), now)
                 return
         self._on_pod(ev.type, ev.obj, now, ev.raw)
-
-    def uids_by_key(self) -> dict[tuple[str, str], str]:
-        """Every pod the scheduler holds (placed, queued or binding), by (namespace, name):
-        what a relist's key-only DELETED needs, built once per batch that has one."""
-        pods = [*self.cache.placed_pods(), *(qp.pinfo for qp in self.queue.queued())]
-        pods += [qp.pinfo for qp in self._binding.values()]
-        return {(p.namespace, p.name): p.uid for p in pods}
-
-    def on_pod_gone(self, uid: str, now: float) -> None:
-        """A pod deleted while the scheduler was not watching (a relist reports only its
-        key; the caller found its uid with ``uids_by_key``): it leaves the queue and the
-        cache, wherever it was."""
-        self._seen_assigned(uid, True, now)
-        self._assigned_gone(uid, now)
 
     def _seen_assigned(self, uid: str, leaving: bool, now: float) -> None:
         """What any event of a bound pod settles: it is no longer pending, and a victim

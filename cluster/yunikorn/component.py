@@ -24,7 +24,8 @@ from .core import YuniKorn
 from .output import Output
 
 BATCH = 500
-WATCHES = (Watch("PriorityClass"), Watch("ConfigMap"), Watch("Node"), Watch("Pod"))
+# Pods by head: YuniKorn keeps pods by uid, and a relist then names the pods it drops.
+WATCHES = (Watch("PriorityClass"), Watch("ConfigMap"), Watch("Node"), Watch("Pod", heads=True))
 _ORDER = {"PriorityClass": 0, "ConfigMap": 1, "Node": 2, "Pod": 3}
 
 
@@ -45,21 +46,8 @@ class YuniKornComponent(Component):
         }
         # Classes, the configuration and the nodes before the pods that read them (a list
         # or a busy instant brings several kinds at once); the sort keeps each kind's order.
-        by_key: dict[tuple[str, str], str] | None = None
-        for ev in sorted(batch.events, key=lambda e: _ORDER[e.kind]):
-            if ev.kind == "Pod" and (ev.listed or ev.key_only):
-                # A relist knows keys only: a pod it reports deleted, or re-created under the
-                # same name, is found by key and released (as the default scheduler does).
-                if by_key is None:
-                    by_key = yk.uids_by_key()
-                key, uid = (ev.head.namespace, ev.head.name), ev.head.uid
-                held = by_key.get(key)
-                if held is not None and held != uid:
-                    yk.on_pod_gone(held)
-                by_key[key] = uid
-                if ev.key_only:
-                    continue
-            handlers[ev.kind](ev.type, ev.obj, now)
+        for kind, etype, obj, _ in sorted(batch.events, key=lambda e: _ORDER[e.kind]):
+            handlers[kind](etype, obj, now)
         for req, err in batch.failures:
             if isinstance(req, Bind) and not (isinstance(err, AlreadyAssigned) and err.node == req.node):
                 a = yk.allocs.get(req.uid)

@@ -56,7 +56,6 @@ class YuniKorn:
         self.apps: dict[str, App] = {}
         self.foreign: dict[str, tuple[str, Res, tuple]] = {}  # other schedulers' bound pods: uid -> (node, res, ports)
         self.unplaced: dict[str, list[str]] = {}  # node not seen yet -> uids of foreign pods bound to it
-        self.foreign_keys: dict[str, tuple[str, str]] = {}  # foreign uid -> (namespace, name)
         self.ports: dict[str, list[tuple[str, Any]]] = {}  # node -> [(uid, host port)]
         self.classes: dict[str, dict[str, Any]] = {}
         self.gate = Gate()
@@ -145,13 +144,16 @@ class YuniKorn:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         uid = meta.get("uid") or ""
         gone = etype == "DELETED" or is_terminal(pod)
+        known = self.allocs.get(uid)
+        if gone and known is not None:
+            # By uid, whatever the last copy says: a relist's DELETED carries only the
+            # key, uid and node the reflector remembers.
+            self.release(known)
+            return
         if not is_yunikorn(pod):
             self._on_foreign(uid, pod, spec.get("nodeName") or "", gone)
             return
-        known = self.allocs.get(uid)
         if gone:
-            if known is not None:
-                self.release(known)
             return
         if known is None:
             self._on_new(pod, now)
@@ -161,27 +163,10 @@ class YuniKorn:
         if bound_to and not known.node:
             self._account(known, bound_to)  # bound by someone else (or before a restart)
 
-    def uids_by_key(self) -> dict[tuple[str, str], str]:
-        """Every pod held (asks, allocations, other schedulers' bound pods) by (namespace,
-        name): what a relist's news needs, which knows keys and not uids."""
-        out = {key: uid for uid, key in self.foreign_keys.items()}
-        out.update(((a.namespace, a.name), uid) for uid, a in self.allocs.items())
-        return out
-
-    def on_pod_gone(self, uid: str) -> None:
-        """A pod deleted while nothing was watching (a relist reported its key, or a new uid
-        under it): released wherever it was held."""
-        known = self.allocs.get(uid)
-        if known is not None:
-            self.release(known)
-        elif uid in self.foreign:
-            self._on_foreign(uid, {}, "", True)
-
     def _on_foreign(self, uid: str, pod: dict[str, Any], node_name: str, gone: bool) -> None:
         had = self.foreign.get(uid)
         if had is not None and (gone or had[0] != node_name):
             self.foreign.pop(uid)
-            self.foreign_keys.pop(uid, None)
             node = self.nodes.get(had[0])
             if node is not None:
                 self.nodes.bind(node, had[1], -1)
@@ -190,8 +175,6 @@ class YuniKorn:
         if had is None and node_name and not gone:
             res, ports = of_pod(pod), host_ports(pod)
             self.foreign[uid] = (node_name, res, ports)
-            m = pod.get("metadata") or {}
-            self.foreign_keys[uid] = (m.get("namespace") or "", m.get("name") or "")
             node = self.nodes.get(node_name)
             if node is not None:
                 self.nodes.bind(node, res)

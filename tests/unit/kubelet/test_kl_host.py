@@ -1,9 +1,10 @@
 import tracemalloc
 
 from cluster.api.codec import encode
+from cluster.api.requests import ListResult, Watch
 from cluster.kubelet import NodeHost
 from cluster.kubelet.outbox import Outbox
-from cluster.runtime.component import WatchEvent
+from cluster.runtime.reflector import Reflector
 
 GI, MI = 2**30, 2**20
 
@@ -203,14 +204,18 @@ def test_partition_without_duration_lasts_and_a_dead_node_ignores_it(driver, con
     assert d.host.kubelet("a").partitioned and not d.host.kubelet("b").partitioned
 
 
-def test_a_pod_a_relist_reports_deleted_by_key_is_released(driver, config, pod):
-    d = driver(config("a"), config("b"))
-    pa, pb = pod("pa", node="a", cpu="1"), pod("pb", node="b", cpu="2")
-    d.feed([("ADDED", pa), ("ADDED", pb)], 0.0)
+def _listed(d, r: Reflector, *pods) -> None:
+    """A (re)list of ``pods``, through the host's reflector, into the host."""
+    d.host.on_watch(r.on_list("Pod", ListResult(1, [encode(p) for p in pods])), d.now)
     d.flush()
-    # What a relist says of a pod deleted while the host was not watching: its key only.
-    d.send("DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": "pb"}})
-    d.send("DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": "never-here"}})
+
+
+def test_a_pod_a_relist_reports_deleted_is_released(driver, config, pod):
+    d = driver(config("a"), config("b"))
+    r = Reflector([Watch("Pod", heads=True)])
+    pa, pb = pod("pa", node="a", cpu="1"), pod("pb", node="b", cpu="2")
+    _listed(d, r, pa, pb)
+    _listed(d, r, pa)  # pb was deleted while the host was not watching
     a, b = d.host.kubelet("a"), d.host.kubelet("b")
     assert b.pods() == {} and b.requested() == {"pods": 0}
     assert a.pods() == {pa["metadata"]["uid"]: "Running"}
@@ -218,14 +223,11 @@ def test_a_pod_a_relist_reports_deleted_by_key_is_released(driver, config, pod):
 
 def test_a_pod_a_relist_shows_recreated_under_its_name_replaces_the_old_one(driver, config, pod):
     d = driver(config("a"))
-    old = pod("web-0", node="a", cpu="2")
-    d.feed([("ADDED", old)], 0.0)
-    d.flush()
+    r = Reflector([Watch("Pod", heads=True)])
+    _listed(d, r, pod("web-0", node="a", cpu="2"))
     # Deleted and created again under the same name while the host was not watching: the
-    # relist knows the key, so it reports a MODIFIED of the new uid.
-    new = pod("web-0", node="a", cpu="1", uid="uid-web-0-again")
-    d.host.on_watch([WatchEvent("Pod", "MODIFIED", raw=encode(new), listed=True)], d.now)
-    d.flush()
+    # list shows the same name with a new uid.
+    _listed(d, r, pod("web-0", node="a", cpu="1", uid="uid-web-0-again"))
     a = d.host.kubelet("a")
     assert a.pods() == {"uid-web-0-again": "Running"}
     assert a.requested()["cpu"] == 1000  # the old pod's 2 CPUs are released

@@ -63,5 +63,35 @@ def test_list_watch_and_relist_report_the_same_events_either_way(heads):
     assert seen(watched) == [("MODIFIED", "b", "n1"), ("DELETED", "a", "")]
     assert seen(relisted) == [("MODIFIED", "b", "n1"), ("ADDED", "c", "")]
     assert all(e.raw is not None for e in listed + watched + relisted)
-    # Only a list's events say so: a client checks them for uids replaced under a key.
-    assert [e.listed for e in listed + watched + relisted] == [True, True, False, False, True, True]
+
+
+@pytest.mark.parametrize("heads", [True, False])
+def test_a_relist_names_the_pods_it_drops_to_a_client_that_keeps_them_by_uid(heads):
+    """Watched by head, a relist's DELETED of a pod gone meanwhile carries the uid and node
+    last seen, and a pod deleted and created again under its name comes as the DELETED of
+    the old uid, then the ADDED of the new; otherwise the key is all a DELETED says."""
+    api = APIServer()
+    r = Reflector([Watch("Pod", heads=heads)])
+    for name in ("a", "b"):
+        api.create(pod(name), 0)
+    uid = {n: api.get("Pod", "default", n)["metadata"]["uid"] for n in ("a", "b")}
+    api.write([Bind("default", "a", uid["a"], "n1")], 0)
+    r.on_list("Pod", api.list("Pod"))
+    api.delete("Pod", "default", "a", None, 0, 0)
+    api.delete("Pod", "default", "b", None, 0, 0)
+    api.create(pod("b"), 0)  # the same name, a new uid
+    r.relist_all()
+    relisted = r.on_list("Pod", api.list("Pod"))
+    new_b = api.get("Pod", "default", "b")["metadata"]["uid"]
+
+    def seen(events):
+        return [(e.type, e.obj["metadata"]["name"], e.head.uid, e.head.node_name) for e in events]
+
+    if heads:
+        assert seen(relisted) == [
+            ("DELETED", "b", uid["b"], ""),
+            ("ADDED", "b", new_b, ""),
+            ("DELETED", "a", uid["a"], "n1"),
+        ]
+    else:
+        assert seen(relisted) == [("MODIFIED", "b", new_b, ""), ("DELETED", "a", "", "")]

@@ -2,10 +2,12 @@
 
 from sched_builders import make_node, make_pod
 
+from cluster.api.codec import encode
 from cluster.api.errors import AlreadyAssigned, Conflict, InternalError, NotFound
 from cluster.api.patches import PodConditions
-from cluster.api.requests import Bind, Delete, Patch, RecordEvent
+from cluster.api.requests import Bind, Delete, ListResult, Patch, RecordEvent
 from cluster.runtime.component import START, Batch, Failure, WatchEvent
+from cluster.runtime.reflector import Reflector
 from cluster.scheduler.component import SchedulerComponent
 
 
@@ -104,45 +106,49 @@ def test_inspect_reports_the_counters_and_what_is_pending():
     assert (view["attempts"], view["unschedulable"], view["pending"]) == (1, 1, 1)
 
 
-def key_only_deleted(name: str) -> WatchEvent:
-    """What a relist reports of a pod deleted while the component was not watching."""
-    return WatchEvent("Pod", "DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": name}})
+def listed(r: Reflector, *pods) -> list[WatchEvent]:
+    """The pod events a (re)list of ``pods`` gives the component through its reflector."""
+    return r.on_list("Pod", ListResult(1, [encode(p) for p in pods]))
 
 
-def test_a_placed_pod_a_relist_reports_deleted_by_key_frees_its_node():
+def test_a_placed_pod_a_relist_reports_deleted_frees_its_node():
     c = SchedulerComponent(seed=1)
-    node, a = make_node("n1", cpu="2"), make_pod("a").req(cpu="2").node("n1")
-    c.reconcile(Batch(1.0, added(node, a)))
-    waiting = c.reconcile(Batch(2.0, added(make_pod("b").req(cpu="2"))))
+    r = Reflector(c.watches())
+    node, a, b = make_node("n1", cpu="2"), make_pod("a").req(cpu="2").node("n1"), make_pod("b").req(cpu="2")
+    c.reconcile(Batch(1.0, added(node) + listed(r, a)))
+    waiting = c.reconcile(Batch(2.0, listed(r, a, b)))
     assert "Bind" not in kinds(waiting.writes)  # no room while a holds the node
-    freed = c.reconcile(Batch(3.0, [key_only_deleted("a")]))
+    freed = c.reconcile(Batch(3.0, listed(r, b)))  # a was deleted while nobody watched
     assert c.scheduler.cache.pod_info("uid-default-a") is None
     assert [w for w in freed.writes if isinstance(w, Bind)] == [Bind("default", "b", "uid-default-b", "n1")]
 
 
-def test_a_pending_pod_a_relist_reports_deleted_by_key_leaves_the_queue():
+def test_a_pending_pod_a_relist_reports_deleted_leaves_the_queue():
     c = SchedulerComponent(seed=1)
-    c.reconcile(Batch(1.0, added(make_node("n1", cpu="1"), make_pod("big").req(cpu="4"))))
+    r = Reflector(c.watches())
+    c.reconcile(Batch(1.0, added(make_node("n1", cpu="1")) + listed(r, make_pod("big").req(cpu="4"))))
     assert c.scheduler.pending_count() == 1
-    c.reconcile(Batch(2.0, [key_only_deleted("big"), key_only_deleted("never-seen")]))
+    c.reconcile(Batch(2.0, listed(r)))
     assert c.scheduler.pending_count() == 0
 
 
 def test_a_placed_pod_a_relist_shows_recreated_under_its_name_is_replaced():
     c = SchedulerComponent(seed=1)
+    r = Reflector(c.watches())
     node, a = make_node("n1", cpu="2"), make_pod("a").req(cpu="2").node("n1")
-    c.reconcile(Batch(1.0, added(node, a)))
+    c.reconcile(Batch(1.0, added(node) + listed(r, a)))
     # Deleted and created again (a new uid, not placed yet) while the scheduler was not
-    # watching: the relist knows the key, so it reports a MODIFIED of the new uid.
+    # watching: the list shows the same name with a new uid.
     again = make_pod("a", uid="uid-a-again").req(cpu="2")
-    out = c.reconcile(Batch(2.0, [WatchEvent("Pod", "MODIFIED", again, listed=True)]))
+    out = c.reconcile(Batch(2.0, listed(r, again)))
     assert c.scheduler.cache.pod_info("uid-default-a") is None  # its 2 CPUs are free again
     assert [w for w in out.writes if isinstance(w, Bind)] == [Bind("default", "a", "uid-a-again", "n1")]
 
 
 def test_a_relist_that_shows_the_same_pods_changes_nothing():
     c = SchedulerComponent(seed=1)
+    r = Reflector(c.watches())
     node, a = make_node("n1", cpu="2"), make_pod("a").req(cpu="2").node("n1")
-    c.reconcile(Batch(1.0, added(node, a)))
-    out = c.reconcile(Batch(2.0, [WatchEvent("Pod", "MODIFIED", a, listed=True)]))
+    c.reconcile(Batch(1.0, added(node) + listed(r, a)))
+    out = c.reconcile(Batch(2.0, listed(r, a)))
     assert c.scheduler.cache.pod_info("uid-default-a") is not None and not out.writes

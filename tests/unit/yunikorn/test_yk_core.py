@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from cluster.api.codec import encode
 from cluster.api.errors import Conflict
-from cluster.api.requests import Bind, Delete, RecordEvent, UpdateStatus
+from cluster.api.requests import Bind, Delete, ListResult, RecordEvent, UpdateStatus
 from cluster.clock import rfc3339
 from cluster.runtime.component import START, Batch, Failure, WatchEvent
+from cluster.runtime.reflector import Reflector
 from cluster.yunikorn.component import YuniKornComponent
 
 QUEUES = """
@@ -223,14 +225,20 @@ def _placed(name: str, node_name: str, cpu: str, **kw) -> dict:
 
 @pytest.mark.parametrize("scheduler", ["yunikorn", "default-scheduler"])
 def test_a_pod_a_relist_reports_gone_or_recreated_frees_its_node(scheduler):
-    """A relist knows keys, not uids: a pod deleted while nobody watched comes by key only,
-    one re-created under its name as a MODIFIED of the new uid; both free the old one's room."""
+    """Through the component's reflector: a pod deleted while nobody watched, and one
+    deleted and created again under its name (a new uid), both free the old one's room."""
     queue = "root.a" if scheduler == "yunikorn" else None
-    c = started(node("n1", "2"), _placed("a", "n1", "2", queue=queue, schedulerName=scheduler))
-    assert not binds(run(c, 1.0, ev(pod("b", "2"))))  # no room while a holds n1
-    gone = WatchEvent("Pod", "DELETED", {"kind": "Pod", "metadata": {"namespace": "default", "name": "a"}}, listed=True)
-    assert binds(run(c, 2.0, gone)) == {"b": "n1"}
+    c = started(node("n1", "2"))
+    r = Reflector(c.watches())
+
+    def listed(*pods):
+        return r.on_list("Pod", ListResult(1, [encode(p) for p in pods]))
+
+    a = _placed("a", "n1", "2", queue=queue, schedulerName=scheduler)
+    run(c, 0.5, *listed(a))
+    assert not binds(run(c, 1.0, *listed(a, pod("b", "2"))))  # no room while a holds n1
+    assert binds(run(c, 2.0, *listed(pod("b", "2")))) == {"b": "n1"}  # a went meanwhile
     # b again, deleted and re-created (a new uid, pending) while nobody watched.
     again = dict(pod("b", "2"), metadata={**pod("b", "2")["metadata"], "uid": "uid-b-again"})
-    r = run(c, 3.0, WatchEvent("Pod", "MODIFIED", again, listed=True))
-    assert "uid-b" not in c.yk.allocs and binds(r) == {"b": "n1"}
+    r3 = run(c, 3.0, *listed(again))
+    assert "uid-b" not in c.yk.allocs and binds(r3) == {"b": "n1"}
