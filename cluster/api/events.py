@@ -85,9 +85,6 @@ class EventDraft:
     def __getitem__(self, field: str) -> Any:
         return self.built[field]
 
-    def get(self, field: str, default: Any = None) -> Any:
-        return self.built.get(field, default)
-
     def __repr__(self) -> str:
         return f"EventDraft({self.reason!r}, {self.message!r})"
 
