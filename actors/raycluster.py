@@ -19,6 +19,16 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 MARK = "kubemu-ray-node-"
 _local = None  # the ray.cluster_utils.Cluster this process started, if any
+
+# Ray puts any call argument or reply over 100 KB in its shared-memory object store, and
+# kubemu's messages often pass that (a watch reply of a few hundred pods, a batch of pod
+# creates). Every page of that store a process has touched stays in its RSS, and both the
+# writer's and the reader's (at 10,000 nodes about 12 KB per node summed over the
+# processes, measured in /proc/PID/status RssShmem), for messages that live for one call.
+# Up to this size they travel inside the call instead and are freed with it; larger ones
+# (a list page of big objects) still go through the store.
+INLINE_BYTES = 64 * 1024 * 1024
+SYSTEM_CONFIG = {"max_direct_call_object_size": INLINE_BYTES, "task_rpc_inlined_bytes_limit": INLINE_BYTES}
 _workers: list = []  # its worker nodes, Ray node 1.. in order
 
 
@@ -37,6 +47,8 @@ def init_ray(ray_nodes: int = 0) -> None:
         ray.init(
             address=address,
             include_dashboard=False,
+            # Only a Ray this process starts takes a system config; a joined cluster has its own.
+            _system_config=SYSTEM_CONFIG if address is None else None,
             logging_level=logging.ERROR,
             log_to_driver=True,
             configure_logging=True,
@@ -58,7 +70,12 @@ def _start_local(ray_nodes: int):
     cpus = max(1, (os.cpu_count() or 1) // ray_nodes)
     local = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": cpus, "include_dashboard": False, "resources": {f"{MARK}0": 1}},
+        head_node_args={
+            "num_cpus": cpus,
+            "include_dashboard": False,
+            "resources": {f"{MARK}0": 1},
+            "_system_config": SYSTEM_CONFIG,
+        },
     )
     for i in range(1, ray_nodes):
         _workers.append(local.add_node(num_cpus=cpus, resources={f"{MARK}{i}": 1}))

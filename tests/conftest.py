@@ -7,7 +7,16 @@ import pytest
 def ray_local():
     import ray
 
+    from actors.raycluster import SYSTEM_CONFIG
+
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", configure_logging=True)
+        # The transport kubemu's own Ray uses (``actors/raycluster.py``).
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            logging_level="ERROR",
+            configure_logging=True,
+            _system_config=SYSTEM_CONFIG,
+        )
     yield ray
     ray.shutdown()
