@@ -61,6 +61,8 @@ An added taint carries ``timeAdded`` (now). Deviations from upstream, on purpose
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..api.events import make_event
 from ..api.objects import NODE_LEASE_NAMESPACE, condition, name_of
 from ..clock import parse_timestamp, rfc3339
@@ -158,17 +160,68 @@ def lease_renew_time(lease: dict) -> float | None:
 # ---- the controller --------------------------------------------------------------------
 
 
-def health_view(node: dict) -> dict:
+def health_view(node: dict, shared: Shared | None = None) -> dict:
     """What the controller reads of a node (its name, uid, version and creation time, its
     taints and conditions), kept per node in place of the whole decoded node, which is
-    several times as large (addresses, capacity, nodeInfo, images)."""
+    several times as large (addresses, capacity, nodeInfo, images). ``shared``: the
+    condition dicts and taint lists equal to ones kept for other nodes are those."""
     m = node.get("metadata") or {}
+    taints = (node.get("spec") or {}).get("taints")
+    conditions = (node.get("status") or {}).get("conditions")
+    if shared is not None:
+        taints = shared.taints(taints)
+        conditions = shared.conditions(conditions)
     return {
         "kind": "Node",
         "metadata": {k: m[k] for k in ("name", "uid", "resourceVersion", "creationTimestamp") if k in m},
-        "spec": {"taints": (node.get("spec") or {}).get("taints")},
-        "status": {"conditions": (node.get("status") or {}).get("conditions")},
+        "spec": {"taints": taints},
+        "status": {"conditions": conditions},
     }
+
+
+class Shared:
+    """Equal condition dicts and taint lists, kept once for every node that has them.
+
+    Kubelets report the same reasons and messages, and nodes that post in the same second
+    the same times, so at 10,000 nodes most of a node's conditions (3 KB decoded) equal
+    another node's. Nothing here changes a kept dict or list (``unknown_conditions`` builds
+    new ones), so sharing them is safe. Past ``limit`` entries the table starts again:
+    sharing is an economy, an unshared copy compares equal all the same."""
+
+    __slots__ = ("_conditions", "_taints", "limit")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._conditions: dict[tuple, dict] = {}
+        self._taints: dict[tuple, list] = {}
+        self.limit = limit
+
+    def conditions(self, conditions: Any) -> Any:
+        if not isinstance(conditions, list):
+            return conditions
+        return [self._one(self._conditions, c) if isinstance(c, dict) else c for c in conditions]
+
+    def taints(self, taints: Any) -> Any:
+        if not isinstance(taints, list) or not taints:
+            return taints
+        try:
+            key = tuple(tuple(t.items()) for t in taints)
+            return self._keep(self._taints, key, taints)
+        except (AttributeError, TypeError):  # not flat dicts: keep the node's own
+            return taints
+
+    def _one(self, table: dict, c: dict) -> dict:
+        try:
+            return self._keep(table, tuple(c.items()), c)  # type: ignore[no-any-return]
+        except TypeError:  # a value that cannot be hashed: keep the node's own
+            return c
+
+    def _keep(self, table: dict, key: tuple, value: Any) -> Any:
+        got = table.get(key)
+        if got is None:
+            if len(table) >= self.limit:
+                table.clear()
+            got = table[key] = value
+        return got
 
 
 class _Health:
@@ -176,8 +229,8 @@ class _Health:
 
     __slots__ = ("node", "probe", "heartbeat", "has_ready", "sent_rv", "retry_at", "deadline_timer", "retry_timer")
 
-    def __init__(self, node: dict, now: float):
-        self.node = health_view(node)
+    def __init__(self, node: dict, now: float, shared: Shared | None = None):
+        self.node = health_view(node, shared)
         self.probe = now
         ready = condition(node, "Ready")
         self.has_ready = ready is not None
@@ -193,14 +246,14 @@ class _Health:
     def deadline(self) -> float:
         return self.probe + self.grace()
 
-    def observe(self, node: dict, now: float) -> None:
+    def observe(self, node: dict, now: float, shared: Shared | None = None) -> None:
         """A new copy of the node: a changed Ready heartbeat (or a Ready condition that
         appeared or vanished) counts as the kubelet being heard from."""
         ready = condition(node, "Ready")
         heartbeat = ready.get("lastHeartbeatTime") if ready else None
         if (ready is not None) != self.has_ready or heartbeat != self.heartbeat:
             self.probe = now
-        self.node, self.has_ready, self.heartbeat = health_view(node), ready is not None, heartbeat
+        self.node, self.has_ready, self.heartbeat = health_view(node, shared), ready is not None, heartbeat
         if (node.get("metadata") or {}).get("resourceVersion") != self.sent_rv:
             self.retry_at = 0.0  # the node moved on: judge the new version, no retry needed
 
@@ -215,6 +268,7 @@ class NodeLifecycleController:
         self._renewed: dict[str, float] = {}  # node -> latest lease renewTime seen
         self._dirty: set[str] = set()
         self._timers = TimerQueue()  # tokens: (when, node); a token whose time no longer applies is skipped
+        self._shared = Shared()
 
     # -- events ----------------------------------------------------------------------
     def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
@@ -234,9 +288,9 @@ class NodeLifecycleController:
             return
         health = self._health.get(name)
         if health is None:
-            health = self._health[name] = _Health(node, now)
+            health = self._health[name] = _Health(node, now, self._shared)
         else:
-            health.observe(node, now)
+            health.observe(node, now, self._shared)
         self._dirty.add(name)
         self._arm(name, health)
 

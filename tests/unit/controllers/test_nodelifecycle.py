@@ -12,6 +12,8 @@ from cluster.clock import rfc3339
 from cluster.controllers.nodelifecycle import (
     MONITOR_PERIOD,
     NodeLifecycleController,
+    Shared,
+    health_view,
     lease_renew_time,
     no_execute_patch,
     unknown_conditions,
@@ -405,3 +407,48 @@ def test_a_whole_node_gives_the_same_pass_and_only_what_it_reads_is_kept():
         "spec": {"taints": whole["spec"]["taints"]},
         "status": {"conditions": whole["status"]["conditions"]},
     }
+
+
+# ---- what is kept per node -----------------------------------------------------------------
+
+
+def test_equal_conditions_and_taints_are_kept_once_for_all_nodes():
+    shared = Shared()
+    a = health_view(node("a", heartbeat=5, taints=[taint(UNREACHABLE, added=1)]), shared)
+    b = health_view(node("b", heartbeat=5, taints=[taint(UNREACHABLE, added=1)]), shared)
+    c = health_view(node("c", heartbeat=6, taints=[taint(UNREACHABLE, added=2)]), shared)
+    conds = [x["status"]["conditions"] for x in (a, b, c)]
+    assert all(x is y for x, y in zip(conds[0], conds[1]))  # the same dicts
+    assert not any(x is y for x, y in zip(conds[0], conds[2]))  # another heartbeat: own dicts
+    assert conds[0] == conds[1] and conds[0] != conds[2]
+    assert a["spec"]["taints"] is b["spec"]["taints"] and a["spec"]["taints"] is not c["spec"]["taints"]
+    assert health_view(node("a", heartbeat=5), None) == health_view(node("a", heartbeat=5), Shared())
+
+
+def test_shared_keeps_what_it_cannot_hash_and_starts_again_past_its_limit():
+    shared = Shared(limit=2)
+    odd = {"type": "Ready", "status": "True", "extra": {"nested": 1}}  # a dict value: unhashable
+    assert shared.conditions([odd])[0] is odd
+    assert shared.taints([{"key": "k", "values": ["x"]}])[0] == {"key": "k", "values": ["x"]}
+    assert shared.conditions(None) is None and shared.taints([]) == []
+    first = [cond(t, "False") for t in ("A", "B")]
+    kept = shared.conditions(first)
+    assert shared.conditions([dict(c) for c in first])[1] is kept[1]
+    shared.conditions([cond("C", "False")])  # a third entry: the table starts again
+    assert shared.conditions([dict(first[0])])[0] is not kept[0]
+
+
+def test_shared_conditions_leave_the_controller_s_writes_unchanged():
+    # Two nodes with equal conditions go quiet together: each gets its own Unknown writes,
+    # and the dicts they share are not changed by the first node's.
+    c = NodeLifecycleController()
+    _feed(c, [(0, "Node", "ADDED", node("a")), (0, "Node", "ADDED", node("b"))])
+    before = [dict(x) for x in c._health["a"].node["status"]["conditions"]]
+    lines = _conditions_at(c, 40.0)
+    assert sorted(lines) == sorted(
+        ("condition", n, t, "Unknown", "NodeStatusUnknown")
+        for n in ("a", "b")
+        for t in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+    )
+    assert c._health["a"].node["status"]["conditions"] == before
+    assert c._health["a"].node["status"]["conditions"][0] is c._health["b"].node["status"]["conditions"][0]
