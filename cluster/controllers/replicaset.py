@@ -188,7 +188,7 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
     """The ``count`` pods to delete; all of them, unsorted, when that is every pod (as upstream).
 
     The first ``count`` of ``deletion_order`` without ordering the rest (``_first``).
-    ``facts`` (pod key -> ``_Ranked``, kept by the caller between bursts) spares re-reading
+    ``facts`` (id of a pod -> ``_Ranked``, kept by the caller between bursts) spares re-reading
     the pods that did not change since; it is replaced by the facts of these pods. Where
     the order is no strict weak order (two different times in one log2 bucket tie by uid,
     equal times go on to the next fact, as upstream's Less does) the victims may differ
@@ -200,7 +200,7 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
     ranked = _ranked(pods, {} if facts is None else facts)
     if facts is not None:
         facts.clear()
-        facts.update((r.key, r) for r in ranked)
+        facts.update((id(r.pod), r) for r in ranked)
     return [r.pod for r in _first(ranked, count, now)]
 
 
@@ -321,18 +321,23 @@ def _pod_key(pod: dict) -> tuple[str, str]:
 
 def _ranked(pods: list[dict], facts: dict) -> list[_Ranked]:
     """``pods`` as ``_Ranked`` with their ranks, reusing ``facts`` of the very same pod
-    objects (an update replaces the object, so identity means unchanged)."""
+    objects (an update replaces the object, so identity means unchanged; ``facts`` is keyed
+    by ``id``, which no other live object can share while its ``_Ranked`` holds the pod).
+    A reused pod whose rank did not change keeps its prefix tuple."""
     on_node: dict[str, int] = {}
     ranked = []
     for p in pods:
-        r = facts.get(_pod_key(p))
-        if r is None or r.pod is not p:
+        r = facts.get(id(p))
+        if r is None:
             r = _Ranked(p)
-        on_node[r.node] = on_node.get(r.node, 0) + 1
+        node = r.node
+        on_node[node] = on_node.get(node, 0) + 1
         ranked.append(r)
     for r in ranked:
-        r.rank = on_node[r.node]
-        r.prefix = (1 if r.node else 0, r.phase, 1 if r.ready else 0, r.cost, -r.rank)
+        rank = on_node[r.node]
+        if rank != r.rank or not r.prefix:
+            r.rank = rank
+            r.prefix = (1 if r.node else 0, r.phase, 1 if r.ready else 0, r.cost, -rank)
     return ranked
 
 
@@ -393,7 +398,7 @@ class _ReplicaSet(OwnerState):
         self.min_ready = spec.get("minReadySeconds") or 0
         self.active = self.labeled = self.ready = 0
         self.next_available: float | None = None
-        self.facts: dict[PodKey, _Ranked] = {}  # their deletion-ranking facts (pods_to_delete)
+        self.facts: dict[int, _Ranked] = {}  # their deletion-ranking facts by id(pod) (pods_to_delete)
         self.seen: dict[PodKey, tuple[dict, tuple[int, int, int]]] = {}  # each owned pod and its counts
 
 

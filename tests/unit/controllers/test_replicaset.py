@@ -229,7 +229,7 @@ def test_a_burst_picks_the_first_victims_of_the_full_order_even_with_facts_kept(
     for i in rng.sample(range(len(pods)), 30):
         pods[i] = pods[i].copy().ready(at=999.0, ready=rng.random() < 0.5).on(f"n{rng.randrange(5)}")
     assert names(pods_to_delete(pods, 25, 1000.0, facts)) == _full_sort(pods, 1000.0)[:25]
-    assert set(facts) == {("default", p["metadata"]["name"]) for p in pods}
+    assert set(facts) == {id(p) for p in pods}  # these pods' facts, by identity
 
 
 @pytest.mark.parametrize("seed", range(4))
