@@ -39,7 +39,7 @@ from ..api.objects import is_terminal, is_terminating, phase_of
 from ..clock import parse_timestamp, rfc3339
 from . import jobutil as ju
 from .ownedpods import OwnerState, PodKey
-from .replicaset import pods_to_delete
+from .scaledown import pods_to_delete
 from .workload import BURST_REPLICAS, SUCCESSFUL_DELETE, WorkloadController, Writes, is_pod_active, is_pod_ready
 
 FAILED_REASONS = {

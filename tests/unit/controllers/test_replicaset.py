@@ -10,7 +10,7 @@ from workload_builders import Fake, Real, names, pod, rs
 
 from cluster.api.errors import Conflict, InternalError, NotFound
 from cluster.api.requests import Create
-from cluster.controllers import replicaset
+from cluster.controllers import scaledown
 from cluster.controllers.replicaset import ReplicaSetController, deletion_order, pods_to_delete, replicaset_status
 from cluster.controllers.workload import BURST_REPLICAS, EXPECTATIONS_TIMEOUT, Writes
 from cluster.controllers.writes import requests
@@ -207,7 +207,7 @@ def _full_sort(pods, now):
     """The reference: every pod ranked, key order, then one sort by the whole comparison."""
     from functools import cmp_to_key
 
-    from cluster.controllers.replicaset import _compare, _Ranked
+    from cluster.controllers.scaledown import _compare, _Ranked
 
     on_node: dict = {}
     for p in pods:
@@ -270,9 +270,9 @@ def _crowded(rng: random.Random, owner, n: int, ready_times, created_times) -> l
 
 def _inversions(pods, victims, now):
     """Pods left that the comparison puts strictly before a victim."""
-    from cluster.controllers.replicaset import _compare
+    from cluster.controllers.scaledown import _compare
 
-    ranked = {r.key: r for r in replicaset._ranked(pods, {})}
+    ranked = {r.key: r for r in scaledown._ranked(pods, {})}
     chosen = {("default", n) for n in victims}
     return [
         (b.key, a.key)
@@ -283,8 +283,8 @@ def _inversions(pods, victims, now):
 
 
 def test_sort_keys_agree_with_every_verdict_of_the_comparison(monkeypatch):
-    real, used = replicaset._time_keys, []
-    monkeypatch.setattr(replicaset, "_time_keys", lambda g: used.append(real(g)) or used[-1])
+    real, used = scaledown._time_keys, []
+    monkeypatch.setattr(scaledown, "_time_keys", lambda g: used.append(real(g)) or used[-1])
     for seed in range(40):
         pods = _crowded(random.Random(seed), rs("web", replicas=1), 60, *_TIMES[seed % len(_TIMES)])
         for count in (1, 10, 30, 59):
@@ -293,23 +293,23 @@ def test_sort_keys_agree_with_every_verdict_of_the_comparison(monkeypatch):
             if all(k is not None for k in used):
                 assert _inversions(pods, victims, 1000.0) == [], (seed, count)
             else:  # the comparator decided some group
-                monkeypatch.setattr(replicaset, "_time_keys", lambda g: None)
+                monkeypatch.setattr(scaledown, "_time_keys", lambda g: None)
                 assert victims == names(pods_to_delete(pods, count, 1000.0)), (seed, count)
-                monkeypatch.setattr(replicaset, "_time_keys", lambda g: used.append(real(g)) or used[-1])
+                monkeypatch.setattr(scaledown, "_time_keys", lambda g: used.append(real(g)) or used[-1])
 
 
 def test_partly_equal_times_go_by_uid_only_where_uid_agrees():
     web = rs("web", replicas=1)
     same = [pod(f"p{i}").owned_by(web).on("n1").ready(at=t).created(1.0) for i, t in enumerate([5.0, 5.0, 6.0])]
     groups = _groups(same, 1000.0)
-    assert [replicaset._time_keys(g) is not None for g in groups] == [True]
+    assert [scaledown._time_keys(g) is not None for g in groups] == [True]
     restarted = [same[0], same[1].copy().restarts(2), same[2]]  # ties on time 5.0 now go by restarts
-    assert [replicaset._time_keys(g) for g in _groups(restarted, 1000.0)] == [None]
+    assert [scaledown._time_keys(g) for g in _groups(restarted, 1000.0)] == [None]
 
 
 def _groups(pods, now):
     groups: dict = {}
-    for r in replicaset._ranked(pods, {}):
+    for r in scaledown._ranked(pods, {}):
         r.buckets(now)
         groups.setdefault(r.prefix, []).append(r)
     return list(groups.values())
@@ -318,7 +318,7 @@ def _groups(pods, now):
 def test_pods_started_together_are_ranked_by_keys():
     web = rs("web", replicas=1)
     pods = [pod(f"p{i}").owned_by(web).on(f"n{i % 3}").ready(at=5.0).created(1.0) for i in range(9)]
-    assert all(replicaset._time_keys(g) is not None for g in _groups(pods, 10.0))
+    assert all(scaledown._time_keys(g) is not None for g in _groups(pods, 10.0))
 
 
 def test_scale_down_deletes_the_first_victims_and_waits_for_them():
@@ -636,3 +636,34 @@ def test_pods_seen_before_any_replicaset_are_parked_then_adopted_and_counted():
     assert [p["metadata"]["name"] for p in w.pod_updates] == ["orphan"]  # the deleted one is not adopted
     assert len(w.pod_creates) == 1  # 3 wanted: one owned, one adopted, slow start asks for 1
     assert w.replicaset_status[0][3]["replicas"] == 2
+
+
+def _cell(r, now):
+    r.buckets(now)
+    return (r.ready_time is not None, r.ready_bucket if r.ready_time is not None else -1)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_burst_takes_newer_ready_cells_before_older_ones_even_without_keys(seed):
+    """Ready times in several log2 cells, some cells without sort keys (equal ready times
+    whose creation buckets differ: no strict weak order inside them). Between two cells the
+    comparison always goes by the cell, so no pod of a newer cell may be left while an
+    older cell's pod goes, whatever the order inside a cell."""
+    rng, web = random.Random(seed), rs("web", replicas=1)
+    pods = [
+        pod(f"p{i:03d}")
+        .owned_by(web)
+        .on("n1")
+        .ready(at=rng.choice([0.0, 0.0, 500.0, 501.0, 900.0, 990.0, 990.0]))
+        .created(rng.choice([0.0, 400.0, 600.0, 601.0]))
+        for i in range(80)
+    ]
+    ranked = {r.key: r for r in scaledown._ranked(pods, {})}
+    for count in (5, 20, 41, 79):
+        victims = names(pods_to_delete(pods, count, 1000.0, {}))
+        crossing = [
+            (left, went)
+            for left, went in _inversions(pods, victims, 1000.0)
+            if _cell(ranked[left], 1000.0) != _cell(ranked[went], 1000.0)
+        ]
+        assert crossing == [], (seed, count)
