@@ -48,7 +48,7 @@ def init_ray(ray_nodes: int = 0) -> None:
             address=address,
             include_dashboard=False,
             # Only a Ray this process starts takes a system config; a joined cluster has its own.
-            _system_config=SYSTEM_CONFIG if address is None else None,
+            _system_config=dict(SYSTEM_CONFIG) if address is None else None,  # Ray adds to it
             logging_level=logging.ERROR,
             log_to_driver=True,
             configure_logging=True,
@@ -74,7 +74,7 @@ def _start_local(ray_nodes: int):
             "num_cpus": cpus,
             "include_dashboard": False,
             "resources": {f"{MARK}0": 1},
-            "_system_config": SYSTEM_CONFIG,
+            "_system_config": dict(SYSTEM_CONFIG),  # Ray adds to the dict it is given
         },
     )
     for i in range(1, ray_nodes):

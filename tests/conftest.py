@@ -16,7 +16,7 @@ def ray_local():
             include_dashboard=False,
             logging_level="ERROR",
             configure_logging=True,
-            _system_config=SYSTEM_CONFIG,
+            _system_config=dict(SYSTEM_CONFIG),  # Ray adds its spilling settings to the dict
         )
     yield ray
     ray.shutdown()

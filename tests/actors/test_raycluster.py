@@ -61,6 +61,8 @@ def test_replies_of_megabytes_stay_out_of_the_object_store(ray_local):
         assert len(ray.get(replier.reply.remote(2 << 20))) == 2 << 20
     assert ray.get(replier.shared_kb.remote()) - before < 1024
     assert raycluster.INLINE_BYTES > 2 << 20
+    # Ray adds its spilling settings to the dict it is given: ours must be a copy.
+    assert set(raycluster.SYSTEM_CONFIG) == {"max_direct_call_object_size", "task_rpc_inlined_bytes_limit"}
 
 
 def test_the_cluster_launcher_config_starts_ray_with_the_same_transport():
