@@ -24,7 +24,7 @@ from actors.faults import RayFaults
 from actors.informer import Informer
 from actors.packing import pack
 from cluster.api.errors import StatusError
-from cluster.api.requests import Outcome, Request
+from cluster.api.requests import Outcome, Request, Watch
 from cluster.clock import Clock, ClockSpec
 from cluster.runtime.cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefused
 from cluster.runtime.cluster import Informer as InformerLike
@@ -120,8 +120,8 @@ class RayCluster(RayFaults, Cluster):
             raise got
         return got
 
-    def informer(self, kinds: Sequence[str]) -> Informer:
-        return Informer(self.api, list(kinds))
+    def informer(self, watches: Sequence[str] | Sequence[Watch]) -> Informer:
+        return Informer(self.api, watches)
 
     async def catch_up(self, informer: InformerLike) -> list[WatchEvent]:
         rv, out = await self.api.resource_version.remote(), []

@@ -41,7 +41,7 @@ import time
 
 from actors.cluster import RayCluster
 from actors.harness.benchray import ray_cluster, settle_gc
-from actors.harness.benchstartup import PodWatch, density_pod, nodes_ready, watch_until
+from actors.harness.benchstartup import WATCHES, PodWatch, density_pod, nodes_ready, watch_until
 from actors.harness.rss import KINDS, Sampler, actor_pids, alive
 from actors.harness.workloads import CREATE_BATCH
 from cluster.api.requests import Create
@@ -99,7 +99,7 @@ class Phase:
     def __init__(self, cluster: RayCluster, sampler: Sampler):
         self.cluster, self.sampler = cluster, sampler
         self.watch = PodWatch(times=False)
-        self.informer = cluster.informer(["Node", "Pod"])
+        self.informer = cluster.informer(WATCHES)
         self.pids: dict[int, str] = {}
 
     @classmethod

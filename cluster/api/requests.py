@@ -122,11 +122,14 @@ class Watch(NamedTuple):
     own nodes); None selects every object of the kind. ``heads`` (Pods only): the client
     judges most events by the pod's head (``podhead.py``), so its events decode the object
     only when it is read; it keeps pods by uid, so a relist names the uid (and node) of
-    each pod it reports gone or replaced (``cluster/runtime/reflector.py``)."""
+    each pod it reports gone or replaced (``cluster/runtime/reflector.py``). ``lazy``: the
+    client reads what it needs from the event's bytes itself, so the reflector reads only
+    the object's key and the object is decoded only if the client asks for it."""
 
     kind: str
     node_names: frozenset[str] | None = None
     heads: bool = False
+    lazy: bool = False
 
 
 RawEvent = tuple[str, bytes]  # (ADDED | MODIFIED | DELETED, the object as the store encoded it)

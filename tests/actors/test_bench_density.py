@@ -74,6 +74,42 @@ def test_pod_watch_keeps_the_first_bound_and_running_times():
     assert (counting.running, counting.bound_at, counting.running_at) == ({"q"}, {}, {})
 
 
+def test_pod_watch_reads_nodes_and_pods_from_their_bytes_through_the_bench_watches():
+    """Through a reflector of ``WATCHES``, as the benches' driver watches: the same
+    readings, and no node event's object is ever decoded whole."""
+    from cluster.api.codec import encode
+    from cluster.api.requests import WatchChunk
+    from cluster.runtime.reflector import Reflector
+
+    r = Reflector(benchstartup.WATCHES)
+    r.rv = {"Node": 0, "Pod": 0}
+    nodes = [_node("n1", "True"), _node("n2", "False"), {"kind": "Node", "metadata": {"name": "n3"}}]
+    pods = [_pod("p"), _pod("p", "n1"), _pod("p", "n1", "Running"), _pod("q", "n2", "Running")]
+    node_events = r.on_watch("Node", WatchChunk([("ADDED", encode(n)) for n in nodes], 3))
+    pod_events = r.on_watch("Pod", WatchChunk([("MODIFIED", encode(p)) for p in pods], 7))
+    w = PodWatch()
+    for t, ev in enumerate(node_events + pod_events):
+        w.apply([ev], float(t))
+    assert w.ready == {"n1"}
+    assert (w.bound_at, w.running_at, w.running) == ({"p": 4.0, "q": 6.0}, {"p": 5.0, "q": 6.0}, {"p", "q"})
+    assert all(ev._obj is None for ev in node_events + pod_events)
+    w.apply(r.on_watch("Node", WatchChunk([("MODIFIED", encode(_node("n1", "Unknown")))], 8)), 9.0)
+    assert w.ready == set()
+
+
+def test_node_ready_reads_the_object_when_the_bytes_say_too_little():
+    from cluster.api.codec import encode
+
+    assert benchstartup.node_ready(WatchEvent("Node", "DELETED", {"kind": "Node", "metadata": {"name": "gone"}})) == (
+        "gone",
+        False,
+    )
+    odd = {"kind": "Node", "metadata": {"name": "n9"}, "status": {"conditions": [{"type": "Ready", "status": 1}]}}
+    assert benchstartup.node_ready(WatchEvent("Node", "ADDED", raw=encode(odd))) == ("n9", False)
+    odd["status"]["conditions"].append({"type": "Ready", "status": "True"})  # the whole object decides
+    assert benchstartup.node_ready(WatchEvent("Node", "ADDED", raw=encode(odd))) == ("n9", False)
+
+
 def test_density_pods_fit_a_full_node():
     from cluster.api.quantity import to_milli
 

@@ -95,3 +95,49 @@ def test_a_relist_names_the_pods_it_drops_to_a_client_that_keeps_them_by_uid(hea
         ]
     else:
         assert seen(relisted) == [("MODIFIED", "b", new_b, ""), ("DELETED", "a", "", "")]
+
+
+def node(name: str, ready: str = "True") -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"conditions": [{"type": "Ready", "status": ready}]},
+    }
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["decoded", "lazy"])
+def test_a_lazy_kind_is_read_only_as_far_as_its_key_and_reports_the_same_events(lazy):
+    api = APIServer()
+    r = Reflector([Watch("Node", lazy=lazy)])
+    api.create(node("a"), 0)
+    api.create(node("b"), 0)
+    listed = r.on_list("Node", api.list("Node"))
+    api.delete("Node", "", "a", None, 0, 0)
+    api.create(node("c", "False"), 0)
+    watched = r.on_watch("Node", api.watch({"Node": r.rv["Node"]})["Node"])
+    api.delete("Node", "", "b", None, 0, 0)
+    r.relist_all()
+    relisted = r.on_list("Node", api.list("Node"))
+    undecoded = [e._obj is None for e in listed + watched + relisted]
+    assert undecoded == ([True] * 5 + [False] if lazy else [False] * 6)  # a relist's DELETED is built
+
+    def seen(events):
+        return [(e.type, e.obj["metadata"]["name"]) for e in events]
+
+    assert seen(listed) == [("ADDED", "a"), ("ADDED", "b")]
+    assert seen(watched) == [("DELETED", "a"), ("ADDED", "c")]
+    assert seen(relisted) == [("MODIFIED", "c"), ("DELETED", "b")]
+    assert watched[1].obj == api.get("Node", "", "c")  # decoded whole once read
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [{"kind": "Node", "metadata": {"namespace": "x"}}, {"kind": "Node", "metadata": {"name": 7}}],
+    ids=["no name", "a name that is no string"],
+)
+def test_a_lazy_kind_whose_key_cannot_be_read_is_decoded_whole(odd):
+    from cluster.runtime.reflector import _read
+
+    key, obj, head = _read(encode(odd), False, True)
+    assert obj == odd and head is None
