@@ -74,7 +74,7 @@ def latency_summary(values: Iterable[float]) -> dict:
 
 # The driver's watch: a node read only as far as its Ready condition, a pod by its head
 # (read from the bytes; ``lazy``, not ``heads``, so the reflector keeps no uid per pod).
-# Decoding every node of a registration batch whole left the driver's heap about 8 KB a
+# Decoding every node of a registration batch whole left the driver's heap about 7.5 KB a
 # node larger at 10,000 nodes, which bench density counted as the cluster's.
 WATCHES = (Watch("Node", lazy=True), Watch("Pod", lazy=True))
 

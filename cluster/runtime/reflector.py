@@ -11,9 +11,10 @@ names the pod it was (as upstream's DeletedFinalStateUnknown carries the last kn
 object), and a pod listed under a known name with a new uid comes as the DELETED of the
 old one, then the ADDED of the new. Other clients get the key only, and keep by key.
 
-A kind watched ``lazy`` is read only as far as its key: a client that reads a few fields
-from the bytes (the benches' driver reading whether a node is Ready) never holds a whole
-batch of decoded objects, which at 10,000 nodes left the driver's heap 7 KB a node larger.
+A kind watched ``lazy`` is read only as far as its key (a pod as far as its head, without
+the uid bookkeeping): a client that reads a few fields from the bytes (the benches' driver
+reading whether a node is Ready) never holds a whole batch of decoded objects, which at
+10,000 nodes left the driver's heap about 7.5 KB a node larger.
 
 Every client in kubemu (each component under either runtime, and the scenario driver)
 watches through one: the Ray runtime through ``actors/informer.py``, the local runtime
@@ -47,6 +48,8 @@ class Reflector:
         self._listed: set[str] = set()
         self._heads = {w.kind for w in self.watches if w.heads and w.kind == "Pod"}
         self._lazy = {w.kind for w in self.watches if w.lazy and w.kind not in self._heads}
+        # Pods are read by their head either way: a lazy pod's key comes with it.
+        self._by_head = self._heads | (self._lazy & {"Pod"})
 
     def node_names(self, kind: str) -> frozenset[str] | None:
         """The ``spec.nodeName`` selector of ``kind``'s watch (None: every object)."""
@@ -73,9 +76,9 @@ class Reflector:
         known = self._known[kind]
         seen: dict[tuple[str, str], tuple[str, str] | None] = {}
         out = []
-        heads, lazy = kind in self._heads, kind in self._lazy
+        heads, by_head, lazy = kind in self._heads, kind in self._by_head, kind in self._lazy
         for b in result.items:
-            key, obj, head = _read(b, heads, lazy)
+            key, obj, head = _read(b, by_head, lazy)
             held = seen[key] = _held(obj, head) if heads else None
             was = known.get(key)
             replaced = was is not None and held is not None and was[0] != held[0]
@@ -99,10 +102,10 @@ class Reflector:
             self.rv[kind] = None
             return []
         known = self._known[kind]
-        heads, lazy = kind in self._heads, kind in self._lazy
+        heads, by_head, lazy = kind in self._heads, kind in self._by_head, kind in self._lazy
         out = []
         for etype, data in reply.events:
-            key, obj, head = _read(data, heads, lazy)
+            key, obj, head = _read(data, by_head, lazy)
             if etype == "DELETED":
                 known.pop(key, None)
             else:

@@ -87,12 +87,14 @@ def test_pod_watch_reads_nodes_and_pods_from_their_bytes_through_the_bench_watch
     pods = [_pod("p"), _pod("p", "n1"), _pod("p", "n1", "Running"), _pod("q", "n2", "Running")]
     node_events = r.on_watch("Node", WatchChunk([("ADDED", encode(n)) for n in nodes], 3))
     pod_events = r.on_watch("Pod", WatchChunk([("MODIFIED", encode(p)) for p in pods], 7))
+    assert all(ev._head is not None for ev in pod_events)  # read with the key, not again later
     w = PodWatch()
     for t, ev in enumerate(node_events + pod_events):
         w.apply([ev], float(t))
     assert w.ready == {"n1"}
     assert (w.bound_at, w.running_at, w.running) == ({"p": 4.0, "q": 6.0}, {"p": 5.0, "q": 6.0}, {"p", "q"})
     assert all(ev._obj is None for ev in node_events + pod_events)
+    assert r._known["Pod"] == {("default", "p"): None, ("default", "q"): None}  # no uids kept
     w.apply(r.on_watch("Node", WatchChunk([("MODIFIED", encode(_node("n1", "Unknown")))], 8)), 9.0)
     assert w.ready == set()
 
