@@ -61,12 +61,14 @@ An added taint carries ``timeAdded`` (now). Deviations from upstream, on purpose
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..api.events import make_event
 from ..api.objects import NODE_LEASE_NAMESPACE, condition, name_of
 from ..clock import parse_timestamp, rfc3339
 from ..runtime.timers import Handle, TimerQueue
+from .sharing import SharedValues
 from .writes import Writes
 
 NODE_MONITOR_GRACE_PERIOD = 40.0
@@ -185,43 +187,34 @@ class Shared:
     Kubelets report the same reasons and messages, and nodes that post in the same second
     the same times, so at 10,000 nodes most of a node's conditions (3 KB decoded) equal
     another node's. Nothing here changes a kept dict or list (``unknown_conditions`` builds
-    new ones), so sharing them is safe. Past ``limit`` entries the table starts again:
-    sharing is an economy, an unshared copy compares equal all the same."""
+    new ones), so sharing them is safe (``sharing.SharedValues``)."""
 
-    __slots__ = ("_conditions", "_taints", "limit")
+    __slots__ = ("_conditions", "_taints")
 
     def __init__(self, limit: int = 4096) -> None:
-        self._conditions: dict[tuple, dict] = {}
-        self._taints: dict[tuple, list] = {}
-        self.limit = limit
+        self._conditions = SharedValues(limit)
+        self._taints = SharedValues(limit)
 
     def conditions(self, conditions: Any) -> Any:
         if not isinstance(conditions, list):
             return conditions
-        return [self._one(self._conditions, c) if isinstance(c, dict) else c for c in conditions]
+        return [
+            _keep(self._conditions, c, lambda c: tuple(c.items())) if isinstance(c, dict) else c for c in conditions
+        ]
 
     def taints(self, taints: Any) -> Any:
         if not isinstance(taints, list) or not taints:
             return taints
-        try:
-            key = tuple(tuple(t.items()) for t in taints)
-            return self._keep(self._taints, key, taints)
-        except (AttributeError, TypeError):  # not flat dicts: keep the node's own
-            return taints
+        return _keep(self._taints, taints, lambda ts: tuple(tuple(t.items()) for t in ts))
 
-    def _one(self, table: dict, c: dict) -> dict:
-        try:
-            return self._keep(table, tuple(c.items()), c)  # type: ignore[no-any-return]
-        except TypeError:  # a value that cannot be hashed: keep the node's own
-            return c
 
-    def _keep(self, table: dict, key: tuple, value: Any) -> Any:
-        got = table.get(key)
-        if got is None:
-            if len(table) >= self.limit:
-                table.clear()
-            got = table[key] = value
-        return got
+def _keep(table: SharedValues, value: Any, frozen: Callable[[Any], tuple]) -> Any:
+    """``value`` or an equal one kept before; its own when it cannot be frozen and hashed
+    (a nested value, a list of something else than dicts)."""
+    try:
+        return table.keep(frozen(value), value)
+    except (AttributeError, TypeError):
+        return value
 
 
 class _Health:

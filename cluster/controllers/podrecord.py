@@ -27,6 +27,7 @@ from typing import Any
 
 from ..api.codec import decode, encode
 from ..clock import parse_timestamp
+from .sharing import SharedValues
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -79,7 +80,7 @@ class PodRecords:
     __slots__ = ("_tolerations", "_last", "_stamp")
 
     def __init__(self) -> None:
-        self._tolerations: dict[tuple, list[dict]] = {}
+        self._tolerations = SharedValues(MAX_SHARED_TOLERATIONS)
         self._last: list[dict] | None = None  # the most recent shared list: the fast path
         self._stamp: tuple[str, float] = ("", NO_TIME)  # the last creationTimestamp read
 
@@ -123,13 +124,10 @@ class PodRecords:
         if last is not None and tolerations == last:
             return last
         try:
-            frozen = tuple(tuple(sorted(t.items())) for t in tolerations)
-            shared = self._tolerations.get(frozen)
+            shared: list[dict] = self._tolerations.keep(
+                tuple(tuple(sorted(t.items())) for t in tolerations), tolerations
+            )
         except (AttributeError, TypeError):  # not a list of flat dicts: keep the pod's own
             return tolerations  # type: ignore[no-any-return]
-        if shared is None:
-            if len(self._tolerations) >= MAX_SHARED_TOLERATIONS:
-                self._tolerations.clear()
-            shared = self._tolerations[frozen] = tolerations
         self._last = shared
         return shared
