@@ -32,8 +32,9 @@ DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
-class _Ranked:
-    """One pod with the facts upstream's ActivePodsWithRanks compares."""
+class Ranked:
+    """One pod with the facts upstream's ActivePodsWithRanks compares (what a caller keeping
+    facts between bursts holds, ``pods_to_delete``)."""
 
     __slots__ = (
         "pod",
@@ -94,7 +95,7 @@ def _bucket(t: float | None, now: float) -> int:
     return int(math.log2((now - t) * 1e9)) if t is not None and now > t else -1
 
 
-def _by_time(t1: float | None, t2: float | None, r1: int, r2: int, a: _Ranked, b: _Ranked) -> int:
+def _by_time(t1: float | None, t2: float | None, r1: int, r2: int, a: Ranked, b: Ranked) -> int:
     """Newer first (a missing time first of all), on the log2 scale (``r1``, ``r2``: the
     buckets of ``t1`` and ``t2``): times in one bucket tie, and ties go by uid
     (pseudo-random, as upstream intends, yet stable for a seeded run)."""
@@ -105,7 +106,7 @@ def _by_time(t1: float | None, t2: float | None, r1: int, r2: int, a: _Ranked, b
     return _sign(r1 < r2)
 
 
-def _compare(a: _Ranked, b: _Ranked, now: float) -> int:
+def _compare(a: Ranked, b: Ranked, now: float) -> int:
     """Negative when ``a`` should be deleted before ``b`` (upstream ActivePodsWithRanks.Less)."""
     if a.node != b.node and (not a.node or not b.node):
         return _sign(not a.node)  # 1. unassigned first
@@ -124,7 +125,7 @@ def _compare(a: _Ranked, b: _Ranked, now: float) -> int:
     return _compare_times(a, b)
 
 
-def _compare_times(a: _Ranked, b: _Ranked) -> int:
+def _compare_times(a: Ranked, b: Ranked) -> int:
     """Criteria 6-8 of ``_compare``, for pods tied on 1-5 with their buckets computed."""
     if a.ready and b.ready and a.ready_time != b.ready_time:
         return _by_time(
@@ -151,7 +152,7 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
     """The ``count`` pods to delete; all of them, unsorted, when that is every pod (as upstream).
 
     The first ``count`` of ``deletion_order`` without ordering the rest (``_first``).
-    ``facts`` (id of a pod -> ``_Ranked``, kept by the caller between bursts) spares re-reading
+    ``facts`` (id of a pod -> ``Ranked``, kept by the caller between bursts) spares re-reading
     the pods that did not change since; it is replaced by the facts of these pods. Where
     the order is no strict weak order (two different times in one log2 bucket tie by uid,
     equal times go on to the next fact, as upstream's Less does) the victims may differ
@@ -167,16 +168,16 @@ def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None 
     return [r.pod for r in _first(ranked, count, now)]
 
 
-def _first(ranked: list[_Ranked], count: int, now: float) -> list[_Ranked]:
+def _first(ranked: list[Ranked], count: int, now: float) -> list[Ranked]:
     """The first ``count`` in deletion order. Criteria 1-5 (assigned, phase, ready, cost,
     rank) are plain values compared in turn, so they make one tuple; only pods that tie
     on all five need the time rules; groups after the one where ``count`` falls are
     neither ordered nor sorted (a scale-down by a few hundred of a ReplicaSet of
     thousands orders few of its pods)."""
-    groups: dict[tuple, list[_Ranked]] = {}
+    groups: dict[tuple, list[Ranked]] = {}
     for r in ranked:
         groups.setdefault(r.prefix, []).append(r)
-    out: list[_Ranked] = []
+    out: list[Ranked] = []
     for prefix in sorted(groups):
         group, need = groups[prefix], count - len(out)
         if _alike(group):
@@ -191,7 +192,7 @@ def _first(ranked: list[_Ranked], count: int, now: float) -> list[_Ranked]:
     return out
 
 
-def _first_by_times(group: list[_Ranked], need: int, now: float) -> list[_Ranked]:
+def _first_by_times(group: list[Ranked], need: int, now: float) -> list[Ranked]:
     """The first ``need`` of a group tied on criteria 1-5, by the time rules 6-8.
 
     Two ready pods in different cells of ready time (no time first, then the log2 bucket,
@@ -205,11 +206,11 @@ def _first_by_times(group: list[_Ranked], need: int, now: float) -> list[_Ranked
             r.buckets(now)
     if not group[0].ready:  # criterion 3 put every pod of the group on one side
         return _ordered(group, need)
-    cells: dict[tuple[bool, int], list[_Ranked]] = {}
+    cells: dict[tuple[bool, int], list[Ranked]] = {}
     for r in group:
         timed = r.ready_time is not None
         cells.setdefault((timed, r.ready_bucket if timed else -1), []).append(r)
-    out: list[_Ranked] = []
+    out: list[Ranked] = []
     for cell in sorted(cells):
         out += _ordered(cells[cell], need - len(out))
         if len(out) >= need:
@@ -217,7 +218,7 @@ def _first_by_times(group: list[_Ranked], need: int, now: float) -> list[_Ranked
     return out
 
 
-def _ordered(pods: list[_Ranked], need: int) -> list[_Ranked]:
+def _ordered(pods: list[Ranked], need: int) -> list[Ranked]:
     """The first ``need`` of ``pods`` (tied on criteria 1-5, buckets computed): by their time
     keys where they have them (stable, as nsmallest with a key is), else by the comparator,
     both from key order."""
@@ -228,7 +229,7 @@ def _ordered(pods: list[_Ranked], need: int) -> list[_Ranked]:
     return [pods[i] for _, i in heapq.nsmallest(need, zip(keys, range(len(pods))))]
 
 
-def _alike(group: list[_Ranked]) -> bool:
+def _alike(group: list[Ranked]) -> bool:
     """Whether the pods of a group (tied on criteria 1-5) have one ready time, one restart
     count and one creation time, so that criteria 6-8 tie for every pair."""
     first = group[0]
@@ -236,7 +237,7 @@ def _alike(group: list[_Ranked]) -> bool:
     return all((r.ready_time, r.restarts, r.created) == facts for r in group)
 
 
-def _time_keys(group: list[_Ranked]) -> list[tuple] | None:
+def _time_keys(group: list[Ranked]) -> list[tuple] | None:
     """Sort keys for ``group`` (pods tied on criteria 1-5, their buckets computed) that agree
     with every verdict of ``_compare``, or None where no key can and the comparator decides.
 
@@ -252,7 +253,7 @@ def _time_keys(group: list[_Ranked]) -> list[tuple] | None:
     return _after_ready(group)
 
 
-def _uid_agrees(cell: list[_Ranked]) -> bool:
+def _uid_agrees(cell: list[Ranked]) -> bool:
     """Whether pods of one ready-time cell that tie on the time go on to uid or a tie only:
     the same restarts, and creation times on one side of None and in one bucket."""
     first = cell[0]
@@ -260,7 +261,7 @@ def _uid_agrees(cell: list[_Ranked]) -> bool:
     return all((r.restarts, r.created is None, r.created_bucket) == facts for r in cell)
 
 
-def _after_ready(cell: list[_Ranked]) -> list[tuple] | None:
+def _after_ready(cell: list[Ranked]) -> list[tuple] | None:
     """Keys for pods tied up to the ready time: 7. more restarts first, 8. newer first."""
     by_restarts: dict[int, list[int]] = {}
     for i, r in enumerate(cell):
@@ -276,7 +277,7 @@ def _after_ready(cell: list[_Ranked]) -> list[tuple] | None:
     return keys
 
 
-def _cells(group: list[_Ranked], time, bucket, equal_times, uid_agrees) -> list[tuple] | None:
+def _cells(group: list[Ranked], time, bucket, equal_times, uid_agrees) -> list[tuple] | None:
     """Keys by ``time`` on ``_by_time``'s log2 scale (a missing time first); ``equal_times``
     gives the keys within a cell whose times are all equal, ``uid_agrees`` says whether
     uid order may serve a cell whose times are partly equal."""
@@ -311,17 +312,17 @@ def _pod_key(pod: dict) -> tuple[str, str]:
     return m.get("namespace", ""), m.get("name", "")
 
 
-def _ranked(pods: list[dict], facts: dict) -> list[_Ranked]:
-    """``pods`` as ``_Ranked`` with their ranks, reusing ``facts`` of the very same pod
+def _ranked(pods: list[dict], facts: dict) -> list[Ranked]:
+    """``pods`` as ``Ranked`` with their ranks, reusing ``facts`` of the very same pod
     objects (an update replaces the object, so identity means unchanged; ``facts`` is keyed
-    by ``id``, which no other live object can share while its ``_Ranked`` holds the pod).
+    by ``id``, which no other live object can share while its ``Ranked`` holds the pod).
     A reused pod whose rank did not change keeps its prefix tuple."""
     on_node: dict[str, int] = {}
     ranked = []
     for p in pods:
         r = facts.get(id(p))
         if r is None:
-            r = _Ranked(p)
+            r = Ranked(p)
         node = r.node
         on_node[node] = on_node.get(node, 0) + 1
         ranked.append(r)
@@ -331,6 +332,3 @@ def _ranked(pods: list[dict], facts: dict) -> list[_Ranked]:
             r.rank = rank
             r.prefix = (1 if r.node else 0, r.phase, 1 if r.ready else 0, r.cost, -rank)
     return ranked
-
-
-Ranked = _Ranked  # what a caller keeping facts between bursts holds (``pods_to_delete``)

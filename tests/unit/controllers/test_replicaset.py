@@ -207,12 +207,12 @@ def _full_sort(pods, now):
     """The reference: every pod ranked, key order, then one sort by the whole comparison."""
     from functools import cmp_to_key
 
-    from cluster.controllers.scaledown import _compare, _Ranked
+    from cluster.controllers.scaledown import Ranked, _compare
 
     on_node: dict = {}
     for p in pods:
         on_node[p["spec"].get("nodeName", "")] = on_node.get(p["spec"].get("nodeName", ""), 0) + 1
-    ranked = [_Ranked(p, on_node[p["spec"].get("nodeName", "")]) for p in pods]
+    ranked = [Ranked(p, on_node[p["spec"].get("nodeName", "")]) for p in pods]
     ranked.sort(key=lambda r: r.key)
     ranked.sort(key=cmp_to_key(lambda a, b: _compare(a, b, now)))
     return names([r.pod for r in ranked])
