@@ -20,6 +20,8 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 MARK = "kubemu-ray-node-"
 _local = None  # the ray.cluster_utils.Cluster this process started, if any
 
+_workers: list = []  # its worker nodes, Ray node 1.. in order
+
 # Ray puts any call argument or reply over 100 KB in its shared-memory object store, and
 # kubemu's messages often pass that (a watch reply of a few hundred pods, a batch of pod
 # creates). Every page of that store a process has touched stays in its RSS, and both the
@@ -29,7 +31,6 @@ _local = None  # the ray.cluster_utils.Cluster this process started, if any
 # (a list page of big objects) still go through the store.
 INLINE_BYTES = 64 * 1024 * 1024
 SYSTEM_CONFIG = {"max_direct_call_object_size": INLINE_BYTES, "task_rpc_inlined_bytes_limit": INLINE_BYTES}
-_workers: list = []  # its worker nodes, Ray node 1.. in order
 
 
 class RayClusterError(ValueError):
@@ -47,8 +48,9 @@ def init_ray(ray_nodes: int = 0) -> None:
         ray.init(
             address=address,
             include_dashboard=False,
-            # Only a Ray this process starts takes a system config; a joined cluster has its own.
-            _system_config=dict(SYSTEM_CONFIG) if address is None else None,  # Ray adds to it
+            # Only a Ray this process starts takes a system config (a joined cluster has its
+            # own); Ray adds to the dict it is given, so it gets a copy.
+            _system_config=dict(SYSTEM_CONFIG) if address is None else None,
             logging_level=logging.ERROR,
             log_to_driver=True,
             configure_logging=True,
