@@ -19,7 +19,6 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 MARK = "kubemu-ray-node-"
 _local = None  # the ray.cluster_utils.Cluster this process started, if any
-
 _workers: list = []  # its worker nodes, Ray node 1.. in order
 
 # Ray puts any call argument or reply over 100 KB in its shared-memory object store, and
