@@ -66,9 +66,9 @@ from typing import Any
 
 from ..api.events import make_event
 from ..api.objects import NODE_LEASE_NAMESPACE, condition, name_of
+from ..api.sharing import SharedValues
 from ..clock import parse_timestamp, rfc3339
 from ..runtime.timers import Handle, TimerQueue
-from .sharing import SharedValues
 from .writes import Writes
 
 NODE_MONITOR_GRACE_PERIOD = 40.0
@@ -187,7 +187,7 @@ class Shared:
     Kubelets report the same reasons and messages, and nodes that post in the same second
     the same times, so at 10,000 nodes most of a node's conditions (3 KB decoded) equal
     another node's. Nothing here changes a kept dict or list (``unknown_conditions`` builds
-    new ones), so sharing them is safe (``sharing.SharedValues``)."""
+    new ones), so sharing them is safe (``api.sharing.SharedValues``)."""
 
     __slots__ = ("_conditions", "_taints")
 

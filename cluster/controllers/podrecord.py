@@ -26,8 +26,8 @@ import sys
 from typing import Any
 
 from ..api.codec import decode, encode
+from ..api.sharing import SharedValues
 from ..clock import parse_timestamp
-from .sharing import SharedValues
 
 Key = tuple[str, str]  # (namespace, name)
 

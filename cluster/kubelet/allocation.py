@@ -21,7 +21,7 @@ from ..api.qos import BURSTABLE
 from ..api.quantity import format_resource, resource_int
 from ..api.resources import CPU, MEMORY, is_extended
 from . import admission
-from .cgroups import qos_cgroups
+from .cgroups import qos_cgroups, with_parent
 from .cpumanager import NONE, STATIC, CpuManager, format_cpuset, parse_cpuset
 from .deviceplugin import UNHEALTHY, PluginError, natural_key, plugins_for_capacity
 from .devices import REGISTERED, DeviceManager
@@ -151,7 +151,8 @@ class NodeAllocation:
 
     def pod_view(self, rec: PodRecord) -> dict:
         """What the report shows for a pod holding resources on this node."""
-        view = {"cgroup": rec.cgroup, "cpuset": None, "exclusiveCpus": "", "devices": {}, "env": {}}
+        cgroup = None if rec.cgroup is None else with_parent(rec.cgroup, rec.qos, rec.uid)
+        view = {"cgroup": cgroup, "cpuset": None, "exclusiveCpus": "", "devices": {}, "env": {}}
         if self.cpus is not None:
             exclusive = self.cpus.assignments().get(rec.uid) or {}
             cpus = frozenset().union(*(parse_cpuset(c) for c in exclusive.values()))

@@ -122,6 +122,17 @@ def pod_cgroups(pod: dict, uid: str, qos: str | None = None) -> dict:
     return out
 
 
+def without_parent(cgroups: dict) -> dict:
+    """``pod_cgroups`` less the ``parent`` path: the values, which pods of one template
+    share (the kubelet keeps one copy of them; ``with_parent`` gives the whole back)."""
+    return {k: v for k, v in cgroups.items() if k != "parent"}
+
+
+def with_parent(values: dict, qos: str, uid: str) -> dict:
+    """``pod_cgroups`` again from ``without_parent``'s values, the pod's QoS class and uid."""
+    return {"parent": parent_of(qos, uid), **values}
+
+
 def qos_cgroups(allocatable_cpu: int, allocatable_memory: int | None, burstable_cpu_requests: int) -> dict:
     """The node's QoS-level cgroups: the node-allocatable root and its two tiers.
 

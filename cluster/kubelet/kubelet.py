@@ -69,7 +69,7 @@ from ..runtime.component import WatchEvent
 from ..runtime.timers import Handle, TimerQueue
 from . import admission
 from .allocation import NodeAllocation
-from .cgroups import pod_cgroups
+from .cgroups import pod_cgroups, with_parent, without_parent
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
 from .node import NodeConfig, internal_ip, node_conditions, node_labels, node_object, node_status, pod_ip
@@ -90,6 +90,7 @@ from .pods import (
     PodRecord,
     head_grace,
     pod_status,
+    shared,
 )
 from .pressure import EVICT, LIFT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
 from .reconcile import ReconcileMixin
@@ -335,7 +336,7 @@ class Kubelet(PressureMixin, ReconcileMixin):
 
     def cgroup_of(self, uid: str) -> dict | None:
         rec = self._pods.get(uid)
-        return rec.cgroup if rec else None
+        return None if rec is None or rec.cgroup is None else with_parent(rec.cgroup, rec.qos, rec.uid)
 
     def pod_resources(self, now: float) -> dict[str, dict]:
         """uid -> what the pod holds here (upstream's PodResources API, plus cgroups and
@@ -408,11 +409,11 @@ class Kubelet(PressureMixin, ReconcileMixin):
     def _take(self, rec: PodRecord, pod: dict, requests: dict[str, int]) -> None:
         """An admitted (or adopted) pod holds its requests and ports and gets its cgroups."""
         self._hold(rec, requests, host_ports(pod))
-        rec.cgroup = pod_cgroups(pod, rec.uid, rec.qos)
+        rec.cgroup = shared(without_parent(pod_cgroups(pod, rec.uid, rec.qos)))
         rec.usage = declared_usage(pod)
 
     def _hold(self, rec: PodRecord, requests: dict[str, int], ports: tuple) -> None:
-        rec.requests, rec.ports = requests, ports
+        rec.requests, rec.ports = shared(requests), ports
         self._active += 1
         used = self._used
         for name, amount in requests.items():

@@ -9,10 +9,13 @@ it, so every field the kubelet owns is always present. Called only by ``Kubelet`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..api.annotations import Emulation
+from ..api.codec import encode
 from ..api.podhead import PodHead, head_of
+from ..api.sharing import SharedValues
 from ..clock import rfc3339
 
 if TYPE_CHECKING:
@@ -34,6 +37,24 @@ START, EXIT, STOPPED = "start", "exit", "stopped"
 BACKOFF_INITIAL, BACKOFF_MAX = 10, 300
 
 DEFAULT_GRACE = 30  # seconds: a pod spec's terminationGracePeriodSeconds when it gives none
+
+# Read-only parts of records that pods of one template have alike (requests, cgroup values,
+# container names and images), kept once in this process: a node host holds thousands of
+# records, and each pod's decoded copy would otherwise stay. Like ``sys.intern``, a cache
+# of values, not state: an unshared copy compares equal all the same.
+_SHARED = SharedValues(4096)
+_T = TypeVar("_T")
+
+
+def shared(value: _T) -> _T:
+    """``value``, or an equal one a record holds already. Tuples of strings are kept by
+    themselves, dicts by their encoding; never change what this returns."""
+    try:
+        key: Any = encode(value) if isinstance(value, dict) else value
+        kept: _T = _SHARED.keep(key, value)
+    except TypeError:  # unhashable, or not encodable: keep its own
+        return value
+    return kept
 
 
 def grace_of(pod: dict) -> float:
@@ -109,20 +130,23 @@ class PodRecord:
     def __init__(self, pod: dict, emu: Emulation, now: float):
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
-        self.uid, self.namespace, self.name = meta.get("uid", ""), meta.get("namespace", ""), meta.get("name", "")
+        self.uid, self.name = meta.get("uid", ""), meta.get("name", "")
+        self.namespace = sys.intern(meta.get("namespace", ""))
         self.state = PENDING
         self.emu = emu
-        self.policy = spec.get("restartPolicy") or "Always"
-        self.containers = tuple((c.get("name", ""), c.get("image", "")) for c in spec.get("containers") or ())
-        self.init = tuple(
-            (c.get("name", ""), c.get("image", ""), c.get("restartPolicy") == "Always")
-            for c in spec.get("initContainers") or ()
+        self.policy = sys.intern(spec.get("restartPolicy") or "Always")
+        self.containers = shared(tuple((c.get("name", ""), c.get("image", "")) for c in spec.get("containers") or ()))
+        self.init = shared(
+            tuple(
+                (c.get("name", ""), c.get("image", ""), c.get("restartPolicy") == "Always")
+                for c in spec.get("initContainers") or ()
+            )
         )
         self.requests: dict[str, int] | None = None  # set while the pod holds node resources
         self.qos = ""
         self.cgroup: dict | None = None
         self.admitted_at = now
-        self.scheduled_ts = _scheduled_ts(pod, now)
+        self.scheduled_ts = sys.intern(_scheduled_ts(pod, now))
         self.pod_ip = ""
         self.started_at: float | None = None  # when the current container run began
         self.ready_at = now  # last readiness transition
@@ -141,9 +165,11 @@ class PodRecord:
         self.priority = int(spec.get("priority") or 0)
         self.grace = spec.get("terminationGracePeriodSeconds")
         self.static = _is_static_or_mirror(meta)
-        self.mem_requests = tuple(
-            (c.get("name", ""), ((c.get("resources") or {}).get("requests") or {}).get("memory"))
-            for c in spec.get("containers") or ()
+        self.mem_requests = shared(
+            tuple(
+                (c.get("name", ""), ((c.get("resources") or {}).get("requests") or {}).get("memory"))
+                for c in spec.get("containers") or ()
+            )
         )
         # container -> usage.ContainerUsage, when any usage is declared
         self.usage: dict[str, ContainerUsage] | None = None

@@ -29,6 +29,7 @@ recomputed after ``node_epoch`` changes (a node added, removed, relabelled or re
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -319,6 +320,7 @@ class Cache:
         self.placed_load.remove(pinfo.uid)
 
     def _place(self, pinfo: PodInfo, node_name: str) -> None:
+        node_name = sys.intern(node_name)  # each pod's copy decoded afresh: keep the one
         self._placed[pinfo.uid] = (pinfo, node_name)
         ni = self._nodes.get(node_name)
         if ni is None:
@@ -357,10 +359,10 @@ class Cache:
 
     def add_pod(self, pod: dict, raw: bytes | None = None, same_spec: bool | None = None) -> PodInfo:
         """A pod seen bound by the watch: confirm an assumption, move it, or count it anew.
-        ``raw``, the object's encoding, is what the placed pod keeps (``PodInfo.compact``);
+        ``raw``, the object's encoding, lets the placed pod drop its dict (``PodInfo.compact``);
         ``same_spec``, when the caller knows it, is the known pod's ``same_spec(pod)``."""
         pinfo = self._add_pod(pod, same_spec)
-        pinfo.compact(raw)
+        pinfo.compact(raw, placed=True)
         return pinfo
 
     def _add_pod(self, pod: dict, same_spec: bool | None) -> PodInfo:

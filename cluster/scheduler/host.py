@@ -222,7 +222,7 @@ def apply_post_filter(
 
 def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: float, out) -> bool:
     """Write the victim's condition, delete and event; False if it was already going."""
-    if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
+    if victim.deleting:
         return False
     cond = {
         "type": DISRUPTION_TARGET,
@@ -235,7 +235,11 @@ def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: 
     out.deletes.append((victim.namespace, victim.name, victim.uid))
     out.events.append(
         make_event(
-            victim.pod, "Preempted", f"Preempted by pod {preemptor.uid} on node {node}", now, component=fwk.profile_name
+            victim.ref(),
+            "Preempted",
+            f"Preempted by pod {preemptor.uid} on node {node}",
+            now,
+            component=fwk.profile_name,
         )
     )
     return True

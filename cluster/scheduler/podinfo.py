@@ -9,6 +9,7 @@ the cycle and every plugin.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..api.objects import labels_of, name_of, namespace_of, node_name_of, priori
 from ..api.podhead import PodHead, spec_key
 from ..api.predicates import HostPort, host_ports
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, pod_nonzero_requests, pod_requests
+from ..api.sharing import SharedValues
 from .podterms import PodTerms
 
 BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL)
@@ -36,22 +38,29 @@ def resources_signature(pod: dict) -> tuple:
     )
 
 
-def _terms_signature(pod: dict) -> tuple:
+def _terms_signature(pod: dict) -> Any:
+    """What a pod's index keys depend on: its labels dict alone when it has no inter-pod
+    terms (nearly every pod: no tuple kept per pod), else (labels, podAffinity,
+    podAntiAffinity)."""
     aff = (pod.get("spec") or {}).get("affinity") or {}
-    return labels_of(pod), aff.get("podAffinity"), aff.get("podAntiAffinity")
+    affinity, anti = aff.get("podAffinity"), aff.get("podAntiAffinity")
+    return (labels_of(pod), affinity, anti) if affinity or anti else labels_of(pod)
 
 
 class PodInfo:
     """A pod with its requests parsed once; shared by the queue, the cycle and the cache.
 
     ``node`` is the NodeInfo the cache has attached the pod to (None while pending or a
-    ghost); ``terms`` its inter-pod terms (None when it has none). A placed pod keeps its
-    object as the encoded bytes the watch delivered (``compact``): the scheduler holds
-    every placed pod in the cluster, and a decoded dict is five times the bytes. So does a
-    pending pod that no cycle has tried yet (a backlog of new pods can be large); the
-    cycle that pops it ``expand``s it. ``pod`` decodes a compacted object afresh on the rare
-    reads that need all of it (a victim's event); the reads on hot paths use ``deleting``,
-    ``start_time`` and ``scheduler_name``, kept beside it.
+    ghost); ``terms`` its inter-pod terms (None when it has none). A pending pod that no
+    cycle has tried yet keeps its object as the encoded bytes the watch delivered
+    (``compact``: a backlog of new pods can be large, and a decoded dict is five times the
+    bytes); the cycle that pops it ``expand``s it, and ``pod`` decodes it afresh.
+
+    A placed pod keeps no object at all (``compact(raw, placed=True)``): the scheduler holds
+    every placed pod in the cluster, and what it reads of one is parsed beside it
+    (requests, labels, terms, ports, ``deleting``, ``start_time``, ``scheduler_name``), or
+    named by ``ref`` (a victim's Event). Only while it is being deleted does it keep its
+    bytes, for preemption's one read of its conditions (``terminating_by_preemption``).
     """
 
     __slots__ = (
@@ -69,7 +78,8 @@ class PodInfo:
         "nonzero_cpu",
         "nonzero_mem",
         "_sig",
-        "_spec_fp",
+        "_fp_node",
+        "_fp_key",
         "labels",
         "terms",
         "host_ports",
@@ -94,14 +104,15 @@ class PodInfo:
 
     def __init__(self, pod: dict, columns: ResourceColumns):
         self.uid = uid_of(pod)
-        self.namespace = namespace_of(pod)
+        self.namespace = sys.intern(namespace_of(pod))
         self.name = name_of(pod)
         self._raw: bytes | None = None
         self._sig: bytes | None = None
-        # (nodeName, podhead.spec_key) of the object, once compacted: what a later version's
-        # head is compared with (see ``same_head``).
-        self._spec_fp: tuple[str, int] | None = None
-        self._terms_sig: tuple[Any, ...] | None = None
+        # nodeName and podhead.spec_key of the object, once compacted: what a later
+        # version's head is compared with (see ``same_head``). None: not taken yet.
+        self._fp_node: str | None = None
+        self._fp_key = 0
+        self._terms_sig: Any = None
         self.node: NodeInfo | None = None
         # (node name, Cache.node_epoch) where every filter but the resource fit passed,
         # as preemption found when it nominated the node; see SchedulerHost.nominated_node_fits.
@@ -110,24 +121,35 @@ class PodInfo:
 
     @property
     def pod(self) -> dict[str, Any]:
-        """The object; a compacted pod's is decoded afresh on each read (do not mutate)."""
+        """The object; a compacted pod's is decoded afresh on each read (do not mutate).
+        A placed pod that keeps none raises ``LookupError`` (read what is kept, or ``ref``)."""
         pod = self._pod
-        return pod if pod is not None else decode(self._raw)  # type: ignore[arg-type]
+        if pod is not None:
+            return pod
+        if self._raw is None:
+            raise LookupError(f"placed pod {self.namespace}/{self.name} keeps only what the scheduler reads of it")
+        return decode(self._raw)  # type: ignore[no-any-return]
 
     @pod.setter
     def pod(self, pod: dict[str, Any]) -> None:
         self._pod, self._raw = pod, None
         self.deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
-        self.start_time = (pod.get("status") or {}).get("startTime")
-        self.scheduler_name = (pod.get("spec") or {}).get("schedulerName") or ""
+        self.start_time = _shared_str((pod.get("status") or {}).get("startTime"))
+        self.scheduler_name = sys.intern((pod.get("spec") or {}).get("schedulerName") or "")
 
-    def compact(self, raw: bytes | None) -> None:
-        """Keep the current object as ``raw``, its encoding, and let the dict go."""
+    def ref(self) -> dict[str, Any]:
+        """The pod as an Event's involvedObject names it: kind, namespace, name and uid."""
+        return {"kind": "Pod", "metadata": {"namespace": self.namespace, "name": self.name, "uid": self.uid}}
+
+    def compact(self, raw: bytes | None, placed: bool = False) -> None:
+        """Let the dict go, keeping ``raw``, its encoding: a pending pod always, a
+        ``placed`` one only while it is being deleted (see the class). Without ``raw`` (a
+        caller that has no bytes) the dict stays."""
         if raw is not None and self._pod is not None:
             node = node_name_of(self._pod)
-            if self._spec_fp is None or self._spec_fp[0] != node:  # (the bind changed the spec)
-                self._spec_fp = (node, spec_key(self._pod))
-            self._pod, self._raw = None, raw
+            if self._fp_node != node:  # not taken yet, or the bind changed the spec
+                self._fp_node, self._fp_key = sys.intern(node), spec_key(self._pod)
+            self._pod, self._raw = None, raw if self.deleting or not placed else None
 
     @property
     def compacted(self) -> bool:
@@ -135,14 +157,15 @@ class PodInfo:
 
     def same_head(self, head: PodHead) -> bool:
         """A compacted pod: does ``head``'s version have the same spec and labels?"""
-        return self._spec_fp is not None and self._spec_fp[1] == head.spec_key
+        return self._fp_node is not None and self._fp_key == head.spec_key
 
     def take_head(self, raw: bytes, head: PodHead) -> None:
-        """Hold ``raw``, a newer version whose spec and labels are the same (``same_head``):
-        only what the scheduler reads of the rest changes."""
-        self._raw = raw
+        """Take a newer version of a placed pod whose spec and labels are the same
+        (``same_head``): only what the scheduler reads of the rest changes. ``raw``, its
+        encoding, is kept while the pod is being deleted (``compact``)."""
+        self._raw = raw if head.deleting else None
         self.deleting = head.deleting
-        self.start_time = head.start_time
+        self.start_time = _shared_str(head.start_time)
 
     def expand(self) -> None:
         """Hold the decoded object from now on (a scheduling cycle reads it many times)."""
@@ -164,7 +187,7 @@ class PodInfo:
         old = self._pod
         if old is None:
             # Compacted: compare fingerprints rather than decode the old object.
-            return self._spec_fp is not None and spec_key(pod) == self._spec_fp[1]
+            return self._fp_node is not None and spec_key(pod) == self._fp_key
         a, b = old.get("spec") or {}, pod.get("spec") or {}
         if a.get("nodeName") != b.get("nodeName"):
             # The bind: nodeName is not parsed into a PodInfo, so compare the rest.
@@ -181,14 +204,15 @@ class PodInfo:
             self.pod = pod  # the fingerprint still holds
             return False
         self.pod = pod
-        self._spec_fp = None
+        self._fp_node = None
         self.passed_static = None  # the spec changed: filters may judge it differently
         self.priority = priority_of(pod)
         tsig = _terms_signature(pod)
         if tsig != self._terms_sig:
-            self._terms_sig = tsig
-            self.labels = tsig[0]
-            terms = PodTerms(pod, self.namespace) if tsig[1] or tsig[2] else None
+            with_terms = isinstance(tsig, tuple)
+            self.labels = columns.shared_labels(tsig[0] if with_terms else tsig)
+            self._terms_sig = tsig if with_terms else self.labels
+            terms = PodTerms(pod, self.namespace) if with_terms else None
             self.terms = terms if terms else None
         sig = _resources_key(pod)
         if sig == self._sig:
@@ -212,6 +236,13 @@ def _resources_key(pod: dict) -> bytes:
 
 
 PARSED_MAX = 4096  # parsed requests kept per cache; templates are few, so cleared whole when full
+LABELS_MAX = 4096  # distinct labels dicts kept for sharing (pods of one template have equal labels)
+
+
+def _shared_str(value: str | None) -> str | None:
+    """One copy of a string many pods hold alike (a start time shared by the pods started in
+    one second): the decoder makes a new one for every object."""
+    return sys.intern(value) if isinstance(value, str) else value
 
 
 def _parsed_requests(sig: bytes, pod: dict, columns: ResourceColumns) -> tuple[bytes, tuple]:
@@ -233,12 +264,14 @@ def _parsed_requests(sig: bytes, pod: dict, columns: ResourceColumns) -> tuple[b
 
 
 class ResourceColumns:
-    """Resource name -> column index; grows on first sight and tells the cache to widen."""
+    """Resource name -> column index; grows on first sight and tells the cache to widen.
+    Also holds what pods of one template share once parsed: their requests and labels."""
 
     def __init__(self, on_new: Callable[[], object]):
         self.names: list[str] = []
         # What PodInfo parsed per resources key; column indexes only grow, so it stays valid.
         self.parsed: dict[bytes, tuple[bytes, tuple]] = {}
+        self._labels = SharedValues(LABELS_MAX)
         self._index: dict[str, int] = {}
         self._on_new = on_new
         for name in BASE_COLUMNS:
@@ -254,6 +287,15 @@ class ResourceColumns:
 
     def get(self, name: str) -> int | None:
         return self._index.get(name)
+
+    def shared_labels(self, labels: dict[str, str]) -> dict[str, str]:
+        """``labels``, or an equal dict a pod parsed before: pods of one template keep one
+        (read-only, as every parsed field)."""
+        try:
+            shared: dict[str, str] = self._labels.keep(tuple(sorted(labels.items())), labels)
+        except TypeError:  # a value that cannot be hashed: keep the pod's own
+            return labels
+        return shared
 
 
 class NodeInfo:

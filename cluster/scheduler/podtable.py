@@ -35,8 +35,8 @@ class PodTable:
         self.seq = np.zeros(_INITIAL, dtype=np.int64)
         self.requests = np.zeros((_INITIAL, num_columns), dtype=np.int64)
         self.pods: list = [None] * _INITIAL  # slot -> PodInfo
+        self._start_raw: list = [None] * _INITIAL  # slot -> its start time as last parsed
         self._slot: dict[str, int] = {}
-        self._start_raw: dict[str, object] = {}
         self._free: list[int] = []
         self._seq = itertools.count()
 
@@ -49,6 +49,7 @@ class PodTable:
         self.seq = np.concatenate((self.seq, np.zeros(pad, dtype=np.int64)))
         self.requests = np.vstack((self.requests, np.zeros((pad, self.requests.shape[1]), dtype=np.int64)))
         self.pods += [None] * pad
+        self._start_raw += [None] * pad
 
     def add_column(self) -> None:
         self.requests = np.hstack((self.requests, np.zeros((len(self.requests), 1), dtype=np.int64)))
@@ -74,7 +75,7 @@ class PodTable:
         slot = self._slot.pop(pinfo.uid, None)
         if slot is None:
             return
-        self._start_raw.pop(pinfo.uid, None)
+        self._start_raw[slot] = None
         self.pods[slot] = None
         self.node_row[slot] = -1
         self._free.append(slot)
@@ -90,7 +91,7 @@ class PodTable:
         """Called on every update of a placed pod; cheap unless ``startTime`` changed.
         True when it did."""
         slot = self._slot.get(pinfo.uid)
-        if slot is not None and pinfo.start_time != self._start_raw.get(pinfo.uid):
+        if slot is not None and pinfo.start_time != self._start_raw[slot]:
             self._set_start(pinfo, slot)
             return True
         return False
@@ -99,7 +100,7 @@ class PodTable:
         return self._slot[uid]
 
     def _set_start(self, pinfo, slot: int) -> None:
-        self._start_raw[pinfo.uid] = pinfo.start_time
+        self._start_raw[slot] = pinfo.start_time
         self.start[slot] = _start_seconds(pinfo.start_time)
 
     def __len__(self) -> int:

@@ -15,6 +15,7 @@ before each batch; it removes what ``due`` returns.
 from __future__ import annotations
 
 import heapq
+import sys
 
 EVENT_TTL_SECONDS = 3600.0  # upstream's --event-ttl default
 MAX_EVENTS = 200_000  # kubemu's cap: about 0.6 GB of Events in the apiserver
@@ -38,6 +39,7 @@ class EventExpiry:
     def note(self, ns: str, name: str, written_at: float) -> None:
         """An Event was created or written at ``written_at``: its lease starts again."""
         at = written_at + self.ttl
+        ns, name = sys.intern(ns), sys.intern(name)  # the store's key holds the same two
         self._deadline[(ns, name)] = at
         self._seq += 1
         heapq.heappush(self._heap, (at, self._seq, ns, name))

@@ -21,6 +21,7 @@ selection is delivered as ADDED, one that moves it out as DELETED.
 from __future__ import annotations
 
 import builtins
+import sys
 from bisect import bisect_right
 from collections.abc import Set
 from dataclasses import dataclass
@@ -197,13 +198,15 @@ class Store:
         self.rv += 1
         m = obj["metadata"]
         m["resourceVersion"] = str(self.rv)
-        key = (m.get("namespace", ""), m["name"])
+        # Interned: every write brings its own decoded copies of the names, and the key,
+        # the node and each of the object's events in the window would each keep one.
+        key = (sys.intern(m.get("namespace", "")), sys.intern(m["name"]))
         bucket = self._objects.setdefault(kind, {})
         prev = bucket.get(key)
-        data, node = codec.encode(obj), _node(obj)
+        data, node = codec.encode(obj), sys.intern(_node(obj))
         bucket[key] = (data, node)
         prev_node = prev[1] if prev else ""
-        self._log(kind).append(Event(self.rv, event_type, m["name"], node, prev_node, data), key)
+        self._log(kind).append(Event(self.rv, event_type, key[1], node, prev_node, data), key)
         if self.journal is not None:
             self.journal.record_put(kind, self.rv, event_type, key[0], key[1], data)
         return self.rv

@@ -165,3 +165,35 @@ def test_qos_cgroups():
         "kubepods/besteffort": {"cpuShares": 2},
     }
     assert qos_cgroups(1000, None, 0)["kubepods/burstable"] == {"cpuShares": 2}
+
+
+def test_pods_of_one_template_share_their_cgroup_values_and_keep_their_own_parent(driver, pod):
+    """The kubelet keeps one copy of what pods of one template have alike; what each pod
+    reports is still its own whole cgroup (its parent names its uid)."""
+    from cluster.kubelet.cgroups import pod_cgroups
+
+    d = driver()
+    a, b = pod("a", cpu="100m", memory="64Mi"), pod("b", cpu="100m", memory="64Mi")
+    other = pod("c", cpu="200m", memory="64Mi", limits={"cpu": "200m", "memory": "64Mi"})
+    d.feed([("ADDED", a), ("ADDED", b), ("ADDED", other)], 0.0)
+    kubelet = d.host.kubelet("node-0")
+    recs = {p["metadata"]["name"]: kubelet._pods[p["metadata"]["uid"]] for p in (a, b, other)}
+    assert recs["a"].cgroup is recs["b"].cgroup and recs["a"].requests is recs["b"].requests
+    assert recs["c"].cgroup is not recs["a"].cgroup and recs["c"].cgroup["cpuQuota"] == 20000
+    for p in (a, b, other):
+        uid = p["metadata"]["uid"]
+        assert kubelet.cgroup_of(uid) == pod_cgroups(p, uid, recs[p["metadata"]["name"]].qos)
+    assert kubelet.cgroup_of(a["metadata"]["uid"])["parent"] == f"kubepods/burstable/pod{a['metadata']['uid']}"
+
+
+def test_shared_keeps_an_unhashable_value_as_its_own():
+    from cluster.kubelet.pods import shared
+
+    odd = (("c", {"not": "hashable"}),)
+    assert shared(odd) is odd
+    # Built at run time (equal literals in one function may be one constant), and named
+    # so that no other test's record holds an equal value in this process's table.
+    first, again = (tuple([("only-this-test", f"{n}Mi")]) for n in (64, 64))
+    assert first is not again and shared(first) is first and shared(again) is first
+    unencodable = {"c": object()}
+    assert shared(unencodable) is unencodable

@@ -11,7 +11,9 @@ registers itself under a unique alias when pytest loads it (before any test modu
 
 from __future__ import annotations
 
+import copy
 import sys
+import weakref
 
 import pytest
 
@@ -267,9 +269,20 @@ def _placed_pods_as_bytes(monkeypatch):
     monkeypatch.setattr(Scheduler, "on_pod", _as_watch_event)
 
 
+# scheduler -> uid -> the last object a test handed its ``on_pod``: a placed pod keeps no
+# object in the scheduler, so a test that wants to send it again (deleted, started) asks here.
+_GIVEN: weakref.WeakKeyDictionary[Scheduler, dict[str, dict]] = weakref.WeakKeyDictionary()
+
+
+def last_given(s: Scheduler, uid: str) -> dict:
+    """The last object of pod ``uid`` this test gave ``s.on_pod`` (a copy)."""
+    return copy.deepcopy(_GIVEN[s][uid])
+
+
 def _as_watch_event(self, event_type: str, pod: dict, now: float, raw: bytes | None = None) -> None:
     """``on_pod`` as the runtimes drive it: a watch event carrying the encoding, judged by
     the pod's head first (``Scheduler.on_pod_event``)."""
+    _GIVEN.setdefault(self, {})[(pod.get("metadata") or {}).get("uid", "")] = pod
     self.on_pod_event(WatchEvent("Pod", event_type, raw=encode(pod) if raw is None else raw), now)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sched_builders import make_node, make_pod, make_scheduler
+from sched_builders import last_given, make_node, make_pod, make_scheduler
 
 
 def nominate(s, pod):
@@ -82,7 +82,7 @@ def _preempted(s, now=0.0):
     out = s.schedule(now)
     ((_, _, _, node),) = out.nominations
     for _, _, uid in out.deletes:
-        s.on_pod("DELETED", s.cache.pod_info(uid).pod, now)
+        s.on_pod("DELETED", last_given(s, uid), now)
     return node
 
 
@@ -128,12 +128,12 @@ def test_a_preemptor_waits_until_its_own_victims_are_seen_gone():
     victim_of = {nom[1]: victim for nom, victim in zip(out.nominations, out.deletes)}
     assert s.stats["preemptions"] == 2 and len(victim_of) == 2
     first, second = sorted(victim_of)
-    s.on_pod("DELETED", s.cache.pod_info(victim_of[second][2]).pod, 0.5)
+    s.on_pod("DELETED", last_given(s, victim_of[second][2]), 0.5)
     out = s.schedule(0.5)  # both were moved to backoffQ; only the second may leave it
     assert [b[1] for b in out.binds] == [second]
     assert out.deletes == [] and s.stats["preemptions"] == 2
     assert s.queue.is_gated(f"uid-default-{first}")
-    s.on_pod("DELETED", s.cache.pod_info(victim_of[first][2]).pod, 0.7)
+    s.on_pod("DELETED", last_given(s, victim_of[first][2]), 0.7)
     assert not s.queue.is_gated(f"uid-default-{first}")
     assert [b[1] for b in s.schedule(0.7).binds] == [first]
     assert s.stats["preemptions"] == 2
@@ -143,7 +143,7 @@ def test_a_victim_seen_terminating_ends_the_wait():
     s, _ = _full_cluster()
     out = s.schedule(0.0)
     ((_, _, uid),) = out.deletes
-    victim = s.cache.pod_info(uid).pod
+    victim = last_given(s, uid)
     assert s.queue.is_gated("uid-default-p") is False  # parked, not yet moved
     going = dict(
         victim,

@@ -1,19 +1,22 @@
-"""Pods kept as their encoding: what the scheduler reads of them after the dict is gone.
+"""Placed pods keep no object: what the scheduler reads of them after the dict is gone.
 
-The cache keeps a placed pod's object as the bytes the watch delivered (``PodInfo.compact``).
-These tests follow one placed pod through the updates a kubelet and the apiserver make and
-check that every parsed fact and index follows, without the original dict.
+The cache keeps what it parsed of a placed pod and lets its object go (``PodInfo.compact``
+with ``placed``), keeping the bytes the watch delivered only while the pod is being
+deleted. These tests follow one placed pod through the updates a kubelet and the
+apiserver make and check that every parsed fact and index follows, without the object.
 """
 
 from __future__ import annotations
 
 import copy
 
+import pytest
 from sched_builders import make_node, make_pod, make_scheduler
 
 from cluster.api.codec import encode
 from cluster.api.selectors import LabelSelector
 from cluster.scheduler.cache import Cache
+from cluster.scheduler.preemption import terminating_by_preemption
 
 
 def placed(c: Cache, pod: dict):
@@ -26,14 +29,27 @@ def requested(c: Cache, node: str) -> dict:
     return {col: int(snap.requested[i, j]) for j, col in enumerate(snap.column_names) if snap.requested[i, j]}
 
 
-def test_a_placed_pod_decodes_to_the_object_it_was_given():
+def test_a_placed_pod_keeps_what_the_scheduler_reads_and_no_object():
     c = Cache()
     c.add_node(make_node("n1"))
     pod = make_pod("a").req(cpu="1").label("app", "x").node("n1")
     pinfo = placed(c, pod)
-    assert pinfo.pod == pod
-    assert pinfo.pod is not pod  # decoded afresh: the cache does not hold the dict
-    assert (pinfo.requests, pinfo.labels) == ({"cpu": 1000}, {"app": "x"})
+    assert (pinfo.requests, pinfo.labels, pinfo.deleting) == ({"cpu": 1000}, {"app": "x"}, False)
+    with pytest.raises(LookupError, match="placed pod default/a keeps only what the scheduler reads"):
+        pinfo.pod  # noqa: B018 (the read is the test)
+    assert pinfo.ref() == {"kind": "Pod", "metadata": {"namespace": "default", "name": "a", "uid": "uid-default-a"}}
+
+
+def test_a_placed_pod_being_deleted_keeps_its_bytes_for_preemptions_read():
+    c = Cache()
+    c.add_node(make_node("n1"))
+    pod = make_pod("a").req(cpu="1").node("n1")
+    pinfo = placed(c, pod)
+    going = copy.deepcopy(pod).terminating()
+    going["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+    assert placed(c, going) is pinfo
+    assert pinfo.deleting and pinfo.pod == going and pinfo.pod is not going
+    assert terminating_by_preemption(pinfo.pod)
 
 
 def test_status_updates_of_a_placed_pod_keep_its_requests_and_move_its_start_time():
@@ -45,7 +61,6 @@ def test_status_updates_of_a_placed_pod_keep_its_requests_and_move_its_start_tim
     running["status"]["startTime"] = "2026-01-01T00:01:00Z"
     assert placed(c, running) is pinfo
     assert pinfo.start_time == "2026-01-01T00:01:00Z"
-    assert pinfo.pod["status"]["phase"] == "Running"
     assert requested(c, "n1") == {"cpu": 1000}
     slot = c.table.slot_of(pinfo.uid)
     assert c.table.start[slot] == 60.0  # emulated seconds since 2026-01-01T00:00:00Z
@@ -88,7 +103,9 @@ def test_an_assumed_pod_keeps_its_dict_until_the_watch_confirms_it():
     c.assume_pod(pinfo, "n1", now=0)
     assert pinfo.pod is pod
     c.add_pod(copy.deepcopy(pod).node("n1"), encode(copy.deepcopy(pod).node("n1")))
-    assert pinfo.pod is not pod and pinfo.pod["spec"]["nodeName"] == "n1"
+    assert pinfo.compacted and pinfo.requests == {"cpu": 1000}
+    with pytest.raises(LookupError):
+        pinfo.pod  # noqa: B018
 
 
 def test_a_pending_pod_is_bytes_until_a_cycle_tries_it_and_keeps_its_dict_after_a_failure():
@@ -127,3 +144,18 @@ def test_a_node_is_kept_as_bytes_with_what_filters_read_parsed():
     cordoned = copy.deepcopy(node).unschedulable()
     assert c.update_node(cordoned, encode(cordoned)) == {"unschedulable"}
     assert ni.unschedulable and ni.node["spec"]["unschedulable"] is True
+
+
+def test_pods_of_one_template_share_labels_and_start_times():
+    c = Cache()
+    c.add_node(make_node("n1"))
+    pods = [make_pod(name).label("app", "x").node("n1") for name in ("a", "b")]
+    for p in pods:
+        p["status"]["startTime"] = "".join(["2026-01-01T00:00:0", "5Z"])  # a fresh string each
+    a, b = (placed(c, p) for p in pods)
+    assert a.labels is b.labels and a.labels == {"app": "x"}
+    assert a.start_time is b.start_time
+    other = placed(c, make_pod("c").label("app", "y").node("n1"))
+    assert other.labels == {"app": "y"}
+    relabelled = placed(c, copy.deepcopy(pods[1]).label("app", "y"))
+    assert relabelled is b and b.labels is other.labels and a.labels == {"app": "x"}

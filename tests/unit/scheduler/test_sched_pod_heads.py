@@ -34,11 +34,19 @@ def state(s: Scheduler) -> dict:
     snap = c.snapshot()
     return {
         "placed": None if pinfo is None else (pinfo.deleting, pinfo.start_time, pinfo.labels, pinfo.requests),
-        "object": None if pinfo is None else pinfo.pod,
+        "object": None if pinfo is None else kept(pinfo),
         "spread rows": c.pods.rows("default", APP).tolist(),
         "requested": snap.requested.tolist(),
         "pending": s.pending_count(),
     }
+
+
+def kept(pinfo) -> dict | None:
+    """The object the scheduler still holds of a placed pod (only while it is deleted)."""
+    try:
+        return pinfo.pod
+    except LookupError:
+        return None
 
 
 def lifecycle() -> list[tuple[str, dict]]:
@@ -68,17 +76,18 @@ def test_each_step_of_a_placed_pods_life_leaves_the_same_state():
         assert state(heads) == state(objects), f"step {step}: {etype}"
 
 
-def test_the_head_path_keeps_the_bytes_and_follows_status_and_deletion():
+def test_the_head_path_follows_status_and_deletion_and_keeps_bytes_only_while_deleting():
     s = make_scheduler(nodes=[make_node("n1")])
     steps = lifecycle()
     for etype, pod in steps[:2]:
         by_head(s, etype, pod)
     pinfo = s.cache.pod_info("uid-default-a")
     assert pinfo.compacted and pinfo.start_time == "2026-01-01T00:00:07Z"
-    assert pinfo.pod["status"]["phase"] == "Running"
+    assert kept(pinfo) is None
     assert s.cache.pods.rows("default", APP).tolist() == [0]
     by_head(s, *steps[4])
     assert pinfo.deleting and s.cache.pods.rows("default", APP).tolist() == []
+    assert kept(pinfo) == steps[4][1]
     by_head(s, *steps[6])
     assert s.cache.pod_info("uid-default-a") is None
 

@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from sched_builders import make_node, make_pod, make_scheduler
+from sched_builders import last_given, make_node, make_pod, make_scheduler
 
 from cluster.clock import rfc3339
 from cluster.scheduler import preemption, preemption_fast
@@ -128,7 +128,7 @@ def test_one_memo_stays_right_while_the_cluster_changes(seed, compute_path):
         elif change == "delete":
             placed = [p for ni in s.cache.snapshot().node_infos for p in ni.pods.values()]
             if placed:
-                s.on_pod("DELETED", rng.choice(placed).pod, 30.0)
+                s.on_pod("DELETED", last_given(s, rng.choice(placed).uid), 30.0)
         elif change == "nominate":
             nom = make_pod(f"nomx{step}").prio(rng.choice([50, 150])).req(cpu="500m").nominated(rng.choice(names))
             s.queue.nominator.add(s.cache.new_pod_info(nom))
@@ -137,14 +137,9 @@ def test_one_memo_stays_right_while_the_cluster_changes(seed, compute_path):
             if uids:
                 s.queue.nominator.delete(rng.choice(uids))
         elif change == "start":
-            undated = [
-                p
-                for ni in s.cache.snapshot().node_infos
-                for p in ni.pods.values()
-                if not p.pod["status"].get("startTime")
-            ]
+            undated = [p.uid for ni in s.cache.snapshot().node_infos for p in ni.pods.values() if not p.start_time]
             if undated:
-                p = rng.choice(undated).pod
+                p = last_given(s, rng.choice(undated))
                 s.on_pod("MODIFIED", dict(p, status=dict(p["status"], startTime=rfc3339(1.0))), 30.0)
         elif change == "allocatable":
             ni = rng.choice(s.cache.snapshot().node_infos)

@@ -1,5 +1,7 @@
 """List and watch semantics: resume points, selectors, Expired and relist."""
 
+import sys
+
 import pytest
 from store_builders import make_pod
 
@@ -166,3 +168,15 @@ def test_a_window_trimmed_past_a_leases_last_renewal_still_coalesces_the_next():
     rv = api.store.rv
     _renew(api, "n1", 20)
     assert _leases(api.store.events_since("Lease", rv - 1)[0]) == [("MODIFIED", "n1", "20")]
+
+
+def test_a_pods_key_and_its_events_in_the_window_hold_one_copy_of_its_names():
+    api = APIServer()
+    pod = api.create(make_pod("a"), 0)
+    api.write([Bind("default", "a", pod["metadata"]["uid"], "".join(["n", "1"]))], 1)  # decoded afresh
+    ((ns, name),) = api.store.keys("Pod")
+    log = api.store._logs["Pod"]
+    assert [ev.type for ev in log.events] == ["ADDED", "MODIFIED"]
+    assert all(ev.name is name for ev in log.events)
+    assert ns is sys.intern("".join(["def", "ault"]))
+    assert log.events[1].node is sys.intern("".join(["n", "1"]))

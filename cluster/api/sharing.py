@@ -6,8 +6,10 @@ them keeps one of each. A value is kept under a hashable frozen form of it; past
 forms the table starts again, since sharing is an economy, not a rule: an unshared copy
 compares equal all the same. Kept values are read-only for everyone who holds them.
 
-Who calls it: ``podrecord.PodRecords`` (pods' tolerations lists) and
-``nodelifecycle.Shared`` (node conditions and taint lists).
+Who calls it: the controller-manager's ``podrecord.PodRecords`` (pods' tolerations lists)
+and ``nodelifecycle.Shared`` (node conditions and taint lists), the scheduler's
+``podinfo.ResourceColumns`` (pods' labels) and the kubelet's ``pods.shared`` (requests,
+cgroup values, container names and images).
 """
 
 from __future__ import annotations
