@@ -5,8 +5,9 @@ schedule`` starts them), ``--nodes`` N nodes of the schedule bench's shape come 
 bench waits until the driver's watch sees every node Ready (``secondsToReady``: from
 creating the actors to the last node Ready), then creates N x ``--pods-per-node`` M small
 bare pods (``benchstartup.density_pod``: 10m CPU / 64Mi, so that a node's 110 pods fit) in
-create calls of ``CREATE_BATCH`` and waits until the watch sees every one Running, as its
-kubelet reported it (``secondsToRunning``: from the first create to the last Running).
+create calls of ``CREATE_BATCH``, with at most ``MAX_BACKLOG`` created and not yet Running,
+and waits until the watch sees every one Running, as its kubelet reported it
+(``secondsToRunning``: from the first create to the last Running).
 
 Memory: a thread samples the RSS of every process of the Ray session once a second
 (``rss.py``: the actors, the driver, Ray's gcs_server, raylet, dashboard, agents and idle
@@ -51,6 +52,10 @@ MAX_PODS_PER_NODE = 110  # the node shape's pods capacity (upstream kubelet's de
 SMALL_MIN = 100  # the smaller cluster's nodes when N allows
 SETTLE = 12.0  # real seconds a state is left to settle before its memory is read (Lease renewals: 10 s)
 RUNNING_STALL = 60.0  # real seconds without a pod starting: the rest will not
+# Created pods not yet Running at most: the driver could create pods several times faster
+# than a large cluster schedules them, and every watcher that fell a whole watch window
+# behind the flood (a million pods) would relist it, over and over.
+MAX_BACKLOG = 20_000
 
 
 def check(nodes: int, pods_per_node: int) -> None:
@@ -157,8 +162,8 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
                 rss_nodes = _logged(log, f"{nodes} nodes, no pods", await phase.settled_rss())
                 log(f"creating {pods} pods")
                 t0 = time.time()
-                await _create(phase, pods)
-                running = await watch_until(
+                created = await _create(phase, pods)
+                running = created and await watch_until(
                     phase.informer, watch, lambda: len(watch.running) >= pods, running_limit(pods), RUNNING_STALL
                 )
                 to_running = (watch.last_start or time.time()) - t0
@@ -201,14 +206,24 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
     return result
 
 
-async def _create(phase: Phase, pods: int) -> None:
-    """Every pod, ``CREATE_BATCH`` a call, the watch kept up between calls."""
+async def _create(phase: Phase, pods: int) -> bool:
+    """Every pod, ``CREATE_BATCH`` a call, the watch kept up between calls, and never more
+    than ``MAX_BACKLOG`` created pods not yet Running. False when the backlog stalls (no pod
+    started for ``RUNNING_STALL`` seconds): the rest are not created."""
+    watch = phase.watch
     for i in range(0, pods, CREATE_BATCH):
+        if i - len(watch.running) > MAX_BACKLOG:
+            below = i - MAX_BACKLOG // 2  # then create again once half the backlog has started
+            if not await watch_until(
+                phase.informer, watch, lambda: len(watch.running) >= below, running_limit(pods), RUNNING_STALL
+            ):
+                return False
         batch = [Create(density_pod(k)) for k in range(i, min(pods, i + CREATE_BATCH))]
         errors = [e for e in await phase.cluster.write(batch) if e is not None]
         if errors:
             raise RuntimeError(f"create failed: {errors[0].reason}: {errors[0].message}")
-        phase.watch.apply(await phase.informer.poll(0), time.time())
+        watch.apply(await phase.informer.poll(0), time.time())
+    return True
 
 
 def _logged(log, what: str, rss: dict[str, int]) -> dict[str, int]:

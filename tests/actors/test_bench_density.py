@@ -224,3 +224,46 @@ def test_a_density_run_whose_pods_never_run_is_incomplete_and_exits_1(ray_local,
     assert (result["complete"], result["runningPods"], result["bytesPerPod"]) == (False, 0, None)
     assert result["readyNodes"] == 2 and result["smallNodes"] == 0 and result["bytesPerNode"] is None
     assert "NOT complete: 2/2 nodes Ready, 0/4 pods Running" in captured.err
+
+
+class _FakeBacklog:
+    """A cluster that starts ``per_poll`` of the created pods each time the driver polls,
+    and records how many were created and not Running before each create call."""
+
+    def __init__(self, per_poll: int):
+        self.per_poll, self.created, self.backlogs = per_poll, 0, []
+        self.watch = PodWatch(times=False)
+        self.cluster, self.informer = self, self
+
+    async def write(self, batch):
+        self.backlogs.append(self.created - len(self.watch.running))
+        self.created += len(batch)
+        return [None] * len(batch)
+
+    async def poll(self, timeout):
+        for _ in range(self.per_poll):
+            if len(self.watch.running) < self.created:
+                self.watch.running.add(f"uid-{len(self.watch.running)}")
+        return []
+
+
+def test_the_density_bench_creates_no_more_than_the_backlog_ahead(monkeypatch):
+    import asyncio
+
+    monkeypatch.setattr(benchdensity, "MAX_BACKLOG", 3_000)
+    phase = _FakeBacklog(per_poll=250)
+    assert asyncio.run(benchdensity._create(phase, 20_000)) is True
+    assert phase.created == 20_000
+    assert max(phase.backlogs) <= 3_000 + benchdensity.CREATE_BATCH
+    assert max(phase.backlogs) > 3_000 - benchdensity.CREATE_BATCH  # it did create ahead
+
+
+def test_the_density_bench_stops_creating_when_the_backlog_stalls(monkeypatch):
+    import asyncio
+
+    monkeypatch.setattr(benchdensity, "MAX_BACKLOG", 2_000)
+    monkeypatch.setattr(benchdensity, "RUNNING_STALL", 0.3)
+    monkeypatch.setattr(benchstartup, "POLL", 0.01)
+    phase = _FakeBacklog(per_poll=0)  # nothing ever starts
+    assert asyncio.run(benchdensity._create(phase, 20_000)) is False
+    assert phase.created == 3_000  # past the backlog by at most one batch, then no more
