@@ -212,18 +212,23 @@ async def _create(phase: Phase, pods: int) -> bool:
     started for ``RUNNING_STALL`` seconds): the rest are not created."""
     watch = phase.watch
     for i in range(0, pods, CREATE_BATCH):
-        if i - len(watch.running) > MAX_BACKLOG:
-            below = i - MAX_BACKLOG // 2  # then create again once half the backlog has started
-            if not await watch_until(
-                phase.informer, watch, lambda: len(watch.running) >= below, running_limit(pods), RUNNING_STALL
-            ):
-                return False
+        # Past the backlog: create again once half of it has started.
+        if i - len(watch.running) > MAX_BACKLOG and not await _running(phase, i - MAX_BACKLOG // 2, pods):
+            return False
         batch = [Create(density_pod(k)) for k in range(i, min(pods, i + CREATE_BATCH))]
         errors = [e for e in await phase.cluster.write(batch) if e is not None]
         if errors:
             raise RuntimeError(f"create failed: {errors[0].reason}: {errors[0].message}")
         watch.apply(await phase.informer.poll(0), time.time())
     return True
+
+
+async def _running(phase: Phase, count: int, pods: int) -> bool:
+    """Watch until ``count`` pods are Running (False: the pods stalled or ran out of time)."""
+    watch = phase.watch
+    return await watch_until(
+        phase.informer, watch, lambda: len(watch.running) >= count, running_limit(pods), RUNNING_STALL
+    )
 
 
 def _logged(log, what: str, rss: dict[str, int]) -> dict[str, int]:
