@@ -103,6 +103,20 @@ async def create_all(cluster: RayCluster, objs: list[dict]) -> None:
 CHURN_EVERY = 0.2  # PreemptionAsync: a high-priority pod every 200 ms
 INIT_PODS = 1_000  # SchedulingBasic's pods bound before the measured ones
 STALL_SECONDS = 15.0  # no bind for this long (wall) while pods wait: the rest will not bind
+CATCH_UP_LIMIT = 300.0  # real seconds the scheduler may take to read the nodes before the pods come
+
+
+async def scheduler_caught_up(cluster: RayCluster, limit: float = CATCH_UP_LIMIT) -> bool:
+    """Wait until the scheduler has read every write made so far (the nodes' registration),
+    at most ``limit`` seconds. At 100,000 nodes its first list takes longer than
+    ``STALL_SECONDS``, which ``wait_binds`` would count against the first pods."""
+    rv = await cluster.api.resource_version.remote()
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        # With no horizon, ``quiet`` asks only: caught up to rv, no write in flight or failed.
+        if await cluster.control["scheduler"].quiet.remote(rv, float("-inf")):
+            return True
+    return False
 
 
 async def wait_binds(
@@ -159,6 +173,7 @@ async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, lo
     try:
         await cluster.prime()
         await cluster.start_clock(roles=["host", "scheduler"])
+        await scheduler_caught_up(cluster)
         log(f"{nodes} nodes on {len(cluster.hosts)} hosts up in {time.time() - t0:.1f}s; {INIT_PODS} init pods")
         await create_all(cluster, [bench_pod(pods + k, workload) for k in range(INIT_PODS)])
         _, _, init = await wait_binds(cluster, INIT_PODS, max(120.0, INIT_PODS / 50))
@@ -219,6 +234,7 @@ async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         await cluster.prime()
         # Like scheduler_perf, no controller-manager: its actor stays idle (clock not started).
         await cluster.start_clock(roles=["host", "scheduler"])
+        await scheduler_caught_up(cluster)
         await create_all(cluster, PRIORITY_CLASSES + [preempt_pod(f"low-{i}", "bench-low") for i in range(fill)])
         _, _, count = await wait_binds(cluster, fill, max(120.0, fill / 50))
         if count < fill:

@@ -102,3 +102,31 @@ def test_benches_default_to_upstreams_shapes_and_an_incomplete_run_exits_1(monke
     code = cli.main(argv)
     assert seen == [shape]
     assert code == 1
+
+
+def _catching_up(answers):
+    """A cluster whose scheduler answers ``quiet`` with ``answers`` in turn (then False)."""
+    asked = []
+    replies = iter(answers)
+
+    def quiet(rv, horizon):
+        asked.append((rv, horizon))
+        return next(replies, False)
+
+    return asked, SimpleNamespace(
+        api=SimpleNamespace(resource_version=_Remote(lambda: 42)),
+        control={"scheduler": SimpleNamespace(quiet=_Remote(quiet))},
+    )
+
+
+def test_the_pods_wait_until_the_scheduler_has_read_the_nodes():
+    asked, cluster = _catching_up([False, False, True])
+    assert asyncio.run(benchray.scheduler_caught_up(cluster, limit=5.0)) is True
+    assert asked == [(42, float("-inf"))] * 3  # caught up to the rv read first, no horizon
+
+
+def test_a_scheduler_that_never_catches_up_lets_the_bench_go_on_after_the_limit():
+    asked, cluster = _catching_up([])
+    t0 = time.time()
+    assert asyncio.run(benchray.scheduler_caught_up(cluster, limit=0.3)) is False
+    assert 0.3 <= time.time() - t0 < 2.0 and asked
