@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ..api import codec
 from ..api.errors import Expired
+from .leaserenew import LeaseRenewals
 
 DEFAULT_WINDOW = 50_000
 
@@ -112,6 +113,7 @@ class Store:
         # (kind, namespace, name) -> (the bytes it was decoded from, the decoded object), for
         # ``peek``; only the kinds admission reads ever land here, so it stays small.
         self._peeked: dict[tuple[str, str, str], tuple[bytes, dict]] = {}
+        self._renewals = LeaseRenewals()  # Leases whose next renewal can be spliced in
 
     # -- reads -------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict | None:
@@ -205,6 +207,8 @@ class Store:
         prev = bucket.get(key)
         data, node = codec.encode(obj), sys.intern(_node(obj))
         bucket[key] = (data, node)
+        if kind == "Lease":
+            self._renewals.note(key, obj, data)
         prev_node = prev[1] if prev else ""
         self._log(kind).append(Event(self.rv, event_type, key[1], node, prev_node, data), key)
         if self.journal is not None:
@@ -217,6 +221,8 @@ class Store:
         self.rv += 1
         stored, node = self._objects[kind].pop((ns, name))
         self._peeked.pop((kind, ns, name), None)
+        if kind == "Lease":
+            self._renewals.forget((ns, name))
         obj = codec.decode(stored) if last is None else last
         obj["metadata"]["resourceVersion"] = str(self.rv)
         data = codec.encode(obj)
@@ -225,6 +231,27 @@ class Store:
             # Recovery needs only the key of a removal, so the log keeps no bytes for it.
             self.journal.record_remove(kind, self.rv, ns, name)
         return self.rv
+
+    def renew(self, ns: str, name: str, applied: dict) -> bool:
+        """A kubelet's apply of its node Lease (``applied``) made in the stored bytes
+        (``leaserenew.py``): True when done (a write, or none when nothing changes), False
+        when the caller must take the general way."""
+        key = (ns, name)
+        hit = self._objects.get("Lease", {}).get(key)
+        if hit is None:
+            return False
+        data = self._renewals.splice(key, hit[0], applied, self.rv + 1)
+        if data is None:
+            return False
+        if data is hit[0]:
+            return True
+        self.rv += 1
+        self._objects["Lease"][key] = (data, hit[1])
+        self._peeked.pop(("Lease", ns, name), None)
+        self._log("Lease").append(Event(self.rv, "MODIFIED", sys.intern(name), hit[1], hit[1], data), key)
+        if self.journal is not None:
+            self.journal.record_put("Lease", self.rv, "MODIFIED", ns, name, data)
+        return True
 
     def raw(self, kind: str, ns: str, name: str) -> bytes | None:
         """The object's stored bytes (never change them), or None."""
@@ -243,6 +270,8 @@ class Store:
         self.rv += 1
         del self._objects[kind][(ns, name)]
         self._peeked.pop((kind, ns, name), None)
+        if kind == "Lease":
+            self._renewals.forget((ns, name))
         data = stored.replace(old, _RV_KEY + codec.encode(str(self.rv)))
         self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name))
         if self.journal is not None:
