@@ -8,8 +8,9 @@ renew time and the resourceVersion) instead of decoding, merging and encoding th
 The bytes come out identical to the merge's (the map keeps its order and every other
 value), which the tests check against the decoding path.
 
-At 100,000 nodes the kubelets renew 10,000 Leases a second, and the apiserver's decode,
-merge and encode of each was a large share of its one core. Anything else (a first
+At 100,000 nodes the kubelets renew 10,000 Leases a second; their patches were 9% of the
+apiserver actor's samples in a 100,000-node ``bench schedule``, and decoding, merging and
+encoding was about a third of each patch. Anything else (a first
 create, a different holder or duration, an added field, a user's edit) goes the decoding
 way, after which the Lease is renewable again if its shape allows.
 
