@@ -33,6 +33,16 @@ def clone(obj: Any) -> Any:
     return _decode(_encode(obj))
 
 
+def replace_value(data: bytes, field: str, old: str, new: str) -> bytes | None:
+    """``data`` with the string value ``old`` of ``field`` replaced by ``new``: the bytes
+    decoding, setting it and encoding would give, since a map keeps its order. None when
+    the field and its value do not occur exactly once together (only decoding can tell)."""
+    was = _encode(field) + _encode(old)
+    if data.count(was) != 1:
+        return None
+    return data.replace(was, _encode(field) + _encode(new))
+
+
 def decode_many(items: list[bytes]) -> list[Any]:
     dec = _decode
     return [dec(b) for b in items]

@@ -28,8 +28,6 @@ Key = tuple[str, str]  # (namespace, name)
 
 _SPEC_FIELDS = frozenset(("holderIdentity", "leaseDurationSeconds", "renewTime"))
 _APPLY_FIELDS = frozenset(("apiVersion", "kind", "metadata", "spec"))
-_RENEW_KEY = codec.encode("renewTime")
-_RV_KEY = codec.encode("resourceVersion")
 
 
 class _Renewable(NamedTuple):
@@ -70,8 +68,13 @@ class LeaseRenewals:
         if renew == entry.renew:
             return stored  # the merge would change nothing: no write
         new_rv = str(rv)
-        data = stored.replace(_RENEW_KEY + codec.encode(entry.renew), _RENEW_KEY + codec.encode(renew), 1)
-        data = data.replace(_RV_KEY + codec.encode(entry.rv), _RV_KEY + codec.encode(new_rv), 1)
+        # Each value is replaced only where it occurs once with its field (codec.replace_value):
+        # the spec's and the metadata's are always there, so nothing else can be touched.
+        data = codec.replace_value(stored, "renewTime", entry.renew, renew)
+        if data is not None:
+            data = codec.replace_value(data, "resourceVersion", entry.rv, new_rv)
+        if data is None:
+            return None
         self._table[key] = entry._replace(data=data, renew=renew, rv=new_rv)
         return data
 
@@ -91,9 +94,6 @@ def _renewable(obj: dict[str, Any], data: bytes) -> _Renewable | None:
     )
     if not (type(holder) is str and type(duration) is int and type(renew) is str and type(rv) is str):
         return None
-    # Each replaced field must occur once, so that replacing it cannot touch anything else.
-    if data.count(_RENEW_KEY) != 1 or data.count(_RV_KEY) != 1:
-        return None
     return _Renewable(data, holder, duration, renew, rv)
 
 
@@ -112,8 +112,6 @@ def _renew_of(applied: dict[str, Any], entry: _Renewable) -> str | None:
         or type(spec["leaseDurationSeconds"]) is not int
         or spec["leaseDurationSeconds"] != entry.duration
         or type(renew) is not str
-        or _RENEW_KEY in renew.encode()
-        or _RV_KEY in renew.encode()
     ):
         return None
     return renew

@@ -96,9 +96,6 @@ class _KindLog:
         self.latest[key] = self.base + len(self.events)
 
 
-_RV_KEY = codec.encode("resourceVersion")
-
-
 class Store:
     def __init__(self, window: int = DEFAULT_WINDOW, start_rv: int = 0, journal=None):
         self.rv = start_rv
@@ -206,14 +203,17 @@ class Store:
         bucket = self._objects.setdefault(kind, {})
         prev = bucket.get(key)
         data, node = codec.encode(obj), sys.intern(_node(obj))
-        bucket[key] = (data, node)
         if kind == "Lease":
             self._renewals.note(key, obj, data)
-        prev_node = prev[1] if prev else ""
-        self._log(kind).append(Event(self.rv, event_type, key[1], node, prev_node, data), key)
-        if self.journal is not None:
-            self.journal.record_put(kind, self.rv, event_type, key[0], key[1], data)
+        self._stored(kind, key, data, node, prev[1] if prev else "", event_type)
         return self.rv
+
+    def _stored(self, kind: str, key: tuple[str, str], data: bytes, node: str, prev_node: str, etype: str) -> None:
+        """Keep ``data`` as the object's bytes at ``self.rv``: the window's event, the journal."""
+        self._objects[kind][key] = (data, node)
+        self._log(kind).append(Event(self.rv, etype, key[1], node, prev_node, data), key)
+        if self.journal is not None:
+            self.journal.record_put(kind, self.rv, etype, key[0], key[1], data)
 
     def remove(self, kind: str, ns: str, name: str, last: dict | None = None) -> int:
         """Remove an object; its DELETED event carries ``last`` (the caller's final copy,
@@ -236,7 +236,7 @@ class Store:
         """A kubelet's apply of its node Lease (``applied``) made in the stored bytes
         (``leaserenew.py``): True when done (a write, or none when nothing changes), False
         when the caller must take the general way."""
-        key = (ns, name)
+        key = (sys.intern(ns), sys.intern(name))
         hit = self._objects.get("Lease", {}).get(key)
         if hit is None:
             return False
@@ -246,11 +246,8 @@ class Store:
         if data is hit[0]:
             return True
         self.rv += 1
-        self._objects["Lease"][key] = (data, hit[1])
         self._peeked.pop(("Lease", ns, name), None)
-        self._log("Lease").append(Event(self.rv, "MODIFIED", sys.intern(name), hit[1], hit[1], data), key)
-        if self.journal is not None:
-            self.journal.record_put("Lease", self.rv, "MODIFIED", ns, name, data)
+        self._stored("Lease", key, data, hit[1], hit[1], "MODIFIED")
         return True
 
     def raw(self, kind: str, ns: str, name: str) -> bytes | None:
@@ -264,15 +261,14 @@ class Store:
         bytes decoding, setting it and encoding would give. False, and nothing removed, when
         the field's bytes do not occur exactly once (the caller then removes the general way)."""
         stored, node = self._objects[kind][(ns, name)]
-        old = _RV_KEY + codec.encode(stored_rv)
-        if stored.count(old) != 1:
+        data = codec.replace_value(stored, "resourceVersion", stored_rv, str(self.rv + 1))
+        if data is None:
             return False
         self.rv += 1
         del self._objects[kind][(ns, name)]
         self._peeked.pop((kind, ns, name), None)
         if kind == "Lease":
             self._renewals.forget((ns, name))
-        data = stored.replace(old, _RV_KEY + codec.encode(str(self.rv)))
         self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name))
         if self.journal is not None:
             self.journal.record_remove(kind, self.rv, ns, name)

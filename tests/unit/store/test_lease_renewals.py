@@ -73,8 +73,8 @@ def test_a_renewal_after_a_users_edit_is_decoded_and_keeps_the_edit(monkeypatch)
     for api in (spliced, decoded):
         api.write([renewal("n1", 0.0)], 0.0)
         edited = api.get("Lease", NS, "n1")
-        edited["metadata"]["labels"] = {"renewTime": "x"}  # the key's bytes twice: never spliced
-        edited["spec"]["extra"] = "kept"
+        edited["metadata"]["labels"] = {"renewTime": "x"}  # the field's name twice in the bytes
+        edited["spec"]["extra"] = "kept"  # not a kubelet's shape: never spliced
         api.write([Update(edited)], 1.0)
         api.write([renewal("n1", 10.0)], 10.0)
         api.write([renewal("n1", 20.0)], 20.0)
@@ -87,12 +87,12 @@ def test_a_renewal_after_a_users_edit_is_decoded_and_keeps_the_edit(monkeypatch)
 @pytest.mark.parametrize(
     "odd",
     [
-        {"renewTime": "2026-01-01T00:00:10.000000Z\xa9renewTime"},  # would put the key in twice
+        {"renewTime": "2026-01-01T00:00:10.000000Z\xa9renewTime"},  # the field's bytes in its value
         {"leaseDurationSeconds": True},  # equal to 1 in Python, not the same JSON
         {"holderIdentity": None},
     ],
 )
-def test_odd_renewals_take_the_general_way(monkeypatch, odd):
+def test_odd_renewals_leave_what_decoding_leaves(monkeypatch, odd):
     spliced, decoded = twins(monkeypatch)
     for api in (spliced, decoded):
         api.write([renewal("n1", 0.0)], 0.0)
