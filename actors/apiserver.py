@@ -31,6 +31,7 @@ from cluster.clock import Clock, ClockSpec
 from cluster.frontend.backend import apply_one
 from cluster.store.apiserver import APIServer
 from cluster.store.durable import DEFAULT_SNAPSHOT_EVERY, CommitFailed, Durable, Unrecoverable
+from cluster.store.window import DEFAULT_WINDOW, Window
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
@@ -38,7 +39,7 @@ class APIServerActor(Profiled):
     def __init__(
         self,
         seed: int = 0,
-        window: int = 50_000,
+        window: Window = DEFAULT_WINDOW,
         time_scale: float = 1.0,
         data_dir: str | None = None,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,

@@ -30,6 +30,7 @@ from cluster.runtime.cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefu
 from cluster.runtime.cluster import Informer as InformerLike
 from cluster.runtime.commands import Command
 from cluster.runtime.component import ComponentSpec, WatchEvent
+from cluster.store.window import DEFAULT_WINDOW, Window
 
 CATCH_UP_WAIT = 10.0  # real seconds the driver's watch has to catch up at the end of a run
 
@@ -43,7 +44,7 @@ class RayCluster(RayFaults, Cluster):
         *,
         seed: int = 1,
         time_scale: float = 1.0,
-        window: int = 50_000,
+        window: Window = DEFAULT_WINDOW,
         ray_nodes: int = 0,
         durable: bool = True,
     ):

@@ -29,7 +29,7 @@ from ..api import codec
 from ..api.requests import Bind, Outcome, Request
 from ..store.apiserver import APIServer
 from ..store.durable import restart_in_memory
-from ..store.store import DEFAULT_WINDOW
+from ..store.window import DEFAULT_WINDOW, Window
 from . import gcpolicy
 from .cluster import SETTLE_HORIZON, Cluster, Informer, Layout, RuntimeRefused
 from .commands import Command
@@ -77,7 +77,7 @@ class LocalCluster(Cluster):
         layout: Layout,
         *,
         seed: int = 1,
-        window: int = DEFAULT_WINDOW,
+        window: Window = DEFAULT_WINDOW,
         trace: TextIO | None = None,
         start: float = 0.0,
     ):

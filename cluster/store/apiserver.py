@@ -57,7 +57,8 @@ from .deletion import CRD, Deletion, check_uid, finalized
 from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
 from .eviction import charge_budget, mark_disruption_target
 from .pages import OpenLists
-from .store import DEFAULT_WINDOW, Store
+from .store import Store
+from .window import DEFAULT_WINDOW, Window
 from .workloaddefaults import default_object, has_generation, next_generation
 
 GENERATE_NAME_ATTEMPTS = 8  # as upstream's RetryGenerateName: a clash draws a new suffix
@@ -67,7 +68,7 @@ class APIServer(Deletion):
     def __init__(
         self,
         seed: int = 0,
-        window: int = DEFAULT_WINDOW,
+        window: Window = DEFAULT_WINDOW,
         store: Store | None = None,
         event_ttl: float = EVENT_TTL_SECONDS,
         max_events: int = MAX_EVENTS,
@@ -115,6 +116,7 @@ class APIServer(Deletion):
     def write(self, requests: Sequence[Request], now: float, owned: bool = False) -> list[Outcome]:
         """Apply ``requests`` in order; one outcome each. ``owned``: the caller hands the
         objects in them over (deserialized for this call), so creates store them as they are."""
+        self.store.at(now)
         self.expire_events(now)
         out: list[Outcome] = []
         stopped: dict[str, int] = {}  # slow-start group -> the batch that failed
@@ -156,6 +158,7 @@ class APIServer(Deletion):
     def create(self, obj: dict, now: float, owned: bool = False) -> dict:
         """Validate, admit and store one object; returns the stored object. ``owned``: the
         caller hands ``obj`` over, so it is stored as is instead of copied."""
+        self.store.at(now)
         try:
             validate(obj)
         except ValidationError as e:
@@ -196,6 +199,7 @@ class APIServer(Deletion):
         return gone
 
     def update(self, obj: dict, now: float) -> dict:
+        self.store.at(now)
         new = self._update(obj, now)
         if obj.get("kind") == CRD:
             self._sync_custom_kinds()
@@ -246,6 +250,7 @@ class APIServer(Deletion):
     def patch(self, kind: str, ns: str, name: str, uid: str, op: PatchOp, now: float) -> None:
         """Apply a typed patch; one that changes nothing writes nothing. ``Apply`` creates
         the object when it does not exist."""
+        self.store.at(now)
         if kind == "Lease" and not uid and isinstance(op, Apply) and self.store.renew(ns, name, op.obj):
             return  # a kubelet's renewal, made in the stored bytes (store/leaserenew.py)
         try:
@@ -270,6 +275,7 @@ class APIServer(Deletion):
 
     def bind(self, ns: str, name: str, uid: str, node: str, now: float) -> None:
         """The binding subresource: set spec.nodeName once; a second bind is a Conflict."""
+        self.store.at(now)
         pod = self._get("Pod", ns, name)
         check_uid(pod, uid)
         if pod["metadata"].get("deletionTimestamp"):
@@ -285,6 +291,7 @@ class APIServer(Deletion):
     def evict(self, ns: str, name: str, uid: str | None, grace: int | None, now: float) -> None:
         """The eviction subresource (``eviction.py``): charge the pod's PodDisruptionBudget,
         mark the pod as a disruption target and delete it gracefully."""
+        self.store.at(now)
         pod = self._get("Pod", ns, name)
         if uid:
             check_uid(pod, uid, deleting=True)

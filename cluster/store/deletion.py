@@ -94,6 +94,7 @@ class Deletion:
         self, kind: str, ns: str, name: str, uid: str | None, grace: int | None, now: float, propagation: str = ""
     ) -> bool:
         """Delete (see ``_delete``); a CustomResourceDefinition takes its kind with it."""
+        self.store.at(now)
         gone = self._delete(kind, ns, name, uid, grace, now, propagation)
         if kind == CRD:
             self._sync_custom_kinds()

@@ -23,8 +23,9 @@ import os
 
 from ..api.errors import ServiceUnavailable
 from .apiserver import APIServer
-from .store import DEFAULT_WINDOW, Store
+from .store import Store
 from .wal import DurableLog, Recovered, WalError
+from .window import DEFAULT_WINDOW, Window
 
 CLOCK_FILE = "clock.json"
 # Records between snapshots. A snapshot of a 10,000-pod cluster (about 30 MB) holds the
@@ -57,7 +58,7 @@ class Durable:
         self,
         directory: str,
         seed: int = 0,
-        window: int = DEFAULT_WINDOW,
+        window: Window = DEFAULT_WINDOW,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
         *,
         fsync: bool = False,
@@ -152,7 +153,7 @@ class Durable:
             raise WalError(f"{path}: cannot save the clock: {e.strerror or e}", True) from e
 
 
-def restart_in_memory(api: APIServer, seed: int, window: int = DEFAULT_WINDOW) -> APIServer:
+def restart_in_memory(api: APIServer, seed: int, window: Window = DEFAULT_WINDOW) -> APIServer:
     """What a restarted apiserver recovers when its log holds every write (the local
     runtime's restart): the same objects, the resourceVersion sequence continued, a new uid
     stream, and watch windows that start empty, so older watches get Expired."""

@@ -10,8 +10,9 @@ for the window.
 Each stored object is kept only as its msgpack bytes, encoded once on write (a decoded
 dict is about five times larger); ``get`` decodes a fresh copy, which the caller may change
 and ``put`` back. Watch events share those bytes with every watcher (docs/architecture.md
-§2). A watcher that asks for a
-resourceVersion older than what the window still holds gets ``Expired`` and must relist.
+§2). The window (``window.py``) keeps every event of the last 75 s of the apiserver's
+clock, at least a floor of events, at most a cap of bytes per kind; a watcher that asks for
+a resourceVersion older than what it still holds gets ``Expired`` and must relist.
 
 Pod events carry the pod's node name before and after the change so a node host can watch
 "pods on my nodes" with upstream's selector semantics: an event that moves a pod into the
@@ -24,89 +25,27 @@ import builtins
 import sys
 from bisect import bisect_right
 from collections.abc import Set
-from dataclasses import dataclass
 
 from ..api import codec
 from ..api.errors import Expired
 from .leaserenew import LeaseRenewals
-
-DEFAULT_WINDOW = 50_000
-
-
-@dataclass(slots=True)
-class Event:
-    rv: int
-    type: str  # ADDED | MODIFIED | DELETED
-    name: str
-    node: str  # a pod's spec.nodeName after the change ("" for other kinds)
-    prev_node: str
-    data: bytes
-
-
-# Kinds whose updates coalesce in the window: a MODIFIED event replaces the object's
-# previous MODIFIED one still there, so a watcher catching up sees each object's latest
-# version rather than every step. A node's Lease is renewed every 10 s: at 100,000 nodes the
-# renewals alone would fill any window in seconds, and what any reader wants of a Lease is
-# its latest renewTime. Creation and deletion events always stay.
-COALESCED_KINDS = frozenset({"Lease"})
-
-# What a superseded event becomes: its slot (and rv, for the bisect) stays, its bytes go.
-_SUPERSEDED = Event(0, "", "", "", "", b"")
-
-
-class _KindLog:
-    """The window of one kind: events in rv order, trimmed from the front.
-
-    With ``coalesce``, ``latest`` maps each object to the absolute position (``base`` +
-    list index) of its last event, so its next MODIFIED can supersede a MODIFIED there.
-    """
-
-    __slots__ = ("events", "rvs", "evicted_upto", "size", "coalesce", "latest", "base")
-
-    def __init__(self, size: int, coalesce: bool = False):
-        self.events: list[Event] = []
-        self.rvs: list[int] = []
-        self.evicted_upto = 0  # every event with rv <= this has left the window
-        self.size = size
-        self.coalesce = coalesce
-        self.latest: dict[tuple[str, str], int] = {}
-        self.base = 0  # events trimmed from the front so far
-
-    def append(self, ev: Event, key: tuple[str, str] = ("", "")) -> None:
-        if self.coalesce:
-            self._supersede(ev, key)
-        self.events.append(ev)
-        self.rvs.append(ev.rv)
-        if len(self.events) > 2 * self.size:
-            # Trim in bulk so appends stay O(1) amortised.
-            cut = len(self.events) - self.size
-            self.evicted_upto = self.rvs[cut - 1]
-            del self.events[:cut]
-            del self.rvs[:cut]
-            self.base += cut
-
-    def _supersede(self, ev: Event, key: tuple[str, str]) -> None:
-        if ev.type == "DELETED":
-            self.latest.pop(key, None)
-            return
-        at = self.latest.get(key)
-        if ev.type == "MODIFIED" and at is not None and at >= self.base:
-            if self.events[at - self.base].type == "MODIFIED":
-                self.events[at - self.base] = _SUPERSEDED
-        self.latest[key] = self.base + len(self.events)
+from .window import COALESCED_KINDS, DEFAULT_WINDOW, SUPERSEDED, Event, KindLog, Window
 
 
 class Store:
-    def __init__(self, window: int = DEFAULT_WINDOW, start_rv: int = 0, journal=None):
+    def __init__(self, window: Window = DEFAULT_WINDOW, start_rv: int = 0, journal=None):
         self.rv = start_rv
+        # The apiserver's clock as of its latest write (``at``): the window keeps events by
+        # their age on it.
+        self.now = 0.0
         # Anything with ``record_put``/``record_remove`` (the apiserver's ``DurableLog``):
         # told of every write, with the bytes encoded for the watch window. None: no
         # durability, and no cost beyond one attribute test per write.
         self.journal = journal
         # kind -> (namespace, name) -> (the object's bytes, its node name when stored).
         self._objects: dict[str, dict[tuple[str, str], tuple[bytes, str]]] = {}
-        self._logs: dict[str, _KindLog] = {}
-        self._window = window
+        self._logs: dict[str, KindLog] = {}
+        self._window = window.check()
         # (kind, namespace, name) -> (the bytes it was decoded from, the decoded object), for
         # ``peek``; only the kinds admission reads ever land here, so it stays small.
         self._peeked: dict[tuple[str, str, str], tuple[bytes, dict]] = {}
@@ -177,10 +116,10 @@ class Store:
         chunk = log.events[start : start + limit]
         resume = log.rvs[start + limit - 1] if len(chunk) == limit else max(since_rv, self.rv)
         if node_names is None:
-            return [(e.type, e.data) for e in chunk if e is not _SUPERSEDED], resume
+            return [(e.type, e.data) for e in chunk if e is not SUPERSEDED], resume
         out = []
         for e in chunk:
-            if e is _SUPERSEDED:
+            if e is SUPERSEDED:
                 continue
             now_in, was_in = e.node in node_names, e.prev_node in node_names
             if now_in and was_in:
@@ -192,6 +131,12 @@ class Store:
         return out, resume
 
     # -- writes (only the apiserver logic calls these) --------------------------------
+    def at(self, now: float) -> None:
+        """The apiserver's clock reads ``now``: the time of the writes that follow (it
+        never goes back, so a caller's older ``now`` leaves it)."""
+        if now > self.now:
+            self.now = now
+
     def put(self, kind: str, obj: dict, event_type: str) -> int:
         """Store ``obj`` (ADDED or MODIFIED) with the next resourceVersion; returns it."""
         self.rv += 1
@@ -211,7 +156,7 @@ class Store:
     def _stored(self, kind: str, key: tuple[str, str], data: bytes, node: str, prev_node: str, etype: str) -> None:
         """Keep ``data`` as the object's bytes at ``self.rv``: the window's event, the journal."""
         self._objects[kind][key] = (data, node)
-        self._log(kind).append(Event(self.rv, etype, key[1], node, prev_node, data), key)
+        self._log(kind).append(Event(self.rv, etype, key[1], node, prev_node, data), key, self.now)
         if self.journal is not None:
             self.journal.record_put(kind, self.rv, etype, key[0], key[1], data)
 
@@ -226,7 +171,7 @@ class Store:
         obj = codec.decode(stored) if last is None else last
         obj["metadata"]["resourceVersion"] = str(self.rv)
         data = codec.encode(obj)
-        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name))
+        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name), self.now)
         if self.journal is not None:
             # Recovery needs only the key of a removal, so the log keeps no bytes for it.
             self.journal.record_remove(kind, self.rv, ns, name)
@@ -269,7 +214,7 @@ class Store:
         self._peeked.pop((kind, ns, name), None)
         if kind == "Lease":
             self._renewals.forget((ns, name))
-        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name))
+        self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name), self.now)
         if self.journal is not None:
             self.journal.record_remove(kind, self.rv, ns, name)
         return True
@@ -284,7 +229,7 @@ class Store:
         }
 
     @classmethod
-    def from_recovered(cls, recovered, window: int = DEFAULT_WINDOW, journal=None) -> Store:
+    def from_recovered(cls, recovered, window: Window = DEFAULT_WINDOW, journal=None) -> Store:
         """A store holding ``recovered``'s objects (``.rv``, ``.objects`` as from
         ``wal.recover``) that continues its resourceVersion sequence, recording its new
         writes in ``journal``.
@@ -301,10 +246,10 @@ class Store:
             store._log(kind).evicted_upto = recovered.rv
         return store
 
-    def _log(self, kind: str) -> _KindLog:
+    def _log(self, kind: str) -> KindLog:
         log = self._logs.get(kind)
         if log is None:
-            log = self._logs[kind] = _KindLog(self._window, kind in COALESCED_KINDS)
+            log = self._logs[kind] = KindLog(self._window, kind in COALESCED_KINDS)
             # Nothing of this kind happened before now, so any rv up to now is servable.
         return log
 

@@ -8,6 +8,7 @@ import pytest
 from actors.apiserver import APIServerActor
 from actors.informer import Informer
 from cluster.api.requests import Create
+from cluster.store.window import Window
 
 pytestmark = pytest.mark.ray
 
@@ -17,7 +18,7 @@ def pod(name):
 
 
 async def test_watch_returns_as_soon_as_something_is_written(ray_local):
-    api = APIServerActor.remote(window=4)
+    api = APIServerActor.remote(window=Window(min_events=4, fresh=0))
     informer = Informer(api, ["Pod"])
     assert await informer.poll(0) == []  # the initial list: empty
     waiting = asyncio.ensure_future(informer.poll(10.0))
@@ -31,7 +32,7 @@ async def test_watch_returns_as_soon_as_something_is_written(ray_local):
 
 
 async def test_a_watcher_behind_the_window_relists(ray_local):
-    api = APIServerActor.remote(window=2)
+    api = APIServerActor.remote(window=Window(min_events=2, fresh=0))
     informer = Informer(api, ["Pod"])
     await informer.poll(0)
     await api.write.remote([Create(pod(f"p{i}")) for i in range(8)])

@@ -11,6 +11,12 @@ from cluster.api.requests import Bind
 from cluster.kubelet.component import lease
 from cluster.runtime.reflector import Reflector
 from cluster.store.apiserver import APIServer
+from cluster.store.window import Window
+
+
+def _events(n):
+    """A window of ``n`` events by count alone (no age kept): these tests write at one instant."""
+    return Window(min_events=n, fresh=0)
 
 
 def names(events):
@@ -28,7 +34,7 @@ def test_watch_from_a_list_sees_only_later_events():
 
 
 def test_too_old_resource_version_is_expired():
-    api = APIServer(window=3)
+    api = APIServer(window=_events(3))
     for i in range(10):
         api.create(make_pod(f"p{i}"), 0)
     with pytest.raises(Expired) as err:
@@ -38,7 +44,7 @@ def test_too_old_resource_version_is_expired():
 
 
 def test_relist_then_watch_sees_every_later_event_exactly_once():
-    api = APIServer(window=3)
+    api = APIServer(window=_events(3))
     r = Reflector(["Pod"])
     seen = []
 
@@ -82,7 +88,7 @@ def test_node_selector_watch_turns_a_bind_into_added():
 
 
 def test_quiet_selective_watcher_still_advances():
-    api = APIServer(window=2)
+    api = APIServer(window=_events(2))
     _, resume = api.store.events_since("Pod", api.store.rv, {"n1"})
     for i in range(6):  # a watcher that keeps polling never expires, though it gets nothing
         api.create(make_pod(f"p{i}", node="n2"), 0)
@@ -144,7 +150,7 @@ def test_a_deleted_lease_keeps_its_creation_and_deletion_and_pods_never_coalesce
 
 
 def test_paging_through_superseded_slots_resumes_where_it_stopped():
-    api = APIServer(window=1000)
+    api = APIServer(window=_events(1000))
     start = api.store.rv
     for i in range(5):
         api.create(lease(f"n{i}", 0), 0)
@@ -160,7 +166,7 @@ def test_paging_through_superseded_slots_resumes_where_it_stopped():
 
 
 def test_a_window_trimmed_past_a_leases_last_renewal_still_coalesces_the_next():
-    api = APIServer(window=4)
+    api = APIServer(window=_events(4))
     api.create(lease("n1", 0), 0)
     for i in range(12):
         api.create(lease(f"m{i}", 0), 0)  # push n1's events out of the window
