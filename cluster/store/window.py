@@ -8,7 +8,8 @@ watcher whose resourceVersion the window no longer holds gets ``Expired`` and re
 How much stays, as upstream's watch cache does it: every event of the last ``fresh``
 seconds (upstream's eventFreshDuration, 75 s: a watcher that falls less than that behind
 catches up without a relist), and at least ``min_events`` however old (upstream's lower
-bound is 100 events). Upstream caps the count instead (102,400 events); kubemu caps the
+bound is 100 events; kubemu's clients are slower, and 10,000 events of the largest kind
+cost about 16 MB). Upstream caps the count instead (102,400 events); kubemu caps the
 bytes, ``max_bytes`` per kind, because what a window costs is its events' bytes, and a
 Node event is several times a Lease event: a cap in bytes bounds the memory a burst can
 take whatever the kind. The cap wins over both the age and the floor.
@@ -53,7 +54,7 @@ SUPERSEDED = Event(0, "", "", "", "", b"")
 class Window(NamedTuple):
     """How much history each kind's window keeps (see the module docstring)."""
 
-    min_events: int = 1_000  # kept however old
+    min_events: int = 10_000  # kept however old
     fresh: float = 75.0  # seconds: every younger event is kept (up to max_bytes); 0: none
     max_bytes: int = 128 << 20  # of event bytes per kind; wins over the two above
 
