@@ -1,28 +1,28 @@
 """Create-time validation of API objects, reporting the first bad field by its path.
 
 Owns the rules an object must pass before the apiserver stores it or a scenario loader
-accepts it: metadata names, labels and annotations, the ``kubemu.io/`` annotations, and
-the per-kind rules for the kinds in ``objects.KINDS``. Called by the apiserver on create
-and by the scenario loader (with a path prefix such as ``spec.objects[3]``). Only fields
-kubemu models are checked; unknown fields are kept and ignored, never rejected.
+accepts it: metadata names, labels and annotations, pod specs, and the per-kind rules for
+the kinds in ``objects.KINDS``. Called by the apiserver on create and by the scenario
+loader (with a path prefix such as ``spec.objects[3]``). Only fields kubemu models are
+checked; unknown fields are kept and ignored, never rejected.
 
 Error lines have one of two shapes (docs/architecture.md §2):
 ``<path>: <json value> <detail>`` when a bad value is shown, else ``<path>: <detail>``.
-
-Usage annotations (``kubemu.io/memory-usage``, ``kubemu.io/cpu-usage``) are accepted here
-as a quantity or as a string starting ``ramp(`` or ``spike(``; the kubelet module owns
-the profile grammar and parses the profiles themselves.
+The error type and the field getters live in ``validationfields``, the ``kubemu.io/``
+annotation rules in ``annotationvalidation`` and the workload kinds' rules in
+``workloadvalidation``; ``ValidationError`` and ``NO_VALUE`` are re-exported from here,
+where callers import them.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, NoReturn, TypeGuard
+from typing import Any
 
-from . import annotations as ann
+from .annotationvalidation import check_kubemu_annotations
 from .objects import KINDS
 from .quantity import QuantityError
 from .quantity import parse as parse_quantity
@@ -41,6 +41,21 @@ from .selectors import (
 )
 from .selectors import (
     VALUE_RULE as _VALUE_RULE,
+)
+from .validationfields import (
+    NO_VALUE,
+    ValidationError,
+    _at,
+    _enum,
+    _int,
+    _is_int,
+    _item_map,
+    _items,
+    _key,
+    _list,
+    _map,
+    _required,
+    _str,
 )
 from .workloadvalidation import CHECKS as WORKLOAD_CHECKS
 from .workloadvalidation import FieldError
@@ -65,121 +80,6 @@ SYSTEM_PRIORITY_CLASSES = {
     "system-node-critical": 2 * HIGHEST_USER_PRIORITY + 1000,
 }
 SYSTEM_PREFIX = "system-"
-
-
-class _NoValue:
-    """The sentinel for "this error shows no value"; pickles back to the same object."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "NO_VALUE"
-
-    def __reduce__(self) -> str:
-        return "NO_VALUE"
-
-
-NO_VALUE = _NoValue()
-
-
-class ValidationError(ValueError):
-    """The first invalid field of an object. ``str()`` is one line naming path and value."""
-
-    retryable = False
-
-    def __init__(self, path: str, value: Any = NO_VALUE, detail: str = "") -> None:
-        self.path, self.value, self.detail = path, value, detail
-        body = detail
-        if value is not NO_VALUE:
-            shown = json.dumps(value, default=str, ensure_ascii=False)
-            body = f"{shown} {detail}" if detail else shown
-        super().__init__(f"{path}: {body}" if path else body)
-
-    def __reduce__(self) -> tuple[type[ValidationError], tuple[str, Any, str]]:
-        # Errors cross actor boundaries; rebuild from the fields, not from the message.
-        return (ValidationError, (self.path, self.value, self.detail))
-
-
-# ---- paths and small typed getters ---------------------------------------------------
-
-_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _at(path: str, field: str) -> str:
-    if not path:
-        return field
-    return path + field if field.startswith("[") else f"{path}.{field}"
-
-
-def _key(path: str, name: str) -> str:
-    """``path.name`` for plain names, ``path[name]`` for names with '/' or '.'."""
-    return f"{path}.{name}" if _SIMPLE_KEY.fullmatch(str(name)) else f"{path}[{name}]"
-
-
-def _required(path: str, why: str = "") -> NoReturn:
-    raise ValidationError(path, NO_VALUE, f"Required value: {why}" if why else "Required value")
-
-
-def _map(d: dict[str, Any], field: str, path: str) -> dict[str, Any]:
-    v = d.get(field)
-    if v is not None and not isinstance(v, dict):
-        raise ValidationError(_at(path, field), v, "must be a map")
-    return v or {}
-
-
-def _list(d: dict[str, Any], field: str, path: str) -> list[Any]:
-    v = d.get(field)
-    if v is not None and not isinstance(v, list):
-        raise ValidationError(_at(path, field), v, "must be a list")
-    return v or []
-
-
-def _item_map(item: Any, path: str) -> dict[str, Any]:
-    if not isinstance(item, dict):
-        raise ValidationError(path, item, "must be a map")
-    return item
-
-
-def _items(d: dict[str, Any], field: str, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(item path, item)`` for each entry of a list-of-maps field."""
-    for i, item in enumerate(_list(d, field, path)):
-        p = _at(path, f"{field}[{i}]")
-        yield p, _item_map(item, p)
-
-
-def _is_int(v: object) -> TypeGuard[int]:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _int(
-    d: dict[str, Any], field: str, path: str, lo: int | None = None, hi: int | None = None, required: bool = False
-) -> int | None:
-    """Check an optional integer field against an inclusive range; returns it (or None)."""
-    if d.get(field) is None:
-        if required:
-            _required(_at(path, field))
-        return None
-    v, p = d[field], _at(path, field)
-    if not _is_int(v):
-        raise ValidationError(p, v, "must be an integer")
-    if hi is not None and lo is not None and not lo <= v <= hi:
-        raise ValidationError(p, v, f"must be between {lo} and {hi}, inclusive")
-    if lo is not None and v < lo:
-        raise ValidationError(p, v, f"must be greater than or equal to {lo}")
-    return v
-
-
-def _enum(d: dict[str, Any], field: str, path: str, allowed: tuple[str, ...]) -> None:
-    v = d.get(field)
-    if v is not None and v not in allowed:
-        shown = ", ".join(json.dumps(a) for a in allowed if a)
-        raise ValidationError(_at(path, field), v, f"is not supported (supported values: {shown})")
-
-
-def _str(d: dict[str, Any], field: str, path: str) -> None:
-    v = d.get(field)
-    if v is not None and not isinstance(v, str):
-        raise ValidationError(_at(path, field), v, "must be a string")
 
 
 # ---- names, labels, annotations --------------------------------------------------------
@@ -223,61 +123,6 @@ def _check_metadata(obj: dict[str, Any], path: str, kind: str, name_required: bo
         _check_name(ns, _at(mpath, "namespace"), label=True)
     _check_labels(_map(meta, "labels", mpath), _at(mpath, "labels"))
     _check_labels(_map(meta, "annotations", mpath), _at(mpath, "annotations"), annotations=True)
-
-
-# ---- kubemu.io annotations -------------------------------------------------------------
-
-_USAGE_KEYS = (ann.MEMORY_USAGE, ann.CPU_USAGE)
-_PROFILE_PREFIXES = ("ramp(", "spike(")
-
-
-def _annotation_base(key: str) -> tuple[str | None, str]:
-    """``(known key, container suffix)`` for a kubemu.io key, or ``(None, "")`` if unknown."""
-    if key in ann.KNOWN:
-        return key, ""
-    for known in ann.KNOWN:
-        if key.startswith(known + ".") and len(key) > len(known) + 1:
-            return known, key[len(known) + 1 :]
-    return None, ""
-
-
-def _check_usage(value: str, path: str) -> None:
-    if value.lstrip().startswith(_PROFILE_PREFIXES):
-        return
-    try:
-        amount = parse_quantity(value)
-    except QuantityError:
-        raise ValidationError(path, value, "is not a quantity or a usage profile (ramp(...), spike(...))") from None
-    if amount < 0:
-        raise ValidationError(path, value, "must be greater than or equal to 0")
-
-
-def _check_kubemu_annotations(obj: dict[str, Any], path: str, container_names: set[str]) -> None:
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    apath = _at(path, "metadata.annotations")
-    for key, value in annotations.items():
-        if not key.startswith(ann.PREFIX):
-            continue
-        base, container = _annotation_base(key)
-        p = _key(apath, key)
-        if base is None:
-            raise ValidationError(p, key, f"is not a kubemu.io annotation (known: {', '.join(ann.KNOWN)})")
-        if container and container not in container_names:
-            names = ", ".join(sorted(container_names))
-            raise ValidationError(p, key, f"names no container of this pod (containers: {names})")
-        if base in _USAGE_KEYS:
-            _check_usage(value, p)
-        elif container:
-            # Per-container overrides follow the same rule as the pod-wide key.
-            _check_emulation({"metadata": {"annotations": {base: value}}}, apath, key)
-    _check_emulation(obj, apath, None)
-
-
-def _check_emulation(pod: dict[str, Any], apath: str, shown_key: str | None) -> None:
-    try:
-        ann.emulation(pod)
-    except ann.AnnotationError as e:
-        raise ValidationError(_key(apath, shown_key or e.key), e.value, e.message) from None
 
 
 # ---- pods ------------------------------------------------------------------------------
@@ -395,7 +240,7 @@ def _check_pod(obj: dict[str, Any], path: str) -> None:
             _required(_at(spec_path, "containers"), "a pod needs at least one container")
         raise ValidationError(spec_path, spec, "must be a map")
     names = validate_pod_spec(spec, spec_path)
-    _check_kubemu_annotations(obj, path, names)
+    check_kubemu_annotations(obj, path, names)
 
 
 # ---- other kinds -----------------------------------------------------------------------

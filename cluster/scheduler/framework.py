@@ -1,284 +1,56 @@
-"""The scheduling framework: extension-point interfaces, the plugin registry, profiles.
+"""The scheduling framework: one profile's plugins, run at each extension point.
 
-Owns the contract between the scheduler and its plugins, and the code that runs one
-profile's configured plugins at each extension point (``Framework.run_*``). The registry
-and profile types live in ``registry.py`` and are re-exported here. The
-``Scheduler`` builds one ``Framework`` per profile and drives the cycle; plugins live in
-``plugins/`` and are found by name through a ``Registry``.
+Owns ``Framework``, which instantiates a profile's plugins from a ``Registry``, sorts
+them by extension point, and runs them (``Framework.run_*``), turning their verdicts into
+one ``Status`` per point and, for Filter, a ``FilterOutcome`` whose rejections are merged
+only when a message is asked for. The ``Scheduler`` builds one ``Framework`` per profile
+and drives the cycle; plugins live in ``plugins/`` and are found by name through a
+``Registry``.
 
-Vectorised contract: Filter and Score plugins see every node at once. ``filter`` returns a
-boolean mask of feasible nodes plus, per failure reason, the mask of nodes failing for
-it; ``score`` returns an int64 array of scores for an array of candidate node indices.
-The search judges only some rows at a time (``filter_rows``, a slice or index array):
-plugins vectorised over the snapshot's rows answer for those rows alone
-(``FILTERS_ROWS``); the others are judged over every node once per search and sliced.
-Per-node ``Status`` objects exist only when a message is asked for (``Diagnosis``).
-
-A plugin signals an internal failure by raising ``PluginError``; the framework turns it
-into an ``Error`` status carrying the plugin's name. Any other exception is a bug and
-propagates.
+The plugin contract (the extension-point interfaces, the values they exchange, the
+vectorised Filter/Score rules and ``PluginError``) lives in ``interfaces.py``; the
+registry and profile types live in ``registry.py``. Both are re-exported here, so
+plugins, the scheduler and tests import them from this module.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
 
 from .cache import PodInfo, Snapshot
+from .interfaces import (  # noqa: F401 (re-exported: the framework's API)
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    POINT_CLASSES,
+    BindPlugin,
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    FilterResult,
+    PermitPlugin,
+    Plugin,
+    PluginError,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreemptionHost,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    slice_result,
+)
 from .registry import PluginSpec, ProfileConfig, Registry  # noqa: F401 (re-exported: the framework's API)
 from .status import SUCCESS, Code, Diagnosis, Rejection, Status
 
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
-# Upstream's extension-point names, as KubeSchedulerConfiguration spells them.
-EXTENSION_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-)
+# ---- running a profile -----------------------------------------------------------------
 
-
-class ClusterEvent:
-    """Names of the cluster changes that may make an unschedulable pod schedulable."""
-
-    NODE_ADD = "Node/Add"
-    NODE_DELETE = "Node/Delete"
-    NODE_ALLOCATABLE = "Node/UpdateNodeAllocatable"
-    NODE_LABEL = "Node/UpdateNodeLabel"
-    NODE_TAINT = "Node/UpdateNodeTaint"
-    # Assigned (bound) pods; Add/Update wake only pods whose affinity or spread they may
-    # satisfy (see SchedulingQueue.move_for_assigned_pod).
-    ASSIGNED_POD_ADD = "Pod/Add"
-    ASSIGNED_POD_UPDATE = "Pod/Update"
-    ASSIGNED_POD_DELETE = "Pod/Delete"
-    NAMESPACE_CHANGE = "Namespace/Change"
-    UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
-    WILDCARD = "*"
-
-
-class PluginError(Exception):
-    """Raised by a plugin for an internal failure; the cycle ends with an Error status."""
-
-
-class CycleState:
-    """Scratch data plugins share within one scheduling cycle, keyed by plugin-chosen keys."""
-
-    __slots__ = ("_data", "skip_filter", "skip_score", "narrowed_by")
-
-    def __init__(self):
-        self._data: dict = {}
-        self.skip_filter: set[str] = set()  # plugins whose PreFilter returned Skip
-        self.skip_score: set[str] = set()  # plugins whose PreScore returned Skip
-        # PreFilter plugins whose PreFilterResult narrowed the nodes: if the pod then fits
-        # nowhere they count among its rejectors, as upstream (events they registered for
-        # may help it).
-        self.narrowed_by: list[str] = []
-
-    def read(self, key):
-        return self._data.get(key)
-
-    def write(self, key, value) -> None:
-        self._data[key] = value
-
-    def clone(self) -> CycleState:
-        out = CycleState()
-        out._data = dict(self._data)
-        out.skip_filter = set(self.skip_filter)
-        out.skip_score = set(self.skip_score)
-        out.narrowed_by = list(self.narrowed_by)
-        return out
-
-
-# ---- extension points ------------------------------------------------------------------
-
-
-class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstract methods
-    NAME: str = ""
-    # Cluster events after which a pod this plugin rejected is worth retrying.
-    EVENTS: frozenset[str] = frozenset()
-    # Plugins that reason about other pods override this to narrow assigned-pod events:
-    # could ``assigned`` (bound, changed or gone) make ``pending`` schedulable? None means
-    # "no opinion", and the pod is not moved for that plugin's sake.
-    assigned_pod_may_help: Callable[[PodInfo, PodInfo, Any], bool] | None = None
-
-    if TYPE_CHECKING:
-        # Every plugin is built by its registry factory as ``cls(args, framework)``.
-        def __init__(self, args: dict | None = None, handle: Any = None) -> None: ...
-
-
-class PreEnqueuePlugin(Plugin):
-    """Gate a pod before it may enter activeQ (upstream's SchedulingGates)."""
-
-    @abstractmethod
-    def pre_enqueue(self, pod: PodInfo) -> Status:
-        """Success lets the pod in; a rejection keeps it parked until it is updated."""
-
-
-class QueueSortPlugin(Plugin):
-    @abstractmethod
-    def sort_key(self, qpinfo) -> tuple:
-        """A key whose ascending order is the queue order (upstream's ``Less`` as a key)."""
-
-    def less(self, a, b) -> bool:
-        return self.sort_key(a) < self.sort_key(b)
-
-
-@dataclass(frozen=True)
-class PreFilterResult:
-    node_names: frozenset[str] | None = None  # None: all nodes
-
-
-class PreFilterPlugin(Plugin):
-    @abstractmethod
-    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
-        """Skip (no Filter needed), reject every node, or narrow the node set."""
-
-
-@dataclass
-class FilterResult:
-    feasible: np.ndarray  # bool per snapshot node
-    # (code, reason, mask of nodes failing for this reason); a node may be in several.
-    failures: list[tuple[Code, str, np.ndarray]] = field(default_factory=list)
-
-
-class FilterPlugin(Plugin):
-    @abstractmethod
-    def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
-        """Judge every node of the snapshot at once."""
-
-    # Plugins whose verdict is vectorised over the snapshot's node rows set this and
-    # override ``filter_rows``; the others are judged over every node once per cycle and
-    # sliced (``Framework.run_filter``'s memo), which gives the same verdicts.
-    FILTERS_ROWS: bool = False
-
-    def filter_rows(self, state: CycleState, pod: PodInfo, snap: Snapshot, rows: np.ndarray | slice) -> FilterResult:
-        """Judge only the nodes ``rows`` (indices in that order, or a slice): the result's
-        arrays follow ``rows``."""
-        return slice_result(self.filter(state, pod, snap), rows)
-
-
-def slice_result(res: FilterResult, rows: np.ndarray | slice) -> FilterResult:
-    """A full-length verdict restricted to ``rows``."""
-    return FilterResult(res.feasible[rows], [(code, reason, mask[rows]) for code, reason, mask in res.failures])
-
-
-@dataclass(frozen=True)
-class PostFilterResult:
-    """What a PostFilter decided. A result (even with an empty node name) replaces the
-    pod's nomination (upstream's ModeOverride; "" clears it); no result leaves it alone.
-    For preemption, ``victims`` are the pods to evict on the nominated node and
-    ``clear_nominations`` the lower-priority pods nominated there that lose their
-    nomination; the scheduler turns both into API writes (upstream's prepareCandidate)."""
-
-    nominated_node_name: str = ""
-    victims: tuple = ()  # PodInfo
-    clear_nominations: tuple = ()  # PodInfo
-
-
-class PreemptionHost(ABC):
-    """What the scheduler offers a preemption PostFilter (set as ``Framework.host``)."""
-
-    @abstractmethod
-    def now(self) -> float: ...
-
-    @abstractmethod
-    def rng(self): ...  # a random.Random, seeded: the candidate search's start offset
-
-    @abstractmethod
-    def nominated_pods(self, node_name: str) -> list: ...  # PodInfos nominated there, in order
-
-    @abstractmethod
-    def pdbs(self) -> list[dict]: ...  # every PodDisruptionBudget, with its status
-
-    @abstractmethod
-    def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
-        """The pod's Filter verdict on one node with the ``removed`` pods taken off it,
-        nominated pods of equal or higher priority considered in two passes (§7.3)."""
-
-
-class PostFilterPlugin(Plugin):
-    """Runs after no node fitted (DefaultPreemption)."""
-
-    @abstractmethod
-    def post_filter(
-        self, state: CycleState, pod: PodInfo, snap: Snapshot, diagnosis: Diagnosis
-    ) -> tuple[PostFilterResult | None, Status]: ...
-
-
-class PreScorePlugin(Plugin):
-    @abstractmethod
-    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
-        """Prepare for scoring ``candidates`` (node indices); Skip disables this plugin's Score."""
-
-
-class ScorePlugin(Plugin):
-    @abstractmethod
-    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> np.ndarray:
-        """int64 scores aligned with ``candidates``; in [0, 100] after ``normalize``."""
-
-    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> None:
-        """Optional NormalizeScore: rescale ``scores`` in place. Overridden only when needed."""
-
-
-class ReservePlugin(Plugin):
-    @abstractmethod
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
-
-    @abstractmethod
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
-
-
-class PermitPlugin(Plugin):
-    """Approve or reject a placement. Waiting (upstream's ``Wait``) is not modelled yet."""
-
-    @abstractmethod
-    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
-
-
-class PreBindPlugin(Plugin):
-    """Work that must finish before the bind (volumes, in upstream); a failure unreserves."""
-
-    @abstractmethod
-    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
-
-
-class BindPlugin(Plugin):
-    """Bind a pod. Skip passes to the next binder. A binder with ``BATCHED`` (DefaultBinder)
-    accepts by returning Success and leaves the API call to the scheduler actor, which
-    sends the binds of many cycles in one batch (``ScheduleOutput.binds``)."""
-
-    BATCHED = False
-
-    @abstractmethod
-    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
-
-
-# Extension point -> the interface a plugin implements to run there.
-POINT_CLASSES: dict[str, type[Plugin]] = {
-    "preEnqueue": PreEnqueuePlugin,
-    "queueSort": QueueSortPlugin,
-    "preFilter": PreFilterPlugin,
-    "filter": FilterPlugin,
-    "postFilter": PostFilterPlugin,
-    "preScore": PreScorePlugin,
-    "score": ScorePlugin,
-    "reserve": ReservePlugin,
-    "permit": PermitPlugin,
-    "preBind": PreBindPlugin,
-    "bind": BindPlugin,
-}
+# The points whose plugins sit in a plain list attribute; ``_enable`` handles queueSort
+# (one plugin) and score (weighted, with its NormalizeScore flag) itself.
 _BUCKETS = {
     "preEnqueue": "pre_enqueue_plugins",
     "preFilter": "pre_filter_plugins",
@@ -290,8 +62,6 @@ _BUCKETS = {
     "preBind": "pre_bind_plugins",
     "bind": "bind_plugins",
 }
-
-# ---- running a profile -----------------------------------------------------------------
 
 # (plugin name, its FilterResult.failures, the nodes it was the first to reject)
 PendingRejections = tuple[str, list[tuple[Code, str, np.ndarray]], np.ndarray]

@@ -15,11 +15,11 @@ from cluster.api.clientpatch import (
     UnsupportedMediaType,
     accepted_patch_types,
     apply_patch,
-    json_patch,
     merge_patch,
     strategic_merge_patch,
 )
 from cluster.api.errors import BadRequest, Invalid
+from cluster.api.jsonpatch import json_patch
 
 BUILTIN_415 = (
     "the body of the request was in an unknown format - accepted media types include: "

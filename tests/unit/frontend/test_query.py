@@ -11,7 +11,6 @@ from cluster.api.selectors import LabelSelector
 from cluster.frontend import query
 from cluster.frontend.query import (
     ContinueExpired,
-    FieldSelector,
     ListOptions,
     check_continue,
     delete_options,
@@ -21,6 +20,7 @@ from cluster.frontend.query import (
     parse_list_options,
     watch_start,
 )
+from cluster.frontend.query_fields import FieldSelector
 
 
 def parse(kind="Pod", **q):
