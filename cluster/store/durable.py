@@ -28,9 +28,11 @@ from .wal import DurableLog, Recovered, WalError
 from .window import DEFAULT_WINDOW, Window
 
 CLOCK_FILE = "clock.json"
-# Records between snapshots. A snapshot of a 10,000-pod cluster (about 30 MB) holds the
-# actor loop for about 0.1 s, which at 20,000 was a tenth of the log's cost in
-# ``bench schedule``; replaying 50,000 records on a restart takes a few tenths of a second.
+# Records between snapshots, at the least (a store of more objects waits as many records
+# as it holds: ``DurableLog._interval_after``). A snapshot of a 10,000-pod cluster (about
+# 30 MB) holds the actor loop for about 0.1 s, which at 20,000 was a tenth of the log's
+# cost in ``bench schedule``; replaying 50,000 records on a restart takes a few tenths of a
+# second.
 DEFAULT_SNAPSHOT_EVERY = 50_000
 # Under load the snapshot waits for a quiet moment, up to this many intervals of records
 # (a snapshot of a large store holds the actor loop for a tenth of a second or more).

@@ -384,6 +384,7 @@ class DurableLog:
         self.snapshot_rv = self.recovered.snapshot_rv
         # Replayed records count toward the next snapshot, so restarts do not postpone it.
         self._since_snapshot = self.recovered.records_replayed
+        self._interval = self._interval_after(self.recovered.objects)
         self._pending: list[Record] = []
         segments = _listing(directory)[1]
         base = segments[-1][0] if segments else self.snapshot_rv
@@ -423,7 +424,15 @@ class DurableLog:
         return n
 
     def snapshot_due(self, factor: float = 1.0) -> bool:
-        return self._since_snapshot + len(self._pending) >= self.snapshot_every * factor
+        return self._since_snapshot + len(self._pending) >= self._interval * factor
+
+    def _interval_after(self, objects: Objects) -> int:
+        """Records between snapshots once a snapshot of ``objects`` is written: at least
+        ``snapshot_every``, and at least as many as it held objects. A snapshot writes every
+        object, so tying the interval to the store's size spreads that cost over as many
+        writes however large the store grows (at 100,000 nodes, 50,000 records were 5 s of
+        Lease renewals, and writing the whole store every 5 s took 40% of the apiserver)."""
+        return max(self.snapshot_every, sum(len(bucket) for bucket in objects.values()))
 
     def maybe_snapshot(self, store, factor: float = 1.0) -> bool:
         """Snapshot ``store`` (anything with ``snapshot_state()``) once ``factor`` times the
@@ -436,7 +445,7 @@ class DurableLog:
             # The committed records are safe in the log either way; a full disk would
             # otherwise cost a whole failed snapshot at every commit, so wait another tenth
             # of the interval before trying again.
-            self._since_snapshot = self.snapshot_every - max(1, self.snapshot_every // 10) - len(self._pending)
+            self._since_snapshot = self._interval - max(1, self._interval // 10) - len(self._pending)
             raise
         return True
 
@@ -452,6 +461,7 @@ class DurableLog:
             )
         path = write_snapshot(self.directory, rv, objects, fsync=self.fsync)
         self.snapshot_rv, self._since_snapshot = rv, 0
+        self._interval = self._interval_after(objects)
         new_segment = segment_path(self.directory, rv)
         if new_segment != self._segment.path:
             self._segment.close()

@@ -288,6 +288,22 @@ def test_maybe_snapshot_runs_every_n_records_and_keeps_only_the_newest(tmp_path)
     assert (got.snapshot_rv, got.records_replayed, got.rv) == (6, 1, 7)
 
 
+def test_the_snapshot_interval_grows_to_the_size_of_the_last_snapshot(tmp_path):
+    w = Writer(tmp_path, snapshot_every=3)
+    for i in range(10):
+        w.put(f"p{i}")
+    w.log.snapshot(*w.store.snapshot_state())  # ten objects: the next one waits ten records
+    taken = []
+    for i in range(10):
+        w.put(f"p{i}", event="MODIFIED")
+        w.log.commit()
+        taken.append(w.log.maybe_snapshot(w.store))
+    assert taken == [False] * 9 + [True]
+    w.log.close()
+    again = DurableLog(str(tmp_path), snapshot_every=3)  # a restart knows it from the snapshot
+    assert not again.snapshot_due() and again._interval == 10
+
+
 class Crash(BaseException):
     """The process dies: no handler runs."""
 
