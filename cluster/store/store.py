@@ -29,7 +29,7 @@ from collections.abc import Set
 from ..api import codec
 from ..api.errors import Expired
 from .leaserenew import LeaseRenewals
-from .window import COALESCED_KINDS, DEFAULT_WINDOW, SUPERSEDED, Event, KindLog, Window
+from .window import COALESCED_KINDS, DEFAULT_WINDOW, Event, KindLog, Window
 
 
 class Store:
@@ -100,6 +100,7 @@ class Store:
     ) -> tuple[builtins.list[tuple[str, bytes]], int]:  # builtins: ``list`` here is the method above
         """Events of ``kind`` after ``since_rv`` as (type, bytes), and the rv to resume from.
 
+        At most ``limit`` events a call (superseded slots not counted, ``KindLog.after``).
         The resume rv moves past filtered-out events too, so a quiet, selective watcher
         never falls behind the window (it acts as a bookmark).
         """
@@ -112,15 +113,12 @@ class Store:
             return [], self.rv
         if since_rv < log.evicted_upto:
             raise Expired(f"too old resource version: {since_rv} ({log.evicted_upto})")
-        start = bisect_right(log.rvs, since_rv)
-        chunk = log.events[start : start + limit]
-        resume = log.rvs[start + limit - 1] if len(chunk) == limit else max(since_rv, self.rv)
+        chunk, end = log.after(bisect_right(log.rvs, since_rv), limit)
+        resume = log.rvs[end - 1] if end < len(log.rvs) else max(since_rv, self.rv)
         if node_names is None:
-            return [(e.type, e.data) for e in chunk if e is not SUPERSEDED], resume
+            return [(e.type, e.data) for e in chunk], resume
         out = []
         for e in chunk:
-            if e is SUPERSEDED:
-                continue
             now_in, was_in = e.node in node_names, e.prev_node in node_names
             if now_in and was_in:
                 out.append((e.type, e.data))

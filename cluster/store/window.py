@@ -125,6 +125,35 @@ class KindLog:
         if len(self.events) >= self.next_check or self.nbytes > self.policy.max_bytes:
             self._trim(now)
 
+    def after(self, start: int, limit: int) -> tuple[list[Event], int]:
+        """Up to ``limit`` events from list index ``start`` on, and the index to go on from.
+        Superseded slots are skipped and do not count: a watcher catching up on Leases gets
+        ``limit`` live renewals a call, not ``limit`` slots of which most are empty (at
+        10,000 renewals a second a watcher more than a call's worth behind never caught up,
+        and a controller-manager reading renewals late saw nodes go silent)."""
+        events = self.events
+        if not self.coalesce:
+            chunk = events[start : start + limit]
+            return chunk, start + len(chunk)
+        out: list[Event] = []
+        i, n = start, len(events)
+        while i < n and len(out) < limit:
+            block = events[i : i + limit]
+            live = [e for e in block if e is not SUPERSEDED]
+            need = limit - len(out)
+            if len(live) <= need:
+                out += live
+                i += len(block)
+                continue
+            out += live[:need]
+            for j, e in enumerate(block):  # stop just past the last live event taken
+                if e is not SUPERSEDED:
+                    need -= 1
+                    if not need:
+                        i += j + 1
+                        break
+        return out, i
+
     def _supersede(self, ev: Event, key: tuple[str, str]) -> None:
         if ev.type == "DELETED":
             self.latest.pop(key, None)

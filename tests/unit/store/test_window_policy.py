@@ -109,3 +109,37 @@ def test_a_window_that_cannot_be_is_refused_naming_the_field(policy, message):
     with pytest.raises(ValueError) as err:
         APIServer(window=policy)
     assert str(err.value) == message
+
+
+def test_superseded_slots_do_not_count_toward_a_calls_limit():
+    log = KindLog(Window(min_events=1000, fresh=75.0), coalesce=True)
+    rv = 0
+    for name in ("a", "b", "c"):
+        rv += 1
+        log.append(_ev(rv, name=name), ("", name), now=0.0)
+    for _ in range(50):  # 150 renewals: each Lease's latest stays, the rest are slots
+        for name in ("a", "b", "c"):
+            rv += 1
+            log.append(_ev(rv, etype="MODIFIED", name=name), ("", name), now=0.0)
+    got, end = log.after(0, 4)
+    assert [e.type for e in got] == ["ADDED", "ADDED", "ADDED", "MODIFIED"]
+    assert log.events[end - 1] is got[-1]  # it goes on just past the last one taken
+    rest, end2 = log.after(end, 4)
+    assert [(e.type, e.name) for e in rest] == [("MODIFIED", "b"), ("MODIFIED", "c")]
+    assert end2 == len(log.events)
+
+
+def test_a_watcher_far_behind_on_leases_catches_up_in_as_many_calls_as_leases_over_the_limit():
+    api = APIServer()
+    start = api.store.rv
+    for i in range(30):
+        api.create(lease(f"n{i}", 0), 0)
+    for t in range(1, 41):  # 1,200 renewals: 30 live, 1,170 superseded slots
+        for i in range(30):
+            api.update(lease(f"n{i}", t), float(t))
+    calls, seen, rv = 0, [], start
+    while rv < api.store.rv:
+        chunk, rv = api.store.events_since("Lease", rv, limit=25)
+        seen += chunk
+        calls += 1
+    assert calls == 3 and len(seen) == 60  # 30 creations and 30 latest renewals, 25 a call
