@@ -6,7 +6,8 @@ run on (``node_should_run``), the tolerations and node affinity it gives its pod
 succeeded, duplicates, misscheduled) and its status. The shared machinery (ownership
 index, claiming, expectations, the sync loop; a deleted DaemonSet's pods are the
 garbage collector's, ``garbagecollector.py``) is
-``workload.WorkloadController``.
+``workload.WorkloadController``; the placement rules and daemon pod-spec edits below are
+``daemonsetplacement``'s, re-exported here.
 
 Who calls it: the controller-manager actor feeds it DaemonSet, Node and Pod watch events
 (``on_event``), calls ``sync(now)`` after each batch and sends the returned ``Writes``; it
@@ -47,12 +48,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 
-from ..api.nodeaffinity import REQUIRED, RequiredNodeAffinity
 from ..api.objects import is_terminal, is_terminating, labels_of, name_of, node_name_of, phase_of
-from ..api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
 from ..clock import parse_timestamp
+from .daemonsetplacement import (
+    DAEMON_TOLERATIONS,
+    Placement,
+    add_daemon_tolerations,
+    daemon_spec,
+    node_should_run,
+    placement_node,
+    placement_view,
+    replace_node_affinity,
+    target_node,
+)
 from .workload import (
     BURST_REPLICAS,
     SUCCESSFUL_DELETE,
@@ -76,17 +85,7 @@ __all__ = [
     "node_should_run",
 ]
 
-DAEMON_TOLERATIONS = (
-    ("node.kubernetes.io/not-ready", NO_EXECUTE),
-    ("node.kubernetes.io/unreachable", NO_EXECUTE),
-    ("node.kubernetes.io/disk-pressure", NO_SCHEDULE),
-    ("node.kubernetes.io/memory-pressure", NO_SCHEDULE),
-    ("node.kubernetes.io/pid-pressure", NO_SCHEDULE),
-    ("node.kubernetes.io/unschedulable", NO_SCHEDULE),
-)
-NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
 REVISION_HASH_LABEL = "controller-revision-hash"
-NODE_NAME_FIELD = "metadata.name"
 FAILED_DAEMON_POD, SUCCEEDED_DAEMON_POD = "FailedDaemonPod", "SucceededDaemonPod"
 # Upstream's failedPodsBackoff: flowcontrol.NewBackOff(1 s, 15 min).
 FAILED_POD_BACKOFF_BASE, FAILED_POD_BACKOFF_MAX = 1.0, 900.0
@@ -100,105 +99,13 @@ _STATUS_FIELDS = (
 )
 
 
-# ---- the pod a DaemonSet runs ----------------------------------------------------------
-
-
-def add_daemon_tolerations(spec: dict) -> None:
-    """Add (or replace with) the daemon tolerations in a pod spec, in place."""
-    wanted = list(DAEMON_TOLERATIONS) + ([(NETWORK_UNAVAILABLE, NO_SCHEDULE)] if spec.get("hostNetwork") else [])
-    for key, effect in wanted:
-        _add_or_update_toleration(spec, {"key": key, "operator": "Exists", "effect": effect})
-
-
-def _add_or_update_toleration(spec: dict, tol: dict) -> None:
-    # Upstream AddOrUpdateTolerationInPodSpec: a toleration with the same key, operator,
-    # value and effect is replaced (dropping its tolerationSeconds); otherwise appended.
-    same = (tol["key"], tol["operator"], "", tol["effect"])
-    out, updated = [], False
-    for t in spec.get("tolerations") or ():
-        if (t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or "") == same:
-            if t == tol:
-                return
-            out.append(dict(tol))
-            updated = True
-        else:
-            out.append(t)
-    if not updated:
-        out.append(dict(tol))
-    spec["tolerations"] = out
-
-
-def replace_node_affinity(spec: dict, node: str) -> None:
-    """Pin a pod spec to ``node`` (upstream ReplaceDaemonSetPodNodeNameNodeAffinity), in
-    place: the required node affinity becomes one ``matchFields`` term for the node; the
-    preferred terms and pod (anti-)affinity are kept."""
-    term = {"matchFields": [{"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}]}
-    affinity = spec.get("affinity")
-    if not affinity:
-        spec["affinity"] = {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [term]}}}
-        return
-    node_affinity = affinity.get("nodeAffinity")
-    if not node_affinity:
-        affinity["nodeAffinity"] = {REQUIRED: {"nodeSelectorTerms": [term]}}
-    elif node_affinity.get(REQUIRED) is None:
-        node_affinity[REQUIRED] = {"nodeSelectorTerms": [term]}
-    else:
-        node_affinity[REQUIRED]["nodeSelectorTerms"] = [term]
-
-
-def target_node(pod: dict) -> str | None:
-    """The node a daemon pod is for: spec.nodeName, else the first ``metadata.name In``
-    matchFields requirement with one value (upstream GetTargetNodeName), else None."""
-    name = node_name_of(pod)
-    if name:
-        return name
-    affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
-    for term in (affinity.get(REQUIRED) or {}).get("nodeSelectorTerms") or ():
-        for req in term.get("matchFields") or ():
-            if req.get("key") == NODE_NAME_FIELD and req.get("operator") == "In":
-                values: Sequence[str] = req.get("values") or ()
-                return values[0] if len(values) == 1 else None
-    return None
+# ---- the pod a DaemonSet runs (where it may run: ``daemonsetplacement``) ---------------
 
 
 def template_hash(template: dict) -> str:
     """A stable short hash of a pod template, spelled with upstream's safe alphabet."""
     digest = hashlib.sha256(json.dumps(template, sort_keys=True, separators=(",", ":")).encode()).digest()
     return "".join(_HASH_ALPHABET[ord(c) % len(_HASH_ALPHABET)] for c in str(int.from_bytes(digest[:4], "big")))
-
-
-class _Placement:
-    """The parts of a daemon pod that decide where it may run, compiled once per template."""
-
-    __slots__ = ("node_name", "affinity", "tolerations")
-
-    def __init__(self, spec: dict):
-        self.node_name = spec.get("nodeName") or ""
-        required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(REQUIRED)
-        self.affinity = RequiredNodeAffinity(spec.get("nodeSelector") or None, required)
-        self.tolerations = tuple(spec.get("tolerations") or ())
-
-    def check(self, node: dict) -> tuple[bool, bool]:
-        """(should run, may continue running) on ``node`` (upstream NodeShouldRunDaemonPod)."""
-        if self.node_name and self.node_name != name_of(node):
-            return False, False
-        if not self.affinity.matches(node):
-            return False, False
-        taints = (node.get("spec") or {}).get("taints")
-        if find_untolerated_taint(taints, self.tolerations) is None:
-            return True, True
-        return False, find_untolerated_taint(taints, self.tolerations, (NO_EXECUTE,)) is None
-
-
-def _daemon_spec(ds: dict) -> dict:
-    spec = dict(((ds.get("spec") or {}).get("template") or {}).get("spec") or {})
-    add_daemon_tolerations(spec)
-    return spec
-
-
-def node_should_run(ds: dict, node: dict) -> tuple[bool, bool]:
-    """(should run, may continue running) for DaemonSet ``ds`` on ``node``."""
-    return _Placement(_daemon_spec(ds)).check(node)
 
 
 def _oldest_first(pod: dict):
@@ -229,7 +136,7 @@ class _DaemonSet(OwnerState):
 
     def configure(self) -> None:
         spec = self.obj.get("spec") or {}
-        self.placement = _Placement(_daemon_spec(self.obj))
+        self.placement = Placement(daemon_spec(self.obj))
         self.hash = template_hash(spec.get("template") or {})
         self.min_ready = spec.get("minReadySeconds") or 0
         self.by_node: dict[str, dict[PodKey, dict]] = {}  # target node -> this DaemonSet's pods
@@ -284,8 +191,8 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
                 return
             del self._nodes[name]
         else:
-            node = self._nodes[name] = _placement_node(node)
-            if old is not None and _placement_view(old) == _placement_view(node):
+            node = self._nodes[name] = placement_node(node)
+            if old is not None and placement_view(old) == placement_view(node):
                 return  # a status change (heartbeat, conditions) moves no daemon pod
         for ds in self._owners.values():
             ds.elig.pop(name, None)
@@ -491,20 +398,3 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
 def _pkey(pod: dict) -> PodKey:
     m = pod["metadata"]
     return m["namespace"], m["name"]
-
-
-def _placement_node(node: dict) -> dict:
-    """The node as placement reads it (name, labels, taints), which is what the controller
-    keeps of each node: the whole decoded node is about ten times as large, and a cluster
-    keeps every node here whether or not it runs DaemonSets."""
-    m = node.get("metadata") or {}
-    return {
-        "kind": "Node",
-        "metadata": {"name": m.get("name", ""), "labels": m.get("labels") or {}},
-        "spec": {"taints": (node.get("spec") or {}).get("taints")},
-    }
-
-
-def _placement_view(node: dict) -> tuple:
-    """What of a node decides daemon placement: its labels and taints."""
-    return labels_of(node), (node.get("spec") or {}).get("taints")

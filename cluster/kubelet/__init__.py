@@ -3,6 +3,7 @@
 Modules: ``node`` (NodeConfig, allocatable, the Node object), ``admission`` (the admit
 checks and rejection reasons), ``qos`` and ``cgroups`` (upstream's QoS class and cgroup
 values), ``pods`` (per-pod state and its API status), ``kubelet`` (the lifecycle),
+``nodestatus`` (the Node, its Lease and status posts, node-level chaos),
 ``reconcile`` (taking over the pods a restarted kubelet finds bound to its node),
 ``allocation`` (what admitted pods hold: CPUs from ``cpumanager``, devices from
 ``devices`` and ``deviceplugin``, whose checkpoint format is ``devicecheckpoint``),

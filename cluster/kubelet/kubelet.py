@@ -1,9 +1,10 @@
 """One emulated kubelet: node registration, lease heartbeats, admission and the pod lifecycle.
 
-Owns the state of one node's pods. A ``NodeHost`` holds many kubelets and calls them with
-the pod watch events of their node and with their due timers; every output goes into the
-host's shared ``Outbox`` and every delay into its shared ``TimerQueue`` as a token
-``(node name, kind, uid, generation)``. Time is always passed in.
+Owns the state of one node's pods; the Node object, its Lease and the node-level chaos
+actions are ``NodeStatusMixin``'s (``nodestatus.py``). A ``NodeHost`` holds many kubelets
+and calls them with the pod watch events of their node and with their due timers; every
+output goes into the host's shared ``Outbox`` and every delay into its shared
+``TimerQueue`` as a token ``(node name, kind, uid, generation)``. Time is always passed in.
 
 Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transition):
 
@@ -72,7 +73,8 @@ from .allocation import NodeAllocation
 from .cgroups import pod_cgroups, with_parent, without_parent
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
-from .node import NodeConfig, internal_ip, node_conditions, node_labels, node_object, node_status, pod_ip
+from .node import NodeConfig, internal_ip, node_labels, pod_ip
+from .nodestatus import DEVICES, HEAL, LEASE, NodeStatusMixin
 from .outbox import Outbox
 from .pods import (
     BACKOFF,
@@ -95,14 +97,11 @@ from .pods import (
 from .pressure import EVICT, LIFT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
 from .reconcile import ReconcileMixin
 
-LEASE_SECONDS = 10.0
 BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff starts afresh
 COMPONENT = "kubelet"
 
-LEASE, DEVICES, HEAL = "lease", "devices", "heal"
 
-
-class Kubelet(PressureMixin, ReconcileMixin):
+class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
     __slots__ = (
         "config",
         "name",
@@ -162,114 +161,6 @@ class Kubelet(PressureMixin, ReconcileMixin):
     @property
     def allocatable(self) -> dict[str, int]:
         return self.alloc.allocatable()
-
-    # ---- node ---------------------------------------------------------------------
-
-    def register(self, now: float, restarted: bool = False) -> None:
-        """Create the Node, renew the lease, and keep renewing it every 10 s. ``restarted``:
-        the Node already exists (the create gets a 409) and may be Unknown and tainted, so
-        the full status follows, which lets the node lifecycle controller lift both."""
-        if self._stopped:
-            return
-        self._outbox.node_creates.append(
-            node_object(self.config, self.index, now, self.allocatable, self.alloc.capacity())
-        )
-        if restarted:
-            self.post_node_status(now)
-        self._timers.cancel(self._lease)  # registering twice must not double the heartbeat
-        self._renew(now, now)
-
-    def post_node_status(self, now: float) -> None:
-        if not self._stopped and not self._partition:
-            self._outbox.node_status[self.name] = node_status(
-                self.config,
-                self.index,
-                now,
-                self.allocatable,
-                self.alloc.capacity(),
-                node_conditions(now, self._pressure),
-            )
-
-    def set_device_health(self, resource: str, device: str | int, healthy: bool, now: float) -> str:
-        """Chaos: a device plugin reports a device's new health; the node status follows.
-        Returns the device ID; raises ValueError (one line) for an unknown resource or device."""
-        device_id = self.alloc.set_device_health(resource, device, healthy)
-        if self.alloc.take_update():
-            self.post_node_status(now)
-        return device_id
-
-    def set_device_plugin(self, resource: str, running: bool, now: float) -> None:
-        """Chaos: the device plugin for ``resource`` goes away or comes back. Gone, its
-        devices count as Unhealthy (allocatable 0) and after the 5-minute grace the
-        resource is retired (capacity 0); back, it registers again with its devices.
-        Raises ValueError (one line) for a resource without a plugin."""
-        if self._stopped:
-            return
-        self.alloc.set_device_plugin(resource, running, now)
-        self._timers.cancel(self._device_timer)
-        at = self.alloc.next_expiry()
-        self._device_timer = None if at is None else self._timers.schedule(at, (self.name, DEVICES, "", 0))
-        if self.alloc.take_update():
-            self.post_node_status(now)
-
-    def _expire_devices(self, now: float) -> None:
-        self._device_timer = None
-        self.alloc.expire(now)
-        at = self.alloc.next_expiry()
-        if at is not None:
-            self._device_timer = self._timers.schedule(at, (self.name, DEVICES, "", 0))
-        if self.alloc.take_update():
-            self.post_node_status(now)
-
-    def _renew(self, due: float, now: float) -> None:
-        if not self._partition:
-            self._outbox.leases[self.name] = now
-        # Keep the 10 s cadence anchored to the schedule, unless the host fell a full period behind.
-        nxt = due + LEASE_SECONDS if due + LEASE_SECONDS > now else now + LEASE_SECONDS
-        self._lease_due = nxt
-        self._lease = self._timers.schedule(nxt, (self.name, LEASE, "", 0), background=True)
-
-    def partition(self, now: float, duration: float | None) -> None:
-        """Chaos: heartbeats (Lease renewals, node status) stop reaching the apiserver while
-        the pods keep running; after ``duration`` (if given) they resume. A later partition
-        of the same node replaces the end time."""
-        if self._stopped:
-            return
-        self._partition = True
-        self._timers.cancel(self._heal_timer)
-        self._heal_timer = None if duration is None else self._timers.schedule(now + duration, (self.name, HEAL, "", 0))
-
-    def _heal(self, now: float) -> None:
-        # Back in touch: renew at once and post the full status, so the node lifecycle
-        # controller sees Ready=True again (the kubelet's own conditions win over Unknown).
-        self._partition, self._heal_timer = False, None
-        self._outbox.leases[self.name] = now
-        self.post_node_status(now)
-
-    @property
-    def partitioned(self) -> bool:
-        return self._partition
-
-    def stop(self) -> None:
-        """The node died: cancel every timer; from now on it produces nothing."""
-        self._stopped = True
-        timers = (
-            self._lease,
-            self._evict_timer,
-            self._extra_timer,
-            self._device_timer,
-            self._heal_timer,
-            self._lift_timer,
-        )
-        for handle in timers:
-            self._timers.cancel(handle)
-        for rec in self._pods.values():
-            self._timers.cancel(rec.timer)
-            self._timers.cancel(rec.oom_timer)
-
-    @property
-    def stopped(self) -> bool:
-        return self._stopped
 
     # ---- inputs -------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""What ``PressureMixin`` and ``ReconcileMixin`` use of the ``Kubelet`` they are part of.
+"""What ``PressureMixin``, ``ReconcileMixin`` and ``NodeStatusMixin`` use of the ``Kubelet`` they are part of.
 
 Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the two mixins'
 methods, for the type checker only (``pressure.py`` and ``reconcile.py`` import it under

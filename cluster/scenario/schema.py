@@ -3,6 +3,8 @@
 Owns turning a YAML document (plus ``--set`` overrides) into a checked ``Scenario``, or
 one ``ScenarioError`` line naming the field path and the bad value. Everything is checked
 before anything runs, so a bad scenario creates nothing. Called by the CLI and by tests.
+The ``expect`` entries and their checks live in ``schema_expect.py``, the workload fields
+in ``schema_workloads.py``; this module puts the whole file together.
 """
 
 from __future__ import annotations
@@ -18,9 +20,7 @@ from pydantic import ValidationError as PydanticError
 from ..api.durations import parse_duration
 from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
-from ..api.selectors import LabelSelector, SelectorError
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
-from ..kubelet.cpumanager import CpusetError, parse_cpuset
 from ..kubelet.kubeletconfig import check_kubelet
 from ..kubelet.node import NodeConfig
 from ..scheduler.config import ConfigError, build_config
@@ -30,10 +30,9 @@ from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
 from .chaos import check as check_chaos
 from .patchstep import PatchSpec
-from .schema_workloads import WORKLOAD_INVARIANTS, ObjectRef, RollbackSpec, ScaleSpec, number, object_problem
+from .schema_expect import INVARIANTS, Expectation, expectation_problem
+from .schema_workloads import RollbackSpec, ScaleSpec
 
-_CORE_INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive", "noLostPods")
-INVARIANTS = _CORE_INVARIANTS + WORKLOAD_INVARIANTS
 DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
 __all__ = ["CHAOS_ACTIONS", "DEFAULT_CAPACITY", "INVARIANTS", "Scenario", "ScenarioError", "load", "load_file"]
 
@@ -113,101 +112,6 @@ class Step(_Strict):
         if self.delete is None:
             return []
         return self.delete if isinstance(self.delete, list) else [self.delete]
-
-
-class PodRef(_Strict):
-    namespace: str = "default"
-    name: str | None = None
-    labelSelector: str | None = None
-
-
-class Comparator(_Strict):
-    equals: int | None = None
-    atLeast: int | None = None
-    atMost: int | None = None
-
-
-class EventOrder(_Strict):
-    reason: str
-    objects: list[str]  # Kind/namespace/name (Kind/name when cluster-scoped), in order
-
-
-class CountSpec(_Strict):
-    kind: Literal["Pod", "Node", "Event"] = "Pod"
-    phase: str | None = None
-    labelSelector: str | None = None
-    nodeName: str | None = None
-    namespace: str | None = None
-    terminating: bool | None = None  # Pods: only those being deleted (true) or not (false)
-    ready: bool | None = None  # Nodes: only those whose Ready condition is True (true) or not
-
-
-class Expectation(_Strict):
-    within: float | None = None
-    always: bool | None = None
-    until: float | None = None  # holds at every observation up to this time
-    at: Literal["end"] | None = None
-    # what is observed
-    pod: PodRef | None = None
-    node: str | None = None
-    event: dict[str, str] | None = None
-    eventOrder: EventOrder | None = None
-    count: CountSpec | None = None
-    invariant: str | None = None
-    object: ObjectRef | None = None  # with field and a comparator (objectexpect.py)
-    field: str | None = None
-    exists: bool | None = None
-    # pod fields
-    phase: str | None = None
-    nodeName: str | None = None
-    nominatedNodeName: str | None = None
-    reason: str | None = None
-    message: str | None = None  # a substring of status.message
-    qosClass: str | None = None
-    terminating: bool | None = None
-    absent: bool | None = None
-    restartCount: Comparator | None = None
-    terminationReason: str | None = None  # some container's state or lastState terminated reason
-    waitingReason: str | None = None  # some container's state.waiting.reason
-    cpuset: str | None = None  # exact, as the kubelet reports it
-    devices: dict[str, int] | None = None  # resource -> how many devices the pod holds
-    env: dict[str, str] | None = None  # device-plugin env; "*" = set to anything
-    cpuThrottled: bool | None = None
-    # node fields
-    ready: bool | None = None
-    condition: dict[str, str] | None = None
-    taint: dict[str, str] | None = None
-    noTaint: dict[str, str] | None = None
-    allocatable: dict[str, Any] | None = None
-    capacity: dict[str, Any] | None = None
-    # comparators for count and event (and object, where equals takes any value)
-    equals: Any = None
-    atLeast: Any = None  # a number for object, a whole one otherwise (schema_workloads.py)
-    atMost: Any = None
-
-    _within = field_validator("within", mode="before")(lambda cls, v: None if v is None else _duration(v))
-    _until = field_validator("until", mode="before")(lambda cls, v: None if v is None else _duration(v))
-    _bounds = field_validator("atLeast", "atMost")(lambda cls, v: number(v))
-
-    @field_validator("invariant")
-    @classmethod
-    def _inv(cls, v):
-        if v is not None and v not in INVARIANTS:
-            raise ValueError(f"is not an invariant (known: {', '.join(INVARIANTS)})")
-        return v
-
-    def mode(self) -> str:
-        if self.within is not None:
-            return "within"
-        if self.until is not None:
-            return "until"
-        return "always" if self.always else "end"
-
-    def needs_pod_resources(self) -> bool:
-        """Whether checking it needs the kubelets' PodResources view (cpusets, devices, usage)."""
-        return self.invariant in ("cpusetsExclusive", "devicesExclusive") or any(
-            v is not None for v in (self.cpuset, self.devices, self.env, self.cpuThrottled)
-        )
 
 
 class ScenarioSpec(_Strict):
@@ -365,7 +269,9 @@ def _check_semantics(s: Scenario) -> None:
     for path, obj in manifests:
         _check_references(path, obj, classes, namespaces)
     for i, exp in enumerate(spec.expect):
-        _check_expectation(exp, f"spec.expect[{i}]")
+        problem = expectation_problem(exp, f"spec.expect[{i}]")
+        if problem:
+            raise ScenarioError(problem)
 
 
 def _yunikorn_config_problem(path: str, obj: dict) -> str | None:
@@ -464,82 +370,3 @@ def _check_references(path: str, obj: dict, classes: set[str], namespaces: set[s
         name = pspec.get("priorityClassName")
         if name and name not in classes:
             raise ScenarioError(f"{spath}.priorityClassName: no PriorityClass with name {name} was found")
-
-
-def _check_expectation(e: Expectation, path: str) -> None:
-    modes = [m for m in ("within", "always", "until", "at") if getattr(e, m) not in (None, False)]
-    if len(modes) != 1:
-        raise ScenarioError(f"{path}: needs exactly one of within, always, until, at: end (got {modes or 'none'})")
-    subjects = [f for f in SUBJECTS if getattr(e, f) is not None]
-    if len(subjects) != 1:
-        raise ScenarioError(f"{path}: needs exactly one of {', '.join(SUBJECTS)} (got {subjects or 'none'})")
-    _check_fields_fit(e, path, subjects[0])
-    problem = object_problem(e, path)
-    if problem:
-        raise ScenarioError(problem)
-    if e.pod is not None and (e.pod.name is None) == (e.pod.labelSelector is None):
-        raise ScenarioError(f"{path}.pod: needs exactly one of name, labelSelector")
-    if e.count is not None or e.event is not None:
-        if sum(x is not None for x in (e.equals, e.atLeast, e.atMost)) == 0:
-            raise ScenarioError(f"{path}: a count or event expectation needs equals, atLeast or atMost")
-    if e.count is not None:
-        for field, kind in (("terminating", "Pod"), ("ready", "Node")):
-            if getattr(e.count, field) is not None and e.count.kind != kind:
-                raise ScenarioError(f"{path}.count.{field}: only a {kind} count takes it (kind is {e.count.kind})")
-    for field, holder in (("pod", e.pod), ("count", e.count)):
-        sel = getattr(holder, "labelSelector", None)
-        if sel is not None:
-            try:
-                LabelSelector.parse(sel)
-            except SelectorError as err:
-                raise ScenarioError(f"{path}.{field}.labelSelector: {json.dumps(sel)} {err.detail}") from None
-    if e.event is not None:
-        unknown = set(e.event) - {"reason", "object", "type", "message"}
-        if unknown:
-            raise ScenarioError(f"{path}.event.{sorted(unknown)[0]}: unknown field")
-
-
-SUBJECTS = ("pod", "node", "event", "eventOrder", "count", "invariant", "object")
-
-
-_POD_FIELDS = (
-    "phase",
-    "nodeName",
-    "nominatedNodeName",
-    "reason",
-    "message",
-    "qosClass",
-    "terminating",
-    "restartCount",
-    "terminationReason",
-    "waitingReason",
-    "cpuset",
-    "devices",
-    "env",
-    "cpuThrottled",
-)
-_NODE_FIELDS = ("ready", "condition", "taint", "noTaint", "allocatable", "capacity")
-
-
-def _check_fields_fit(e: Expectation, path: str, subject: str) -> None:
-    """Pod fields only with ``pod``, node fields only with ``node``; quantities parse."""
-    for fields, owner in ((_POD_FIELDS, "pod"), (_NODE_FIELDS, "node")):
-        for f in fields:
-            if getattr(e, f) is not None and subject != owner:
-                raise ScenarioError(f"{path}.{f}: a {owner} field, but this expectation observes {subject}")
-    if e.restartCount is not None and all(v is None for v in e.restartCount.model_dump().values()):
-        raise ScenarioError(f"{path}.restartCount: needs equals, atLeast or atMost")
-    for f in ("allocatable", "capacity"):
-        for name, q in (getattr(e, f) or {}).items():
-            try:
-                parse(str(q))
-            except QuantityError:
-                raise ScenarioError(f"{path}.{f}.{name}: {json.dumps(q)} is not a quantity") from None
-    if e.cpuset is not None:
-        try:
-            parse_cpuset(e.cpuset)
-        except CpusetError:
-            raise ScenarioError(f'{path}.cpuset: {json.dumps(e.cpuset)} is not a cpuset (use e.g. "0-3,5")') from None
-    for name, n in (e.devices or {}).items():
-        if n < 0:
-            raise ScenarioError(f"{path}.devices.{name}: {n} must be greater than or equal to 0")

@@ -4,19 +4,8 @@ Owns what the scheduler believes is on each node: pods seen bound by the watch, 
 it has assumed onto a node but whose bind is not yet confirmed. Requests are summed
 incrementally into per-node arrays so that filters and scores are vector operations over
 all nodes at once. Called by ``Scheduler`` (node and pod events, assume/forget, expiry)
-and read by plugins through ``Snapshot``.
-
-Layout:
-- rows are nodes; row indices are dense ``0..N-1``. Removing a node moves the last row
-  into the freed slot (swap-remove), so the node that was last changes index. Indices are
-  therefore valid only between two node removals; nothing outside a scheduling cycle holds
-  one (assumed pods and ghosts refer to nodes by name), and the scheduler is
-  single-threaded, so no cycle ever sees a removal.
-- columns are resources: cpu (millicores), memory, ephemeral-storage, then every other
-  resource (extended, hugepages) in order of first sight, on a node or in a pod's
-  requests. Columns are never removed, so a pod's parsed column list stays valid.
-- arrays are column-major: a filter reads one resource over all nodes, which is then a
-  contiguous slice.
+and read by plugins through ``Snapshot``. The arrays themselves, their layout and growth,
+and the stable node ids are ``noderows.NodeRows``, which ``Cache`` extends.
 
 Pods bound to a node the cache does not know (the node is not yet seen, or already
 deleted) are kept as "ghosts" under the node name and counted when the node appears.
@@ -33,11 +22,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import numpy as np
-
 from ..api.objects import name_of, node_name_of, uid_of
 from ..api.podhead import PodHead
 from ..api.resources import PODS, node_allocatable
+from .noderows import NodeRows
 from .podindex import PodIndex
 from .podinfo import (
     BASE_COLUMNS,
@@ -55,29 +43,15 @@ from .priorityload import PriorityLoad
 from .snapshot import Snapshot as Snapshot  # plugins import it from here
 
 DEFAULT_ASSUME_TTL = 30.0  # emulated seconds an assumed pod waits for the watch to confirm its bind
-_INITIAL_ROWS = 64
 
 
-class Cache:
+class Cache(NodeRows):
     def __init__(self, assume_ttl: float = DEFAULT_ASSUME_TTL):
         self.assume_ttl = assume_ttl
-        self._n = 0
-        self._rows = _INITIAL_ROWS
-        self._alloc = np.zeros((self._rows, 0), dtype=np.int64, order="F")
-        self._req = np.zeros((self._rows, 0), dtype=np.int64, order="F")
-        self._nonzero = np.zeros((self._rows, 2), dtype=np.int64, order="F")
-        self._pod_count = np.zeros(self._rows, dtype=np.int64)
-        self._allowed = np.zeros(self._rows, dtype=np.int64)
-        # A stable id per node name (never reused) and the id of each row: arrays kept by
-        # id (the nominated pods' load) survive rows moving on swap-remove.
-        self._ids: dict[str, int] = {}
-        self._row_id = np.zeros(self._rows, dtype=np.int64)
-        # Per node id, bumped by anything that can change a preemption verdict there (see
-        # preemption_fast): a pod placed or removed, a nomination, allocatable, a start time.
-        self._versions = np.zeros(64, dtype=np.int64)
+        super().__init__()
         self._infos: list[NodeInfo] = []
         self._nodes: dict[str, NodeInfo] = {}
-        self._snapshot: Snapshot | None = None
+        self._snapshot = None
         self.table = PodTable(0)  # attached pods as columns, for the preemption dry run
         self.placed_load = PriorityLoad(self)  # attached pods' requests by priority and node
         self.columns = ResourceColumns(self._add_column)
@@ -92,69 +66,12 @@ class Cache:
         self.image_nodes: dict[str, int] = {}
         self.namespace_labels: dict[str, dict] = {}  # fed by the scheduler's namespace watch
 
-    # ---- shape -------------------------------------------------------------------------
-
-    def _add_column(self) -> None:
-        pad = np.zeros((self._rows, 1), dtype=np.int64)
-        self._alloc = np.asfortranarray(np.hstack((self._alloc, pad)))
-        self._req = np.asfortranarray(np.hstack((self._req, pad)))
-        self.table.add_column()
-        self._snapshot = None
-
-    def _grow_rows(self) -> None:
-        rows = self._rows * 2
-
-        def grow(a: np.ndarray) -> np.ndarray:
-            out = np.zeros((rows,) + a.shape[1:], dtype=a.dtype, order="F")
-            out[: self._rows] = a
-            return out
-
-        self._alloc, self._req, self._nonzero = grow(self._alloc), grow(self._req), grow(self._nonzero)
-        self._pod_count, self._allowed = grow(self._pod_count), grow(self._allowed)
-        self._row_id = grow(self._row_id)
-        self._rows = rows
-        self._snapshot = None
+    # ---- views -------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
         if self._snapshot is None:
             self._snapshot = Snapshot(self)
         return self._snapshot
-
-    @property
-    def num_nodes(self) -> int:
-        return self._n
-
-    def node_id(self, name: str) -> int:
-        """The stable id of a node name (assigned on first use, known node or not)."""
-        i = self._ids.get(name)
-        if i is None:
-            i = self._ids[name] = len(self._ids)
-        return i
-
-    def known_node_ids(self) -> int:
-        """How many node ids exist (every id is below this)."""
-        return len(self._ids)
-
-    def row_ids(self) -> np.ndarray:
-        """The stable id of each current row."""
-        return self._row_id[: self._n]
-
-    def touch(self, node_id: int) -> None:
-        """Something on node ``node_id`` changed (see ``node_versions``)."""
-        self._cover_versions(node_id + 1)
-        self._versions[node_id] += 1
-
-    def node_versions(self) -> np.ndarray:
-        """A counter per node id that moves whenever the node's pods, nominations,
-        allocatable or pod start times change; covers every known id."""
-        self._cover_versions(len(self._ids))
-        return self._versions
-
-    def _cover_versions(self, size: int) -> None:
-        if size > len(self._versions):
-            grown = np.zeros(max(size, 2 * len(self._versions)), dtype=np.int64)
-            grown[: len(self._versions)] = self._versions
-            self._versions = grown
 
     def topology(self, key: str) -> Topology:
         if self._topology_epoch != self.node_epoch:
