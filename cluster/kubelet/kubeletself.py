@@ -1,8 +1,9 @@
-"""What ``PressureMixin``, ``ReconcileMixin`` and ``NodeStatusMixin`` use of the ``Kubelet`` they are part of.
+"""What the kubelet's mixins use of the ``Kubelet`` they are part of.
 
-Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the two mixins'
-methods, for the type checker only (``pressure.py`` and ``reconcile.py`` import it under
-``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
+Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the methods of
+``PressureMixin`` and ``ReconcileMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
+it), for the type checker only (``pressure.py``, ``reconcile.py`` and ``nodestatus.py``
+import it under ``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
 call, their own methods included (one mixin calls the other's); ``Kubelet`` satisfies it,
 which mypy checks wherever a mixin method is called on a kubelet.
 """
