@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 from pydantic import ValidationError as PydanticError
 
 from ..api.durations import parse_duration
@@ -32,6 +32,7 @@ from .chaos import check as check_chaos
 from .patchstep import PatchSpec
 from .schema_expect import INVARIANTS, Expectation, expectation_problem
 from .schema_workloads import RollbackSpec, ScaleSpec
+from .strict import Strict
 
 DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
 __all__ = ["CHAOS_ACTIONS", "DEFAULT_CAPACITY", "INVARIANTS", "Scenario", "ScenarioError", "load", "load_file"]
@@ -41,15 +42,7 @@ class ScenarioError(ValueError):
     """A scenario that cannot run; the message is one line naming the field and value."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _duration(v: Any) -> float:
-    return parse_duration(v)
-
-
-class NodePool(_Strict):
+class NodePool(Strict):
     namePrefix: str = "node"
     count: int = Field(default=1, ge=0)
     capacity: dict[str, Any] = Field(default_factory=dict)
@@ -66,7 +59,7 @@ def _default_schedulers() -> list[SchedulerName]:
     return ["default-scheduler"]
 
 
-class ClusterSpec(_Strict):
+class ClusterSpec(Strict):
     nodesPerHost: int = Field(default=0, ge=0)
     # Ray nodes to spread the node hosts over; 0: whatever Ray cluster the driver joins.
     # Without RAY_ADDRESS, 2 or more starts a local multi-node Ray cluster on this machine.
@@ -79,18 +72,18 @@ class ClusterSpec(_Strict):
     jobRunSeconds: float = Field(default=5.0, ge=0)
 
 
-class DeleteSpec(_Strict):
+class DeleteSpec(Strict):
     kind: str = "Pod"
     namespace: str = "default"
     name: str
     gracePeriodSeconds: int | None = None
 
 
-class RemoveNodes(_Strict):
+class RemoveNodes(Strict):
     names: list[str] = Field(min_length=1)
 
 
-class Step(_Strict):
+class Step(Strict):
     at: float
     create: list[dict[str, Any]] = Field(default_factory=list)
     delete: DeleteSpec | list[DeleteSpec] | None = None
@@ -101,7 +94,7 @@ class Step(_Strict):
     scale: ScaleSpec | None = None  # kubectl scale (rollout.py)
     rollback: RollbackSpec | None = None  # kubectl rollout undo (rollout.py)
 
-    _at = field_validator("at", mode="before")(lambda cls, v: _duration(v))
+    _at = field_validator("at", mode="before")(lambda cls, v: parse_duration(v))
 
     def patches(self) -> list[PatchSpec]:
         if self.patch is None:
@@ -114,7 +107,7 @@ class Step(_Strict):
         return self.delete if isinstance(self.delete, list) else [self.delete]
 
 
-class ScenarioSpec(_Strict):
+class ScenarioSpec(Strict):
     runtime: Literal["ray", "local"] = "ray"  # where the components run (docs/architecture.md §6)
     seed: int = 1
     timeScale: float = Field(default=1.0, gt=0)
@@ -127,15 +120,15 @@ class ScenarioSpec(_Strict):
     # KubeSchedulerConfiguration: profiles, plugins, pluginConfig, backoff, percentageOfNodesToScore.
     scheduler: dict[str, Any] | None = None
 
-    _duration_v = field_validator("duration", mode="before")(lambda cls, v: _duration(v))
+    _duration_v = field_validator("duration", mode="before")(lambda cls, v: parse_duration(v))
 
 
-class Metadata(_Strict):
+class Metadata(Strict):
     name: str
     description: str = ""
 
 
-class Scenario(_Strict):
+class Scenario(Strict):
     apiVersion: Literal["kubemu.io/v1alpha1"]
     kind: Literal["Scenario"]
     metadata: Metadata

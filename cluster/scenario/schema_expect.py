@@ -11,44 +11,37 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
 
 from ..api.durations import parse_duration
 from ..api.quantity import QuantityError, parse
 from ..api.selectors import LabelSelector, SelectorError
 from ..kubelet.cpumanager import CpusetError, parse_cpuset
 from .schema_workloads import WORKLOAD_INVARIANTS, ObjectRef, number, object_problem
+from .strict import Strict
 
 _CORE_INVARIANTS = ("noOvercommit", "noDoubleBinding", "cpusetsExclusive", "devicesExclusive", "noLostPods")
 INVARIANTS = _CORE_INVARIANTS + WORKLOAD_INVARIANTS
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _duration(v: Any) -> float:
-    return parse_duration(v)
-
-
-class PodRef(_Strict):
+class PodRef(Strict):
     namespace: str = "default"
     name: str | None = None
     labelSelector: str | None = None
 
 
-class Comparator(_Strict):
+class Comparator(Strict):
     equals: int | None = None
     atLeast: int | None = None
     atMost: int | None = None
 
 
-class EventOrder(_Strict):
+class EventOrder(Strict):
     reason: str
     objects: list[str]  # Kind/namespace/name (Kind/name when cluster-scoped), in order
 
 
-class CountSpec(_Strict):
+class CountSpec(Strict):
     kind: Literal["Pod", "Node", "Event"] = "Pod"
     phase: str | None = None
     labelSelector: str | None = None
@@ -58,7 +51,7 @@ class CountSpec(_Strict):
     ready: bool | None = None  # Nodes: only those whose Ready condition is True (true) or not
 
 
-class Expectation(_Strict):
+class Expectation(Strict):
     within: float | None = None
     always: bool | None = None
     until: float | None = None  # holds at every observation up to this time
@@ -101,8 +94,8 @@ class Expectation(_Strict):
     atLeast: Any = None  # a number for object, a whole one otherwise (schema_workloads.py)
     atMost: Any = None
 
-    _within = field_validator("within", mode="before")(lambda cls, v: None if v is None else _duration(v))
-    _until = field_validator("until", mode="before")(lambda cls, v: None if v is None else _duration(v))
+    _within = field_validator("within", mode="before")(lambda cls, v: None if v is None else parse_duration(v))
+    _until = field_validator("until", mode="before")(lambda cls, v: None if v is None else parse_duration(v))
     _bounds = field_validator("atLeast", "atMost")(lambda cls, v: number(v))
 
     @field_validator("invariant")

@@ -17,33 +17,30 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..api.objects import KINDS
 from .objectexpect import PathError, parse_path
+from .strict import Strict
 
 COMPARATORS = ("equals", "atLeast", "atMost", "exists")
 WORKLOAD_INVARIANTS = ("rolloutBounds", "statefulSetIdentity")  # workloadinvariants.py
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ObjectRef(_Strict):
+class ObjectRef(Strict):
     kind: str
     namespace: str = "default"  # "" for a cluster-scoped kind (a cluster-scoped kind gets "" anyway)
     name: str
 
 
-class ScaleSpec(_Strict):
+class ScaleSpec(Strict):
     kind: Literal["Deployment", "ReplicaSet", "StatefulSet", "Job"] = "Deployment"
     namespace: str = "default"
     name: str
     replicas: int = Field(ge=0)  # a Job's spec.parallelism
 
 
-class RollbackSpec(_Strict):
+class RollbackSpec(Strict):
     namespace: str = "default"
     name: str
     toRevision: int = Field(default=0, ge=0)  # 0: the revision before the newest
