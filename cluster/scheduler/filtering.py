@@ -36,6 +36,7 @@ from .status import SUCCESS, Rejection, Status
 
 if TYPE_CHECKING:
     from .plugins.noderesources import NodeResourcesFit
+    from .rowmemo import RowMemo
 
 
 class FilterRun:
@@ -43,7 +44,7 @@ class FilterRun:
 
     A lazy run has ``feasible`` None until ``complete``; ``judge`` answers for some rows."""
 
-    __slots__ = ("status", "state", "allowed", "feasible", "_rejections", "_rows_judge")
+    __slots__ = ("status", "state", "allowed", "feasible", "memo", "_rejections", "_rows_judge")
 
     def __init__(self, status: Status, state: CycleState, allowed=None, feasible=None, rejections=None):
         self.status = status
@@ -52,6 +53,12 @@ class FilterRun:
         self.feasible = feasible
         self._rejections: Callable[[], list[Rejection]] = rejections or (lambda: [])
         self._rows_judge: Callable[[np.ndarray | slice | None], FilterOutcome] | None = None
+        # A lazy run's slices may be judged through the memo of the pod's kind (rowmemo.py).
+        self.memo: RowMemo | None = None
+
+    @property
+    def lazy(self) -> bool:
+        return self._rows_judge is not None
 
     def rejections(self) -> list[Rejection]:
         return self._rejections()
@@ -60,6 +67,12 @@ class FilterRun:
         """Feasibility of the nodes ``rows`` (indices or a slice); None after a Filter error (then in ``status``)."""
         if self._rows_judge is None:
             return self.feasible[rows]
+        if self.memo is not None and isinstance(rows, slice):
+            return self.memo.judge(rows, self._judge_now)
+        return self._judge_now(rows)
+
+    def _judge_now(self, rows: np.ndarray | slice) -> np.ndarray | None:
+        assert self._rows_judge is not None  # only a lazy run judges rows
         outcome = self._rows_judge(rows)
         if not outcome.status.is_success():
             self.status = outcome.status

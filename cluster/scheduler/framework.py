@@ -15,6 +15,8 @@ plugins, the scheduler and tests import them from this module.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .cache import PodInfo, Snapshot
@@ -46,6 +48,9 @@ from .interfaces import (  # noqa: F401 (re-exported: the framework's API)
 )
 from .registry import PluginSpec, ProfileConfig, Registry  # noqa: F401 (re-exported: the framework's API)
 from .status import SUCCESS, Code, Diagnosis, Rejection, Status
+
+if TYPE_CHECKING:
+    from .rowmemo import RowMemo
 
 # ---- running a profile -----------------------------------------------------------------
 
@@ -264,10 +269,11 @@ class Framework:
         return kept, Status(Code.UNSCHEDULABLE, tuple(reasons))
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, memo: RowMemo | None = None
     ) -> tuple[np.ndarray | None, Status]:
-        """PreScore, Score and NormalizeScore; returns the weighted total per candidate."""
-        p: PreScorePlugin | ScorePlugin | None = None
+        """PreScore, Score and NormalizeScore; returns the weighted total per candidate.
+        With ``memo`` (the pod's kind, ``rowmemo``), totals of row-local scores come from it."""
+        p: PreScorePlugin | None = None
         try:
             for p in self.pre_score_plugins:
                 status = p.pre_score(state, pod, snap, candidates)
@@ -275,6 +281,32 @@ class Framework:
                     state.skip_score.add(p.NAME)
                 elif not status.is_success():
                     return None, status.with_plugin(p.NAME)
+        except PluginError as exc:
+            assert p is not None  # only a plugin raises PluginError
+            return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
+        if memo is None or not self._scores_row_local(state.skip_score):
+            return self._score(state, pod, snap, candidates)
+        failed: list[Status] = []
+
+        def score(rows: np.ndarray) -> np.ndarray | None:
+            total, status = self._score(state, pod, snap, rows)
+            if total is None:
+                failed.append(status)
+            return total
+
+        total = memo.totals(frozenset(state.skip_score), candidates, score)
+        return (total, SUCCESS) if total is not None else (None, failed[0])
+
+    def _scores_row_local(self, skips: set[str]) -> bool:
+        """Every Score plugin that runs scores each node by its own row and normalizes nothing."""
+        return all(p.NAME in skips or (p.ROW_LOCAL and not normalizes) for p, _, normalizes in self.score_plugins)
+
+    def _score(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray
+    ) -> tuple[np.ndarray | None, Status]:
+        """Score and NormalizeScore after PreScore: the weighted total per candidate."""
+        p: ScorePlugin | None = None
+        try:
             total = np.zeros(len(candidates), dtype=np.int64)
             for p, weight, normalizes in self.score_plugins:
                 if p.NAME in state.skip_score:
@@ -282,6 +314,8 @@ class Framework:
                 scores = p.score(state, pod, snap, candidates)
                 if normalizes:
                     p.normalize(state, pod, scores)
+                if not len(scores):
+                    continue
                 lo, hi = int(scores.min()), int(scores.max())
                 if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                     bad = lo if lo < MIN_NODE_SCORE else hi

@@ -114,6 +114,11 @@ class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstra
     # could ``assigned`` (bound, changed or gone) make ``pending`` schedulable? None means
     # "no opinion", and the pod is not moved for that plugin's sake.
     assigned_pod_may_help: Callable[[PodInfo, PodInfo, Any], bool] | None = None
+    # True when the plugin's Filter verdict and raw Score for a node depend only on the
+    # pod and on that node's own row (allocatable, requested, pod count) and object
+    # (labels, taints, unschedulable): not on other nodes, other pods' terms or the
+    # candidate set. The cycle may then keep them across pods of one kind (``rowmemo``).
+    ROW_LOCAL: bool = False
 
     if TYPE_CHECKING:
         # Every plugin is built by its registry factory as ``cls(args, framework)``.

@@ -41,6 +41,7 @@ from .queue import (
     QueuedPodInfo,
     SchedulingQueue,
 )
+from .rowmemo import RowMemos
 from .search import chunked_take, num_feasible_nodes_to_find
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
@@ -115,6 +116,9 @@ class Scheduler(WatchIntake):
         for f in fwks:
             f.host = self.host
         self._binding: dict[str, QueuedPodInfo] = {}  # assumed pods whose bind is in flight
+        # Verdicts and scores per kind of pod across cycles (rowmemo.py); None: every cycle
+        # runs every plugin over the rows it visits (the tests compare both ways).
+        self.row_memos: RowMemos | None = RowMemos(self.cache)
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
         self.stats = {
             "attempts": 0,
@@ -243,6 +247,10 @@ class Scheduler(WatchIntake):
             if status.plugin:
                 diag.unschedulable_plugins.add(status.plugin)
             return None, status, diag
+        memo = None
+        if self.row_memos is not None and allowed is None and run.lazy:
+            memo = self.row_memos.for_cycle(fwk, state, pinfo)
+            run.memo = memo
         nominated = snap.index_of(nominated_name) if nominated_name else None
         if nominated is not None:
             # Upstream first searches the one-node list [nominated], which leaves its start
@@ -264,7 +272,7 @@ class Scheduler(WatchIntake):
         candidates = positions if search is None else search[positions]
         if len(candidates) == 1:
             return int(candidates[0]), SUCCESS, None
-        total, status = fwk.run_score(state, pinfo, snap, candidates)
+        total, status = fwk.run_score(state, pinfo, snap, candidates, memo)
         if not status.is_success():
             return None, status, None
         assert total is not None  # run_score returns a total with every success

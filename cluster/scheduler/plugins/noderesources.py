@@ -129,6 +129,7 @@ def _broken_linear(points: list[tuple[int, int]], p: int) -> int:
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
     NAME = "NodeResourcesFit"
+    ROW_LOCAL = True
     # Without queueing hints upstream retries a pod this plugin rejected on these events.
     EVENTS = frozenset(
         {

@@ -44,6 +44,7 @@ def _cordoned(snap: Snapshot) -> np.ndarray | None:
 
 class NodeUnschedulable(PreFilterPlugin, FilterPlugin):
     NAME = "NodeUnschedulable"
+    ROW_LOCAL = True
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
     def __init__(self, args: dict | None = None, handle=None):

@@ -133,6 +133,7 @@ def _as_tolerations(sig: tuple) -> list[dict]:
 
 class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     NAME = "TaintToleration"
+    ROW_LOCAL = True
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
     def __init__(self, args: dict | None = None, handle=None):

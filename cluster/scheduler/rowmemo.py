@@ -1,0 +1,124 @@
+"""Each node's Filter verdict and Score total for one kind of pod, kept across cycles.
+
+Owns ``RowMemos``, which the scheduler's cycle reads instead of running Filter and Score
+over the nodes its search visits, when every plugin that runs for the pod is row-local
+(``Plugin.ROW_LOCAL``: its verdict and raw score for a node depend on the pod and on that
+node's own row and object alone) and, for scores, none of them normalizes. Pods of one
+kind are pods of one profile with the same encoded spec and the same PreFilter/PreScore
+skips: a Deployment's replicas, a benchmark's pods.
+
+An entry of row ``i`` holds while the node's version (``NodeRows.touch``: a pod placed or
+removed, allocatable) and the cache's ``node_epoch`` (a node added, removed, relabelled,
+retainted, cordoned) hold. A cycle that meets a stale row among the rows it asks for
+recomputes every stale row at once through the plugins themselves: a plugin call costs
+numpy's overhead whatever its length, and the round-robin search reaches a node placed on
+only once per rotation, so that cost is paid about once per rotation instead of per pod.
+
+Decisions are those of the plugins run cycle by cycle (the tests run both ways and compare
+every placement). Called by ``Scheduler._schedule_pod``; the score half by
+``Framework.run_score``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..api.codec import encode
+
+if TYPE_CHECKING:
+    from .cache import Cache, PodInfo
+    from .framework import CycleState, Framework
+
+MAX_KINDS = 32  # kinds of pods remembered at once; the oldest is dropped beyond it
+
+
+class RowMemo:
+    """One kind of pod: feasibility per row, and the weighted Score total per row for each
+    set of PreScore skips met, each with the node version it was computed at (-1: never)."""
+
+    __slots__ = ("_cache", "epoch", "ok", "ok_seen", "scores")
+
+    def __init__(self, cache: Cache) -> None:
+        n = cache.num_nodes
+        self._cache = cache
+        self.epoch = cache.node_epoch
+        self.ok = np.zeros(n, dtype=bool)
+        self.ok_seen = np.full(n, -1, dtype=np.int64)
+        self.scores: dict[frozenset, tuple[np.ndarray, np.ndarray]] = {}  # skip_score -> (total, seen)
+
+    def _versions(self, rows: np.ndarray | slice | None = None) -> np.ndarray:
+        ids = self._cache.row_ids()
+        return self._cache.node_versions()[ids if rows is None else ids[rows]]
+
+    def judge(self, rows: slice, verdicts: Callable[[np.ndarray], np.ndarray | None]) -> np.ndarray | None:
+        """Feasibility of ``rows``; ``verdicts`` judges the rows given (None: a Filter error)."""
+        if (self.ok_seen[rows] != self._versions(rows)).any():
+            now = self._versions()
+            stale = np.flatnonzero(self.ok_seen != now)
+            ok = verdicts(stale)
+            if ok is None:
+                return None
+            self.ok[stale] = ok
+            self.ok_seen[stale] = now[stale]
+        return self.ok[rows]
+
+    def totals(
+        self, skips: frozenset, candidates: np.ndarray, score: Callable[[np.ndarray], np.ndarray | None]
+    ) -> np.ndarray | None:
+        """The Score totals of ``candidates`` (rows judged feasible through ``judge``);
+        ``score`` scores the rows given (None: an error, left to the caller's status)."""
+        entry = self.scores.get(skips)
+        if entry is None:
+            n = len(self.ok)
+            entry = self.scores[skips] = (np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64))
+        total, seen = entry
+        if (seen[candidates] != self._versions(candidates)).any():
+            # Besides the candidates, only rows whose feasibility is current and positive:
+            # a score plugin is never asked about a node its filters reject, as upstream
+            # never scores one.
+            now = self._versions()
+            changed = seen != now
+            due = changed & (self.ok_seen == now) & self.ok
+            due[candidates] = changed[candidates]
+            stale = np.flatnonzero(due)
+            computed = score(stale)
+            if computed is None:
+                return None
+            total[stale] = computed
+            seen[stale] = now[stale]
+        return total[candidates]
+
+
+class RowMemos:
+    """The memos of the kinds of pods met lately, for one scheduler's cache."""
+
+    def __init__(self, cache: Cache, limit: int = MAX_KINDS) -> None:
+        self._cache = cache
+        self._limit = limit
+        self._memos: dict[tuple, RowMemo] = {}
+        self._row_local: dict[tuple, bool] = {}  # (profile, skipped plugins) -> every other filter is row-local
+
+    def for_cycle(self, fwk: Framework, state: CycleState, pod: PodInfo) -> RowMemo | None:
+        """The memo of ``pod``'s kind after its PreFilter, or None when a Filter plugin that
+        runs for it is not row-local."""
+        skips = frozenset(state.skip_filter)
+        local = self._row_local.get((fwk.profile_name, skips))
+        if local is None:
+            local = all(p.ROW_LOCAL or p.NAME in skips for p in fwk.filter_plugins)
+            self._row_local[(fwk.profile_name, skips)] = local
+        if not local:
+            return None
+        key = (fwk.profile_name, skips, encode(pod.pod.get("spec")))
+        memo = self._memos.pop(key, None)  # popped and put back: the dict's order is the recency
+        if memo is None or memo.epoch != self._cache.node_epoch:
+            memo = RowMemo(self._cache)
+            if len(self._memos) >= self._limit:
+                del self._memos[next(iter(self._memos))]
+        self._memos[key] = memo
+        return memo
+
+    def __len__(self) -> int:
+        return len(self._memos)

@@ -1,0 +1,177 @@
+"""The row memo (``cluster/scheduler/rowmemo.py``): the same decisions as running every
+plugin on every cycle, through pods coming and going and nodes changing under it; and
+what it recomputes, and when it stands aside."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from sched_builders import bound, make_node, make_pod, make_scheduler
+
+from cluster.scheduler import Scheduler, SchedulerConfig
+from cluster.scheduler.framework import CycleState
+from cluster.scheduler.rowmemo import RowMemo, RowMemos
+
+KINDS = (  # (cpu, memory) of the pod kinds: many pods per kind, so the memo is used
+    ("100m", "500Mi"),
+    ("500m", "1Gi"),
+    ("1", "2Gi"),
+    ("2", "256Mi"),
+)
+
+
+def _node(i: int, rng: random.Random):
+    node = make_node(f"n{i:04d}", cpu=rng.choice(["1", "2", "4"]), pods=rng.choice(["4", "110"]))
+    return node.label("zone", f"z{i % 3}")
+
+
+def _pod(i: int, rng: random.Random):
+    cpu, mem = rng.choice(KINDS)
+    p = make_pod(f"p{i:04d}").req(cpu=cpu, memory=mem).label("app", rng.choice(["a", "b"]))
+    roll = rng.random()
+    if roll < 0.1:
+        p.node_selector(zone="z1")  # a row-local filter that runs
+    elif roll < 0.15:
+        p.toleration("dedicated", operator="Exists")
+    elif roll < 0.2:
+        p.spread("zone", selector={"matchLabels": {"app": "a"}})  # not row-local: no memo
+    return p
+
+
+def _churn(s: Scheduler, rng: random.Random, nodes: dict, pods: dict, now: float, next_node: list) -> None:
+    """One change of the cluster under the memo: a pod deleted, a node tainted, cordoned,
+    resized, removed or added."""
+    roll = rng.random()
+    placed = [uid for uid, p in pods.items() if p["spec"].get("nodeName")]
+    name = rng.choice(sorted(nodes))
+    if roll < 0.35 and placed:
+        s.on_pod("DELETED", pods.pop(rng.choice(placed)), now)
+    elif roll < 0.5:
+        nodes[name] = nodes[name].copy_().taint("dedicated")
+        s.on_node("MODIFIED", nodes[name], now)
+    elif roll < 0.6:
+        nodes[name] = nodes[name].copy_().unschedulable()
+        s.on_node("MODIFIED", nodes[name], now)
+    elif roll < 0.75:
+        nodes[name] = nodes[name].copy_().alloc(cpu=rng.choice(["1", "8"]))
+        s.on_node("MODIFIED", nodes[name], now)
+    elif roll < 0.85 and len(nodes) > 5:
+        s.on_node("DELETED", nodes.pop(name), now)
+    else:
+        node = _node(next_node[0], rng)
+        next_node[0] += 1
+        nodes[node["metadata"]["name"]] = node
+        s.on_node("ADDED", node, now)
+
+
+def _drive(memo: bool, seed: int, n: int, pct: int, rounds: int) -> tuple[list, Scheduler]:
+    rng = random.Random(seed)
+    s = Scheduler(SchedulerConfig(percentage_of_nodes_to_score=pct), seed=seed)
+    if not memo:
+        s.row_memos = None
+    nodes = {}
+    for i in range(n):
+        node = _node(i, rng)
+        nodes[node["metadata"]["name"]] = node
+        s.on_node("ADDED", node, 0.0)
+    pods: dict[str, dict] = {}
+    trail, now, next_node = [], 1.0, [n]
+    for i in range(rounds):
+        for j in range(3):
+            p = _pod(3 * i + j, rng)
+            pods[p["metadata"]["uid"]] = p
+            s.on_pod("ADDED", p, now)
+        if rng.random() < 0.3:
+            _churn(s, rng, nodes, pods, now, next_node)
+        out = s.schedule(now, max_pods=3)
+        trail.append((out.binds, [e["message"] for e in out.events], s.next_start_node_index))
+        for _, _, uid, node_name in out.binds:
+            pods[uid] = bound(pods[uid], node_name)
+            s.on_pod("MODIFIED", pods[uid], now)
+        now += 0.5
+    return trail, s
+
+
+@pytest.mark.parametrize(
+    "seed,n,pct",
+    [(1, 30, 0), (2, 120, 0), (3, 400, 0), (4, 400, 10), (5, 900, 5), (6, 250, 100), (7, 1500, 0), (8, 60, 50)],
+)
+def test_the_memo_decides_as_running_every_plugin_each_cycle(seed, n, pct):
+    got, s = _drive(True, seed, n, pct, rounds=120)
+    want, _ = _drive(False, seed, n, pct, rounds=120)
+    assert got == want
+    assert sum(len(binds) for binds, *_ in got) > 100  # the runs did place pods
+    assert len(s.row_memos) >= 2  # and the memo served several kinds of pods
+
+
+def _memo_scheduler(n: int = 40) -> Scheduler:
+    return make_scheduler([make_node(f"n{i:02d}", cpu="4") for i in range(n)])
+
+
+def _counting(memo: RowMemo, rows: slice, s: Scheduler, pod) -> tuple[np.ndarray, list]:
+    """Judge ``rows`` through the memo with a verdict function that records what it is asked."""
+    asked: list[np.ndarray] = []
+    fit = s.frameworks["default-scheduler"].plugins["NodeResourcesFit"]
+
+    def verdicts(stale: np.ndarray) -> np.ndarray:
+        asked.append(stale.copy())
+        return fit.fit(pod, s.cache.snapshot(), rows=stale).feasible
+
+    return memo.judge(rows, verdicts), asked
+
+
+def test_a_memo_recomputes_only_the_rows_whose_node_changed():
+    s = _memo_scheduler()
+    pod = s.cache.new_pod_info(make_pod("x").req(cpu="3"))
+    memo = RowMemo(s.cache)
+    ok, asked = _counting(memo, slice(0, 40), s, pod)
+    assert ok.all() and [len(a) for a in asked] == [40]  # first use: every row
+    ok, asked = _counting(memo, slice(0, 40), s, pod)
+    assert asked == []  # nothing changed: nothing recomputed
+    s.on_pod("ADDED", bound(make_pod("big").req(cpu="2"), "n07"), 1.0)
+    ok, asked = _counting(memo, slice(10, 20), s, pod)
+    assert asked == []  # n07 changed, but it is not among the rows asked for
+    ok, asked = _counting(memo, slice(0, 10), s, pod)
+    assert [list(a) for a in asked] == [[7]] and not ok[7] and ok.sum() == 9
+
+
+def test_a_memo_is_dropped_when_a_node_is_added_or_relabelled():
+    s = _memo_scheduler()
+    fwk = s.frameworks["default-scheduler"]
+    memos = RowMemos(s.cache)
+    pod = s.cache.new_pod_info(make_pod("x").req(cpu="1"))
+    state = _pre_filtered(s, pod)
+    first = memos.for_cycle(fwk, state, pod)
+    assert memos.for_cycle(fwk, state, pod) is first  # the same kind: the same memo
+    s.on_node("ADDED", make_node("n99"), 1.0)
+    assert memos.for_cycle(fwk, state, pod) is not first  # rows may have moved
+
+
+def test_no_memo_when_a_filter_that_is_not_row_local_runs():
+    s = _memo_scheduler()
+    fwk = s.frameworks["default-scheduler"]
+    memos = RowMemos(s.cache)
+    spread = s.cache.new_pod_info(
+        make_pod("x").req(cpu="1").label("app", "a").spread("zone", selector={"matchLabels": {"app": "a"}})
+    )
+    assert memos.for_cycle(fwk, _pre_filtered(s, spread), spread) is None
+    assert len(memos) == 0
+
+
+def test_the_memos_keep_at_most_their_limit_of_kinds():
+    s = _memo_scheduler()
+    fwk = s.frameworks["default-scheduler"]
+    memos = RowMemos(s.cache, limit=3)
+    for cpu in ("100m", "200m", "300m", "400m", "500m"):
+        pod = s.cache.new_pod_info(make_pod("x").req(cpu=cpu))
+        assert memos.for_cycle(fwk, _pre_filtered(s, pod), pod) is not None
+    assert len(memos) == 3
+
+
+def _pre_filtered(s: Scheduler, pod) -> CycleState:
+    state = CycleState()
+    status, _ = s.frameworks["default-scheduler"].run_pre_filter(state, pod, s.cache.snapshot())
+    assert status.is_success()
+    return state
