@@ -30,10 +30,12 @@ def run_bench(
     chaos: dict | None = None,
     pods_per_node: int = 10,
     rate: float = 500.0,
+    kubelets: bool = True,
 ) -> dict:
     """``chaos``: the chaos bench's options (kill_rate, duration, time_scale, seed, targets,
     restarts), as ``benchchaos.run_chaos`` takes them; ``pods_per_node``: density's;
-    ``rate``: startup's pods created per second."""
+    ``rate``: startup's pods created per second; ``kubelets``: schedule's (False: no
+    kubelet runs, as in scheduler_perf)."""
     log = log or (lambda s: print(s, file=sys.stderr))
     if nodes < 1:
         raise ValueError(f"--nodes: {nodes} must be at least 1")
@@ -42,6 +44,8 @@ def run_bench(
     if nodes_per_host is not None and nodes_per_host < 0:
         raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
     opts = chaos or {}  # the options of the bench ``name``, as its function takes them
+    if name == "schedule":
+        opts = {"kubelets": kubelets}
     if name == "density":
         from actors.harness.benchdensity import check
 
@@ -89,7 +93,7 @@ def run_bench(
 
 
 async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, workload: str, opts: dict, log):
-    """``opts``: the options of the bench ``name`` (chaos, density or startup)."""
+    """``opts``: the options of the bench ``name`` (chaos, density, startup or schedule)."""
     if name == "density":
         from actors.harness.benchdensity import density
 
@@ -107,7 +111,7 @@ async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, 
 
     if name == "preempt":
         return await benchray.preempt(nodes, pods, nodes_per_host or 0, log)
-    return await benchray.schedule(nodes, pods, nodes_per_host or 0, workload, log)
+    return await benchray.schedule(nodes, pods, nodes_per_host or 0, workload, log, opts["kubelets"])
 
 
 def _shutdown_ray() -> None:

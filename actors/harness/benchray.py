@@ -165,14 +165,16 @@ async def _scheduler_stats(cluster: RayCluster) -> dict:
     return stats
 
 
-async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, log) -> dict:
+async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, log, kubelets: bool = True) -> dict:
     """SchedulingBasic: ``INIT_PODS`` pods are bound first, then ``pods`` measured pods are
-    created while the scheduler runs, as scheduler_perf does."""
+    created while the scheduler runs, as scheduler_perf does. Without ``kubelets`` the node
+    hosts' clocks never start: the nodes are API objects only (registered Ready, no Lease
+    renewals) and bound pods never start, as in scheduler_perf."""
     t0 = time.time()
     cluster = ray_cluster(nodes, nodes_per_host)
     try:
         await cluster.prime()
-        await cluster.start_clock(roles=["host", "scheduler"])
+        await cluster.start_clock(roles=["host", "scheduler"] if kubelets else ["scheduler"])
         await scheduler_caught_up(cluster)
         log(f"{nodes} nodes on {len(cluster.hosts)} hosts up in {time.time() - t0:.1f}s; {INIT_PODS} init pods")
         await create_all(cluster, [bench_pod(pods + k, workload) for k in range(INIT_PODS)])
@@ -193,7 +195,13 @@ async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, lo
     finally:
         await cluster.shutdown()
     out = _measured("schedule", nodes, INIT_PODS, pods, (first, last, count), rate_of, cpu, log)
-    return {**out, "workload": workload, "hosts": len(cluster.hosts), "bindConflicts": stats.get("bindConflicts", 0)}
+    return {
+        **out,
+        "workload": workload,
+        "hosts": len(cluster.hosts),
+        "kubelets": kubelets,
+        "bindConflicts": stats.get("bindConflicts", 0),
+    }
 
 
 def _measured(

@@ -110,6 +110,12 @@ def _parser() -> argparse.ArgumentParser:
         help="schedule: basic (SchedulingBasic) or mixed (a third of the pods with affinity or spread constraints); "
         "yunikorn: basic, local or soak",
     )
+    bench.add_argument(
+        "--no-kubelets",
+        action="store_true",
+        help="schedule: no kubelet runs, nodes are API objects only and bound pods never start "
+        "(scheduler_perf's way; default: every node's kubelet runs)",
+    )
     bench.add_argument("--pods-per-node", type=int, default=10, help="density: pods per node (default 10; at most 110)")
     bench.add_argument("--rate", type=float, default=500.0, help="startup: pods created per second (default 500)")
     bench.add_argument("--client", default="aiohttp", help="api: aiohttp (default) or python (the kubernetes client)")
@@ -288,6 +294,12 @@ def main(argv: list[str] | None = None) -> int:
         nodes, pods = SHAPES.get(args.benchmark, DEFAULT_SHAPE)
         args.nodes = nodes if args.nodes is None else args.nodes
         args.pods = pods if args.pods is None else args.pods
+        if args.no_kubelets and args.benchmark != "schedule":
+            print(
+                f"kubemu: --no-kubelets: only bench schedule runs without kubelets, not bench {args.benchmark}",
+                file=sys.stderr,
+            )
+            return 2
     if args.command == "bench" and args.benchmark == "api":
         from actors.harness.benchapi import run_api_bench
 
@@ -325,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
                 chaos=_chaos_options(args),
                 pods_per_node=args.pods_per_node,
                 rate=args.rate,
+                kubelets=not args.no_kubelets,
             )
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)

@@ -35,6 +35,18 @@ from actors.harness.workloads import FILL_PER_NODE, GROUP, bench_pod, bench_pool
             "--against-schedule: needs --runtime ray (bench schedule runs through the actors)",
         ),
         (["bench", "rollout", "--against-schedule", "3", "--replicas", "0"], "--replicas: 0 must be at least 1"),
+        (
+            ["bench", "preempt", "--no-kubelets"],
+            "--no-kubelets: only bench schedule runs without kubelets, not bench preempt",
+        ),
+        (
+            ["bench", "rollout", "--no-kubelets"],
+            "--no-kubelets: only bench schedule runs without kubelets, not bench rollout",
+        ),
+        (
+            ["bench", "cycle", "--no-kubelets"],
+            "--no-kubelets: only bench schedule runs without kubelets, not bench cycle",
+        ),
     ],
 )
 def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):
