@@ -240,6 +240,11 @@ class PodIndex:
         """Node rows changed (a node was removed and the last row took its place)."""
         self._tracked.clear()
 
+    def any_groups(self, *kinds: str) -> bool:
+        """Whether any placed pod carries a term of one of ``kinds``."""
+        by_kind = self._groups_by_kind
+        return any(by_kind.get(kind) for kind in kinds)
+
     def groups(self, kind: str) -> list[TermGroup]:
         """Every distinct term of ``kind`` carried by placed pods, with its pods."""
         return list((self._groups_by_kind.get(kind) or {}).values())

@@ -207,6 +207,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         terms = pod.terms
         affinity = terms.required_affinity if terms is not None else ()
         anti = terms.required_anti_affinity if terms is not None else ()
+        if not (affinity or anti or snap.pods.any_groups(REQUIRED_ANTI_AFFINITY)):
+            return SKIP, None
         violated = self._existing_anti.matching(snap, pod.namespace, pod.labels)
         if not (affinity or anti or violated):
             return SKIP, None
@@ -279,6 +281,11 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return SKIP
         if self.ignore_preferred_terms_of_existing_pods and not (preferred or preferred_anti):
             return SKIP  # upstream then ignores the placed pods' required terms too
+        kinds = (PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY) + (
+            (REQUIRED_AFFINITY,) if self.hard_pod_affinity_weight else ()
+        )
+        if not (preferred or preferred_anti or snap.pods.any_groups(*kinds)):
+            return SKIP  # nothing would add to any total: the all-zero case below
         totals = _DomainTotals(snap)
         nsl = snap.namespace_labels
         # Each placed pod a term selects adds (or takes) the term's weight in its domain.
