@@ -4,7 +4,9 @@ Builds the component from its ``ComponentSpec`` and runs one loop: long-poll the
 for the kinds the component watches, hand it the events and the failures of its earlier
 writes, and send what it returns as one ``write_packed`` call, without waiting for the reply
 (replies are collected on later turns, so the scheduler's binds stream). The watch waits
-no longer than the component's ``wake_at``, converted from emulated to real seconds.
+no longer than the component's ``wake_at``, converted from emulated to real seconds. While
+work is due and the watch call has not answered, the loop turns without events rather than
+wait for it (the apiserver answers a watch only after the writes sent before it).
 
 Restartable (``max_restarts=-1``): Ray re-runs the constructor after a crash or
 ``ray.kill(..., no_restart=False)``; the new incarnation's first batch says ``RESTART``
@@ -111,8 +113,19 @@ class ComponentActor(Profiled):
         return self.windows.pop(kind, (None, None, 0))[2]
 
     async def _run(self) -> None:
+        poll: asyncio.Future | None = None
         while True:
-            events = await self.informer.poll(self._wait())
+            if poll is None:
+                poll = asyncio.ensure_future(self.informer.poll(self._wait()))
+            if poll.done() or not self._due() or not self.result.writes:
+                events = await poll
+                poll = None
+            else:
+                # Work is due and the last turn did some, but the watch has not answered
+                # (the apiserver is busy with earlier writes): turn without events, and take
+                # them on a later turn, as upstream's informers deliver alongside the cycles.
+                await asyncio.sleep(0)
+                events = []
             self._collect()
             self._turn(events)
             self.gc.turn_done(idle=not (self.result.writes or self._due()))
