@@ -128,3 +128,12 @@ def spec_key(pod: dict[str, Any]) -> int:
     """``PodHead.spec_key`` of a decoded pod."""
     meta = pod.get("metadata") or {}
     return hash((encode(pod.get("spec")), encode(meta.get("labels"))))
+
+
+def bound_spec_key(pod: dict[str, Any], node_name: str) -> int:
+    """The ``spec_key`` the pod will have once bound to ``node_name`` by the apiserver,
+    which sets ``spec.nodeName`` in place (the key's last position when it was absent)."""
+    meta = pod.get("metadata") or {}
+    spec = dict(pod.get("spec") or {})
+    spec["nodeName"] = node_name
+    return hash((encode(spec), encode(meta.get("labels"))))

@@ -339,16 +339,33 @@ class Cache(NodeRows):
             return None
         return pinfo
 
+    def confirm_by_head(self, head: PodHead, raw: bytes | None) -> PodInfo | None:
+        """``add_pod`` of the version an assumed pod's bind made (``PodInfo.bound_as``),
+        from its head alone: the assumption becomes a placement. None when ``head`` is
+        not that version (the caller decodes the object and takes the general path)."""
+        entry = self._placed.get(head.uid)
+        if raw is None or entry is None or head.uid not in self._assumed:
+            return None
+        pinfo, node_name = entry
+        if node_name != head.node_name or not pinfo.bound_as(head):
+            return None
+        del self._assumed[head.uid]
+        self._take_head(pinfo, head, lambda: pinfo.confirm_bound(raw, head))
+        return pinfo
+
     def refresh_by_head(self, pinfo: PodInfo, raw: bytes, head: PodHead) -> None:
         """``add_pod`` of a version ``head_refreshable`` accepted, without its dict."""
+        self._take_head(pinfo, head, lambda: pinfo.take_head(raw, head))
+
+    def _take_head(self, pinfo: PodInfo, head: PodHead, take) -> None:
         ni = pinfo.node
         if ni is not None and pinfo.deleting != head.deleting:
             # PodTopologySpread counts only pods not being deleted: re-index it.
             self.pods.remove(pinfo)
-            pinfo.take_head(raw, head)
+            take()
             self.pods.add(pinfo)
         else:
-            pinfo.take_head(raw, head)
+            take()
         if ni is not None and self.table.refresh_start(pinfo):
             self.touch(self._ids[ni.name])
 

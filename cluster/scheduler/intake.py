@@ -112,6 +112,11 @@ class WatchIntake:
                 self._seen_assigned(head.uid, True, now)
                 self._assigned_gone(head.uid, now)
                 return
+            pinfo = self.cache.confirm_by_head(head, ev.raw)
+            if pinfo is not None:  # our own bind coming back: the assumption holds
+                self._seen_assigned(head.uid, head.deleting, now)
+                self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_ADD, (pinfo,), now)
+                return
             pinfo = self.cache.head_refreshable(head, ev.raw)
             if pinfo is not None:
                 self._seen_assigned(head.uid, head.deleting, now)

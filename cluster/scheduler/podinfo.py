@@ -17,7 +17,7 @@ import numpy as np
 
 from ..api.codec import decode, encode
 from ..api.objects import labels_of, name_of, namespace_of, node_name_of, priority_of, uid_of
-from ..api.podhead import PodHead, spec_key
+from ..api.podhead import PodHead, bound_spec_key, spec_key
 from ..api.predicates import HostPort, host_ports
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, pod_nonzero_requests, pod_requests
 from ..api.sharing import SharedValues
@@ -166,6 +166,24 @@ class PodInfo:
         self._raw = raw if head.deleting else None
         self.deleting = head.deleting
         self.start_time = _shared_str(head.start_time)
+
+    def expect_bound(self, node_name: str) -> None:
+        """Remember the ``spec_key`` the bind to ``node_name`` will give the object, so that
+        its confirmation can be recognised by its head (``bound_as``). An expanded pod only;
+        the key waits where a compacted pod's fingerprint goes, with no node beside it."""
+        assert self._pod is not None, "expect_bound needs the object"
+        self._fp_node, self._fp_key = None, bound_spec_key(self._pod, node_name)
+
+    def bound_as(self, head: PodHead) -> bool:
+        """Is ``head`` the version the bind ``expect_bound`` made, same spec and labels?"""
+        return self._pod is not None and self._fp_node is None and self._fp_key == head.spec_key
+
+    def confirm_bound(self, raw: bytes, head: PodHead) -> None:
+        """Become the placed pod of ``head`` (``bound_as``): keep what is parsed, and the
+        fingerprint, but not the object (``compact``'s placed case)."""
+        self._fp_node = sys.intern(head.node_name)
+        self._pod = None
+        self.take_head(raw, head)
 
     def expand(self) -> None:
         """Hold the decoded object from now on (a scheduling cycle reads it many times)."""

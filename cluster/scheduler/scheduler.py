@@ -343,6 +343,7 @@ class Scheduler(WatchIntake):
             return
         if batched:  # DefaultBinder: the actor sends the API bind in a batch
             out.binds.append((pinfo.namespace, pinfo.name, pinfo.uid, node_name))
+            pinfo.expect_bound(node_name)  # its confirmation is then read by its head
         self._binding[pinfo.uid] = qp
         self.stats["scheduled"] += 1
         # Upstream records Scheduled after the bind call returns; the bind is the actor's

@@ -13,9 +13,11 @@ import copy
 from sched_builders import make_node, make_pod, make_scheduler
 
 from cluster.api.codec import encode
+from cluster.api.requests import Bind, Create, Update
 from cluster.api.selectors import LabelSelector
 from cluster.runtime.component import WatchEvent
 from cluster.scheduler import Scheduler
+from cluster.store.apiserver import APIServer
 
 APP = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
 
@@ -98,3 +100,46 @@ def test_a_resize_seen_by_head_is_decoded_and_moves_the_node_totals():
     by_head(s, "MODIFIED", make_pod("a").req(cpu="3").node("n1").phase("Running"))
     snap = s.cache.snapshot()
     assert snap.requested[snap.index_of("n1")].tolist()[0] == 3000
+
+
+def _bound_through_the_apiserver(relabel: bool = False):
+    """A pod created in an in-process apiserver, scheduled, its bind applied there; returns
+    the scheduler and the bind's watch event (``relabel``: labels changed meanwhile)."""
+    api = APIServer()
+    s = make_scheduler(nodes=[make_node("n1"), make_node("n2")])
+    api.write([Create(make_pod("a").req(cpu="1").label("app", "web"))], 1.0)
+    created = api.watch({"Pod": 0})["Pod"]
+    rv = created.resume
+    for etype, raw in created.events:
+        s.on_pod_event(WatchEvent("Pod", etype, raw=raw), 1.0)
+    out = s.schedule(1.0)
+    ns, name, uid, node = out.binds[0]
+    if relabel:
+        pod = api.get("Pod", ns, name)
+        pod["metadata"]["labels"] = {"app": "db"}
+        api.write([Update(pod)], 1.0)
+    api.write([Bind(ns, name, uid, node)], 1.0)
+    events = [WatchEvent("Pod", etype, raw=raw) for etype, raw in api.watch({"Pod": rv})["Pod"].events]
+    return s, events, uid
+
+
+def test_the_scheduler_confirms_its_own_bind_by_the_head_without_decoding_it():
+    s, events, uid = _bound_through_the_apiserver()
+    (bind,) = events
+    s.on_pod_event(bind, 1.0)
+    assert bind._obj is None  # the head alone settled it
+    assert not s.cache.is_assumed(uid)
+    pinfo = s.cache.pod_info(uid)
+    assert pinfo.compacted and kept(pinfo) is None and pinfo.labels == {"app": "web"}
+    # A later status write of the same pod is also judged by its head.
+    assert pinfo.same_head(bind.head)
+
+
+def test_a_bind_of_a_pod_relabelled_meanwhile_is_decoded_and_the_labels_follow():
+    s, events, uid = _bound_through_the_apiserver(relabel=True)
+    for ev in events:
+        s.on_pod_event(ev, 1.0)
+    assert events[-1]._obj is not None  # not the version the bind was expected to make
+    assert not s.cache.is_assumed(uid)
+    assert s.cache.pod_info(uid).labels == {"app": "db"}
+    assert s.cache.pods.rows("default", APP).tolist() == []
