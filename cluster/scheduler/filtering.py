@@ -19,7 +19,9 @@ node's nominated pods. The difference only ever makes pass 1 stricter.
 When only resources can tell (the caller's ``resources_decide``, and no such nominated
 pod carries inter-pod terms or host ports), pass 1 is NodeResourcesFit's arithmetic on
 the nodes' rows with the nominated pods' requests added, not a second run of every
-plugin: the same verdicts and reasons, without placing and removing pods each cycle.
+plugin: the same verdicts and reasons, without placing and removing pods each cycle. A
+lazy run stays lazy then: pass 1 is judged at once on the few nodes holding such pods
+(``FilterRun.veto``) and merged with pass 2 when the run is completed.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class FilterRun:
 
     A lazy run has ``feasible`` None until ``complete``; ``judge`` answers for some rows."""
 
-    __slots__ = ("status", "state", "allowed", "feasible", "memo", "_rejections", "_rows_judge")
+    __slots__ = ("status", "state", "allowed", "feasible", "memo", "veto", "_rejections", "_rows_judge", "_first_pass")
 
     def __init__(self, status: Status, state: CycleState, allowed=None, feasible=None, rejections=None):
         self.status = status
@@ -55,6 +57,10 @@ class FilterRun:
         self._rows_judge: Callable[[np.ndarray | slice | None], FilterOutcome] | None = None
         # A lazy run's slices may be judged through the memo of the pod's kind (rowmemo.py).
         self.memo: RowMemo | None = None
+        # A lazy run with nominated pods to consider: the nodes pass 1 rejects (True), on
+        # top of pass 2's verdicts; ``_first_pass`` merges pass 1 into a complete run.
+        self.veto: np.ndarray | None = None
+        self._first_pass: Callable[[FilterRun], None] | None = None
 
     @property
     def lazy(self) -> bool:
@@ -68,8 +74,12 @@ class FilterRun:
         if self._rows_judge is None:
             return self.feasible[rows]
         if self.memo is not None and isinstance(rows, slice):
-            return self.memo.judge(rows, self._judge_now)
-        return self._judge_now(rows)
+            ok = self.memo.judge(rows, self._judge_now)
+        else:
+            ok = self._judge_now(rows)
+        if ok is None or self.veto is None:
+            return ok
+        return ok & ~self.veto[rows]
 
     def _judge_now(self, rows: np.ndarray | slice) -> np.ndarray | None:
         assert self._rows_judge is not None  # only a lazy run judges rows
@@ -88,6 +98,9 @@ class FilterRun:
             self.status = outcome.status
             return False
         self.feasible, self._rejections, self._rows_judge = outcome.feasible, outcome.rejections, None
+        if self._first_pass is not None:
+            self._first_pass(self)
+            self._first_pass = self.veto = None
         return True
 
 
@@ -151,20 +164,27 @@ def run_filters(
     lazy: bool = False,
 ) -> FilterRun:
     """Both passes; ``state`` (pass 2's, the one Score uses) is filled in. ``lazy``: see
-    the module's docstring (it applies only when no nominated pod is pending)."""
+    the module's docstring (it applies when no nominated pod is pending, or when only
+    resources can tell)."""
     state = CycleState() if state is None else state
-    plain = _one_pass(fwk, state, pod, cache, lazy=lazy and not len(nominator))
-    if not plain.status.is_success() or not len(nominator):  # no nominated pods: pass 2 is all
-        return plain
     load = nominator.load
-    if (
-        resources_decide is not None
+    by_load = bool(
+        len(nominator)
+        and resources_decide is not None
         and load is not None
         and resources_decide(pod)
         and not load.special_at_or_above(pod.priority)
-    ):
+    )
+    plain = _one_pass(fwk, state, pod, cache, lazy=lazy and (by_load or not len(nominator)))
+    if not plain.status.is_success() or not len(nominator):  # no nominated pods: pass 2 is all
+        return plain
+    if by_load:
+        assert load is not None  # by_load says so
         totals = load.totals([col for col, _ in pod.req_cols], at_least=pod.priority, exclude_uid=pod.uid)
         if totals is None:
+            return plain
+        if plain.lazy:
+            _veto_by_load(fwk, cache, pod, totals, plain)
             return plain
         rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, totals, plain)
         return _merge(plain, state, rows, first_ok, first_rejections)
@@ -188,6 +208,28 @@ def run_filters(
         first_ok = with_nominated.feasible
         first_rejections = with_nominated.rejections
     return _merge(plain, state, rows, first_ok, first_rejections)
+
+
+def _veto_by_load(fwk: Framework, cache: Cache, pod: PodInfo, totals, run: FilterRun) -> None:
+    """Pass 1 by arithmetic for a lazy run: only the nodes holding nominated pods can fail
+    it, so they are judged now (``run.veto``: those it rejects) and pass 2 stays lazy;
+    completing the run merges both passes as ``_merge`` does."""
+    fit = cast("NodeResourcesFit | None", fwk.plugins.get("NodeResourcesFit"))
+    if fit is None:  # nothing judges load: pass 1 agrees with pass 2
+        return
+    extra, extra_count = totals
+    nominated = np.flatnonzero(extra_count > 0)
+    first = fit.fit(pod, cache.snapshot(), extra[nominated], extra_count[nominated], rows=nominated)
+    run.veto = np.zeros(cache.num_nodes, dtype=bool)
+    run.veto[nominated[~first.feasible]] = True
+
+    def merge(done: FilterRun) -> None:
+        second = FilterRun(SUCCESS, done.state, done.allowed, done.feasible, done._rejections)  # pass 2 alone
+        rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, totals, second)
+        merged = _merge(second, done.state, rows, first_ok, first_rejections)
+        done.feasible, done._rejections = merged.feasible, merged._rejections
+
+    run._first_pass = merge
 
 
 def _merge(plain: FilterRun, state: CycleState, rows: np.ndarray, first_ok: np.ndarray, first_rejections) -> FilterRun:

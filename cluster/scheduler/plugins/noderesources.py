@@ -231,7 +231,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
         """The filter's verdict, optionally with more load on the nodes than the cache
         holds: ``extra`` (nodes x the pod's requested columns, in ``pod.req_cols`` order)
         and ``extra_count`` pods, e.g. the nominated pods of the two-pass filter. With
-        ``rows`` only those nodes are judged (and ``extra`` must not be given)."""
+        ``rows`` only those nodes are judged (``extra`` and ``extra_count`` then follow
+        ``rows``)."""
         pods, allowed_pods = snap.pod_count, snap.allowed_pods
         if rows is not None:
             pods, allowed_pods = pods[rows], allowed_pods[rows]

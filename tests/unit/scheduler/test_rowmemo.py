@@ -30,6 +30,7 @@ def _node(i: int, rng: random.Random):
 def _pod(i: int, rng: random.Random):
     cpu, mem = rng.choice(KINDS)
     p = make_pod(f"p{i:04d}").req(cpu=cpu, memory=mem).label("app", rng.choice(["a", "b"]))
+    p.prio(rng.choice([0, 0, 0, 100]))  # full nodes make the 100s preempt: nominated pods
     roll = rng.random()
     if roll < 0.1:
         p.node_selector(zone="z1")  # a row-local filter that runs
@@ -79,31 +80,41 @@ def _drive(memo: bool, seed: int, n: int, pct: int, rounds: int) -> tuple[list, 
     pods: dict[str, dict] = {}
     trail, now, next_node = [], 1.0, [n]
     for i in range(rounds):
-        for j in range(3):
-            p = _pod(3 * i + j, rng)
+        for j in range(4):
+            p = _pod(4 * i + j, rng)
             pods[p["metadata"]["uid"]] = p
             s.on_pod("ADDED", p, now)
         if rng.random() < 0.3:
             _churn(s, rng, nodes, pods, now, next_node)
-        out = s.schedule(now, max_pods=3)
-        trail.append((out.binds, [e["message"] for e in out.events], s.next_start_node_index))
+        out = s.schedule(now, max_pods=4)
+        trail.append(
+            (out.binds, out.deletes, out.nominations, [e["message"] for e in out.events], s.next_start_node_index)
+        )
         for _, _, uid, node_name in out.binds:
             pods[uid] = bound(pods[uid], node_name)
             s.on_pod("MODIFIED", pods[uid], now)
+        for _, _, uid, node_name in out.nominations:
+            pods[uid] = dict(pods[uid], status={**pods[uid]["status"], "nominatedNodeName": node_name})
+            s.on_pod("MODIFIED", pods[uid], now)
+        for _, _, uid in out.deletes:
+            if uid in pods:
+                s.on_pod("DELETED", pods.pop(uid), now)
         now += 0.5
     return trail, s
 
 
 @pytest.mark.parametrize(
     "seed,n,pct",
-    [(1, 30, 0), (2, 120, 0), (3, 400, 0), (4, 400, 10), (5, 900, 5), (6, 250, 100), (7, 1500, 0), (8, 60, 50)],
+    [(1, 30, 0), (2, 120, 0), (3, 200, 0), (4, 150, 10), (5, 200, 5), (6, 100, 100), (7, 180, 0), (8, 60, 50)],
 )
 def test_the_memo_decides_as_running_every_plugin_each_cycle(seed, n, pct):
-    got, s = _drive(True, seed, n, pct, rounds=120)
-    want, _ = _drive(False, seed, n, pct, rounds=120)
+    # Sizes the pods outgrow (about 600 pods of 0.9 CPU on average), so they preempt.
+    got, s = _drive(True, seed, n, pct, rounds=150)
+    want, _ = _drive(False, seed, n, pct, rounds=150)
     assert got == want
     assert sum(len(binds) for binds, *_ in got) > 100  # the runs did place pods
     assert len(s.row_memos) >= 2  # and the memo served several kinds of pods
+    assert s.stats["preemptions"] > 0  # with nominated pods about
 
 
 def _memo_scheduler(n: int = 40) -> Scheduler:
