@@ -104,6 +104,8 @@ class Cache(NodeRows):
         if self._n == self._rows:
             self._grow_rows()
         self._row_id[self._n] = self.node_id(name)
+        self._set_row_of(self._ids[name], self._n)
+        self._row_ver[self._n] = self._versions[self._ids[name]]
         ni = NodeInfo(node, self._n, raw)
         self._n += 1
         self._infos.append(ni)
@@ -170,15 +172,25 @@ class Cache(NodeRows):
         self._count_images(ni.images, -1)
         self.node_epoch += 1
         i, last = ni.index, self._n - 1
+        self._set_row_of(self._ids[name], -1)
         if i != last:  # swap-remove: keep rows dense; the last node takes the freed index
             moved = self._infos[last]
-            for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed, self._row_id):
+            for a in (
+                self._alloc,
+                self._req,
+                self._nonzero,
+                self._pod_count,
+                self._allowed,
+                self._row_id,
+                self._row_ver,
+            ):
                 a[i] = a[last]
+            self._set_row_of(self._ids[moved.name], i)
             moved.index = i
             self._infos[i] = moved
             self.table.move_node(moved.pods.values(), i)
             self.pods.nodes_moved()
-        for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed):
+        for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed, self._row_ver):
             a[last] = 0
         self._infos.pop()
         self._n -= 1

@@ -50,8 +50,8 @@ class RowMemo:
         self.scores: dict[frozenset, tuple[np.ndarray, np.ndarray]] = {}  # skip_score -> (total, seen)
 
     def _versions(self, rows: np.ndarray | slice | None = None) -> np.ndarray:
-        ids = self._cache.row_ids()
-        return self._cache.node_versions()[ids if rows is None else ids[rows]]
+        versions = self._cache.row_versions()
+        return versions if rows is None else versions[rows]
 
     def judge(self, rows: slice, verdicts: Callable[[np.ndarray], np.ndarray | None]) -> np.ndarray | None:
         """Feasibility of ``rows``; ``verdicts`` judges the rows given (None: a Filter error)."""

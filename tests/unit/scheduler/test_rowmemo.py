@@ -186,3 +186,21 @@ def _pre_filtered(s: Scheduler, pod) -> CycleState:
     status, _ = s.frameworks["default-scheduler"].run_pre_filter(state, pod, s.cache.snapshot())
     assert status.is_success()
     return state
+
+
+def test_row_versions_follow_their_nodes_through_adds_removals_and_placements():
+    rng = random.Random(5)
+    s = _memo_scheduler(30)
+    names = [f"n{i:02d}" for i in range(30)]
+    for step in range(300):
+        roll = rng.random()
+        if roll < 0.5:
+            s.on_pod("ADDED", bound(make_pod(f"p{step}").req(cpu="100m"), rng.choice(names)), 1.0)
+        elif roll < 0.7 and len(names) > 3:
+            name = names.pop(rng.randrange(len(names)))
+            s.on_node("DELETED", make_node(name), 1.0)
+        else:
+            names.append(f"m{step}")
+            s.on_node("ADDED", make_node(names[-1]), 1.0)
+        c = s.cache
+        assert c.row_versions().tolist() == c.node_versions()[c.row_ids()].tolist(), f"step {step}"
