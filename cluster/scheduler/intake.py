@@ -22,6 +22,7 @@ from .framework import ClusterEvent, Framework
 from .precheck import fits_node
 
 if TYPE_CHECKING:
+    from ..api.podhead import PodHead
     from .host import SchedulerHost
     from .queue import QueuedPodInfo, SchedulingQueue
 
@@ -95,12 +96,13 @@ class WatchIntake:
         cache keeps of a placed pod."""
         self._on_pod(event_type, pod, now, raw)
 
-    def _on_pod(self, event_type: str, pod: dict, now: float, raw: bytes | None) -> None:
+    def _on_pod(self, event_type: str, pod: dict, now: float, raw: bytes | None, head: PodHead | None = None) -> None:
+        """``head``: the head of ``raw``, when the caller has it."""
         uid = uid_of(pod)
         if node_name_of(pod):
             self._on_assigned_pod(event_type, pod, uid, now, raw)
         else:
-            self._on_unassigned_pod(event_type, pod, uid, now, raw)
+            self._on_unassigned_pod(event_type, pod, uid, now, raw, head)
 
     def on_pod_event(self, ev: WatchEvent, now: float) -> None:
         """``on_pod`` of a watch event, reading the pod only when its head does not settle
@@ -126,7 +128,7 @@ class WatchIntake:
                 if old is not None:  # spread no longer counts it
                     self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, (old, pinfo), now)
                 return
-        self._on_pod(ev.type, ev.obj, now, ev.raw)
+        self._on_pod(ev.type, ev.obj, now, ev.raw, head)
 
     def _seen_assigned(self, uid: str, leaving: bool, now: float) -> None:
         """What any event of a bound pod settles: it is no longer pending, and a victim
@@ -188,7 +190,9 @@ class WatchIntake:
     def _responsible_for(self, pod: dict) -> bool:
         return ((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) in self.frameworks
 
-    def _on_unassigned_pod(self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None) -> None:
+    def _on_unassigned_pod(
+        self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None, head: PodHead | None = None
+    ) -> None:
         if event_type == "DELETED" or is_terminal(pod) or is_terminating(pod) or not self._responsible_for(pod):
             self.queue.delete(uid)
             self.host.forget_preemptor(uid)
@@ -205,7 +209,7 @@ class WatchIntake:
         if qp is None:
             pinfo = self.cache.new_pod_info(pod)
             self.queue.add(pinfo, now)
-            pinfo.compact(raw)  # a backlog of new pods is held as bytes until a cycle pops one
+            pinfo.compact(raw, head=head)  # a backlog of new pods is held as bytes until a cycle pops one
             return
         old = qp.pinfo.pod
         qp.pinfo.refresh(pod, self.cache.columns)
@@ -213,4 +217,4 @@ class WatchIntake:
         if not qp.attempts:
             # Never tried yet: only a cycle reads it whole. A pod a cycle has failed keeps
             # its dict, since queueing hints read it on every cluster event.
-            qp.pinfo.compact(raw)
+            qp.pinfo.compact(raw, head=head)

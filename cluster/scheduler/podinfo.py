@@ -141,14 +141,16 @@ class PodInfo:
         """The pod as an Event's involvedObject names it: kind, namespace, name and uid."""
         return {"kind": "Pod", "metadata": {"namespace": self.namespace, "name": self.name, "uid": self.uid}}
 
-    def compact(self, raw: bytes | None, placed: bool = False) -> None:
+    def compact(self, raw: bytes | None, placed: bool = False, head: PodHead | None = None) -> None:
         """Let the dict go, keeping ``raw``, its encoding: a pending pod always, a
         ``placed`` one only while it is being deleted (see the class). Without ``raw`` (a
-        caller that has no bytes) the dict stays."""
+        caller that has no bytes) the dict stays. ``head``, the head of the same bytes,
+        gives the fingerprint without encoding the object again."""
         if raw is not None and self._pod is not None:
             node = node_name_of(self._pod)
             if self._fp_node != node:  # not taken yet, or the bind changed the spec
-                self._fp_node, self._fp_key = sys.intern(node), spec_key(self._pod)
+                self._fp_node = sys.intern(node)
+                self._fp_key = head.spec_key if head is not None else spec_key(self._pod)
             self._pod, self._raw = None, raw if self.deleting or not placed else None
 
     @property

@@ -143,3 +143,13 @@ def test_a_bind_of_a_pod_relabelled_meanwhile_is_decoded_and_the_labels_follow()
     assert not s.cache.is_assumed(uid)
     assert s.cache.pod_info(uid).labels == {"app": "db"}
     assert s.cache.pods.rows("default", APP).tolist() == []
+
+
+def test_a_pending_pod_kept_as_bytes_knows_its_spec_from_the_head():
+    s = make_scheduler(nodes=[])  # no node: the pod stays pending, kept as its bytes
+    pod = make_pod("a").req(cpu="1").label("app", "web")
+    by_head(s, "ADDED", pod)
+    pinfo = s.queue.get("uid-default-a").pinfo
+    assert pinfo.compacted
+    assert pinfo.same_spec(copy.deepcopy(pod).phase("Pending"))  # a status write: same spec
+    assert not pinfo.same_spec(copy.deepcopy(pod).label("app", "db"))
