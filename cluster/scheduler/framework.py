@@ -131,6 +131,7 @@ class Framework:
         self.bind_plugins: list[BindPlugin] = []
         for spec in specs:
             self._build(spec, registry)
+        self._local_by_skips: dict[frozenset, tuple[frozenset[str], bool]] = {}  # see _row_local_scores
         order = dict(profile.order) if profile.order is not None else None
         weights = {spec.name: spec.weight or 1 for spec in specs}  # a weight of 0 reads as 1, as upstream
         for point, cls in POINT_CLASSES.items():
@@ -284,32 +285,54 @@ class Framework:
         except PluginError as exc:
             assert p is not None  # only a plugin raises PluginError
             return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
-        if memo is None or not self._scores_row_local(state.skip_score):
+        local, others = self._row_local_scores(state.skip_score)
+        if memo is None or not local:
             return self._score(state, pod, snap, candidates)
         failed: list[Status] = []
 
         def score(rows: np.ndarray) -> np.ndarray | None:
-            total, status = self._score(state, pod, snap, rows)
+            total, status = self._score(state, pod, snap, rows, only=local)
             if total is None:
                 failed.append(status)
             return total
 
-        total = memo.totals(frozenset(state.skip_score), candidates, score)
-        return (total, SUCCESS) if total is not None else (None, failed[0])
+        # The row-local part from the memo; any other Score plugin over the candidates.
+        total = memo.totals(local, candidates, score)
+        if total is None:
+            return None, failed[0]
+        if not others:
+            return total, SUCCESS
+        rest, status = self._score(state, pod, snap, candidates, skip=local)
+        return (None, status) if rest is None else (total + rest, SUCCESS)
 
-    def _scores_row_local(self, skips: set[str]) -> bool:
-        """Every Score plugin that runs scores each node by its own row and normalizes nothing."""
-        return all(p.NAME in skips or (p.ROW_LOCAL and not normalizes) for p, _, normalizes in self.score_plugins)
+    def _row_local_scores(self, skips: set[str]) -> tuple[frozenset[str], bool]:
+        """The Score plugins that run (not in ``skips``), score each node by its own row and
+        normalize nothing (their weighted sum is what a row memo keeps), and whether any
+        other Score plugin runs."""
+        key = frozenset(skips)
+        found = self._local_by_skips.get(key)
+        if found is None:
+            running = [(p, normalizes) for p, _, normalizes in self.score_plugins if p.NAME not in key]
+            local = frozenset(p.NAME for p, normalizes in running if p.ROW_LOCAL and not normalizes)
+            found = self._local_by_skips[key] = (local, len(local) < len(running))
+        return found
 
     def _score(
-        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snap: Snapshot,
+        candidates: np.ndarray,
+        only: frozenset[str] | None = None,
+        skip: frozenset[str] = frozenset(),
     ) -> tuple[np.ndarray | None, Status]:
-        """Score and NormalizeScore after PreScore: the weighted total per candidate."""
+        """Score and NormalizeScore after PreScore: the weighted total per candidate, of
+        the plugins in ``only`` (None: all) but not in ``skip``."""
         p: ScorePlugin | None = None
         try:
             total = np.zeros(len(candidates), dtype=np.int64)
             for p, weight, normalizes in self.score_plugins:
-                if p.NAME in state.skip_score:
+                if p.NAME in state.skip_score or p.NAME in skip or (only is not None and p.NAME not in only):
                     continue
                 scores = p.score(state, pod, snap, candidates)
                 if normalizes:

@@ -1,11 +1,12 @@
 """Each node's Filter verdict and Score total for one kind of pod, kept across cycles.
 
-Owns ``RowMemos``, which the scheduler's cycle reads instead of running Filter and Score
-over the nodes its search visits, when every plugin that runs for the pod is row-local
+Owns ``RowMemos``, which the scheduler's cycle reads instead of running Filter over the
+nodes its search visits when every Filter plugin that runs for the pod is row-local
 (``Plugin.ROW_LOCAL``: its verdict and raw score for a node depend on the pod and on that
-node's own row and object alone) and, for scores, none of them normalizes. Pods of one
-kind are pods of one profile with the same encoded spec and the same PreFilter/PreScore
-skips: a Deployment's replicas, a benchmark's pods.
+node's own row and object alone), and instead of running the row-local Score plugins that
+normalize nothing (their weighted sum is kept; any other Score plugin still runs over the
+candidates). Pods of one kind are pods of one profile with the same encoded spec and the
+same PreFilter skips: a Deployment's replicas, a benchmark's pods.
 
 An entry of row ``i`` holds while the node's version (``NodeRows.touch``: a pod placed or
 removed, allocatable) and the cache's ``node_epoch`` (a node added, removed, relabelled,
@@ -36,8 +37,9 @@ MAX_KINDS = 32  # kinds of pods remembered at once; the oldest is dropped beyond
 
 
 class RowMemo:
-    """One kind of pod: feasibility per row, and the weighted Score total per row for each
-    set of PreScore skips met, each with the node version it was computed at (-1: never)."""
+    """One kind of pod: feasibility per row, and per set of row-local Score plugins met the
+    weighted sum of their scores per row, each with the node version it was computed at
+    (-1: never)."""
 
     __slots__ = ("_cache", "epoch", "ok", "ok_seen", "scores")
 
@@ -47,7 +49,7 @@ class RowMemo:
         self.epoch = cache.node_epoch
         self.ok = np.zeros(n, dtype=bool)
         self.ok_seen = np.full(n, -1, dtype=np.int64)
-        self.scores: dict[frozenset, tuple[np.ndarray, np.ndarray]] = {}  # skip_score -> (total, seen)
+        self.scores: dict[frozenset, tuple[np.ndarray, np.ndarray]] = {}  # plugins -> (total, seen)
 
     def _versions(self, rows: np.ndarray | slice | None = None) -> np.ndarray:
         versions = self._cache.row_versions()
@@ -66,14 +68,15 @@ class RowMemo:
         return self.ok[rows]
 
     def totals(
-        self, skips: frozenset, candidates: np.ndarray, score: Callable[[np.ndarray], np.ndarray | None]
+        self, plugins: frozenset, candidates: np.ndarray, score: Callable[[np.ndarray], np.ndarray | None]
     ) -> np.ndarray | None:
-        """The Score totals of ``candidates`` (rows judged feasible through ``judge``);
-        ``score`` scores the rows given (None: an error, left to the caller's status)."""
-        entry = self.scores.get(skips)
+        """The weighted sum of the Score ``plugins`` over ``candidates`` (rows judged
+        feasible); ``score`` computes it for the rows given (None: an error, left to the
+        caller's status)."""
+        entry = self.scores.get(plugins)
         if entry is None:
             n = len(self.ok)
-            entry = self.scores[skips] = (np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64))
+            entry = self.scores[plugins] = (np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64))
         total, seen = entry
         if (seen[candidates] != self._versions(candidates)).any():
             # Besides the candidates, only rows whose feasibility is current and positive:

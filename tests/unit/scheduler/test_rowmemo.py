@@ -38,6 +38,10 @@ def _pod(i: int, rng: random.Random):
         p.toleration("dedicated", operator="Exists")
     elif roll < 0.2:
         p.spread("zone", selector={"matchLabels": {"app": "a"}})  # not row-local: no memo
+    elif roll < 0.35:  # a Score plugin that normalizes runs beside the kept part
+        p.spread("zone", when="ScheduleAnyway", selector={"matchLabels": {"app": "a"}})
+    elif roll < 0.45:
+        p.preferred_node_affinity(5, {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z2"]}]})
     return p
 
 
