@@ -104,8 +104,6 @@ class Cache(NodeRows):
         if self._n == self._rows:
             self._grow_rows()
         self._row_id[self._n] = self.node_id(name)
-        self._set_row_of(self._ids[name], self._n)
-        self._row_ver[self._n] = self._versions[self._ids[name]]
         ni = NodeInfo(node, self._n, raw)
         self._n += 1
         self._infos.append(ni)
@@ -153,6 +151,7 @@ class Cache(NodeRows):
         i = ni.index
         cols = [(self.columns.index(k), v) for k, v in alloc.items() if k != PODS]
         self._alloc[i, :] = 0  # after index(): a new column may have widened the array
+        self._row_ver[i] += 1
         for col, v in cols:
             self._alloc[i, col] = v
         # Upstream: a node without allocatable pods admits none.
@@ -172,7 +171,6 @@ class Cache(NodeRows):
         self._count_images(ni.images, -1)
         self.node_epoch += 1
         i, last = ni.index, self._n - 1
-        self._set_row_of(self._ids[name], -1)
         if i != last:  # swap-remove: keep rows dense; the last node takes the freed index
             moved = self._infos[last]
             for a in (
@@ -185,7 +183,6 @@ class Cache(NodeRows):
                 self._row_ver,
             ):
                 a[i] = a[last]
-            self._set_row_of(self._ids[moved.name], i)
             moved.index = i
             self._infos[i] = moved
             self.table.move_node(moved.pods.values(), i)
@@ -218,6 +215,7 @@ class Cache(NodeRows):
         return uid in self._assumed
 
     def _account(self, i: int, pinfo: PodInfo, sign: int) -> None:
+        self._row_ver[i] += 1
         for col, amount in pinfo.req_cols:
             self._req[i, col] += sign * amount
         self._nonzero[i, 0] += sign * pinfo.nonzero_cpu

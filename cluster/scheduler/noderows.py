@@ -56,10 +56,11 @@ class NodeRows:
         # Per node id, bumped by anything that can change a preemption verdict there (see
         # preemption_fast): a pod placed or removed, a nomination, allocatable, a start time.
         self._versions = np.zeros(64, dtype=np.int64)
-        # The same counter kept by row (moved with its row), and each id's row (-1: none):
-        # the row memo compares a slice of rows without gathering ids.
+        # Per row (moved with its row), bumped whenever what the row holds changes: its
+        # allocatable, its pods' requests, count or host ports. Pod start times and
+        # nominations, which move ``_versions``, leave it: the row memo keeps verdicts and
+        # scores that read only the row.
         self._row_ver = np.zeros(self._rows, dtype=np.int64)
-        self._id_row = np.full(64, -1, dtype=np.int64)
 
     def _add_column(self) -> None:
         pad = np.zeros((self._rows, 1), dtype=np.int64)
@@ -105,17 +106,10 @@ class NodeRows:
         """Something on node ``node_id`` changed (see ``node_versions``)."""
         self._cover_versions(node_id + 1)
         self._versions[node_id] += 1
-        row = self._id_row[node_id]
-        if row >= 0:
-            self._row_ver[row] += 1
 
     def row_versions(self) -> np.ndarray:
-        """``node_versions`` by row: each current row's counter (moves with its row)."""
+        """A counter per current row that moves whenever what the row holds changes."""
         return self._row_ver[: self._n]
-
-    def _set_row_of(self, node_id: int, row: int) -> None:
-        self._cover_versions(node_id + 1)
-        self._id_row[node_id] = row
 
     def node_versions(self) -> np.ndarray:
         """A counter per node id that moves whenever the node's pods, nominations,
@@ -128,6 +122,3 @@ class NodeRows:
             grown = np.zeros(max(size, 2 * len(self._versions)), dtype=np.int64)
             grown[: len(self._versions)] = self._versions
             self._versions = grown
-            rows = np.full(len(grown), -1, dtype=np.int64)
-            rows[: len(self._id_row)] = self._id_row
-            self._id_row = rows

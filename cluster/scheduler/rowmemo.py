@@ -8,8 +8,9 @@ normalize nothing (their weighted sum is kept; any other Score plugin still runs
 candidates). Pods of one kind are pods of one profile with the same encoded spec and the
 same PreFilter skips: a Deployment's replicas, a benchmark's pods.
 
-An entry of row ``i`` holds while the node's version (``NodeRows.touch``: a pod placed or
-removed, allocatable) and the cache's ``node_epoch`` (a node added, removed, relabelled,
+An entry of row ``i`` holds while the row's version (``NodeRows.row_versions``: what the
+row holds, its allocatable and its pods' requests, count and host ports; not pod start
+times or nominations) and the cache's ``node_epoch`` (a node added, removed, relabelled,
 retainted, cordoned) hold. A cycle that meets a stale row among the rows it asks for
 recomputes every stale row at once through the plugins themselves: a plugin call costs
 numpy's overhead whatever its length, and the round-robin search reaches a node placed on
