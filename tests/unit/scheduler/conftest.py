@@ -257,6 +257,25 @@ def confirm_all(s: Scheduler, out, pods_by_uid: dict, now: float) -> None:
         s.on_pod("MODIFIED", bound(pods_by_uid[uid], node_name), now)
 
 
+def cycle_trail(s: Scheduler, out) -> tuple:
+    """What one ``schedule`` call decided, as the equivalence tests compare it."""
+    return (out.binds, out.deletes, out.nominations, [e["message"] for e in out.events], s.next_start_node_index)
+
+
+def feed_back(s: Scheduler, out, pods: dict, now: float) -> None:
+    """Deliver the watch events a ``schedule`` call's writes cause: each bind, each
+    nomination, each victim's deletion (``pods``, by uid, follows)."""
+    for _, _, uid, node_name in out.binds:
+        pods[uid] = bound(pods[uid], node_name)
+        s.on_pod("MODIFIED", pods[uid], now)
+    for _, _, uid, node_name in out.nominations:
+        pods[uid] = dict(pods[uid], status={**pods[uid]["status"], "nominatedNodeName": node_name})
+        s.on_pod("MODIFIED", pods[uid], now)
+    for _, _, uid in out.deletes:
+        if uid in pods:  # two preemptors may name the same victim
+            s.on_pod("DELETED", pods.pop(uid), now)
+
+
 @pytest.fixture(autouse=True)
 def _placed_pods_as_bytes(monkeypatch):
     """The runtimes hand the scheduler each object's encoding with its watch event, and the

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from sched_builders import bound, make_node, make_pod, make_scheduler
+from sched_builders import bound, cycle_trail, feed_back, make_node, make_pod, make_scheduler
 
 from cluster.scheduler import Scheduler, SchedulerConfig
 from cluster.scheduler.framework import CycleState
@@ -91,18 +91,8 @@ def _drive(memo: bool, seed: int, n: int, pct: int, rounds: int) -> tuple[list, 
         if rng.random() < 0.3:
             _churn(s, rng, nodes, pods, now, next_node)
         out = s.schedule(now, max_pods=4)
-        trail.append(
-            (out.binds, out.deletes, out.nominations, [e["message"] for e in out.events], s.next_start_node_index)
-        )
-        for _, _, uid, node_name in out.binds:
-            pods[uid] = bound(pods[uid], node_name)
-            s.on_pod("MODIFIED", pods[uid], now)
-        for _, _, uid, node_name in out.nominations:
-            pods[uid] = dict(pods[uid], status={**pods[uid]["status"], "nominatedNodeName": node_name})
-            s.on_pod("MODIFIED", pods[uid], now)
-        for _, _, uid in out.deletes:
-            if uid in pods:
-                s.on_pod("DELETED", pods.pop(uid), now)
+        trail.append(cycle_trail(s, out))
+        feed_back(s, out, pods, now)
         now += 0.5
     return trail, s
 

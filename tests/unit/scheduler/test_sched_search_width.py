@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from sched_builders import bound, make_node, make_pod
+from sched_builders import bound, cycle_trail, feed_back, make_node, make_pod
 
 from cluster.scheduler import Scheduler, SchedulerConfig
 from cluster.scheduler.search import chunked_take, num_feasible_nodes_to_find, rotated_take
@@ -194,17 +194,8 @@ def drive(cls, seed: int, n: int, pct: int, rounds: int, crowded: float = 0.0) -
         s.on_pod("ADDED", p, now)
         for _ in range(2):
             out = s.schedule(now, max_pods=1)
-            trail.append(
-                (out.binds, out.deletes, out.nominations, [e["message"] for e in out.events], s.next_start_node_index)
-            )
-            for _, _, uid, node in out.binds:
-                pods[uid] = bound(pods[uid], node)
-                s.on_pod("MODIFIED", pods[uid], now)
-            for _, _, uid, node in out.nominations:
-                pods[uid] = dict(pods[uid], status={**pods[uid]["status"], "nominatedNodeName": node})
-                s.on_pod("MODIFIED", pods[uid], now)
-            for _, _, uid in out.deletes:
-                s.on_pod("DELETED", pods.pop(uid), now)
+            trail.append(cycle_trail(s, out))
+            feed_back(s, out, pods, now)
             now += 0.5
     return trail
 
