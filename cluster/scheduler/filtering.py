@@ -180,13 +180,19 @@ def run_filters(
         return plain
     if by_load:
         assert load is not None  # by_load says so
-        totals = load.totals([col for col, _ in pod.req_cols], at_least=pod.priority, exclude_uid=pod.uid)
-        if totals is None:
-            return plain
+
+        def totals():
+            return load.totals([col for col, _ in pod.req_cols], at_least=pod.priority, exclude_uid=pod.uid)
+
         if plain.lazy:
-            _veto_by_load(fwk, cache, pod, totals, plain)
+            nominated = nominated_to_consider(nominator, cache, pod)
+            if nominated:
+                _veto_by_load(fwk, cache, pod, nominated, totals, plain)
             return plain
-        rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, totals, plain)
+        load_now = totals()
+        if load_now is None:
+            return plain
+        rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, load_now, plain)
         return _merge(plain, state, rows, first_ok, first_rejections)
     nominated = nominated_to_consider(nominator, cache, pod)
     if not nominated:
@@ -210,23 +216,37 @@ def run_filters(
     return _merge(plain, state, rows, first_ok, first_rejections)
 
 
-def _veto_by_load(fwk: Framework, cache: Cache, pod: PodInfo, totals, run: FilterRun) -> None:
-    """Pass 1 by arithmetic for a lazy run: only the nodes holding nominated pods can fail
-    it, so they are judged now (``run.veto``: those it rejects) and pass 2 stays lazy;
-    completing the run merges both passes as ``_merge`` does."""
+def _veto_by_load(fwk: Framework, cache: Cache, pod: PodInfo, nominated: list, totals, run: FilterRun) -> None:
+    """Pass 1 by arithmetic for a lazy run: only the nodes holding ``nominated`` pods can
+    fail it, so they are judged now, their load summed from those pods (``run.veto``: the
+    nodes it rejects), and pass 2 stays lazy; completing the run merges both passes as
+    ``_merge`` does, from the load arrays ``totals()`` gives."""
     fit = cast("NodeResourcesFit | None", fwk.plugins.get("NodeResourcesFit"))
     if fit is None:  # nothing judges load: pass 1 agrees with pass 2
         return
-    extra, extra_count = totals
-    nominated = np.flatnonzero(extra_count > 0)
-    first = fit.fit(pod, cache.snapshot(), extra[nominated], extra_count[nominated], rows=nominated)
+    cols = [col for col, _ in pod.req_cols]
+    load: dict[int, tuple[list[int], dict[int, int]]] = {}  # row -> ([pods], {col: requested})
+    for p, node in nominated:
+        row = cache.node_info(node).index  # type: ignore[union-attr]  # known: nominated_to_consider
+        count, amounts = load.setdefault(row, ([0], dict.fromkeys(cols, 0)))
+        count[0] += 1
+        for col, amount in p.req_cols:
+            if col in amounts:
+                amounts[col] += amount
+    rows = np.fromiter(load, dtype=np.intp, count=len(load))
+    extra = np.array([[load[r][1][c] for c in cols] for r in load], dtype=np.int64).reshape(len(load), len(cols))
+    extra_count = np.array([load[r][0][0] for r in load], dtype=np.int64)
+    first = fit.fit(pod, cache.snapshot(), extra, extra_count, rows=rows)
     run.veto = np.zeros(cache.num_nodes, dtype=bool)
-    run.veto[nominated[~first.feasible]] = True
+    run.veto[rows[~first.feasible]] = True
 
     def merge(done: FilterRun) -> None:
+        arrays = totals()
+        if arrays is None:  # the same nominated pods as above, so never; kept for the type
+            return
         second = FilterRun(SUCCESS, done.state, done.allowed, done.feasible, done._rejections)  # pass 2 alone
-        rows, first_ok, first_rejections = _resource_pass(fwk, cache, pod, totals, second)
-        merged = _merge(second, done.state, rows, first_ok, first_rejections)
+        rows_mask, first_ok, first_rejections = _resource_pass(fwk, cache, pod, arrays, second)
+        merged = _merge(second, done.state, rows_mask, first_ok, first_rejections)
         done.feasible, done._rejections = merged.feasible, merged._rejections
 
     run._first_pass = merge
