@@ -126,14 +126,16 @@ def head_of(pod: dict[str, Any]) -> PodHead:
 
 def spec_key(pod: dict[str, Any]) -> int:
     """``PodHead.spec_key`` of a decoded pod."""
-    meta = pod.get("metadata") or {}
-    return hash((encode(pod.get("spec")), encode(meta.get("labels"))))
+    return _key(pod.get("spec"), pod)
 
 
 def bound_spec_key(pod: dict[str, Any], node_name: str) -> int:
     """The ``spec_key`` the pod will have once bound to ``node_name`` by the apiserver,
     which sets ``spec.nodeName`` in place (the key's last position when it was absent)."""
-    meta = pod.get("metadata") or {}
     spec = dict(pod.get("spec") or {})
     spec["nodeName"] = node_name
-    return hash((encode(spec), encode(meta.get("labels"))))
+    return _key(spec, pod)
+
+
+def _key(spec: Any, pod: dict[str, Any]) -> int:
+    return hash((encode(spec), encode((pod.get("metadata") or {}).get("labels"))))

@@ -181,8 +181,9 @@ def run_filters(
     if by_load:
         assert load is not None  # by_load says so
 
-        def totals():
-            return load.totals([col for col, _ in pod.req_cols], at_least=pod.priority, exclude_uid=pod.uid)
+        def totals(rows: np.ndarray | None = None):
+            cols = [col for col, _ in pod.req_cols]
+            return load.totals(cols, at_least=pod.priority, exclude_uid=pod.uid, rows=rows)
 
         if plain.lazy:
             nominated = nominated_to_consider(nominator, cache, pod)
@@ -218,31 +219,24 @@ def run_filters(
 
 def _veto_by_load(fwk: Framework, cache: Cache, pod: PodInfo, nominated: list, totals, run: FilterRun) -> None:
     """Pass 1 by arithmetic for a lazy run: only the nodes holding ``nominated`` pods can
-    fail it, so they are judged now, their load summed from those pods (``run.veto``: the
+    fail it, so they are judged now with their load (``totals(rows)``; ``run.veto``: the
     nodes it rejects), and pass 2 stays lazy; completing the run merges both passes as
-    ``_merge`` does, from the load arrays ``totals()`` gives."""
+    ``_merge`` does, from the load over every node (``totals()``)."""
     fit = cast("NodeResourcesFit | None", fwk.plugins.get("NodeResourcesFit"))
     if fit is None:  # nothing judges load: pass 1 agrees with pass 2
         return
-    cols = [col for col, _ in pod.req_cols]
-    load: dict[int, tuple[list[int], dict[int, int]]] = {}  # row -> ([pods], {col: requested})
-    for p, node in nominated:
-        row = cache.node_info(node).index  # type: ignore[union-attr]  # known: nominated_to_consider
-        count, amounts = load.setdefault(row, ([0], dict.fromkeys(cols, 0)))
-        count[0] += 1
-        for col, amount in p.req_cols:
-            if col in amounts:
-                amounts[col] += amount
-    rows = np.fromiter(load, dtype=np.intp, count=len(load))
-    extra = np.array([[load[r][1][c] for c in cols] for r in load], dtype=np.int64).reshape(len(load), len(cols))
-    extra_count = np.array([load[r][0][0] for r in load], dtype=np.int64)
-    first = fit.fit(pod, cache.snapshot(), extra, extra_count, rows=rows)
+    known = cache.node_info
+    rows = np.unique(np.fromiter((known(node).index for _, node in nominated), dtype=np.intp))  # type: ignore[union-attr]
+    load = totals(rows)
+    if load is None:
+        return
+    first = fit.fit(pod, cache.snapshot(), load[0], load[1], rows=rows)
     run.veto = np.zeros(cache.num_nodes, dtype=bool)
     run.veto[rows[~first.feasible]] = True
 
     def merge(done: FilterRun) -> None:
         arrays = totals()
-        if arrays is None:  # the same nominated pods as above, so never; kept for the type
+        if arrays is None:  # the same load as above, so never; kept for the type
             return
         second = FilterRun(SUCCESS, done.state, done.allowed, done.feasible, done._rejections)  # pass 2 alone
         rows_mask, first_ok, first_rejections = _resource_pass(fwk, cache, pod, arrays, second)

@@ -285,8 +285,10 @@ class Framework:
         except PluginError as exc:
             assert p is not None  # only a plugin raises PluginError
             return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
+        if memo is None:
+            return self._score(state, pod, snap, candidates)
         local, others = self._row_local_scores(state.skip_score)
-        if memo is None or not local:
+        if not local:
             return self._score(state, pod, snap, candidates)
         failed: list[Status] = []
 
@@ -337,8 +339,6 @@ class Framework:
                 scores = p.score(state, pod, snap, candidates)
                 if normalizes:
                     p.normalize(state, pod, scores)
-                if not len(scores):
-                    continue
                 lo, hi = int(scores.min()), int(scores.max())
                 if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                     bad = lo if lo < MIN_NODE_SCORE else hi
