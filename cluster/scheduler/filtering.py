@@ -162,10 +162,11 @@ def run_filters(
     state: CycleState | None = None,
     resources_decide=None,
     lazy: bool = False,
+    vetoes: VetoMemo | None = None,
 ) -> FilterRun:
     """Both passes; ``state`` (pass 2's, the one Score uses) is filled in. ``lazy``: see
     the module's docstring (it applies when no nominated pod is pending, or when only
-    resources can tell)."""
+    resources can tell); ``vetoes`` keeps a lazy pass 1 across cycles (``VetoMemo``)."""
     state = CycleState() if state is None else state
     load = nominator.load
     by_load = bool(
@@ -186,9 +187,7 @@ def run_filters(
             return load.totals(cols, at_least=pod.priority, exclude_uid=pod.uid, rows=rows)
 
         if plain.lazy:
-            nominated = nominated_to_consider(nominator, cache, pod)
-            if nominated:
-                _veto_by_load(fwk, cache, pod, nominated, totals, plain)
+            _veto_by_load(fwk, cache, nominator, pod, totals, plain, vetoes)
             return plain
         load_now = totals()
         if load_now is None:
@@ -217,22 +216,48 @@ def run_filters(
     return _merge(plain, state, rows, first_ok, first_rejections)
 
 
-def _veto_by_load(fwk: Framework, cache: Cache, pod: PodInfo, nominated: list, totals, run: FilterRun) -> None:
-    """Pass 1 by arithmetic for a lazy run: only the nodes holding ``nominated`` pods can
+def _veto_by_load(
+    fwk: Framework,
+    cache: Cache,
+    nominator: PodNominator,
+    pod: PodInfo,
+    totals,
+    run: FilterRun,
+    vetoes: VetoMemo | None = None,
+) -> None:
+    """Pass 1 by arithmetic for a lazy run: only the nodes holding nominated pods can
     fail it, so they are judged now with their load (``totals(rows)``; ``run.veto``: the
     nodes it rejects), and pass 2 stays lazy; completing the run merges both passes as
     ``_merge`` does, from the load over every node (``totals()``)."""
     fit = cast("NodeResourcesFit | None", fwk.plugins.get("NodeResourcesFit"))
     if fit is None:  # nothing judges load: pass 1 agrees with pass 2
         return
-    known = cache.node_info
-    rows = np.unique(np.fromiter((known(node).index for _, node in nominated), dtype=np.intp))  # type: ignore[union-attr]
-    load = totals(rows)
-    if load is None:
+    key = None
+    if vetoes is not None and nominator.node_of(pod.uid) is None:  # its own load would count
+        key = (fwk.profile_name, pod.priority, pod.resources_key)
+        found = vetoes.get(key, nominator.version, cache)
+        if found is not None:
+            _set_veto(fwk, cache, pod, totals, run, found[0])
+            return
+    nominated = nominated_to_consider(nominator, cache, pod)
+    veto, rows = None, np.empty(0, dtype=np.intp)
+    if nominated:
+        known = cache.node_info
+        rows = np.unique(np.fromiter((known(node).index for _, node in nominated), dtype=np.intp))  # type: ignore[union-attr]
+        load = totals(rows)
+        if load is not None:
+            first = fit.fit(pod, cache.snapshot(), load[0], load[1], rows=rows)
+            veto = np.zeros(cache.num_nodes, dtype=bool)
+            veto[rows[~first.feasible]] = True
+    if key is not None:
+        vetoes.put(key, nominator.version, cache, rows, veto)  # type: ignore[union-attr]
+    _set_veto(fwk, cache, pod, totals, run, veto)
+
+
+def _set_veto(fwk: Framework, cache: Cache, pod: PodInfo, totals, run: FilterRun, veto: np.ndarray | None) -> None:
+    if veto is None:  # no nominated pod can fail pass 1: pass 2 is all
         return
-    first = fit.fit(pod, cache.snapshot(), load[0], load[1], rows=rows)
-    run.veto = np.zeros(cache.num_nodes, dtype=bool)
-    run.veto[rows[~first.feasible]] = True
+    run.veto = veto
 
     def merge(done: FilterRun) -> None:
         arrays = totals()
@@ -244,6 +269,38 @@ def _veto_by_load(fwk: Framework, cache: Cache, pod: PodInfo, nominated: list, t
         done.feasible, done._rejections = merged.feasible, merged._rejections
 
     run._first_pass = merge
+
+
+class VetoMemo:
+    """The lazy pass 1 (``_veto_by_load``) of the kinds of pods met lately (profile,
+    priority, requests), kept while the nominations (``PodNominator.version``), the node
+    set (``Cache.node_epoch``) and the rows it judged (their row versions) stay as they
+    were. A preemptor stays nominated for the many cycles of the pods queued behind it,
+    each of which would otherwise sum the same load and run the same fit. The veto array
+    is shared: readers never write to it. Owned by the scheduler; read by ``run_filters``."""
+
+    LIMIT = 16  # kinds remembered at once; the oldest is dropped beyond it
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, tuple] = {}
+        self.hits = 0  # cycles served from a kept entry
+
+    def get(self, key: tuple, version: int, cache: Cache) -> tuple[np.ndarray | None] | None:
+        """(veto,) when the entry of ``key`` still holds (veto None: nothing to veto)."""
+        entry = self._entries.get(key)
+        if entry is None or entry[0] != (version, cache.node_epoch):
+            return None
+        _, rows, seen, veto = entry
+        if len(rows) and cache.row_versions()[rows].tobytes() != seen:
+            return None
+        self.hits += 1
+        return (veto,)
+
+    def put(self, key: tuple, version: int, cache: Cache, rows: np.ndarray, veto: np.ndarray | None) -> None:
+        if key not in self._entries and len(self._entries) >= self.LIMIT:
+            del self._entries[next(iter(self._entries))]
+        seen = cache.row_versions()[rows].tobytes() if len(rows) else b""
+        self._entries[key] = ((version, cache.node_epoch), rows, seen, veto)
 
 
 def _merge(plain: FilterRun, state: CycleState, rows: np.ndarray, first_ok: np.ndarray, first_rejections) -> FilterRun:

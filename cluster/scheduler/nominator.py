@@ -33,6 +33,7 @@ class PodNominator:
         self._by_node: dict[str, dict[str, object]] = {}  # node -> {uid: PodInfo}, insertion order
         self._node_of: dict[str, str] = {}  # uid -> node
         self.load = None  # a PriorityLoad the scheduler attaches, told of every change
+        self.version = 0  # moves with every nomination recorded or removed
 
     def add(self, pinfo, nominating: NominatingInfo | None = None) -> None:
         """Record ``pinfo``'s nomination, replacing any it had. Bound pods are never nominated."""
@@ -45,6 +46,7 @@ class PodNominator:
             return
         self._node_of[pinfo.uid] = node
         self._by_node.setdefault(node, {})[pinfo.uid] = pinfo
+        self.version += 1
         if self.load is not None:
             self.load.add(pinfo, node)
 
@@ -62,6 +64,7 @@ class PodNominator:
         node = self._node_of.pop(uid, None)
         if node is None:
             return
+        self.version += 1
         if self.load is not None:
             self.load.remove(uid)
         pods = self._by_node.get(node)

@@ -193,6 +193,12 @@ class PodInfo:
             self._pod = decode(self._raw)  # type: ignore[arg-type]
             self._raw = None
 
+    @property
+    def resources_key(self) -> bytes | None:
+        """Equal for pods whose requests and host ports are the same (what the resource
+        fit of a pod reads of it)."""
+        return self._sig
+
     def requests_changed(self, pod: dict) -> bool:
         """Would ``refresh(pod)`` change the requests or host ports?"""
         return _resources_key(pod) != self._sig

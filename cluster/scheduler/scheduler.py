@@ -27,7 +27,7 @@ from ..api.events import make_event
 from ..api.objects import DEFAULT_SCHEDULER
 from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
-from .filtering import FilterRun, run_filters
+from .filtering import FilterRun, VetoMemo, run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .host import SchedulerHost, apply_post_filter
 from .intake import WatchIntake
@@ -119,6 +119,7 @@ class Scheduler(WatchIntake):
         # Verdicts and scores per kind of pod across cycles (rowmemo.py); None: every cycle
         # runs every plugin over the rows it visits (the tests compare both ways).
         self.row_memos: RowMemos | None = RowMemos(self.cache)
+        self.vetoes: VetoMemo | None = VetoMemo()  # None: each cycle sums the nominated load anew
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
         self.stats = {
             "attempts": 0,
@@ -237,7 +238,9 @@ class Scheduler(WatchIntake):
             # leaves the round-robin start at (start + 1) % 1 == 0 whatever the outcome.
             self.next_start_node_index = 0
             return snap.index_of(nominated_name), SUCCESS, None
-        run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state, self.host.resources_decide, lazy=True)
+        run = run_filters(
+            fwk, self.cache, self.queue.nominator, pinfo, state, self.host.resources_decide, True, self.vetoes
+        )
         status, allowed = run.status, run.allowed
         if not status.is_success():
             if not status.is_rejected():
@@ -304,7 +307,7 @@ class Scheduler(WatchIntake):
 
     def _select_host(self, total: np.ndarray) -> int:
         """Position of the best total; a tie is broken by the seeded RNG, uniformly."""
-        tied = np.flatnonzero(total == total.max())
+        tied = (total == total.max()).nonzero()[0]
         if len(tied) == 1:
             return int(tied[0])
         return int(tied[self._rng.randrange(len(tied))])

@@ -64,7 +64,9 @@ def chunked_take(
         ok = judge(slice(first, end))
         if ok is None:
             return None
-        hits = np.flatnonzero(ok) + first
+        hits = ok.nonzero()[0]  # numpy's flatnonzero wraps this in two Python calls
+        if first:
+            hits += first
         if count + len(hits) > k:
             found.append(hits[: k - count])
             return _concat(found), (int(hits[k - count]) - start) % m
@@ -76,4 +78,6 @@ def chunked_take(
 
 
 def _concat(found: list[np.ndarray]) -> np.ndarray:
+    if len(found) == 1:
+        return found[0]
     return np.concatenate(found) if found else np.empty(0, dtype=np.intp)

@@ -1,6 +1,7 @@
-"""The row memo (``cluster/scheduler/rowmemo.py``): the same decisions as running every
-plugin on every cycle, through pods coming and going and nodes changing under it; and
-what it recomputes, and when it stands aside."""
+"""The row memo (``cluster/scheduler/rowmemo.py``) and the nominated-load veto memo
+(``filtering.VetoMemo``): the same decisions as running every plugin on every cycle,
+through pods coming and going and nodes changing under them; and what the row memo
+recomputes, and when it stands aside."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 from sched_builders import bound, cycle_trail, feed_back, make_node, make_pod, make_scheduler
 
 from cluster.scheduler import Scheduler, SchedulerConfig
+from cluster.scheduler.filtering import VetoMemo, run_filters
 from cluster.scheduler.framework import CycleState
+from cluster.scheduler.nominator import MODE_OVERRIDE, NominatingInfo
 from cluster.scheduler.rowmemo import RowMemo, RowMemos
 
 KINDS = (  # (cpu, memory) of the pod kinds: many pods per kind, so the memo is used
@@ -71,11 +74,13 @@ def _churn(s: Scheduler, rng: random.Random, nodes: dict, pods: dict, now: float
         s.on_node("ADDED", node, now)
 
 
-def _drive(memo: bool, seed: int, n: int, pct: int, rounds: int) -> tuple[list, Scheduler]:
+def _drive(memo: bool, seed: int, n: int, pct: int, rounds: int, vetoes: bool | None = None) -> tuple[list, Scheduler]:
     rng = random.Random(seed)
     s = Scheduler(SchedulerConfig(percentage_of_nodes_to_score=pct), seed=seed)
     if not memo:
         s.row_memos = None
+    if not (memo if vetoes is None else vetoes):
+        s.vetoes = None
     nodes = {}
     for i in range(n):
         node = _node(i, rng)
@@ -109,6 +114,15 @@ def test_the_memo_decides_as_running_every_plugin_each_cycle(seed, n, pct):
     assert sum(len(binds) for binds, *_ in got) > 100  # the runs did place pods
     assert len(s.row_memos) >= 2  # and the memo served several kinds of pods
     assert s.stats["preemptions"] > 0  # with nominated pods about
+
+
+@pytest.mark.parametrize("seed,n,pct", [(11, 40, 0), (12, 120, 0), (13, 90, 100), (14, 200, 10)])
+def test_a_kept_veto_decides_as_summing_the_nominated_load_each_cycle(seed, n, pct):
+    got, s = _drive(True, seed, n, pct, rounds=150, vetoes=True)
+    want, _ = _drive(True, seed, n, pct, rounds=150, vetoes=False)
+    assert got == want
+    assert s.stats["preemptions"] > 0
+    assert s.vetoes is not None and s.vetoes.hits > 5  # kept vetoes served cycles
 
 
 def _memo_scheduler(n: int = 40) -> Scheduler:
@@ -207,3 +221,28 @@ def test_a_row_version_moves_with_what_the_row_holds_and_with_its_row():
     assert version("n01") == resized
     s.on_pod("DELETED", started, 1.0)
     assert version("n01") != resized  # a pod removed
+
+
+def test_a_kept_veto_is_judged_again_when_the_nominations_or_its_rows_change():
+    s = make_scheduler(nodes=[make_node(f"n{i}", cpu="1") for i in range(1, 4)])
+    nominator, vetoes, fwk = s.queue.nominator, VetoMemo(), s.frameworks["default-scheduler"]
+    s.host.set_cycle(fwk, 1.0)
+
+    def vetoed(pod) -> list[str]:
+        pinfo = s.cache.new_pod_info(pod)
+        run = run_filters(fwk, s.cache, nominator, pinfo, None, s.host.resources_decide, True, vetoes)
+        return [] if run.veto is None else [s.cache.snapshot().node_name(i) for i in np.flatnonzero(run.veto)]
+
+    def nominate(name: str, node: str) -> None:
+        big = s.cache.new_pod_info(make_pod(name).req(cpu="800m").prio(100))
+        nominator.add(big, NominatingInfo(node, MODE_OVERRIDE))
+
+    small = make_pod("small").req(cpu="500m")
+    nominate("big1", "n1")
+    assert vetoed(small) == ["n1"]
+    assert vetoed(small.copy_()) == ["n1"] and vetoes.hits == 1  # the same kind: kept
+    nominate("big2", "n2")  # a new nomination elsewhere
+    assert vetoed(small) == ["n1", "n2"]
+    s.on_node("MODIFIED", make_node("n1", cpu="2"), 1.0)  # room for both on n1 now
+    assert vetoed(small) == ["n2"]
+    assert vetoed(make_pod("tiny").req(cpu="100m")) == []  # another kind, judged afresh
