@@ -22,6 +22,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from . import codec
 from .annotationvalidation import check_kubemu_annotations
 from .objects import KINDS
 from .quantity import QuantityError
@@ -239,8 +240,30 @@ def _check_pod(obj: dict[str, Any], path: str) -> None:
         if spec is None:
             _required(_at(spec_path, "containers"), "a pod needs at least one container")
         raise ValidationError(spec_path, spec, "must be a map")
-    names = validate_pod_spec(spec, spec_path)
+    names = _valid_spec_names(spec, spec_path)
     check_kubemu_annotations(obj, path, names)
+
+
+# Specs that passed, by path and encoding: a controller's or a benchmark's pods share one
+# spec, and checking it field by field cost more than the rest of a create's admission.
+_VALID_SPECS: dict[tuple[str, bytes], set[str]] = {}
+_VALID_SPECS_MAX = 256
+
+
+def _valid_spec_names(spec: dict[str, Any], path: str) -> set[str]:
+    """``validate_pod_spec`` of ``spec``, remembered for the specs that passed (the
+    container names returned are shared: never change them)."""
+    try:
+        key = (path, codec.encode(spec))
+    except (TypeError, ValueError):  # not plain data: checked field by field, and not kept
+        return validate_pod_spec(spec, path)
+    names = _VALID_SPECS.get(key)
+    if names is None:
+        names = validate_pod_spec(spec, path)
+        if len(_VALID_SPECS) >= _VALID_SPECS_MAX:
+            del _VALID_SPECS[next(iter(_VALID_SPECS))]
+        _VALID_SPECS[key] = names
+    return names
 
 
 # ---- other kinds -----------------------------------------------------------------------

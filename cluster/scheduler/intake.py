@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from .host import SchedulerHost
     from .queue import QueuedPodInfo, SchedulingQueue
 
+# New pending pods keep their decoded object while the active queue holds no more than
+# this many: a cycle soon reads them whole, and decoding them again then cost as much as
+# the first time. A longer backlog is held as bytes (a pod's dict is several times its
+# encoding), so a burst of a million creates does not hold a million dicts.
+DECODED_BACKLOG = 2048
+
 _NODE_CHANGE_EVENTS = (  # cache aspect -> cluster event, in upstream's order
     ("allocatable", ClusterEvent.NODE_ALLOCATABLE),
     ("labels", ClusterEvent.NODE_LABEL),
@@ -209,7 +215,7 @@ class WatchIntake:
         if qp is None:
             pinfo = self.cache.new_pod_info(pod)
             self.queue.add(pinfo, now)
-            pinfo.compact(raw, head=head)  # a backlog of new pods is held as bytes until a cycle pops one
+            self._hold(pinfo, raw, head)
             return
         old = qp.pinfo.pod
         qp.pinfo.refresh(pod, self.cache.columns)
@@ -217,4 +223,10 @@ class WatchIntake:
         if not qp.attempts:
             # Never tried yet: only a cycle reads it whole. A pod a cycle has failed keeps
             # its dict, since queueing hints read it on every cluster event.
-            qp.pinfo.compact(raw, head=head)
+            self._hold(qp.pinfo, raw, head)
+
+    def _hold(self, pinfo: PodInfo, raw: bytes | None, head: PodHead | None) -> None:
+        """An untried pending pod: as bytes behind a long backlog, else decoded (see
+        ``DECODED_BACKLOG``)."""
+        if self.queue.active_count() > DECODED_BACKLOG:
+            pinfo.compact(raw, head=head)

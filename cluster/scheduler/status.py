@@ -31,6 +31,10 @@ class Code(IntEnum):
     SKIP = 4
 
 
+_SUCCESS, _SKIP, _ERROR = Code.SUCCESS, Code.SKIP, Code.ERROR
+_REJECTED = (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+
 @dataclass(frozen=True)
 class Status:
     code: Code = Code.SUCCESS
@@ -49,17 +53,19 @@ class Status:
     def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, self.reasons, plugin)
 
+    # Every cycle asks these a few dozen times: the codes are module globals below, since
+    # reading a member off the enum class costs several times the comparison.
     def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
+        return self.code == _SUCCESS
 
     def is_skip(self) -> bool:
-        return self.code == Code.SKIP
+        return self.code == _SKIP
 
     def is_rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        return self.code in _REJECTED
 
     def is_error(self) -> bool:
-        return self.code == Code.ERROR
+        return self.code == _ERROR
 
     def message(self) -> str:
         return ", ".join(self.reasons)

@@ -39,6 +39,7 @@ class Admission:
     def __init__(self, store, seed: int = 0):
         self._store = store
         self._rng = random.Random(seed)
+        self._default_class: tuple[int, dict | None] = (-1, None)  # (PriorityClass revision, class)
 
     def new_uid(self) -> str:
         """A version-4 UUID from the seeded generator: the string ``uuid.UUID(int=...,
@@ -128,8 +129,12 @@ class Admission:
 
     def default_priority_class(self) -> dict | None:
         """The globalDefault class with the lowest value (upstream's rule for races)."""
-        defaults = [pc for pc in self._store.peek_all("PriorityClass") if pc.get("globalDefault")]
-        return min(defaults, key=lambda pc: pc["value"]) if defaults else None
+        # Every pod create without a class asks; the classes change rarely.
+        revision = self._store.kind_revision("PriorityClass")
+        if self._default_class[0] != revision:
+            defaults = [pc for pc in self._store.peek_all("PriorityClass") if pc.get("globalDefault")]
+            self._default_class = (revision, min(defaults, key=lambda pc: pc["value"]) if defaults else None)
+        return self._default_class[1]
 
     # -- priority classes ---------------------------------------------------------------
     def _admit_priority_class(self, pc: dict) -> None:

@@ -823,3 +823,21 @@ def test_validate_does_not_modify_the_object():
     pod = copy.deepcopy(POD)
     validate(pod)
     assert pod == POD
+
+
+def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_time():
+    from cluster.api import validation
+
+    good = copy.deepcopy(POD)
+    validate(good)
+    validate(copy.deepcopy(good))  # the same spec again
+    bad = copy.deepcopy(good)
+    bad["spec"]["terminationGracePeriodSeconds"] = True  # equal to 1 in Python, not on the wire
+    for _ in range(2):
+        with pytest.raises(ValidationError, match="terminationGracePeriodSeconds: true must be an integer"):
+            validate(copy.deepcopy(bad))
+    for i in range(validation._VALID_SPECS_MAX + 10):  # many kinds of pods: the memo stays bounded
+        other = copy.deepcopy(good)
+        other["spec"]["containers"][0]["name"] = f"c{i}"
+        validate(other)
+    assert len(validation._VALID_SPECS) <= validation._VALID_SPECS_MAX

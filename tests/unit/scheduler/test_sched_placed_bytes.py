@@ -13,8 +13,10 @@ import copy
 import pytest
 from sched_builders import make_node, make_pod, make_scheduler
 
+from cluster.api import codec
 from cluster.api.codec import encode
 from cluster.api.selectors import LabelSelector
+from cluster.scheduler import intake, podinfo
 from cluster.scheduler.cache import Cache
 from cluster.scheduler.preemption import terminating_by_preemption
 
@@ -108,7 +110,13 @@ def test_an_assumed_pod_keeps_its_dict_until_the_watch_confirms_it():
         pinfo.pod  # noqa: B018
 
 
-def test_a_pending_pod_is_bytes_until_a_cycle_tries_it_and_keeps_its_dict_after_a_failure():
+@pytest.fixture
+def long_backlog(monkeypatch):
+    """Every new pending pod is behind a backlog long enough to be held as bytes."""
+    monkeypatch.setattr(intake, "DECODED_BACKLOG", 0)
+
+
+def test_a_pending_pod_is_bytes_until_a_cycle_tries_it_and_keeps_its_dict_after_a_failure(long_backlog):
     s = make_scheduler([make_node("n1", cpu="1")])
     pod = make_pod("big").req(cpu="2")
     s.on_pod("ADDED", pod, 0, encode(pod))
@@ -122,7 +130,7 @@ def test_a_pending_pod_is_bytes_until_a_cycle_tries_it_and_keeps_its_dict_after_
     assert pinfo.pod is pinfo.pod and pinfo.labels == {"app": "x"}
 
 
-def test_an_untried_pending_pod_takes_updates_as_bytes_and_schedules():
+def test_an_untried_pending_pod_takes_updates_as_bytes_and_schedules(long_backlog):
     s = make_scheduler([make_node("n1")])
     pod = make_pod("a").req(cpu="1")
     s.on_pod("ADDED", pod, 0, encode(pod))
@@ -132,6 +140,22 @@ def test_an_untried_pending_pod_takes_updates_as_bytes_and_schedules():
     assert pinfo.pod is not pinfo.pod and pinfo.labels == {"app": "x"}
     out = s.schedule(0)
     assert [(name, node) for _, name, _, node in out.binds] == [("a", "n1")]
+
+
+def test_behind_a_short_backlog_a_pending_pod_keeps_its_dict_and_is_decoded_once(monkeypatch):
+    monkeypatch.setattr(intake, "DECODED_BACKLOG", 2)
+    s = make_scheduler([make_node("n1")])
+    pods = [make_pod(f"p{i}").req(cpu="100m") for i in range(3)]
+    for p in pods:
+        s.on_pod("ADDED", p, 0, encode(p))
+    held = [s.queue.get(p["metadata"]["uid"]).pinfo for p in pods]
+    # The first two leave at most two pods in the active queue; the third makes it three.
+    assert [pinfo.pod is pinfo.pod for pinfo in held] == [True, True, False]
+    decoded = []
+    monkeypatch.setattr(podinfo, "decode", lambda raw: decoded.append(raw) or codec.decode(raw))
+    out = s.schedule(0)
+    assert sorted(name for _, name, _, _ in out.binds) == ["p0", "p1", "p2"]
+    assert len(decoded) == 1  # only the pod held as bytes was decoded for its cycle
 
 
 def test_a_node_is_kept_as_bytes_with_what_filters_read_parsed():

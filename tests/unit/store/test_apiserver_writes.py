@@ -64,6 +64,23 @@ def test_global_default_priority_class():
     assert (pod["spec"]["priorityClassName"], pod["spec"]["priority"]) == ("d1", 7)
 
 
+def test_pods_follow_the_default_priority_class_as_it_comes_and_goes():
+    api = APIServer()
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "globalDefault": True}
+
+    def admitted(name: str) -> tuple:
+        spec = api.create(make_pod(name), 0)["spec"]
+        return spec.get("priorityClassName"), spec["priority"]
+
+    assert admitted("a") == (None, 0)
+    api.create(dict(pc, metadata={"name": "d1"}, value=7), 0)
+    assert admitted("b") == ("d1", 7)
+    api.delete("PriorityClass", "", "d1", None, None, 0)
+    assert admitted("c") == (None, 0)
+    api.create(dict(pc, metadata={"name": "d2"}, value=9), 0)
+    assert admitted("d") == ("d2", 9)
+
+
 def test_system_priority_classes_cannot_be_deleted():
     api = APIServer()
     with pytest.raises(Forbidden):
