@@ -64,13 +64,12 @@ from ..api.annotations import AnnotationError, Emulation, emulation
 from ..api.events import make_event
 from ..api.objects import is_terminating
 from ..api.predicates import host_ports
-from ..api.qos import pod_qos_class
-from ..api.resources import PODS, pod_requests
+from ..api.resources import PODS
 from ..runtime.component import WatchEvent
 from ..runtime.timers import Handle, TimerQueue
 from . import admission
 from .allocation import NodeAllocation
-from .cgroups import pod_cgroups, with_parent, without_parent
+from .cgroups import with_parent
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
 from .node import NodeConfig, internal_ip, node_labels, pod_ip
@@ -94,6 +93,7 @@ from .pods import (
     pod_status,
     shared,
 )
+from .podshape import PodShape, shape_of
 from .pressure import EVICT, LIFT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
 from .reconcile import ReconcileMixin
 
@@ -256,19 +256,20 @@ class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
             # Validation refuses these at create; one that slips through must not break a host.
             emu = Emulation()
         rec = PodRecord(pod, emu, now)
-        rec.qos = pod_qos_class(pod)
+        shape = shape_of(pod)
+        rec.qos = shape.qos
         self._pods[rec.uid] = rec
         if self._adopt(rec, pod, now):
             return
         if is_terminating(pod):
             self._confirm(rec, now)
             return
-        requests = admission.effective_requests(pod_requests(pod), self.allocatable)
+        requests = admission.effective_requests(shape.requests, self.allocatable)
         rejection = self._eviction_admit(pod, rec) or self.alloc.admit(pod, rec, requests, self._view())
         if rejection is not None:
             self._reject(rec, rejection, now)
             return
-        self._take(rec, pod, requests)
+        self._take(rec, pod, requests, shape)
         rec.pod_ip = self.host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._next_ip()
         if emu.start_seconds > 0:
             self._write(rec)  # else the inline start below writes Running, which supersedes it
@@ -297,10 +298,10 @@ class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
         self._ip_serial += 1
         return pod_ip(self.index, self._ip_serial - 1)
 
-    def _take(self, rec: PodRecord, pod: dict, requests: dict[str, int]) -> None:
+    def _take(self, rec: PodRecord, pod: dict, requests: dict[str, int], shape: PodShape | None = None) -> None:
         """An admitted (or adopted) pod holds its requests and ports and gets its cgroups."""
         self._hold(rec, requests, host_ports(pod))
-        rec.cgroup = shared(without_parent(pod_cgroups(pod, rec.uid, rec.qos)))
+        rec.cgroup = (shape or shape_of(pod)).cgroup(rec.qos)
         rec.usage = declared_usage(pod)
 
     def _hold(self, rec: PodRecord, requests: dict[str, int], ports: tuple) -> None:
