@@ -25,7 +25,11 @@ def make_event(
     host: str = "",
 ) -> dict[str, Any]:
     """An Event about ``obj`` at emulated time ``now``; the apiserver assigns uid and rv."""
-    kind, ns, name = key_of(obj)
+    # key_of and uid_of by hand: the scheduler builds one of these per pod it places.
+    kind = obj.get("kind", "")
+    m = obj.get("metadata") or {}
+    version, namespaced = KINDS.get(kind, ("v1", False))
+    ns, name = (m.get("namespace", "") if namespaced else ""), m.get("name", "")
     ts = rfc3339(now)
     return {
         "apiVersion": "v1",
@@ -41,8 +45,8 @@ def make_event(
             "kind": kind,
             "namespace": ns,
             "name": name,
-            "uid": uid_of(obj),
-            "apiVersion": KINDS.get(kind, ("v1", True))[0],
+            "uid": m.get("uid", ""),
+            "apiVersion": version,
         },
         "reason": reason,
         "message": message,

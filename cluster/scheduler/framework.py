@@ -339,7 +339,7 @@ class Framework:
                 scores = p.score(state, pod, snap, candidates)
                 if normalizes:
                     p.normalize(state, pod, scores)
-                lo, hi = int(scores.min()), int(scores.max())
+                lo, hi = int(scores[scores.argmin()]), int(scores[scores.argmax()])
                 if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                     bad = lo if lo < MIN_NODE_SCORE else hi
                     return None, Status.error(

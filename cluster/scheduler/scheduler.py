@@ -307,7 +307,8 @@ class Scheduler(WatchIntake):
 
     def _select_host(self, total: np.ndarray) -> int:
         """Position of the best total; a tie is broken by the seeded RNG, uniformly."""
-        tied = (total == total.max()).nonzero()[0]
+        # argmax is numpy's C method; max() goes through a Python wrapper on every call.
+        tied = (total == total[total.argmax()]).nonzero()[0]
         if len(tied) == 1:
             return int(tied[0])
         return int(tied[self._rng.randrange(len(tied))])
