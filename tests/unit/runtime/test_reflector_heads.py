@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cluster.api.codec import decode, encode
+from cluster.api.podhead import read_head
 from cluster.api.requests import Bind, Watch
 from cluster.runtime.component import WatchEvent
 from cluster.runtime.reflector import Reflector
@@ -141,3 +142,17 @@ def test_a_lazy_kind_whose_key_cannot_be_read_is_decoded_whole(odd):
 
     key, obj, head = _read(encode(odd), False, True)
     assert obj == odd and head is None
+
+
+def test_a_watched_pod_added_is_decoded_at_once_and_the_rest_by_their_head():
+    api = APIServer()
+    r = Reflector([Watch("Pod", heads=True)])
+    r.on_list("Pod", api.list("Pod"))
+    api.create(pod("a"), 0)
+    uid = api.get("Pod", "default", "a")["metadata"]["uid"]
+    api.write([Bind("default", "a", uid, "n1")], 0)
+    added, bound = r.on_watch("Pod", api.watch({"Pod": r.rv["Pod"]})["Pod"])
+    assert added._obj is not None and bound._obj is None  # the bind's object is left as bytes
+    for ev in (added, bound):
+        from_bytes = read_head(ev.raw)
+        assert ev.head[:9] == from_bytes[:9] and ev.head.spec_key == from_bytes.spec_key
