@@ -255,7 +255,7 @@ def _valid_spec_names(spec: dict[str, Any], path: str) -> set[str]:
     container names returned are shared: never change them)."""
     try:
         key = (path, codec.encode(spec))
-    except (TypeError, ValueError):  # not plain data: checked field by field, and not kept
+    except (TypeError, ValueError, OverflowError):  # not plain msgpack data: checked field by field, not kept
         return validate_pod_spec(spec, path)
     names = _VALID_SPECS.get(key)
     if names is None:

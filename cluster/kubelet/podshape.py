@@ -54,7 +54,7 @@ def shape_of(pod: dict[str, Any]) -> PodShape:
                 spec.get("overhead"),
             )
         )
-    except TypeError:  # not plain data: worked out for this pod alone
+    except (TypeError, ValueError, OverflowError):  # not plain msgpack data: worked out for this pod alone
         return PodShape(pod)
     shape = _SHAPES.get(key)
     if shape is None:

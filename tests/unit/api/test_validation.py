@@ -841,3 +841,9 @@ def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_tim
         other["spec"]["containers"][0]["name"] = f"c{i}"
         validate(other)
     assert len(validation._VALID_SPECS) <= validation._VALID_SPECS_MAX
+    huge = copy.deepcopy(good)
+    huge["spec"]["priority"] = 2**70  # no msgpack for it: checked field by field, not kept
+    validate(huge)
+    huge["spec"]["restartPolicy"] = "Sometimes"
+    with pytest.raises(ValidationError, match="spec.restartPolicy"):
+        validate(huge)

@@ -70,3 +70,9 @@ def test_the_shapes_kept_stay_bounded(monkeypatch):
     for i in range(podshape.SHAPES_MAX + 5):
         podshape.shape_of(_pod(_c(requests={"cpu": f"{i + 1}m"})))
     assert len(podshape._SHAPES) == podshape.SHAPES_MAX
+
+
+def test_a_pod_msgpack_cannot_hold_is_worked_out_alone():
+    pod = _pod(_c(requests={"cpu": 2**70}))  # beyond msgpack's integers: no key for it
+    shape = podshape.shape_of(pod)
+    assert shape.requests == pod_requests(pod) and shape is not podshape.shape_of(pod)
