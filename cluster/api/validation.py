@@ -255,7 +255,11 @@ def _valid_spec_names(spec: dict[str, Any], path: str) -> set[str]:
     container names returned are shared: never change them)."""
     try:
         key = (path, codec.encode(spec))
-    except (TypeError, ValueError, OverflowError):  # not plain msgpack data: checked field by field, not kept
+    except OverflowError:  # the store could not keep it either: say which field
+        names = validate_pod_spec(spec, path)
+        _check_int_range(spec, path)
+        return names
+    except (TypeError, ValueError):  # not plain msgpack data: checked field by field, not kept
         return validate_pod_spec(spec, path)
     names = _VALID_SPECS.get(key)
     if names is None:
@@ -264,6 +268,21 @@ def _valid_spec_names(spec: dict[str, Any], path: str) -> set[str]:
             del _VALID_SPECS[next(iter(_VALID_SPECS))]
         _VALID_SPECS[key] = names
     return names
+
+
+INT_RANGE = (-(2**63), 2**64 - 1)  # what the wire (msgpack) and the store hold
+
+
+def _check_int_range(value: Any, path: str) -> None:
+    """Raise for the first integer under ``value`` the store cannot encode."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_int_range(v, _key(path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_int_range(v, _at(path, f"[{i}]"))
+    elif _is_int(value) and not INT_RANGE[0] <= value <= INT_RANGE[1]:
+        raise ValidationError(path, value, "is out of range (integers are at most 64 bits)")
 
 
 # ---- other kinds -----------------------------------------------------------------------

@@ -842,8 +842,13 @@ def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_tim
         validate(other)
     assert len(validation._VALID_SPECS) <= validation._VALID_SPECS_MAX
     huge = copy.deepcopy(good)
-    huge["spec"]["priority"] = 2**70  # no msgpack for it: checked field by field, not kept
-    validate(huge)
     huge["spec"]["restartPolicy"] = "Sometimes"
-    with pytest.raises(ValidationError, match="spec.restartPolicy"):
+    huge["spec"]["activeDeadlineSeconds"] = 2**70
+    with pytest.raises(ValidationError, match="spec.restartPolicy"):  # checked field by field first
         validate(huge)
+    huge["spec"]["restartPolicy"] = "Always"
+    with pytest.raises(ValidationError) as e:  # then the integer the store could not keep
+        validate(huge)
+    assert str(e.value) == (
+        f"spec.activeDeadlineSeconds: {2**70} is out of range (integers are at most 64 bits)"
+    )

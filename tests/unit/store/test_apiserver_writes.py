@@ -274,3 +274,13 @@ def test_uids_are_the_version_4_uuids_of_the_seeded_draws(seed):
         want = uuid.UUID(int=draws.getrandbits(128), version=4)
         got = admission.new_uid()
         assert got == str(want) and uuid.UUID(got).version == 4 and uuid.UUID(got).variant == uuid.RFC_4122
+
+
+def test_an_integer_the_store_cannot_keep_is_refused_naming_its_field():
+    api = APIServer()
+    rv = api.store.rv
+    pod = make_pod("huge")
+    pod["spec"]["priority"] = 2**70
+    with pytest.raises(Invalid, match=r"^spec.priority: 1180591620717411303424 is out of range"):
+        api.create(pod, 0)
+    assert api.store.rv == rv and not api.store.has("Pod", "default", "huge")
