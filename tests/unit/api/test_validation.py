@@ -849,6 +849,4 @@ def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_tim
     huge["spec"]["restartPolicy"] = "Always"
     with pytest.raises(ValidationError) as e:  # then the integer the store could not keep
         validate(huge)
-    assert str(e.value) == (
-        f"spec.activeDeadlineSeconds: {2**70} is out of range (integers are at most 64 bits)"
-    )
+    assert str(e.value) == f"spec.activeDeadlineSeconds: {2**70} is out of range (integers are at most 64 bits)"
