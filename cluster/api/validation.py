@@ -256,17 +256,16 @@ def _valid_spec_names(spec: dict[str, Any], path: str) -> set[str]:
     try:
         key = (path, codec.encode(spec))
     except OverflowError:  # the store could not keep it either: say which field
-        names = validate_pod_spec(spec, path)
+        checked = validate_pod_spec(spec, path)
         _check_int_range(spec, path)
-        return names
+        return checked
     except (TypeError, ValueError):  # not plain msgpack data: checked field by field, not kept
         return validate_pod_spec(spec, path)
     names = _VALID_SPECS.get(key)
     if names is None:
-        names = validate_pod_spec(spec, path)
-        if len(_VALID_SPECS) >= _VALID_SPECS_MAX:
+        names = _VALID_SPECS[key] = validate_pod_spec(spec, path)
+        if len(_VALID_SPECS) > _VALID_SPECS_MAX:
             del _VALID_SPECS[next(iter(_VALID_SPECS))]
-        _VALID_SPECS[key] = names
     return names
 
 
