@@ -23,7 +23,7 @@ import time
 
 import ray
 
-from actors.packing import unpack
+from actors.packing import pack_reply, unpack
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import ListPage, ListResult, Outcome, Request, WatchChunk
@@ -176,6 +176,12 @@ class APIServerActor(Profiled):
                 await asyncio.wait_for(self._changed.wait(), remaining)
             except asyncio.TimeoutError:
                 pass
+
+    async def watch_packed(
+        self, since: dict[str, int], node_names: frozenset[str] | None = None, timeout: float = 1.0
+    ) -> bytes:
+        """``watch`` with the reply in one blob (``actors/packing.py``): what the informers ask."""
+        return pack_reply(await self.watch(since, node_names, timeout))
 
     async def durability(self) -> dict:
         """The durable log's state: {} without a data directory."""

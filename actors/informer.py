@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from ray.exceptions import RayActorError
 
+from actors.packing import unpack_reply
 from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import ListResult, Watch
 from cluster.runtime.component import WatchEvent
@@ -83,7 +84,7 @@ class Informer:
             for kind, result in zip(to_list, replies):
                 out += r.on_list(kind, result)
             return out
-        reply = await self.api.watch.remote(r.watch_since(), self.node_names, timeout)
+        reply = unpack_reply(await self.api.watch_packed.remote(r.watch_since(), self.node_names, timeout))
         out = []
         for kind, part in reply.items():
             out += r.on_watch(kind, part)

@@ -1,5 +1,6 @@
-"""The write blob between the components and the apiserver actor: every request type
-survives the round trip as the same typed value, and a blob that is not a list is refused."""
+"""The blobs between the components and the apiserver actor: every request type and a
+watch reply survive the round trip as the same typed values, and a blob of the wrong shape
+is refused."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import pickle
 
 import pytest
 
-from actors.packing import pack, unpack
+from actors.packing import pack, pack_reply, unpack, unpack_reply
+from cluster.api.errors import Expired
 from cluster.api.patches import PodConditions
-from cluster.api.requests import Bind, Create, Delete, Evict, Patch, RecordEvent, Update, UpdateStatus
+from cluster.api.requests import Bind, Create, Delete, Evict, Patch, RecordEvent, Update, UpdateStatus, WatchChunk
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": {}}
 
@@ -34,3 +36,15 @@ def test_every_request_type_comes_back_equal_and_typed():
 def test_a_blob_that_is_not_a_list_of_requests_is_refused_in_one_line():
     with pytest.raises(TypeError, match=r"^write_packed: expected a pickled list of requests, got dict$"):
         unpack(pickle.dumps({"kind": "Pod"}))
+
+
+def test_a_watch_reply_comes_back_equal_and_typed():
+    reply = {"Pod": WatchChunk([("ADDED", b"\x81\xa1a\x01"), ("DELETED", b"\x80")], 7), "Node": Expired("too old")}
+    back = unpack_reply(pack_reply(reply))
+    assert back == reply
+    assert type(back["Pod"]) is WatchChunk and type(back["Node"]) is Expired and str(back["Node"]) == "too old"
+
+
+def test_a_blob_that_is_not_a_watch_reply_is_refused_in_one_line():
+    with pytest.raises(TypeError, match=r"^watch_packed: expected a pickled dict of watch chunks, got list$"):
+        unpack_reply(pickle.dumps([1]))

@@ -13,6 +13,7 @@ from ray.exceptions import RayActorError
 from actors.apiserver import APIServerActor
 from actors.component import ComponentActor
 from actors.informer import Informer
+from actors.packing import pack_reply
 from actors.restart import RestartError, _pid, restart
 from cluster.api.codec import decode
 from cluster.api.errors import AlreadyExists
@@ -232,7 +233,7 @@ async def test_an_informer_backs_off_and_relists_when_ray_cannot_reach_the_apise
         def __init__(self):
             self.down = False
             self.list_page = Call(self._list_page)
-            self.watch = Call(self._watch)
+            self.watch_packed = Call(self._watch)
 
         def _check(self):
             if self.down:
@@ -246,7 +247,7 @@ async def test_an_informer_backs_off_and_relists_when_ray_cannot_reach_the_apise
 
         def _watch(self, since, node_names, timeout):
             self._check()
-            return {k: WatchChunk([], rv) for k, rv in since.items()}
+            return pack_reply({k: WatchChunk([], rv) for k, rv in since.items()})
 
     api = FlakyAPI()
     informer = Informer(api, ["Pod", "Node"])
