@@ -224,6 +224,7 @@ def validate_pod_spec(spec: dict[str, Any], path: str = "spec") -> set[str]:
     _enum(spec, "restartPolicy", path, _RESTART_POLICIES)
     _int(spec, "terminationGracePeriodSeconds", path, lo=0)
     _int(spec, "priority", path)
+    _int(spec, "activeDeadlineSeconds", path, lo=1, hi=2**31 - 1)
     _enum(spec, "preemptionPolicy", path, _PREEMPTION_POLICIES)
     for p, t in _items(spec, "tolerations", path):
         _check_toleration(t, p)

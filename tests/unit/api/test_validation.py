@@ -301,6 +301,15 @@ def test_api_versions(kind, versions):
         ({"spec.terminationGracePeriodSeconds": 1.5}, "spec.terminationGracePeriodSeconds: 1.5 must be an integer"),
         ({"spec.terminationGracePeriodSeconds": True}, "spec.terminationGracePeriodSeconds: true must be an integer"),
         ({"spec.priority": -5}, None),
+        ({"spec.activeDeadlineSeconds": 30}, None),
+        (
+            {"spec.activeDeadlineSeconds": 0},
+            "spec.activeDeadlineSeconds: 0 must be between 1 and 2147483647, inclusive",
+        ),
+        (
+            {"spec.activeDeadlineSeconds": 1e23},
+            "spec.activeDeadlineSeconds: 1e+23 must be an integer",
+        ),  # kubectl's big numbers
         ({"spec.priority": "high"}, 'spec.priority: "high" must be an integer'),
         ({"spec.preemptionPolicy": "Never"}, None),
         (
@@ -843,10 +852,10 @@ def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_tim
     assert len(validation._VALID_SPECS) <= validation._VALID_SPECS_MAX
     huge = copy.deepcopy(good)
     huge["spec"]["restartPolicy"] = "Sometimes"
-    huge["spec"]["activeDeadlineSeconds"] = 2**70
+    huge["spec"]["terminationGracePeriodSeconds"] = 2**70
     with pytest.raises(ValidationError, match="spec.restartPolicy"):  # checked field by field first
         validate(huge)
     huge["spec"]["restartPolicy"] = "Always"
     with pytest.raises(ValidationError) as e:  # then the integer the store could not keep
         validate(huge)
-    assert str(e.value) == f"spec.activeDeadlineSeconds: {2**70} is out of range (integers are at most 64 bits)"
+    assert str(e.value) == f"spec.terminationGracePeriodSeconds: {2**70} is out of range (integers are at most 64 bits)"
