@@ -39,7 +39,7 @@ MAX_KINDS = 32  # kinds of pods remembered at once; the oldest is dropped beyond
 
 class RowMemo:
     """One kind of pod: feasibility per row, and per set of row-local Score plugins met the
-    weighted sum of their scores per row, each with the node version it was computed at
+    weighted sum of their scores per row, each with the row version it was computed at
     (-1: never)."""
 
     __slots__ = ("_cache", "epoch", "ok", "ok_seen", "scores")

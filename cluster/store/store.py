@@ -50,8 +50,6 @@ class Store:
         # ``peek``; only the kinds admission reads ever land here, so it stays small.
         self._peeked: dict[tuple[str, str, str], tuple[bytes, dict]] = {}
         self._renewals = LeaseRenewals()  # Leases whose next renewal can be spliced in
-        self._written: dict[str, int] = {}  # kind -> the rv of its latest write
-        self._start_rv = start_rv
 
     # -- reads -------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict | None:
@@ -79,7 +77,8 @@ class Store:
     def kind_revision(self, kind: str) -> int:
         """Moves with every write of ``kind``: what a reader keeping something derived
         from its objects compares (admission's default PriorityClass)."""
-        return self._written.get(kind, self._start_rv)
+        log = self._logs.get(kind)
+        return 0 if log is None else log.last_rv
 
     def has(self, kind: str, ns: str, name: str) -> bool:
         return (ns, name) in self._objects.get(kind, {})
@@ -161,7 +160,6 @@ class Store:
     def _stored(self, kind: str, key: tuple[str, str], data: bytes, node: str, prev_node: str, etype: str) -> None:
         """Keep ``data`` as the object's bytes at ``self.rv``: the window's event, the journal."""
         self._objects[kind][key] = (data, node)
-        self._written[kind] = self.rv
         self._log(kind).append(Event(self.rv, etype, key[1], node, prev_node, data), key, self.now)
         if self.journal is not None:
             self.journal.record_put(kind, self.rv, etype, key[0], key[1], data)
@@ -171,7 +169,6 @@ class Store:
         e.g. with the finalizers a delete just set) or else the stored object."""
         self.rv += 1
         stored, node = self._objects[kind].pop((ns, name))
-        self._written[kind] = self.rv
         self._peeked.pop((kind, ns, name), None)
         if kind == "Lease":
             self._renewals.forget((ns, name))
@@ -218,7 +215,6 @@ class Store:
             return False
         self.rv += 1
         del self._objects[kind][(ns, name)]
-        self._written[kind] = self.rv
         self._peeked.pop((kind, ns, name), None)
         if kind == "Lease":
             self._renewals.forget((ns, name))

@@ -96,6 +96,7 @@ class KindLog:
         "stamp_pos",
         "stamp_t",
         "next_check",
+        "last_rv",
     )
 
     def __init__(self, policy: Window = DEFAULT_WINDOW, coalesce: bool = False):
@@ -112,6 +113,7 @@ class KindLog:
         # The length at which to look for events to trim: trimming in bulk keeps an append
         # O(1) amortised however long the window grows while every event is fresh.
         self.next_check = 2 * policy.min_events
+        self.last_rv = 0  # the latest event's, trimmed or not: moves with every write of the kind
 
     def append(self, ev: Event, key: tuple[str, str], now: float) -> None:
         if self.coalesce:
@@ -121,6 +123,7 @@ class KindLog:
             self.stamp_t.append(now)
         self.events.append(ev)
         self.rvs.append(ev.rv)
+        self.last_rv = ev.rv
         self.nbytes += len(ev.data)
         if len(self.events) >= self.next_check or self.nbytes > self.policy.max_bytes:
             self._trim(now)
