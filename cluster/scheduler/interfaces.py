@@ -119,6 +119,16 @@ class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstra
     # (labels, taints, unschedulable): not on other nodes, other pods' terms or the
     # candidate set. The cycle may then keep them across pods of one kind (``rowmemo``).
     ROW_LOCAL: bool = False
+    # True when the plugin's PreFilter and PreScore outcome for a pod depends on the pod
+    # and the nodes alone, never on the pods placed: placing a pod of the same kind leaves
+    # it as it was, so the next pod of the kind may skip them (``kindrun.py``).
+    KIND_STABLE: bool = False
+
+    def kind_stable(self, state: CycleState, pod: PodInfo) -> bool:
+        """Would this plugin's PreFilter and PreScore, having given ``state`` for ``pod``,
+        give the same for another pod of its kind once ``pod`` is placed? Plugins that
+        reason about placed pods answer per pod; unknown plugins say no."""
+        return self.KIND_STABLE
 
     if TYPE_CHECKING:
         # Every plugin is built by its registry factory as ``cls(args, framework)``.

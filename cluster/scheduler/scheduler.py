@@ -31,6 +31,7 @@ from .filtering import FilterRun, VetoMemo, run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .host import SchedulerHost, apply_post_filter
 from .intake import WatchIntake
+from .kindrun import KindRun, start_run
 from .output import ScheduleOutput
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .priorityload import PriorityLoad
@@ -120,6 +121,12 @@ class Scheduler(WatchIntake):
         # runs every plugin over the rows it visits (the tests compare both ways).
         self.row_memos: RowMemos | None = RowMemos(self.cache)
         self.vetoes: VetoMemo | None = VetoMemo()  # None: each cycle sums the nominated load anew
+        # The next pod of the last full cycle's kind skips PreFilter and PreScore
+        # (kindrun.py); False: every pod runs the full cycle (the tests compare both ways).
+        self.kind_runs = True
+        self._run: KindRun | None = None
+        self.kind_run_pods = 0  # pods placed through a run
+        self._memo_used = None  # the row memo the last _schedule_pod chose through, if any
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
         self.stats = {
             "attempts": 0,
@@ -187,11 +194,16 @@ class Scheduler(WatchIntake):
         out, self._carry = self._carry, ScheduleOutput()
         self._expire_assumed(now)
         self.queue.flush(now)
+        self._run = None  # watch events came in since the last call: the run may not stand
         for _ in range(max_pods):
             qp = self.queue.pop()
             if qp is None:
                 break
+            if self._run is not None and self._schedule_in_run(self._run, qp, now, out):
+                continue
+            self._run = None
             self._schedule_one(qp, now, out)
+        self._run = None
         return out
 
     def _expire_assumed(self, now: float) -> None:
@@ -214,12 +226,47 @@ class Scheduler(WatchIntake):
         self.stats["attempts"] += 1
         state = CycleState()
         cycle = self.queue.scheduling_cycle
+        self._memo_used = None
         index, status, diagnosis = self._schedule_pod(fwk, state, qp.pinfo, now)
         if index is None:
             self._handle_failure(fwk, qp, status, diagnosis, cycle, now, out, state)
             return
+        run = None
+        if self.kind_runs and self._memo_used is not None and not len(self.queue.nominator):
+            # Taken before Reserve: the run keeps what PreFilter and PreScore wrote.
+            run = start_run(fwk, state, qp.pinfo, self._memo_used, self.cache.node_epoch)
         node_name = self.cache.snapshot().node_name(index)
-        self._assume_and_bind(fwk, state, qp, node_name, cycle, now, out)
+        if self._assume_and_bind(fwk, state, qp, node_name, cycle, now, out):
+            self._run = run
+
+    def _schedule_in_run(self, run: KindRun, qp: QueuedPodInfo, now: float, out: ScheduleOutput) -> bool:
+        """Place a pod of ``run``'s kind as its full cycle would, skipping PreFilter and
+        PreScore (kindrun.py); False, having changed nothing the full cycle reads, when the
+        run does not serve it or its search needs explaining."""
+        pinfo = qp.pinfo
+        pinfo.expand()
+        if len(self.queue.nominator) or not run.serves(self._framework_for(pinfo), pinfo, self.cache.node_epoch):
+            return False
+        snap = self.cache.snapshot()
+        fwk = run.fwk
+        # A search that finds nothing processes every node, so leaves the start index as
+        # it was; one that fails on an error (None) does not move it either.
+        positions = self._search(fwk, run.filter_run(snap), None, snap.num_nodes)
+        if positions is None or not len(positions):
+            return False
+        index = int(positions[0])
+        if len(positions) > 1:
+            total = run.totals(snap, positions)
+            if total is None:
+                return False
+            index = int(positions[self._select_host(total)])
+        self.stats["attempts"] += 1
+        self.kind_run_pods += 1
+        if not self._assume_and_bind(
+            fwk, run.state.clone(), qp, snap.node_name(index), self.queue.scheduling_cycle, now, out
+        ):
+            self._run = None
+        return True
 
     # ---- one cycle ---------------------------------------------------------------------
 
@@ -273,6 +320,7 @@ class Scheduler(WatchIntake):
             diag.unschedulable_plugins = {r.plugin for r in diag.rejections} | set(state.narrowed_by)
             return None, Status(Code.UNSCHEDULABLE), diag
         candidates = positions if search is None else search[positions]
+        self._memo_used = memo
         if len(candidates) == 1:
             return int(candidates[0]), SUCCESS, None
         total, status = fwk.run_score(state, pinfo, snap, candidates, memo)
@@ -322,7 +370,9 @@ class Scheduler(WatchIntake):
         cycle: int,
         now: float,
         out: ScheduleOutput,
-    ) -> None:
+    ) -> bool:
+        """Assume, then Reserve, Permit, PreBind and Bind; False when one failed (the pod
+        is then handled as a failed cycle)."""
         pinfo = qp.pinfo
         self.cache.assume_pod(pinfo, node_name, now)
         self.queue.nominator.delete(pinfo.uid)  # assumed: its nomination has served
@@ -344,7 +394,7 @@ class Scheduler(WatchIntake):
             if bind_failed:
                 self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
             self._handle_failure(fwk, qp, status, _single_node_diagnosis(status), cycle, now, out)
-            return
+            return False
         if batched:  # DefaultBinder: the actor sends the API bind in a batch
             out.binds.append((pinfo.namespace, pinfo.name, pinfo.uid, node_name))
             pinfo.expect_bound(node_name)  # its confirmation is then read by its head
@@ -361,6 +411,7 @@ class Scheduler(WatchIntake):
                 component=fwk.profile_name,
             )
         )
+        return True
 
     def _handle_failure(
         self,

@@ -26,6 +26,7 @@ _STATE_KEY = "PreScoreNodeResourcesBalancedAllocation"
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = "NodeResourcesBalancedAllocation"
     ROW_LOCAL = True
+    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS: frozenset[str] = frozenset()  # a score plugin rejects no pod
 
     def __init__(self, args: dict | None = None, handle=None):

@@ -28,6 +28,7 @@ _NAME_CACHE_LIMIT = 4096
 
 class ImageLocality(PreScorePlugin, ScorePlugin):
     NAME = "ImageLocality"
+    KIND_STABLE = True  # PreScore reads the pod and the nodes' images alone
     EVENTS: frozenset[str] = frozenset()  # a score plugin rejects no pod
 
     def __init__(self, args: dict | None = None, handle=None):

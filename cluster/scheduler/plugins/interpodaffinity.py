@@ -180,6 +180,11 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def assigned_pod_may_help(self, pending: PodInfo, assigned, namespace_labels) -> bool:
         return assigned_pod_may_help(pending, assigned, namespace_labels)
 
+    def kind_stable(self, state: CycleState, pod: PodInfo) -> bool:
+        # A pod without terms adds none when placed: what placed pods' terms say of the
+        # next pod of its kind stays as it was.
+        return pod.terms is None
+
     def __init__(self, args: dict | None = None, handle=None):
         args = dict(args or {})
         hard = args.pop("hardPodAffinityWeight", None)

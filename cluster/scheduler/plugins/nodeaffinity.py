@@ -212,6 +212,7 @@ def _pod_preferred(pod: PodInfo):
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     NAME = "NodeAffinity"
     ROW_LOCAL = True
+    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL})
 
     def __init__(self, args: dict | None = None, handle=None):

@@ -27,6 +27,7 @@ def _node_name(pod: PodInfo) -> str:
 class NodeName(PreFilterPlugin, FilterPlugin):
     NAME = "NodeName"
     ROW_LOCAL = True
+    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD})
 
     def __init__(self, args: dict | None = None, handle=None):

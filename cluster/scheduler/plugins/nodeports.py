@@ -27,6 +27,7 @@ from ..status import SKIP, SUCCESS, Code, Status
 class NodePorts(PreFilterPlugin, FilterPlugin):
     NAME = "NodePorts"
     ROW_LOCAL = True
+    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     # Ports are freed by a pod leaving a node or offered by a new node; pod updates cannot
     # change ports (immutable), so upstream ignores them.
     EVENTS = frozenset({ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NODE_ADD})

@@ -130,6 +130,7 @@ def _broken_linear(points: list[tuple[int, int]], p: int) -> int:
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
     NAME = "NodeResourcesFit"
     ROW_LOCAL = True
+    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     # Without queueing hints upstream retries a pod this plugin rejected on these events.
     EVENTS = frozenset(
         {

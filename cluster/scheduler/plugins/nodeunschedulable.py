@@ -45,6 +45,7 @@ def _cordoned(snap: Snapshot) -> np.ndarray | None:
 class NodeUnschedulable(PreFilterPlugin, FilterPlugin):
     NAME = "NodeUnschedulable"
     ROW_LOCAL = True
+    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
     def __init__(self, args: dict | None = None, handle=None):

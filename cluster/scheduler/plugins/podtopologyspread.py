@@ -202,6 +202,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self._default_memo: dict[tuple, tuple[Constraint, ...]] = {}
         self.eligibility = NodeEligibility()
 
+    def kind_stable(self, state: CycleState, pod: PodInfo) -> bool:
+        # Skipped at both points: the pod has no constraints, whatever is placed. With
+        # constraints, each placed pod of the kind moves the counts.
+        return self.NAME in state.skip_filter and self.NAME in state.skip_score
+
     # ---- which constraints ----------------------------------------------------------
 
     def _defaults_for(self, pinfo: PodInfo) -> tuple[Constraint, ...]:

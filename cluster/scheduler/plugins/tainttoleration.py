@@ -134,6 +134,7 @@ def _as_tolerations(sig: tuple) -> list[dict]:
 class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     NAME = "TaintToleration"
     ROW_LOCAL = True
+    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
     def __init__(self, args: dict | None = None, handle=None):

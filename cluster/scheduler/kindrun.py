@@ -1,0 +1,107 @@
+"""A run of pods of one kind: what one cycle leaves to the next pod of its kind.
+
+Owns ``KindRun`` and ``start_run``. A benchmark's pods, a Deployment's replicas and a
+Job's completions leave the queue one after another with the same spec. The full cycle
+of such a pod runs every PreFilter and PreScore plugin again and finds, pod after pod,
+the same answers: when the plugins that ran say so (``Plugin.kind_stable``), placing a
+pod of the kind does not change what they compute for the next one. The next pod of the
+kind popped in the same ``Scheduler.schedule`` call then skips them: its search and its
+scores run through the kind's row memo (``rowmemo.py``) with the state the run kept, and
+everything after the choice (Reserve, Permit, Bind, the event) runs as for any pod.
+
+The decisions are those of the full cycle (the tests run both ways and compare every
+placement): the run stands only while nothing but its own pods' placements changed the
+cluster (one ``schedule`` call: watch events arrive between calls), while no pod is
+nominated anywhere (the full cycle's pass 1 would judge nominated load), and only for
+pods with the same profile, namespace, spec, labels and owners. A pod the search finds no
+node for, or whose plugins fail, goes through the full cycle, which explains it.
+
+Unlike upstream's OpportunisticBatching (a kept list of nodes reused for up to 500 ms),
+this changes no decision, so it needs no feature gate. Called by ``Scheduler``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..api.codec import encode
+from .filtering import FilterRun
+from .status import SUCCESS
+
+if TYPE_CHECKING:
+    from .cache import PodInfo
+    from .framework import CycleState, Framework
+    from .rowmemo import RowMemo
+    from .snapshot import Snapshot
+
+
+def kind_key(fwk: Framework, pinfo: PodInfo) -> tuple | None:
+    """What two pods must share to be of one run's kind; None for a pod never served by a
+    run (one carrying a nominated node name: the full cycle tries that node first)."""
+    pod = pinfo.pod
+    if (pod.get("status") or {}).get("nominatedNodeName"):
+        return None
+    meta = pod.get("metadata") or {}
+    return (
+        fwk.profile_name,
+        pinfo.namespace,
+        encode((pod.get("spec"), meta.get("labels"), meta.get("ownerReferences"))),
+    )
+
+
+class KindRun:
+    """The kept state of one kind's last full cycle: its framework, the CycleState after
+    PreFilter and PreScore (each pod of the run gets a copy for Reserve onwards), the pod
+    that cycle judged (the plugins recompute stale rows for it: same kind, same answers),
+    the row memo and the row-local Score plugins it keeps totals of."""
+
+    __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch")
+
+    def __init__(
+        self, fwk: Framework, key: tuple, state: CycleState, pod: PodInfo, memo: RowMemo, local: frozenset, epoch: int
+    ) -> None:
+        self.fwk, self.key, self.state, self.pod = fwk, key, state, pod
+        self.memo, self.local, self.epoch = memo, local, epoch
+
+    def serves(self, fwk: Framework | None, pinfo: PodInfo, node_epoch: int) -> bool:
+        return fwk is self.fwk and node_epoch == self.epoch and kind_key(fwk, pinfo) == self.key
+
+    def filter_run(self, snap: Snapshot) -> FilterRun:
+        """A lazy Filter run judging rows through the memo, as the full cycle's would."""
+        fwk, state, pod = self.fwk, self.state, self.pod
+        run = FilterRun(SUCCESS, state)
+        # A fresh per-search memo of full verdicts (Framework.run_filter): rows changed
+        # since the last pod (its own placement) must be judged anew.
+        full: dict = {}
+        run._rows_judge = lambda rows: fwk.run_filter(state, pod, snap, None, rows, full)
+        run.memo = self.memo
+        return run
+
+    def totals(self, snap: Snapshot, candidates: np.ndarray) -> np.ndarray | None:
+        """The weighted Score total per candidate; None after a plugin error (the full
+        cycle then reports it)."""
+        fwk, state, pod, local = self.fwk, self.state, self.pod, self.local
+        return self.memo.totals(local, candidates, lambda rows: fwk._score(state, pod, snap, rows, only=local)[0])
+
+
+def start_run(fwk: Framework, state: CycleState, pinfo: PodInfo, memo: RowMemo | None, epoch: int) -> KindRun | None:
+    """The run a full cycle that chose a node through ``memo`` with no nominated pods about
+    and no PreFilter narrowing may start, or None when a plugin that ran could compute
+    something else for the next pod of the kind, or a Score plugin outside the memo ran."""
+    if memo is None or state.narrowed_by:
+        return None
+    local, others = fwk._row_local_scores(state.skip_score)
+    if others or not local:
+        return None
+    for p in fwk.pre_filter_plugins:
+        if not p.kind_stable(state, pinfo):
+            return None
+    for p in fwk.pre_score_plugins:
+        if not p.kind_stable(state, pinfo):
+            return None
+    key = kind_key(fwk, pinfo)
+    if key is None:
+        return None
+    return KindRun(fwk, key, state.clone(), pinfo, memo, local, epoch)
