@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..api.codec import encode
 from .filtering import FilterRun
 from .status import SUCCESS
 
@@ -37,18 +36,15 @@ if TYPE_CHECKING:
     from .snapshot import Snapshot
 
 
-def kind_key(fwk: Framework, pinfo: PodInfo) -> tuple | None:
-    """What two pods must share to be of one run's kind; None for a pod never served by a
-    run (one carrying a nominated node name: the full cycle tries that node first)."""
+def kind_of(fwk: Framework, pinfo: PodInfo) -> tuple | None:
+    """What two pods must share to be of one run's kind: profile, namespace, spec, labels
+    and owners (compared as values: what the plugins read); None for a pod never served by
+    a run (one carrying a nominated node name: the full cycle tries that node first)."""
     pod = pinfo.pod
     if (pod.get("status") or {}).get("nominatedNodeName"):
         return None
     meta = pod.get("metadata") or {}
-    return (
-        fwk.profile_name,
-        pinfo.namespace,
-        encode((pod.get("spec"), meta.get("labels"), meta.get("ownerReferences"))),
-    )
+    return (fwk.profile_name, pinfo.namespace, pod.get("spec"), meta.get("labels"), meta.get("ownerReferences"))
 
 
 class KindRun:
@@ -66,7 +62,8 @@ class KindRun:
         self.memo, self.local, self.epoch = memo, local, epoch
 
     def serves(self, fwk: Framework | None, pinfo: PodInfo, node_epoch: int) -> bool:
-        return fwk is self.fwk and node_epoch == self.epoch and kind_key(fwk, pinfo) == self.key
+        # Tuples of dicts compare by value in C: cheaper than encoding the spec.
+        return fwk is self.fwk and node_epoch == self.epoch and kind_of(fwk, pinfo) == self.key
 
     def filter_run(self, snap: Snapshot) -> FilterRun:
         """A lazy Filter run judging rows through the memo, as the full cycle's would."""
@@ -101,7 +98,7 @@ def start_run(fwk: Framework, state: CycleState, pinfo: PodInfo, memo: RowMemo |
     for p in fwk.pre_score_plugins:
         if not p.kind_stable(state, pinfo):
             return None
-    key = kind_key(fwk, pinfo)
+    key = kind_of(fwk, pinfo)
     if key is None:
         return None
     return KindRun(fwk, key, state.clone(), pinfo, memo, local, epoch)

@@ -117,7 +117,45 @@ class PodInfo:
         # (node name, Cache.node_epoch) where every filter but the resource fit passed,
         # as preemption found when it nominated the node; see SchedulerHost.nominated_node_fits.
         self.passed_static: tuple[str, int] | None = None
-        self.refresh(pod, columns)
+        if not self._from_template(pod, columns):
+            self.refresh(pod, columns)
+            if self.terms is None:
+                columns.remember(pod, self.namespace, self._parsed())
+
+    def _parsed(self) -> tuple:
+        """What ``refresh`` parses from the spec, labels and namespace."""
+        return (
+            self.priority,
+            self.labels,
+            self._terms_sig,
+            self._sig,
+            self.requests,
+            self.nonzero_cpu,
+            self.nonzero_mem,
+            self.req_cols,
+            self.host_ports,
+        )
+
+    def _from_template(self, pod: dict, columns: ResourceColumns) -> bool:
+        """Take what a recent pod with an equal spec, labels and namespace parsed (a
+        Deployment's replicas arrive one after another); False when none matches."""
+        parsed = columns.template(pod, self.namespace)
+        if parsed is None:
+            return False
+        self.pod = pod
+        self.terms = None  # templates are kept of pods without inter-pod terms only
+        (
+            self.priority,
+            self.labels,
+            self._terms_sig,
+            self._sig,
+            self.requests,
+            self.nonzero_cpu,
+            self.nonzero_mem,
+            self.req_cols,
+            self.host_ports,
+        ) = parsed
+        return True
 
     @property
     def pod(self) -> dict[str, Any]:
@@ -262,6 +300,7 @@ def _resources_key(pod: dict) -> bytes:
 
 
 PARSED_MAX = 4096  # parsed requests kept per cache; templates are few, so cleared whole when full
+TEMPLATES_KEPT = 4  # new pods' parses kept for the next pods of their template
 LABELS_MAX = 4096  # distinct labels dicts kept for sharing (pods of one template have equal labels)
 
 
@@ -298,10 +337,25 @@ class ResourceColumns:
         # What PodInfo parsed per resources key; column indexes only grow, so it stays valid.
         self.parsed: dict[bytes, tuple[bytes, tuple]] = {}
         self._labels = SharedValues(LABELS_MAX)
+        # (spec, labels, namespace, PodInfo._parsed()) of the last few new pods parsed,
+        # newest first; compared by value, the dicts as decoded (never written to).
+        self._templates: list[tuple] = []
         self._index: dict[str, int] = {}
         self._on_new = on_new
         for name in BASE_COLUMNS:
             self.index(name)
+
+    def template(self, pod: dict, namespace: str) -> tuple | None:
+        """What a pod with ``pod``'s spec, labels and namespace parsed lately, or None."""
+        spec, labels = pod.get("spec"), (pod.get("metadata") or {}).get("labels")
+        for t_spec, t_labels, t_ns, parsed in self._templates:
+            if t_ns == namespace and t_spec == spec and t_labels == labels:
+                return parsed  # type: ignore[no-any-return]
+        return None
+
+    def remember(self, pod: dict, namespace: str, parsed: tuple) -> None:
+        entry = (pod.get("spec"), (pod.get("metadata") or {}).get("labels"), namespace, parsed)
+        self._templates = [entry, *self._templates[: TEMPLATES_KEPT - 1]]
 
     def index(self, name: str) -> int:
         col = self._index.get(name)

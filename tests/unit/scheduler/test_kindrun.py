@@ -12,7 +12,7 @@ from sched_builders import cycle_trail, feed_back, make_node, make_pod, make_sch
 
 from cluster.scheduler import Scheduler, SchedulerConfig
 from cluster.scheduler.framework import CycleState, PluginSpec, PreFilterPlugin, ProfileConfig, Registry
-from cluster.scheduler.kindrun import kind_key, start_run
+from cluster.scheduler.kindrun import kind_of, start_run
 from cluster.scheduler.plugins import DEFAULT_PLUGINS
 from cluster.scheduler.status import SUCCESS
 
@@ -207,7 +207,7 @@ def test_the_kind_is_profile_namespace_spec_labels_and_owners():
         s.on_pod("ADDED", p, 1.0)
         qp = s.queue.pop()
         qp.pinfo.expand()
-        return kind_key(fwk, qp.pinfo)
+        return kind_of(fwk, qp.pinfo)
 
     base = key(make_pod("a").req(cpu="1"))
     assert key(make_pod("b").req(cpu="1")) == base  # the name is not part of it
