@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..api.codec import encode
+from .search import rotated_take_idx
 
 if TYPE_CHECKING:
     from .cache import Cache, PodInfo
@@ -42,7 +43,7 @@ class RowMemo:
     weighted sum of their scores per row, each with the row version it was computed at
     (-1: never)."""
 
-    __slots__ = ("_cache", "epoch", "ok", "ok_seen", "scores")
+    __slots__ = ("_cache", "epoch", "ok", "ok_seen", "scores", "_idx")
 
     def __init__(self, cache: Cache) -> None:
         n = cache.num_nodes
@@ -51,6 +52,7 @@ class RowMemo:
         self.ok = np.zeros(n, dtype=bool)
         self.ok_seen = np.full(n, -1, dtype=np.int64)
         self.scores: dict[frozenset, tuple[np.ndarray, np.ndarray]] = {}  # plugins -> (total, seen)
+        self._idx: np.ndarray | None = None  # the rows ``ok`` holds feasible (None: not taken yet)
 
     def judge(self, rows: slice, verdicts: Callable[[np.ndarray], np.ndarray | None]) -> np.ndarray | None:
         """Feasibility of ``rows``; ``verdicts`` judges the rows given (None: a Filter error)."""
@@ -63,7 +65,33 @@ class RowMemo:
                 return None
             self.ok[stale] = ok
             self.ok_seen[stale] = now[stale]
+            self._idx = None
         return self.ok[rows]
+
+    def take(
+        self, start: int, k: int, verdicts: Callable[[np.ndarray], np.ndarray | None]
+    ) -> tuple[np.ndarray, int] | None:
+        """``search.chunked_take`` over every row judged through the memo: the same
+        positions and processed count. The take runs on the kept verdicts, and only when a
+        stale row lies within the rows it processed are the stale rows judged (all at
+        once, as ``judge`` does) and the take run again; a stale row beyond them is not
+        one the search reached. None after a Filter error (``verdicts`` returned None)."""
+        now = self._cache.row_versions()
+        n = len(self.ok)
+        stale = (self.ok_seen != now).nonzero()[0]
+        while True:
+            if self._idx is None:
+                self._idx = self.ok.nonzero()[0]
+            positions, processed = rotated_take_idx(self._idx, n, start, k)
+            if not len(stale) or not (((stale - start) % n) < processed).any():
+                return positions, processed
+            ok = verdicts(stale)
+            if ok is None:
+                return None
+            self.ok[stale] = ok
+            self.ok_seen[stale] = now[stale]
+            self._idx = None
+            stale = stale[:0]
 
     def totals(
         self, plugins: frozenset, candidates: np.ndarray, score: Callable[[np.ndarray], np.ndarray | None]

@@ -36,9 +36,12 @@ def rotated_take(feasible: np.ndarray, start: int, k: int) -> tuple[np.ndarray, 
     feasible node (which it drops), so it has processed every entry before that one;
     with ``k`` or fewer feasible entries it processes all of them.
     """
-    n = len(feasible)
-    idx = np.flatnonzero(feasible)
-    split = int(np.searchsorted(idx, start))
+    return rotated_take_idx(np.flatnonzero(feasible), len(feasible), start, k)
+
+
+def rotated_take_idx(idx: np.ndarray, n: int, start: int, k: int) -> tuple[np.ndarray, int]:
+    """``rotated_take`` given the feasible positions ``idx`` (ascending) among ``n``."""
+    split = int(idx.searchsorted(start))
     if len(idx) <= k:
         return np.concatenate((idx[split:], idx[:split])), n
     tail = len(idx) - split
