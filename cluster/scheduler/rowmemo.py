@@ -72,26 +72,36 @@ class RowMemo:
         self, start: int, k: int, verdicts: Callable[[np.ndarray], np.ndarray | None]
     ) -> tuple[np.ndarray, int] | None:
         """``search.chunked_take`` over every row judged through the memo: the same
-        positions and processed count. The take runs on the kept verdicts, and only when a
-        stale row lies within the rows it processed are the stale rows judged (all at
-        once, as ``judge`` does) and the take run again; a stale row beyond them is not
-        one the search reached. None after a Filter error (``verdicts`` returned None)."""
+        positions and processed count. The take runs on the kept verdicts; only when a
+        row it judged is stale are the stale rows judged (all at once, as ``judge``
+        does) and the take run again: a stale row beyond them is not one the search
+        reached. None after a Filter error (``verdicts`` returned None)."""
         now = self._cache.row_versions()
+        if self._idx is None:
+            self._idx = self.ok.nonzero()[0]
         n = len(self.ok)
-        stale = (self.ok_seen != now).nonzero()[0]
-        while True:
-            if self._idx is None:
-                self._idx = self.ok.nonzero()[0]
-            positions, processed = rotated_take_idx(self._idx, n, start, k)
-            if not len(stale) or not (((stale - start) % n) < processed).any():
-                return positions, processed
-            ok = verdicts(stale)
-            if ok is None:
-                return None
-            self.ok[stale] = ok
-            self.ok_seen[stale] = now[stale]
-            self._idx = None
-            stale = stale[:0]
+        positions, processed = rotated_take_idx(self._idx, n, start, k)
+        # The rows the search judged: those it processed and, when it stopped early, the
+        # feasible one it stopped at. Equal bytes, equal versions (as in ``judge``); the
+        # span may wrap past the last row.
+        seen, end = self.ok_seen, start + processed + (processed < n)
+        if end <= n:
+            fresh = seen[start:end].tobytes() == now[start:end].tobytes()
+        else:
+            fresh = (
+                seen[start:].tobytes() == now[start:].tobytes()
+                and seen[: end - n].tobytes() == now[: end - n].tobytes()
+            )
+        if fresh:
+            return positions, processed
+        stale = (seen != now).nonzero()[0]
+        ok = verdicts(stale)
+        if ok is None:
+            return None
+        self.ok[stale] = ok
+        seen[stale] = now[stale]
+        self._idx = self.ok.nonzero()[0]
+        return rotated_take_idx(self._idx, n, start, k)
 
     def totals(
         self, plugins: frozenset, candidates: np.ndarray, score: Callable[[np.ndarray], np.ndarray | None]

@@ -16,6 +16,7 @@ from cluster.scheduler.filtering import VetoMemo, run_filters
 from cluster.scheduler.framework import CycleState
 from cluster.scheduler.nominator import MODE_OVERRIDE, NominatingInfo
 from cluster.scheduler.rowmemo import RowMemo, RowMemos
+from cluster.scheduler.search import rotated_take
 
 KINDS = (  # (cpu, memory) of the pod kinds: many pods per kind, so the memo is used
     ("100m", "500Mi"),
@@ -246,3 +247,51 @@ def test_a_kept_veto_is_judged_again_when_the_nominations_or_its_rows_change():
     s.on_node("MODIFIED", make_node("n1", cpu="2"), 1.0)  # room for both on n1 now
     assert vetoed(small) == ["n2"]
     assert vetoed(make_pod("tiny").req(cpu="100m")) == []  # another kind, judged afresh
+
+
+class _Rows:
+    """A cache as a memo reads it: node count, epoch and row versions."""
+
+    def __init__(self, n: int) -> None:
+        self.num_nodes, self.node_epoch = n, 0
+        self.versions = np.zeros(n, dtype=np.int64)
+
+    def row_versions(self) -> np.ndarray:
+        return self.versions
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_take_finds_what_the_search_over_current_verdicts_finds(seed):
+    # Every start and width, with kept verdicts gone stale on random rows (the wrap
+    # included): the answer is the search's over the true verdicts, and the rows judged
+    # again are the stale ones, only when the search reached one.
+    rng = np.random.default_rng(seed)
+    n = 12
+    for _ in range(60):
+        rows = _Rows(n)
+        memo = RowMemo(rows)  # type: ignore[arg-type]
+        truth = rng.random(n) < 0.6
+        memo.ok[:] = truth
+        memo.ok_seen[:] = 0
+        stale = rng.random(n) < 0.2
+        rows.versions[stale] = 1
+        memo.ok[stale] = rng.random(int(stale.sum())) < 0.5  # what the memo kept: maybe wrong
+        kept_ok, kept_seen = memo.ok.copy(), memo.ok_seen.copy()
+        for start in range(n):
+            for k in (1, 2, 5, n):
+                memo.ok[:], memo.ok_seen[:], memo._idx = kept_ok, kept_seen, None
+                asked: list[np.ndarray] = []
+                got = memo.take(start, k, lambda r, asked=asked, truth=truth: asked.append(r.copy()) or truth[r])
+                want = rotated_take(truth, start, k)
+                assert got is not None
+                assert got[0].tolist() == want[0].tolist() and got[1] == want[1]
+                reached = {(start + i) % n for i in range(want[1])}
+                if reached & set(np.flatnonzero(stale)):
+                    assert len(asked) == 1 and asked[0].tolist() == np.flatnonzero(stale).tolist()
+
+
+def test_a_take_passes_on_a_filter_error():
+    rows = _Rows(8)
+    memo = RowMemo(rows)  # type: ignore[arg-type]
+    rows.versions[3] = 1  # stale, and within the search
+    assert memo.take(0, 2, lambda r: None) is None
