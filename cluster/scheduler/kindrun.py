@@ -92,12 +92,10 @@ def start_run(fwk: Framework, state: CycleState, pinfo: PodInfo, memo: RowMemo |
     local, others = fwk._row_local_scores(state.skip_score)
     if others or not local:
         return None
-    for p in fwk.pre_filter_plugins:
-        if not p.kind_stable(state, pinfo):
-            return None
-    for p in fwk.pre_score_plugins:
-        if not p.kind_stable(state, pinfo):
-            return None
+    if not all(p.kind_stable(state, pinfo) for p in fwk.pre_filter_plugins):
+        return None
+    if not all(p.kind_stable(state, pinfo) for p in fwk.pre_score_plugins):
+        return None
     key = kind_of(fwk, pinfo)
     if key is None:
         return None

@@ -42,7 +42,7 @@ from .queue import (
     QueuedPodInfo,
     SchedulingQueue,
 )
-from .rowmemo import RowMemos
+from .rowmemo import RowMemo, RowMemos
 from .search import chunked_take, num_feasible_nodes_to_find
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
@@ -126,7 +126,7 @@ class Scheduler(WatchIntake):
         self.kind_runs = True
         self._run: KindRun | None = None
         self.kind_run_pods = 0  # pods placed through a run
-        self._memo_used = None  # the row memo the last _schedule_pod chose through, if any
+        self._memo_used: RowMemo | None = None  # the row memo the last _schedule_pod chose through
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
         self.stats = {
             "attempts": 0,
