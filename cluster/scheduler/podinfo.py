@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,21 @@ def _terms_signature(pod: dict) -> Any:
     aff = (pod.get("spec") or {}).get("affinity") or {}
     affinity, anti = aff.get("podAffinity"), aff.get("podAntiAffinity")
     return (labels_of(pod), affinity, anti) if affinity or anti else labels_of(pod)
+
+
+# What PodInfo.refresh parses from a pod's spec, labels and namespace (its template).
+_PARSED_FIELDS = (
+    "priority",
+    "labels",
+    "_terms_sig",
+    "_sig",
+    "requests",
+    "nonzero_cpu",
+    "nonzero_mem",
+    "req_cols",
+    "host_ports",
+)
+_PARSED_OF = attrgetter(*_PARSED_FIELDS)
 
 
 class PodInfo:
@@ -124,17 +140,7 @@ class PodInfo:
 
     def _parsed(self) -> tuple:
         """What ``refresh`` parses from the spec, labels and namespace."""
-        return (
-            self.priority,
-            self.labels,
-            self._terms_sig,
-            self._sig,
-            self.requests,
-            self.nonzero_cpu,
-            self.nonzero_mem,
-            self.req_cols,
-            self.host_ports,
-        )
+        return _PARSED_OF(self)  # type: ignore[no-any-return]
 
     def _from_template(self, pod: dict, columns: ResourceColumns) -> bool:
         """Take what a recent pod with an equal spec, labels and namespace parsed (a
@@ -144,17 +150,8 @@ class PodInfo:
             return False
         self.pod = pod
         self.terms = None  # templates are kept of pods without inter-pod terms only
-        (
-            self.priority,
-            self.labels,
-            self._terms_sig,
-            self._sig,
-            self.requests,
-            self.nonzero_cpu,
-            self.nonzero_mem,
-            self.req_cols,
-            self.host_ports,
-        ) = parsed
+        for name, value in zip(_PARSED_FIELDS, parsed):
+            setattr(self, name, value)
         return True
 
     @property
