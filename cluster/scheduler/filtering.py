@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from .cache import Cache, PodInfo
+from .cache import Cache, PodInfo, Snapshot
 from .framework import CycleState, FilterOutcome, Framework
 from .nominator import PodNominator
 from .status import SUCCESS, Rejection, Status
@@ -81,6 +81,18 @@ class FilterRun:
             return ok
         return ok & ~self.veto[rows]
 
+    @property
+    def takes_kept(self) -> bool:
+        """Whether every row's verdict comes from the memo alone (a lazy run through a
+        kind's memo, no nominated load to veto): the search may then ``take``."""
+        return self.memo is not None and self.veto is None and self._rows_judge is not None
+
+    def take(self, start: int, k: int) -> tuple[np.ndarray, int] | None:
+        """The search's positions and processed count from the memo (``RowMemo.take``);
+        only when ``takes_kept``. None after a Filter error (then in ``status``)."""
+        assert self.memo is not None  # takes_kept says so
+        return self.memo.take(start, k, self._judge_now)
+
     def _judge_now(self, rows: np.ndarray | slice) -> np.ndarray | None:
         assert self._rows_judge is not None  # only a lazy run judges rows
         outcome = self._rows_judge(rows)
@@ -123,14 +135,22 @@ def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache, laz
     if not status.is_success():
         return FilterRun(status, state, allowed)
     if lazy:
-        run = FilterRun(SUCCESS, state, allowed)
-        memo: dict = {}
-        run._rows_judge = lambda rows: fwk.run_filter(state, pod, snap, allowed, rows, memo)
-        return run
+        return lazy_run(fwk, state, pod, snap, allowed)
     outcome = fwk.run_filter(state, pod, snap, allowed)
     if not outcome.status.is_success():
         return FilterRun(outcome.status, state, allowed)
     return FilterRun(SUCCESS, state, allowed, outcome.feasible, outcome.rejections)
+
+
+def lazy_run(
+    fwk: Framework, state: CycleState, pod: PodInfo, snap: Snapshot, allowed: np.ndarray | None = None
+) -> FilterRun:
+    """A run after PreFilter that judges rows as the search asks for them; the verdicts
+    of plugins that cannot judge rows alone are kept for this run (one search) only."""
+    run = FilterRun(SUCCESS, state, allowed)
+    full: dict = {}
+    run._rows_judge = lambda rows: fwk.run_filter(state, pod, snap, allowed, rows, full)
+    return run
 
 
 def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: FilterRun):

@@ -131,7 +131,7 @@ class Framework:
         self.bind_plugins: list[BindPlugin] = []
         for spec in specs:
             self._build(spec, registry)
-        self._local_by_skips: dict[frozenset, tuple[frozenset[str], bool]] = {}  # see _row_local_scores
+        self._local_by_skips: dict[frozenset, tuple[frozenset[str], bool]] = {}  # see row_local_scores
         order = dict(profile.order) if profile.order is not None else None
         weights = {spec.name: spec.weight or 1 for spec in specs}  # a weight of 0 reads as 1, as upstream
         for point, cls in POINT_CLASSES.items():
@@ -287,9 +287,21 @@ class Framework:
             return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
         if memo is None:
             return self._score(state, pod, snap, candidates)
-        local, others = self._row_local_scores(state.skip_score)
+        local, others = self.row_local_scores(state.skip_score)
         if not local:
             return self._score(state, pod, snap, candidates)
+        # The row-local part from the memo; any other Score plugin over the candidates.
+        total, status = self.kept_totals(state, pod, snap, candidates, memo, local)
+        if total is None or not others:
+            return total, status
+        rest, status = self._score(state, pod, snap, candidates, skip=local)
+        return (None, status) if rest is None else (total + rest, SUCCESS)
+
+    def kept_totals(
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, memo: RowMemo, local: frozenset
+    ) -> tuple[np.ndarray | None, Status]:
+        """The weighted total of the Score plugins ``local`` (``row_local_scores``) per
+        candidate, kept in ``memo`` and computed after PreScore for the rows it lacks."""
         failed: list[Status] = []
 
         def score(rows: np.ndarray) -> np.ndarray | None:
@@ -298,16 +310,10 @@ class Framework:
                 failed.append(status)
             return total
 
-        # The row-local part from the memo; any other Score plugin over the candidates.
         total = memo.totals(local, candidates, score)
-        if total is None:
-            return None, failed[0]
-        if not others:
-            return total, SUCCESS
-        rest, status = self._score(state, pod, snap, candidates, skip=local)
-        return (None, status) if rest is None else (total + rest, SUCCESS)
+        return (None, failed[0]) if total is None else (total, SUCCESS)
 
-    def _row_local_scores(self, skips: set[str]) -> tuple[frozenset[str], bool]:
+    def row_local_scores(self, skips: set[str]) -> tuple[frozenset[str], bool]:
         """The Score plugins that run (not in ``skips``), score each node by its own row and
         normalize nothing (their weighted sum is what a row memo keeps), and whether any
         other Score plugin runs."""

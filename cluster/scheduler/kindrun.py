@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .filtering import FilterRun
-from .status import SUCCESS
+from .filtering import FilterRun, lazy_run
 
 if TYPE_CHECKING:
     from .cache import PodInfo
@@ -66,21 +65,16 @@ class KindRun:
         return fwk is self.fwk and node_epoch == self.epoch and kind_of(fwk, pinfo) == self.key
 
     def filter_run(self, snap: Snapshot) -> FilterRun:
-        """A lazy Filter run judging rows through the memo, as the full cycle's would."""
-        fwk, state, pod = self.fwk, self.state, self.pod
-        run = FilterRun(SUCCESS, state)
-        # A fresh per-search memo of full verdicts (Framework.run_filter): rows changed
-        # since the last pod (its own placement) must be judged anew.
-        full: dict = {}
-        run._rows_judge = lambda rows: fwk.run_filter(state, pod, snap, None, rows, full)
+        """A lazy Filter run judging rows through the memo, as the full cycle's would (a
+        new one per pod: rows its placement changed are judged anew)."""
+        run = lazy_run(self.fwk, self.state, self.pod, snap)
         run.memo = self.memo
         return run
 
     def totals(self, snap: Snapshot, candidates: np.ndarray) -> np.ndarray | None:
         """The weighted Score total per candidate; None after a plugin error (the full
         cycle then reports it)."""
-        fwk, state, pod, local = self.fwk, self.state, self.pod, self.local
-        return self.memo.totals(local, candidates, lambda rows: fwk._score(state, pod, snap, rows, only=local)[0])
+        return self.fwk.kept_totals(self.state, self.pod, snap, candidates, self.memo, self.local)[0]
 
 
 def start_run(fwk: Framework, state: CycleState, pinfo: PodInfo, memo: RowMemo | None, epoch: int) -> KindRun | None:
@@ -89,7 +83,7 @@ def start_run(fwk: Framework, state: CycleState, pinfo: PodInfo, memo: RowMemo |
     something else for the next pod of the kind, or a Score plugin outside the memo ran."""
     if memo is None or state.narrowed_by:
         return None
-    local, others = fwk._row_local_scores(state.skip_score)
+    local, others = fwk.row_local_scores(state.skip_score)
     if others or not local:
         return None
     if not all(p.kind_stable(state, pinfo) for p in fwk.pre_filter_plugins):

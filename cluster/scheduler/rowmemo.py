@@ -58,15 +58,20 @@ class RowMemo:
         """Feasibility of ``rows``; ``verdicts`` judges the rows given (None: a Filter error)."""
         now = self._cache.row_versions()
         # Equal bytes, equal versions: cheaper than numpy's any() for a slice this size.
-        if self.ok_seen[rows].tobytes() != now[rows].tobytes():
-            stale = np.flatnonzero(self.ok_seen != now)
-            ok = verdicts(stale)
-            if ok is None:
-                return None
-            self.ok[stale] = ok
-            self.ok_seen[stale] = now[stale]
-            self._idx = None
+        if self.ok_seen[rows].tobytes() != now[rows].tobytes() and not self._rejudge(now, verdicts):
+            return None
         return self.ok[rows]
+
+    def _rejudge(self, now: np.ndarray, verdicts: Callable[[np.ndarray], np.ndarray | None]) -> bool:
+        """Judge every stale row at once; False after a Filter error."""
+        stale = (self.ok_seen != now).nonzero()[0]
+        ok = verdicts(stale)
+        if ok is None:
+            return False
+        self.ok[stale] = ok
+        self.ok_seen[stale] = now[stale]
+        self._idx = None
+        return True
 
     def take(
         self, start: int, k: int, verdicts: Callable[[np.ndarray], np.ndarray | None]
@@ -94,12 +99,8 @@ class RowMemo:
             )
         if fresh:
             return positions, processed
-        stale = (seen != now).nonzero()[0]
-        ok = verdicts(stale)
-        if ok is None:
+        if not self._rejudge(now, verdicts):
             return None
-        self.ok[stale] = ok
-        seen[stale] = now[stale]
         self._idx = self.ok.nonzero()[0]
         return rotated_take_idx(self._idx, n, start, k)
 

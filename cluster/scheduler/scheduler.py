@@ -338,8 +338,8 @@ class Scheduler(WatchIntake):
             return np.empty(0, dtype=np.intp)
         k = self._nodes_to_find(fwk, m)
         start = self.next_start_node_index % m
-        if search is None and run.memo is not None and run.veto is None and run.lazy:
-            taken = run.memo.take(start, k, run._judge_now)  # the kept verdicts, as arithmetic
+        if search is None and run.takes_kept:
+            taken = run.take(start, k)  # the kept verdicts, as arithmetic
         else:
             judge = run.judge if search is None else (lambda pos: run.judge(search[pos]))
             taken = chunked_take(judge, m, start, k)
