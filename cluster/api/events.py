@@ -25,12 +25,27 @@ def make_event(
     host: str = "",
 ) -> dict[str, Any]:
     """An Event about ``obj`` at emulated time ``now``; the apiserver assigns uid and rv."""
-    # key_of and uid_of by hand: the scheduler builds one of these per pod it places.
     kind = obj.get("kind", "")
     m = obj.get("metadata") or {}
-    version, namespaced = KINDS.get(kind, ("v1", False))
-    ns, name = (m.get("namespace", "") if namespaced else ""), m.get("name", "")
-    ts = rfc3339(now)
+    ns = m.get("namespace", "") if KINDS.get(kind, ("v1", False))[1] else ""
+    return event_about(kind, ns, m.get("name", ""), m.get("uid", ""), reason, message, now, type, component, host)
+
+
+def event_about(
+    kind: str,
+    ns: str,
+    name: str,
+    uid: str,
+    reason: str,
+    message: str,
+    now: float,
+    type: str = "Normal",
+    component: str = "",
+    host: str = "",
+) -> dict[str, Any]:
+    """``make_event`` given the object's identity rather than the object: the scheduler
+    builds one per pod it places and keeps the pod's identity without its dict."""
+    stamp, when = _stamps(now)
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -39,23 +54,37 @@ def make_event(
             # every event alike (upstream's recorder uses <object>.<hex timestamp>).
             "generateName": f"{name}.{component or 'kubemu'}.",
             "namespace": ns or "default",
-            "annotations": {"kubemu.io/time": repr(round(now, 6))},
+            "annotations": {"kubemu.io/time": when},
         },
         "involvedObject": {
             "kind": kind,
             "namespace": ns,
             "name": name,
-            "uid": m.get("uid", ""),
-            "apiVersion": version,
+            "uid": uid,
+            "apiVersion": KINDS.get(kind, ("v1", False))[0],
         },
         "reason": reason,
         "message": message,
         "type": type,
-        "source": {"component": component, **({"host": host} if host else {})},
-        "firstTimestamp": ts,
-        "lastTimestamp": ts,
+        "source": {"component": component, "host": host} if host else {"component": component},
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
         "count": 1,
     }
+
+
+# The last time formatted, with its strings: a batch's events share one now. One tuple,
+# replaced whole, so a reader never pairs one time with another's strings.
+_last_stamps: list[tuple[float, tuple[str, str]]] = [(-1.0, ("", ""))]
+
+
+def _stamps(now: float) -> tuple[str, str]:
+    """(RFC 3339 second, the exact time as the kubemu.io/time annotation) of ``now``."""
+    at, stamps = _last_stamps[0]
+    if at != now:
+        stamps = (rfc3339(now), repr(round(now, 6)))
+        _last_stamps[0] = (now, stamps)
+    return stamps
 
 
 class EventDraft:

@@ -52,7 +52,7 @@ class Cache(NodeRows):
         self._infos: list[NodeInfo] = []
         self._nodes: dict[str, NodeInfo] = {}
         self._snapshot = None
-        self.table = PodTable(0)  # attached pods as columns, for the preemption dry run
+        self._table = PodTable(0)  # attached pods as columns, for the preemption dry run
         self.placed_load = PriorityLoad(self)  # attached pods' requests by priority and node
         self.columns = ResourceColumns(self._add_column)
         # uid -> (PodInfo, node name) for every pod counted or ghosted; assumed ones also in _assumed.
@@ -67,6 +67,11 @@ class Cache(NodeRows):
         self.namespace_labels: dict[str, dict] = {}  # fed by the scheduler's namespace watch
 
     # ---- views -------------------------------------------------------------------------
+
+    @property
+    def table(self) -> PodTable:
+        """The placed pods as columns, every attach written (``PodTable.flushed``)."""
+        return self._table.flushed()
 
     def snapshot(self) -> Snapshot:
         if self._snapshot is None:
@@ -165,7 +170,7 @@ class Cache(NodeRows):
             self._ghosts[name] = dict(ni.pods)
             for pinfo in ni.pods.values():
                 self.pods.remove(pinfo)
-                self.table.remove(pinfo)
+                self._table.remove(pinfo)
                 self.placed_load.remove(pinfo.uid)
                 pinfo.node = None
         self._count_images(ni.images, -1)
@@ -185,7 +190,7 @@ class Cache(NodeRows):
                 a[i] = a[last]
             moved.index = i
             self._infos[i] = moved
-            self.table.move_node(moved.pods.values(), i)
+            self._table.move_node(moved.pods.values(), i)
             self.pods.nodes_moved()
         for a in (self._alloc, self._req, self._nonzero, self._pod_count, self._allowed, self._row_ver):
             a[last] = 0
@@ -229,7 +234,7 @@ class Cache(NodeRows):
         for hp in pinfo.host_ports:
             ni.ports[hp] = ni.ports.get(hp, 0) + 1
         self.pods.add(pinfo)
-        self.table.add(pinfo, ni.index)
+        self._table.add(pinfo, ni.index)
         self.placed_load.add(pinfo, ni.name)
 
     def _detach(self, ni: NodeInfo, pinfo: PodInfo) -> None:
@@ -243,7 +248,7 @@ class Cache(NodeRows):
             else:
                 ni.ports.pop(hp, None)
         self.pods.remove(pinfo)
-        self.table.remove(pinfo)
+        self._table.remove(pinfo)
         self.placed_load.remove(pinfo.uid)
 
     def _place(self, pinfo: PodInfo, node_name: str) -> None:
@@ -327,7 +332,7 @@ class Cache(NodeRows):
                 pinfo.pod = pod
                 self.pods.add(pinfo)
             pinfo.pod = pod
-            if ni is not None and self.table.refresh_start(pinfo):
+            if ni is not None and self._table.refresh_start(pinfo):
                 self.touch(self._ids[ni.name])
         elif ni is not None and (pinfo.terms_changed(pod) or pinfo.requests_changed(pod)):
             # Labels, terms, requests or ports changed: take it off and put it back.
@@ -376,7 +381,7 @@ class Cache(NodeRows):
             self.pods.add(pinfo)
         else:
             take()
-        if ni is not None and self.table.refresh_start(pinfo):
+        if ni is not None and self._table.refresh_start(pinfo):
             self.touch(self._ids[ni.name])
 
     def remove_pod(self, uid: str) -> PodInfo | None:

@@ -38,7 +38,7 @@ _INITIAL_ROWS = 64
 class NodeRows:
     # Set by Cache.__init__ after ours (the column hook below widens the table, so it must
     # exist before the first column does); declared here for the type checker.
-    table: PodTable
+    _table: PodTable
     _snapshot: Snapshot | None
 
     def __init__(self) -> None:
@@ -66,7 +66,7 @@ class NodeRows:
         pad = np.zeros((self._rows, 1), dtype=np.int64)
         self._alloc = np.asfortranarray(np.hstack((self._alloc, pad)))
         self._req = np.asfortranarray(np.hstack((self._req, pad)))
-        self.table.add_column()
+        self._table.add_column()
         self._snapshot = None
 
     def _grow_rows(self) -> None:

@@ -8,17 +8,21 @@ rather than as Python objects.
 
 A slot is reused after its pod leaves; ``seq`` records attach order, which is the order
 of ``NodeInfo.pods``, so ties sort as the per-node code would sort them.
+
+Attaches are written in batches: ``add`` only notes the pod, and the columns take every
+noted pod at once before anything reads them (``flushed``, the other methods) or once
+``FLUSH_AT`` are noted. The scheduler attaches one pod per cycle and reads the table
+only when it preempts, so column writes one scalar at a time were most of an attach.
 """
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 
 from ..clock import parse_timestamp
 
 _INITIAL = 1024
+FLUSH_AT = 4096  # noted attaches that are written without waiting for a reader
 
 
 def _start_seconds(s: str | None) -> float:
@@ -38,7 +42,9 @@ class PodTable:
         self._start_raw: list = [None] * _INITIAL  # slot -> its start time as last parsed
         self._slot: dict[str, int] = {}
         self._free: list[int] = []
-        self._seq = itertools.count()
+        self._next_seq = 0
+        # uid -> [pod, node row, start time as noted]: attached, not yet in the columns.
+        self._pending: dict[str, list] = {}
 
     def _grow(self) -> None:
         cap = len(self.node_row) * 2
@@ -55,23 +61,49 @@ class PodTable:
         self.requests = np.hstack((self.requests, np.zeros((len(self.requests), 1), dtype=np.int64)))
 
     def add(self, pinfo, row: int) -> None:
-        if self._free:
-            slot = self._free.pop()
-        else:
-            if self.size == len(self.node_row):
-                self._grow()
-            slot, self.size = self.size, self.size + 1
-        self._slot[pinfo.uid] = slot
-        self.pods[slot] = pinfo
-        self.node_row[slot] = row
-        self.priority[slot] = pinfo.priority
-        self.seq[slot] = next(self._seq)
-        self.requests[slot] = 0
-        for col, amount in pinfo.req_cols:
-            self.requests[slot, col] = amount
-        self._set_start(pinfo, slot)
+        self._pending[pinfo.uid] = [pinfo, row, pinfo.start_time]
+        if len(self._pending) >= FLUSH_AT:
+            self._flush()
+
+    def flushed(self) -> PodTable:
+        """The table with every attach written: what a reader of the columns asks for."""
+        self._flush()
+        return self
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        self._pending = {}
+        n, free = len(pending), self._free
+        slots = [free.pop() for _ in range(min(n, len(free)))]
+        extra = n - len(slots)
+        while self.size + extra > len(self.node_row):
+            self._grow()
+        slots += range(self.size, self.size + extra)
+        self.size += extra
+        entries = list(pending.values())
+        at = np.array(slots, dtype=np.int64)
+        self.node_row[at] = [e[1] for e in entries]
+        self.priority[at] = [e[0].priority for e in entries]
+        self.seq[at] = np.arange(self._next_seq, self._next_seq + n)
+        self._next_seq += n
+        self.start[at] = [_start_seconds(e[2]) for e in entries]
+        self.requests[at] = 0
+        rows, cols, amounts = [], [], []
+        for slot, (pinfo, _, start_raw) in zip(slots, entries):
+            self._slot[pinfo.uid] = slot
+            self.pods[slot] = pinfo
+            self._start_raw[slot] = start_raw
+            for col, amount in pinfo.req_cols:
+                rows.append(slot)
+                cols.append(col)
+                amounts.append(amount)
+        self.requests[rows, cols] = amounts
 
     def remove(self, pinfo) -> None:
+        if self._pending.pop(pinfo.uid, None) is not None:
+            return
         slot = self._slot.pop(pinfo.uid, None)
         if slot is None:
             return
@@ -82,14 +114,22 @@ class PodTable:
 
     def move_node(self, pods, row: int) -> None:
         """A node's pods now live at ``row`` (the cache's swap-remove)."""
+        pending = self._pending
         for pinfo in pods:
             slot = self._slot.get(pinfo.uid)
             if slot is not None:
                 self.node_row[slot] = row
+            elif pinfo.uid in pending:
+                pending[pinfo.uid][1] = row
 
     def refresh_start(self, pinfo) -> bool:
         """Called on every update of a placed pod; cheap unless ``startTime`` changed.
         True when it did."""
+        noted = self._pending.get(pinfo.uid)
+        if noted is not None:
+            changed = pinfo.start_time != noted[2]
+            noted[2] = pinfo.start_time
+            return changed
         slot = self._slot.get(pinfo.uid)
         if slot is not None and pinfo.start_time != self._start_raw[slot]:
             self._set_start(pinfo, slot)
@@ -97,6 +137,7 @@ class PodTable:
         return False
 
     def slot_of(self, uid: str) -> int:
+        self._flush()
         return self._slot[uid]
 
     def _set_start(self, pinfo, slot: int) -> None:
@@ -104,4 +145,4 @@ class PodTable:
         self.start[slot] = _start_seconds(pinfo.start_time)
 
     def __len__(self) -> int:
-        return len(self._slot)
+        return len(self._slot) + len(self._pending)

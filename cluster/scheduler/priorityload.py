@@ -7,11 +7,19 @@ inter-pod terms or host ports. Two groups use it: the nominated pods (fed by
 ``PodNominator``; the two-pass filter and the preemption dry run ask for those of equal
 or higher priority) and the pods placed on nodes (fed by ``Cache``; the dry run asks for
 those of lower priority). Without it both would walk every pod on every cycle.
+
+The arrays take changes in batches: a pod coming or going is noted at once in the
+per-pod records and the node's version, and added into the arrays with every other
+noted change when ``totals`` next reads them (or once ``FLUSH_AT`` are noted). Every
+placed pod passes through here and the arrays are read only for nominations and
+preemption, so scalar writes per pod were most of the cost.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+FLUSH_AT = 4096  # noted changes added into the arrays without waiting for a reader
 
 
 class PriorityLoad:
@@ -22,6 +30,7 @@ class PriorityLoad:
         self._special: dict[int, int] = {}  # priority -> pods with terms or host ports
         self._held: dict[str, tuple] = {}  # uid -> (priority, node id, req_cols, special)
         self._on_node: dict[int, set[str]] = {}  # node id -> uids held there
+        self._noted: list[tuple[tuple, int]] = []  # (held, +1 or -1) not yet in the arrays
 
     def _arrays(self, prio: int, node_id: int) -> tuple[np.ndarray, np.ndarray]:
         ids = max(node_id + 1, self._cache.known_node_ids(), 64)
@@ -56,14 +65,31 @@ class PriorityLoad:
             self._apply(held, -1)
 
     def _apply(self, held: tuple, sign: int) -> None:
-        prio, node_id, req_cols, special = held
+        prio, node_id, _, special = held
         self._cache.touch(node_id)
-        req, count = self._arrays(prio, node_id)
-        count[node_id] += sign
-        for col, amount in req_cols:
-            req[node_id, col] += sign * amount
         if special:
             self._special[prio] = self._special.get(prio, 0) + sign
+        self._noted.append((held, sign))
+        if len(self._noted) >= FLUSH_AT:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Add every noted change into the arrays, one ``np.add.at`` per priority."""
+        noted, self._noted = self._noted, []
+        by_prio: dict[int, tuple[list, list, list, list, list]] = {}
+        for (prio, node_id, req_cols, _), sign in noted:
+            ids, signs, req_ids, req_cols_at, amounts = by_prio.setdefault(prio, ([], [], [], [], []))
+            ids.append(node_id)
+            signs.append(sign)
+            for col, amount in req_cols:
+                req_ids.append(node_id)
+                req_cols_at.append(col)
+                amounts.append(sign * amount)
+        for prio, (ids, signs, req_ids, req_cols_at, amounts) in by_prio.items():
+            req, count = self._arrays(prio, max(ids))
+            np.add.at(count, ids, signs)
+            if amounts:
+                np.add.at(req, (req_ids, req_cols_at), amounts)
 
     def held_on(self, node_id: int, at_least: int, exclude_uid: str = "") -> list[tuple]:
         """(priority, req_cols) of the pods held on one node with priority >= ``at_least``,
@@ -87,6 +113,8 @@ class PriorityLoad:
         """(requests per row in ``cols``, pods per row) of the pods whose priority is
         ``>= at_least`` or ``< below``, without ``exclude_uid``; None when there are none.
         With ``rows``, only those snapshot rows, in that order."""
+        if self._noted:
+            self._flush()
         if at_least is not None:
             prios = [p for p in self._req if p >= at_least]
         else:

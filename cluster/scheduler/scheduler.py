@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..api.events import make_event
+from ..api.events import event_about, make_event
 from ..api.objects import DEFAULT_SCHEDULER
 from ..clock import rfc3339
 from .cache import DEFAULT_ASSUME_TTL, Cache
@@ -405,14 +405,10 @@ class Scheduler(WatchIntake):
         self.stats["scheduled"] += 1
         # Upstream records Scheduled after the bind call returns; the bind is the actor's
         # now, so the event travels in the same batch as the bind.
+        ns, name = pinfo.namespace, pinfo.name
+        message = f"Successfully assigned {ns}/{name} to {node_name}"
         out.events.append(
-            make_event(
-                pinfo.pod,
-                "Scheduled",
-                f"Successfully assigned {pinfo.namespace}/{pinfo.name} to {node_name}",
-                now,
-                component=fwk.profile_name,
-            )
+            event_about("Pod", ns, name, pinfo.uid, "Scheduled", message, now, component=fwk.profile_name)
         )
         return True
 
