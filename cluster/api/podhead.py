@@ -36,6 +36,7 @@ class _Meta(msgspec.Struct):
 class _Status(msgspec.Struct):
     phase: str | None = None
     startTime: str | None = None
+    nominatedNodeName: str | None = None
 
 
 class _Pod(msgspec.Struct):
@@ -63,6 +64,7 @@ class PodHead(NamedTuple):
     deleting: bool  # deletionTimestamp set
     grace: int | None  # metadata.deletionGracePeriodSeconds
     spec_grace: int | None  # spec.terminationGracePeriodSeconds
+    nominated: str  # status.nominatedNodeName ("" when unset)
     # The encoded spec and labels (read_head) or the decoded pod (head_of), for spec_key.
     spec_raw: Any = None
     labels_raw: Any = None
@@ -99,6 +101,7 @@ def read_head(data: bytes) -> PodHead:
         bool(m.deletionTimestamp),
         m.deletionGracePeriodSeconds,
         spec.terminationGracePeriodSeconds,
+        st.nominatedNodeName or "",
         p.spec,
         m.labels,
     )
@@ -120,6 +123,7 @@ def head_of(pod: dict[str, Any]) -> PodHead:
         bool(meta.get("deletionTimestamp")),
         meta.get("deletionGracePeriodSeconds"),
         spec.get("terminationGracePeriodSeconds"),
+        status.get("nominatedNodeName") or "",
         pod=pod,
     )
 

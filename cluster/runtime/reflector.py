@@ -105,12 +105,9 @@ class Reflector:
         heads, by_head, lazy = kind in self._heads, kind in self._by_head, kind in self._lazy
         out = []
         for etype, data in reply.events:
-            # A pod ADDED is read whole by nearly every client (a new pending pod, a pod new
-            # to a node): decoded at once, its head is taken from the dict, not the bytes.
-            added = by_head and etype == "ADDED"
-            key, obj, head = _read(data, by_head and not added, lazy)
-            if added and obj is not None:
-                head = head_of(obj)
+            # A pod ADDED is read by its head too: a scheduler behind a backlog keeps a new
+            # pending pod as its bytes without decoding it (``intake.py``).
+            key, obj, head = _read(data, by_head, lazy)
             if etype == "DELETED":
                 known.pop(key, None)
             else:

@@ -134,7 +134,25 @@ class WatchIntake:
                 if old is not None:  # spread no longer counts it
                     self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, (old, pinfo), now)
                 return
+        elif self._add_by_head(ev, head, now):
+            return
         self._on_pod(ev.type, ev.obj, now, ev.raw, head)
+
+    def _add_by_head(self, ev: WatchEvent, head: PodHead, now: float) -> bool:
+        """A new pending pod behind a backlog, of a template seen lately, queued as its bytes
+        without decoding them (``PodInfo.from_head``): what ``_on_unassigned_pod`` would do
+        with the object and then ``_hold``. False, having done nothing, for any other pod."""
+        if ev.type == "DELETED" or head.terminal or head.deleting or ev.raw is None:
+            return False
+        if self.queue.active_count() <= DECODED_BACKLOG:
+            return False  # it would be held decoded: decode it now
+        if self.queue.get(head.uid) is not None or self.cache.is_assumed(head.uid):
+            return False
+        template = self.cache.columns.template_of_head(head)
+        if template is None or (template.scheduler_name or DEFAULT_SCHEDULER) not in self.frameworks:
+            return False
+        self.queue.add(PodInfo.from_head(head, ev.raw, template), now, status_nominated=head.nominated)
+        return True
 
     def _seen_assigned(self, uid: str, leaving: bool, now: float) -> None:
         """What any event of a bound pod settles: it is no longer pending, and a victim
@@ -214,6 +232,8 @@ class WatchIntake:
         qp = self.queue.get(uid)
         if qp is None:
             pinfo = self.cache.new_pod_info(pod)
+            if head is not None:
+                self.cache.columns.remember_head(head, pinfo)  # the next of its template: _add_by_head
             self.queue.add(pinfo, now)
             self._hold(pinfo, raw, head)
             return

@@ -35,11 +35,15 @@ class PodNominator:
         self.load = None  # a PriorityLoad the scheduler attaches, told of every change
         self.version = 0  # moves with every nomination recorded or removed
 
-    def add(self, pinfo, nominating: NominatingInfo | None = None) -> None:
-        """Record ``pinfo``'s nomination, replacing any it had. Bound pods are never nominated."""
+    def add(self, pinfo, nominating: NominatingInfo | None = None, status_nominated: str | None = None) -> None:
+        """Record ``pinfo``'s nomination, replacing any it had. Bound pods are never nominated.
+        ``status_nominated``: the pod's ``status.nominatedNodeName`` when the caller has
+        read it (a pod kept as bytes is then not decoded for it)."""
         self.delete(pinfo.uid)
         if nominating is not None and nominating.mode == MODE_OVERRIDE:
             node = nominating.nominated_node_name
+        elif status_nominated is not None:
+            node = status_nominated
         else:
             node = _status_nnn(pinfo.pod)
         if not node or (pinfo.pod.get("spec") or {}).get("nodeName"):

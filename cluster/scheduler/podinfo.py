@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -51,6 +51,7 @@ def _terms_signature(pod: dict) -> Any:
 # What PodInfo.refresh parses from a pod's spec, labels and namespace (its template).
 _PARSED_FIELDS = (
     "priority",
+    "gates",
     "labels",
     "_terms_sig",
     "_sig",
@@ -89,6 +90,7 @@ class PodInfo:
         "start_time",
         "scheduler_name",
         "priority",
+        "gates",
         "requests",
         "req_cols",
         "nonzero_cpu",
@@ -110,6 +112,7 @@ class PodInfo:
     start_time: str | None  # status.startTime as written
     scheduler_name: str  # spec.schedulerName ("" for the default)
     priority: int
+    gates: tuple[str, ...]  # the names of spec.schedulingGates, in order
     requests: dict[str, int]
     req_cols: tuple[tuple[int, int], ...]
     nonzero_cpu: int
@@ -153,6 +156,27 @@ class PodInfo:
         for name, value in zip(_PARSED_FIELDS, parsed):
             setattr(self, name, value)
         return True
+
+    @classmethod
+    def from_head(cls, head: PodHead, raw: bytes, template: HeadTemplate) -> PodInfo:
+        """A new pending pod as its bytes, never decoded: what a recent pod with the same
+        encoded spec, labels and namespace parsed (``ResourceColumns.template_of_head``),
+        and the rest from ``head``. The same PodInfo as parsing the object and then
+        ``compact(raw, head=head)``; a pod being deleted or already bound does not come
+        this way."""
+        self = cls.__new__(cls)
+        self.uid, self.namespace, self.name = head.uid, template.namespace, head.name
+        self._pod, self._raw = None, raw
+        self.deleting = False
+        self.start_time = _shared_str(head.start_time)
+        self.scheduler_name = template.scheduler_name
+        for name, value in zip(_PARSED_FIELDS, template.parsed):
+            setattr(self, name, value)
+        self.terms = None  # templates are kept of pods without inter-pod terms only
+        self._fp_node, self._fp_key = "", template.spec_key  # compact()'s, of an unbound pod
+        self.node = None
+        self.passed_static = None
+        return self
 
     @property
     def pod(self) -> dict[str, Any]:
@@ -268,6 +292,7 @@ class PodInfo:
         self._fp_node = None
         self.passed_static = None  # the spec changed: filters may judge it differently
         self.priority = priority_of(pod)
+        self.gates = _gate_names(pod)
         tsig = _terms_signature(pod)
         if tsig != self._terms_sig:
             with_terms = isinstance(tsig, tuple)
@@ -288,6 +313,10 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.namespace}/{self.name})"
+
+
+def _gate_names(pod: dict) -> tuple[str, ...]:
+    return tuple(g.get("name", "") for g in (pod.get("spec") or {}).get("schedulingGates") or ())
 
 
 def _resources_key(pod: dict) -> bytes:
@@ -325,6 +354,15 @@ def _parsed_requests(sig: bytes, pod: dict, columns: ResourceColumns) -> tuple[b
     return hit
 
 
+class HeadTemplate(NamedTuple):
+    """What pods with one encoded spec, labels and namespace parse to (``from_head``)."""
+
+    namespace: str
+    scheduler_name: str
+    parsed: tuple  # PodInfo._parsed()
+    spec_key: int  # the head's spec_key of those bytes
+
+
 class ResourceColumns:
     """Resource name -> column index; grows on first sight and tells the cache to widen.
     Also holds what pods of one template share once parsed: their requests and labels."""
@@ -337,6 +375,9 @@ class ResourceColumns:
         # (spec, labels, namespace, PodInfo._parsed()) of the last few new pods parsed,
         # newest first; compared by value, the dicts as decoded (never written to).
         self._templates: list[tuple] = []
+        # The same by the encoded spec and labels of a pod's head, for new pods that are
+        # kept as bytes (PodInfo.from_head); the most recent TEMPLATES_KEPT, oldest first.
+        self._head_templates: dict[tuple[str, bytes, bytes], HeadTemplate] = {}
         self._index: dict[str, int] = {}
         self._on_new = on_new
         for name in BASE_COLUMNS:
@@ -353,6 +394,25 @@ class ResourceColumns:
     def remember(self, pod: dict, namespace: str, parsed: tuple) -> None:
         entry = (pod.get("spec"), (pod.get("metadata") or {}).get("labels"), namespace, parsed)
         self._templates = [entry, *self._templates[: TEMPLATES_KEPT - 1]]
+
+    def template_of_head(self, head: PodHead) -> HeadTemplate | None:
+        """What a recent pod with ``head``'s encoded spec, labels and namespace parsed (a
+        head read from bytes only), or None."""
+        if head.spec_raw is None:
+            return None
+        return self._head_templates.get((head.namespace, bytes(head.spec_raw), bytes(head.labels_raw)))
+
+    def remember_head(self, head: PodHead, pinfo: PodInfo) -> None:
+        """Keep what ``pinfo`` parsed under its head's encoded spec and labels (a head read
+        from bytes, a pod without inter-pod terms)."""
+        if head.spec_raw is None or pinfo.terms is not None:
+            return
+        kept = self._head_templates
+        key = (head.namespace, bytes(head.spec_raw), bytes(head.labels_raw))
+        kept.pop(key, None)
+        kept[key] = HeadTemplate(pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key)
+        if len(kept) > TEMPLATES_KEPT:
+            del kept[next(iter(kept))]
 
     def index(self, name: str) -> int:
         col = self._index.get(name)

@@ -297,8 +297,9 @@ class SchedulingQueue:
 
     # ---- informer events ---------------------------------------------------------------
 
-    def add(self, pinfo: PodInfo, now: float) -> QueuedPodInfo:
-        """A new pending pod. (PreEnqueue / scheduling gates would be checked here.)"""
+    def add(self, pinfo: PodInfo, now: float, status_nominated: str | None = None) -> QueuedPodInfo:
+        """A new pending pod, through PreEnqueue (scheduling gates). ``status_nominated``:
+        its ``status.nominatedNodeName`` when the caller has read it (``Nominator.add``)."""
         qp = QueuedPodInfo(pinfo, now)
         status = self._pre_enqueue(pinfo)
         if status.is_success():
@@ -306,7 +307,7 @@ class SchedulingQueue:
         else:
             qp.unschedulable_plugins = {status.plugin}
             self._gated[qp.uid] = qp
-        self.nominator.add(pinfo)
+        self.nominator.add(pinfo, status_nominated=status_nominated)
         return qp
 
     def update(self, qp: QueuedPodInfo, old_pod: dict, now: float) -> None:

@@ -20,8 +20,7 @@ class SchedulingGates(PreEnqueuePlugin):
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
 
     def pre_enqueue(self, pod) -> Status:
-        gates = (pod.pod.get("spec") or {}).get("schedulingGates")
-        if not gates:
+        if not pod.gates:  # parsed with the spec (PodInfo.gates): a pod kept as bytes stays so
             return SUCCESS
-        names = " ".join(g.get("name", "") for g in gates)
+        names = " ".join(pod.gates)
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"waiting for scheduling gates: [{names}]",))
