@@ -141,5 +141,34 @@ def bound_spec_key(pod: dict[str, Any], node_name: str) -> int:
     return _key(spec, pod)
 
 
+_NODE_NAME = encode("nodeName")
+
+
+def bound_key_from_bytes(spec: bytes, labels: bytes, node_name: str) -> int | None:
+    """``bound_spec_key`` from the unbound pod's encoded spec and labels, without decoding
+    or encoding the spec: the bind appends ``nodeName`` to the spec map, so its encoding is
+    the map's with one more entry at the end. None when ``spec`` is not a map, or may
+    already name a node (the bind would then rewrite an entry in place)."""
+    if _NODE_NAME in spec or not spec:
+        return None
+    first = spec[0]
+    if 0x80 <= first <= 0x8F:  # fixmap
+        n, body = first & 0x0F, spec[1:]
+    elif first == 0xDE:  # map 16
+        n, body = int.from_bytes(spec[1:3], "big"), spec[3:]
+    elif first == 0xDF:  # map 32
+        n, body = int.from_bytes(spec[1:5], "big"), spec[5:]
+    else:
+        return None
+    n += 1
+    if n <= 0x0F:
+        header = bytes((0x80 | n,))
+    elif n <= 0xFFFF:
+        header = b"\xde" + n.to_bytes(2, "big")
+    else:
+        header = b"\xdf" + n.to_bytes(4, "big")
+    return hash((header + body + _NODE_NAME + encode(node_name), labels))
+
+
 def _key(spec: Any, pod: dict[str, Any]) -> int:
     return hash((encode(spec), encode((pod.get("metadata") or {}).get("labels"))))

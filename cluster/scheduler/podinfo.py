@@ -18,7 +18,7 @@ import numpy as np
 
 from ..api.codec import decode, encode
 from ..api.objects import labels_of, name_of, namespace_of, node_name_of, priority_of, uid_of
-from ..api.podhead import PodHead, bound_spec_key, spec_key
+from ..api.podhead import PodHead, bound_key_from_bytes, bound_spec_key, spec_key
 from ..api.predicates import HostPort, host_ports
 from ..api.resources import CPU, EPHEMERAL, MEMORY, PODS, pod_nonzero_requests, pod_requests
 from ..api.sharing import SharedValues
@@ -104,6 +104,7 @@ class PodInfo:
         "node",
         "_terms_sig",
         "passed_static",
+        "_template",
     )
 
     # Set by refresh() (first called from __init__).
@@ -136,6 +137,7 @@ class PodInfo:
         # (node name, Cache.node_epoch) where every filter but the resource fit passed,
         # as preemption found when it nominated the node; see SchedulerHost.nominated_node_fits.
         self.passed_static: tuple[str, int] | None = None
+        self._template: HeadTemplate | None = None  # the bytes it came from (from_head)
         if not self._from_template(pod, columns):
             self.refresh(pod, columns)
             if self.terms is None:
@@ -176,6 +178,7 @@ class PodInfo:
         self._fp_node, self._fp_key = "", template.spec_key  # compact()'s, of an unbound pod
         self.node = None
         self.passed_static = None
+        self._template = template
         return self
 
     @property
@@ -192,6 +195,7 @@ class PodInfo:
     @pod.setter
     def pod(self, pod: dict[str, Any]) -> None:
         self._pod, self._raw = pod, None
+        self._template = None  # another version: its bytes are not the template's
         self.deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
         self.start_time = _shared_str((pod.get("status") or {}).get("startTime"))
         self.scheduler_name = sys.intern((pod.get("spec") or {}).get("schedulerName") or "")
@@ -233,7 +237,9 @@ class PodInfo:
         its confirmation can be recognised by its head (``bound_as``). An expanded pod only;
         the key waits where a compacted pod's fingerprint goes, with no node beside it."""
         assert self._pod is not None, "expect_bound needs the object"
-        self._fp_node, self._fp_key = None, bound_spec_key(self._pod, node_name)
+        t = self._template
+        key = None if t is None else bound_key_from_bytes(t.spec, t.labels, node_name)
+        self._fp_node, self._fp_key = None, bound_spec_key(self._pod, node_name) if key is None else key
 
     def bound_as(self, head: PodHead) -> bool:
         """Is ``head`` the version the bind ``expect_bound`` made, same spec and labels?"""
@@ -361,6 +367,8 @@ class HeadTemplate(NamedTuple):
     scheduler_name: str
     parsed: tuple  # PodInfo._parsed()
     spec_key: int  # the head's spec_key of those bytes
+    spec: bytes  # the encoded spec and labels themselves
+    labels: bytes
 
 
 class ResourceColumns:
@@ -410,7 +418,7 @@ class ResourceColumns:
         kept = self._head_templates
         key = (head.namespace, bytes(head.spec_raw), bytes(head.labels_raw))
         kept.pop(key, None)
-        kept[key] = HeadTemplate(pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key)
+        kept[key] = HeadTemplate(pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key, *key[1:])
         if len(kept) > TEMPLATES_KEPT:
             del kept[next(iter(kept))]
 

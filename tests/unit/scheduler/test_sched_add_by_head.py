@@ -13,12 +13,12 @@ import pytest
 from sched_builders import make_node, make_pod, make_scheduler
 
 from cluster.api.codec import encode
-from cluster.api.podhead import read_head
+from cluster.api.podhead import bound_key_from_bytes, bound_spec_key, read_head
 from cluster.runtime.component import WatchEvent
 from cluster.scheduler import Scheduler, intake
 from cluster.scheduler.podinfo import PodInfo, ResourceColumns
 
-_SKIP = {"_pod", "_raw", "node"}
+_SKIP = {"_pod", "_raw", "node", "_template"}
 
 
 def slots(pinfo: PodInfo) -> dict:
@@ -84,7 +84,8 @@ def _event(pod: dict) -> WatchEvent:
 def test_behind_a_backlog_the_pods_of_a_template_are_queued_undecoded(monkeypatch):
     monkeypatch.setattr(intake, "DECODED_BACKLOG", 0)
     s = make_scheduler(nodes=[make_node("n1")])
-    events = [_event(make_pod(f"w{i}", uid=f"w{i}").req(cpu="100m").label("app", "web")) for i in range(5)]
+    pods = [make_pod(f"w{i}", uid=f"w{i}").req(cpu="100m").label("app", "web") for i in range(5)]
+    events = [_event(pod) for pod in pods]
     for ev in events:
         s.on_pod_event(ev, 0.0)
     # The first is decoded: the queue was empty and no template known. From the second
@@ -93,6 +94,13 @@ def test_behind_a_backlog_the_pods_of_a_template_are_queued_undecoded(monkeypatc
     assert all(s.queue.get(f"w{i}").pinfo.compacted for i in range(5))
     out = s.schedule(1.0, 10)
     assert sorted(b[1] for b in out.binds) == [f"w{i}" for i in range(5)]
+    # Each bind coming back is recognised by its head, the undecoded pods' too.
+    for pod, (_, _, uid, node) in zip(pods, sorted(out.binds, key=lambda b: b[1])):
+        bound = copy.deepcopy(pod)
+        bound["spec"]["nodeName"] = node
+        ev = WatchEvent("Pod", "MODIFIED", raw=encode(bound))
+        s.on_pod_event(ev, 1.0)
+        assert ev._obj is None and not s.cache.is_assumed(uid) and s.cache.pod_node(uid) == node
 
 
 def test_without_a_backlog_new_pods_are_decoded_and_held_so():
@@ -141,3 +149,48 @@ def test_a_stream_leaves_the_queue_and_the_placements_as_parsing_every_pod_would
     a, b = fast.schedule(1.0, 200), slow.schedule(1.0, 200)
     assert sorted(a.binds) == sorted(b.binds) and len(a.binds) > 0
     assert [e["reason"] for e in a.events] == [e["reason"] for e in b.events]
+
+
+def _spec_with_keys(n: int) -> dict:
+    pod = make_pod("k", uid="uk").req(cpu="1").label("app", "web")
+    for i in range(n - len(pod["spec"])):
+        pod["spec"][f"x{i}"] = i
+    assert len(pod["spec"]) == n
+    return pod
+
+
+@pytest.mark.parametrize("keys", [2, 14, 15, 16, 40])
+@pytest.mark.parametrize("node", ["n1", "n" * 31, "n" * 32, "node-" * 60])
+def test_the_key_a_bind_gives_is_found_from_the_bytes(keys, node):
+    pod = _spec_with_keys(keys)
+    head = read_head(encode(pod))
+    key = bound_key_from_bytes(bytes(head.spec_raw), bytes(head.labels_raw), node)
+    assert key == bound_spec_key(pod, node)
+    bound = copy.deepcopy(pod)
+    bound["spec"]["nodeName"] = node  # as the apiserver's bind writes it
+    assert key == read_head(encode(bound)).spec_key
+
+
+def test_a_spec_that_names_a_node_already_is_left_to_the_object():
+    pod = make_pod("k", uid="uk")
+    pod["spec"]["nodeName"] = ""
+    head = read_head(encode(pod))
+    assert bound_key_from_bytes(bytes(head.spec_raw), bytes(head.labels_raw), "n1") is None
+    assert bound_key_from_bytes(b"\x93\x01\x02\x03", b"\xc0", "n1") is None  # not a map
+
+
+def test_a_pod_from_its_head_expects_the_bound_version_the_parsed_pod_would():
+    columns = ResourceColumns(lambda: None)
+    pod = make_pod("a", uid="ua").req(cpu="1").label("app", "web")
+    raw = encode(pod)
+    head = read_head(raw)
+    columns.remember_head(head, PodInfo(copy.deepcopy(pod), columns))
+    fast = PodInfo.from_head(head, raw, columns.template_of_head(head))
+    slow = PodInfo(copy.deepcopy(pod), columns)
+    for p in (fast, slow):
+        p.expand()
+        p.expect_bound("n7")
+    assert (fast._fp_node, fast._fp_key) == (slow._fp_node, slow._fp_key)
+    slow.pod = copy.deepcopy(pod)
+    fast.pod = copy.deepcopy(pod)  # another version: no longer the template's bytes
+    assert fast._template is None
