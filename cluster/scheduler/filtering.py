@@ -93,6 +93,12 @@ class FilterRun:
         assert self.memo is not None  # takes_kept says so
         return self.memo.take(start, k, self._judge_now)
 
+    def windows(self, start: int, k: int, most: int) -> tuple[np.ndarray, list[int]] | None:
+        """The searches of the next pods of a run (``RowMemo.windows``); only when
+        ``takes_kept``. None when none can be planned or after a Filter error."""
+        assert self.memo is not None  # takes_kept says so
+        return self.memo.windows(start, k, most, self._judge_now)
+
     def _judge_now(self, rows: np.ndarray | slice) -> np.ndarray | None:
         assert self._rows_judge is not None  # only a lazy run judges rows
         outcome = self._rows_judge(rows)

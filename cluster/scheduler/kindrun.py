@@ -22,6 +22,7 @@ this changes no decision, so it needs no feature gate. Called by ``Scheduler``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,19 +47,58 @@ def kind_of(fwk: Framework, pinfo: PodInfo) -> tuple | None:
     return (fwk.profile_name, pinfo.namespace, pod.get("spec"), meta.get("labels"), meta.get("ownerReferences"))
 
 
+PLAN_AHEAD = 16  # searches a run plans at once (RowMemo.windows); fewer if the ring ends
+
+
 class KindRun:
     """The kept state of one kind's last full cycle: its framework, the CycleState after
     PreFilter and PreScore (each pod of the run gets a copy for Reserve onwards), the pod
     that cycle judged (the plugins recompute stale rows for it: same kind, same answers),
-    the row memo and the row-local Score plugins it keeps totals of."""
+    the row memo and the row-local Score plugins it keeps totals of.
 
-    __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch")
+    ``ahead`` holds the searches planned for the next pods of the run (``choose``), last
+    first: (start row, rows processed, the candidate rows tied for the best total)."""
+
+    __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch", "ahead")
 
     def __init__(
         self, fwk: Framework, key: tuple, state: CycleState, pod: PodInfo, memo: RowMemo, local: frozenset, epoch: int
     ) -> None:
         self.fwk, self.key, self.state, self.pod = fwk, key, state, pod
         self.memo, self.local, self.epoch = memo, local, epoch
+        self.ahead: list[tuple[int, int, np.ndarray]] = []
+
+    def choose(self, snap: Snapshot, start: int, k: int, draw: Callable[[int], int]) -> tuple[int, int] | None:
+        """(row chosen, rows processed) of this pod's search from ``start`` collecting ``k``
+        nodes and its selection, ties broken by ``draw(n)`` as ``_select_host`` does, from
+        the searches planned ahead; None when none is planned and none can be (the caller
+        then searches and scores as usual). A run's pods follow one another with nothing
+        but their own placements changing the cluster, each in its own window, so the
+        searches and totals of several are found at once, with the same answers."""
+        if not self.ahead or self.ahead[-1][0] != start:
+            self.ahead = []
+            if k < 2 or not self._plan(snap, start, k):
+                return None
+        _, processed, tied = self.ahead.pop()
+        return int(tied[0] if len(tied) == 1 else tied[draw(len(tied))]), processed
+
+    def _plan(self, snap: Snapshot, start: int, k: int) -> bool:
+        run = self.filter_run(snap)
+        taken = run.windows(start, k, PLAN_AHEAD) if run.takes_kept else None
+        if taken is None:
+            return False
+        positions, processed = taken
+        total = self.totals(snap, positions.ravel())
+        if total is None:
+            return False  # the usual way reports the plugin's error
+        total = total.reshape(positions.shape)
+        best = total.max(axis=1)
+        ahead, n = [], snap.num_nodes
+        for j, p in enumerate(processed):
+            ahead.append((start, p, positions[j][total[j] == best[j]]))
+            start = (start + p) % n
+        self.ahead = ahead[::-1]
+        return True
 
     def serves(self, fwk: Framework | None, pinfo: PodInfo, node_epoch: int) -> bool:
         # Tuples of dicts compare by value in C: cheaper than encoding the spec.

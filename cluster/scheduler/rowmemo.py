@@ -89,20 +89,51 @@ class RowMemo:
         # The rows the search judged: those it processed and, when it stopped early, the
         # feasible one it stopped at. Equal bytes, equal versions (as in ``judge``); the
         # span may wrap past the last row.
-        seen, end = self.ok_seen, start + processed + (processed < n)
-        if end <= n:
-            fresh = seen[start:end].tobytes() == now[start:end].tobytes()
-        else:
-            fresh = (
-                seen[start:].tobytes() == now[start:].tobytes()
-                and seen[: end - n].tobytes() == now[: end - n].tobytes()
-            )
-        if fresh:
+        if self._fresh(start, start + processed + (processed < n), now):
             return positions, processed
         if not self._rejudge(now, verdicts):
             return None
         self._idx = self.ok.nonzero()[0]
         return rotated_take_idx(self._idx, n, start, k)
+
+    def windows(
+        self, start: int, k: int, most: int, verdicts: Callable[[np.ndarray], np.ndarray | None]
+    ) -> tuple[np.ndarray, list[int]] | None:
+        """Up to ``most`` consecutive ``take``s from ``start``, as the next pods of the kind
+        would search if each placed one pod within its own window (placing a pod changes
+        its own row only): (positions per window, rows each processed). The windows stay
+        within one turn of the ring, so none reaches a row an earlier one may place on.
+        Every stale row is judged first (``verdicts``): a verdict depends on the row alone,
+        so judging it before a search reaches it gives what ``take`` would then. None when
+        fewer than two fit, or after a Filter error (the caller's ``take`` meets it)."""
+        now = self._cache.row_versions()
+        if self.ok_seen.tobytes() != now.tobytes() and not self._rejudge(now, verdicts):
+            return None
+        if self._idx is None:
+            self._idx = self.ok.nonzero()[0]
+        idx, n = self._idx, len(self.ok)
+        if len(idx) <= k:
+            return None  # each search takes every feasible node: one window at a time
+        found: list[np.ndarray] = []
+        processed: list[int] = []
+        at, span = start, 0
+        while len(found) < most:
+            positions, p = rotated_take_idx(idx, n, at, k)
+            if span + p >= n:  # its stop row would be back at or past the first start
+                break
+            found.append(positions)
+            processed.append(p)
+            span += p
+            at = (at + p) % n
+        return (np.stack(found), processed) if len(found) > 1 else None
+
+    def _fresh(self, start: int, end: int, now: np.ndarray) -> bool:
+        """Are the kept verdicts of rows ``start`` to ``end`` (exclusive, wrapping past the
+        last row) current? Equal bytes, equal versions."""
+        seen, n = self.ok_seen, len(now)
+        if end <= n:
+            return seen[start:end].tobytes() == now[start:end].tobytes()
+        return seen[start:].tobytes() == now[start:].tobytes() and seen[: end - n].tobytes() == now[: end - n].tobytes()
 
     def totals(
         self, plugins: frozenset, candidates: np.ndarray, score: Callable[[np.ndarray], np.ndarray | None]

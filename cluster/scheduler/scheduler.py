@@ -248,18 +248,24 @@ class Scheduler(WatchIntake):
         if len(self.queue.nominator) or not run.serves(self._framework_for(pinfo), pinfo, self.cache.node_epoch):
             return False
         snap = self.cache.snapshot()
-        fwk = run.fwk
-        # A search that finds nothing processes every node, so leaves the start index as
-        # it was; one that fails on an error (None) does not move it either.
-        positions = self._search(fwk, run.filter_run(snap), None, snap.num_nodes)
-        if positions is None or not len(positions):
-            return False
-        index = int(positions[0])
-        if len(positions) > 1:
-            total = run.totals(snap, positions)
-            if total is None:
+        fwk, m = run.fwk, snap.num_nodes
+        start = self.next_start_node_index % m
+        chosen = run.choose(snap, start, self._nodes_to_find(fwk, m), self._rng.randrange)
+        if chosen is not None:
+            index, processed = chosen
+            self.next_start_node_index = (start + processed) % m
+        else:
+            # A search that finds nothing processes every node, so leaves the start index
+            # as it was; one that fails on an error (None) does not move it either.
+            positions = self._search(fwk, run.filter_run(snap), None, m)
+            if positions is None or not len(positions):
                 return False
-            index = int(positions[self._select_host(total)])
+            index = int(positions[0])
+            if len(positions) > 1:
+                total = run.totals(snap, positions)
+                if total is None:
+                    return False
+                index = int(positions[self._select_host(total)])
         self.stats["attempts"] += 1
         self.kind_run_pods += 1
         if not self._assume_and_bind(

@@ -10,9 +10,9 @@ import random
 import pytest
 from sched_builders import cycle_trail, feed_back, make_node, make_pod, make_scheduler
 
-from cluster.scheduler import Scheduler, SchedulerConfig
+from cluster.scheduler import Scheduler, SchedulerConfig, kindrun
 from cluster.scheduler.framework import CycleState, PluginSpec, PreFilterPlugin, ProfileConfig, Registry
-from cluster.scheduler.kindrun import kind_of, start_run
+from cluster.scheduler.kindrun import KindRun, kind_of, start_run
 from cluster.scheduler.plugins import DEFAULT_PLUGINS
 from cluster.scheduler.status import SUCCESS
 
@@ -236,3 +236,25 @@ def test_spreading_and_inter_pod_terms_say_no_for_pods_they_judge():
         s._schedule_pod(fwk, state, qp.pinfo, 1.0)
         assert spread.kind_stable(state, qp.pinfo) is pts
         assert affinity.kind_stable(state, qp.pinfo) is ipa
+
+
+@pytest.mark.parametrize("seed,n,pct", [(11, 500, 10), (12, 420, 25), (13, 900, 5)])
+def test_searches_planned_ahead_decide_as_the_full_cycle(monkeypatch, seed, n, pct):
+    # Clusters large enough that a search collects only some of the nodes: a run then
+    # plans the searches of its next pods at once (KindRun.choose), window after window.
+    planned = []
+    plan = KindRun._plan
+
+    def counting(self, *args):
+        ok = plan(self, *args)
+        planned.append(ok and len(self.ahead))
+        return ok
+
+    monkeypatch.setattr(KindRun, "_plan", counting)
+    got, s = _drive(True, seed, n, pct, rounds=60)
+    want, _ = _drive(False, seed, n, pct, rounds=60)
+    assert got == want
+    assert sum(planned) > 40  # pods whose search was planned ahead
+    monkeypatch.setattr(kindrun, "PLAN_AHEAD", 1)  # no plans: each run pod searches alone
+    unplanned, _ = _drive(True, seed, n, pct, rounds=60)
+    assert unplanned == want
