@@ -70,7 +70,7 @@ class KindRun:
 
     def choose(self, snap: Snapshot, start: int, k: int, draw: Callable[[int], int]) -> tuple[int, int] | None:
         """(row chosen, rows processed) of this pod's search from ``start`` collecting ``k``
-        nodes and its selection, ties broken by ``draw(n)`` as ``_select_host`` does, from
+        nodes and its selection, ties broken by ``draw(n)`` as ``search.select_host`` does, from
         the searches planned ahead; None when none is planned and none can be (the caller
         then searches and scores as usual). A run's pods follow one another with nothing
         but their own placements changing the cluster, each in its own window, so the
@@ -92,10 +92,10 @@ class KindRun:
         if total is None:
             return False  # the usual way reports the plugin's error
         total = total.reshape(positions.shape)
-        best = total.max(axis=1)
+        best = total == total.max(axis=1, keepdims=True)
         ahead, n = [], snap.num_nodes
         for j, p in enumerate(processed):
-            ahead.append((start, p, positions[j][total[j] == best[j]]))
+            ahead.append((start, p, positions[j][best[j]]))
             start = (start + p) % n
         self.ahead = ahead[::-1]
         return True

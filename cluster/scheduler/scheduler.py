@@ -43,7 +43,7 @@ from .queue import (
     SchedulingQueue,
 )
 from .rowmemo import RowMemo, RowMemos
-from .search import chunked_take, num_feasible_nodes_to_find
+from .search import chunked_take, num_feasible_nodes_to_find, select_host
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
 EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
@@ -265,7 +265,7 @@ class Scheduler(WatchIntake):
                 total = run.totals(snap, positions)
                 if total is None:
                     return False
-                index = int(positions[self._select_host(total)])
+                index = int(positions[select_host(total, self._rng.randrange)])
         self.stats["attempts"] += 1
         self.kind_run_pods += 1
         if not self._assume_and_bind(
@@ -333,7 +333,7 @@ class Scheduler(WatchIntake):
         if not status.is_success():
             return None, status, None
         assert total is not None  # run_score returns a total with every success
-        return int(candidates[self._select_host(total)]), SUCCESS, None
+        return int(candidates[select_host(total, self._rng.randrange)]), SUCCESS, None
 
     def _search(self, fwk: Framework, run: FilterRun, search: np.ndarray | None, n: int) -> np.ndarray | None:
         """Positions in the search list (``search``'s nodes, or all ``n``) that upstream's
@@ -361,14 +361,6 @@ class Scheduler(WatchIntake):
         pct = fwk.percentage_of_nodes_to_score
         pct = self.config.percentage_of_nodes_to_score if pct is None else pct
         return num_feasible_nodes_to_find(pct, m) if fwk.has_score_plugins() else 1
-
-    def _select_host(self, total: np.ndarray) -> int:
-        """Position of the best total; a tie is broken by the seeded RNG, uniformly."""
-        # argmax is numpy's C method; max() goes through a Python wrapper on every call.
-        tied = (total == total[total.argmax()]).nonzero()[0]
-        if len(tied) == 1:
-            return int(tied[0])
-        return int(tied[self._rng.randrange(len(tied))])
 
     def _assume_and_bind(
         self,

@@ -4,7 +4,9 @@ Owns ``num_feasible_nodes_to_find`` (how many feasible nodes the search collects
 percentageOfNodesToScore), ``rotated_take`` (the nodes upstream's search would collect
 from a start index, and how far it got, given every node's verdict) and ``chunked_take``
 (the same answer, judging nodes in growing chunks of the search order and stopping as
-soon as the answer is known, as upstream stops filtering). Called by ``Scheduler._search``.
+soon as the answer is known, as upstream stops filtering), and ``select_host`` (the best
+total among the collected nodes, ties drawn uniformly). Called by ``Scheduler`` and by
+``RowMemo`` and ``KindRun`` for the searches of a run.
 """
 
 from __future__ import annotations
@@ -84,3 +86,11 @@ def _concat(found: list[np.ndarray]) -> np.ndarray:
     if len(found) == 1:
         return found[0]
     return np.concatenate(found) if found else np.empty(0, dtype=np.intp)
+
+
+def select_host(total: np.ndarray, draw: Callable[[int], int]) -> int:
+    """Position of the best total; a tie is broken by ``draw(n)`` (the scheduler's seeded
+    RNG), uniformly, as upstream's selectHost samples its ties."""
+    # argmax is numpy's C method; max() goes through a Python wrapper on every call.
+    tied = (total == total[total.argmax()]).nonzero()[0]
+    return int(tied[0] if len(tied) == 1 else tied[draw(len(tied))])
