@@ -23,6 +23,7 @@ from ..clock import parse_timestamp
 
 _INITIAL = 1024
 FLUSH_AT = 4096  # noted attaches that are written without waiting for a reader
+FEW = 16  # noted attaches a flush writes one by one
 
 
 def _start_seconds(s: str | None) -> float:
@@ -75,6 +76,10 @@ class PodTable:
         if not pending:
             return
         self._pending = {}
+        if len(pending) <= FEW:  # numpy's fixed costs would outweigh a few scalar writes
+            for pinfo, row, start_raw in pending.values():
+                self._write(pinfo, row, start_raw)
+            return
         n, free = len(pending), self._free
         slots = [free.pop() for _ in range(min(n, len(free)))]
         extra = n - len(slots)
@@ -100,6 +105,25 @@ class PodTable:
                 cols.append(col)
                 amounts.append(amount)
         self.requests[rows, cols] = amounts
+
+    def _write(self, pinfo, row: int, start_raw: str | None) -> None:
+        if self._free:
+            slot = self._free.pop()
+        else:
+            if self.size == len(self.node_row):
+                self._grow()
+            slot, self.size = self.size, self.size + 1
+        self._slot[pinfo.uid] = slot
+        self.pods[slot] = pinfo
+        self._start_raw[slot] = start_raw
+        self.node_row[slot] = row
+        self.priority[slot] = pinfo.priority
+        self.seq[slot] = self._next_seq
+        self._next_seq += 1
+        self.start[slot] = _start_seconds(start_raw)
+        self.requests[slot] = 0
+        for col, amount in pinfo.req_cols:
+            self.requests[slot, col] = amount
 
     def remove(self, pinfo) -> None:
         if self._pending.pop(pinfo.uid, None) is not None:

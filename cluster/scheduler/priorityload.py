@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 FLUSH_AT = 4096  # noted changes added into the arrays without waiting for a reader
+FEW = 16  # noted changes a flush adds one by one
 
 
 class PriorityLoad:
@@ -74,8 +75,17 @@ class PriorityLoad:
             self._flush()
 
     def _flush(self) -> None:
-        """Add every noted change into the arrays, one ``np.add.at`` per priority."""
+        """Add every noted change into the arrays: a few one by one, more with one
+        ``np.add.at`` per priority (whose fixed cost a nomination or two, read every
+        cycle while pods are nominated, would not repay)."""
         noted, self._noted = self._noted, []
+        if len(noted) <= FEW:
+            for (prio, node_id, req_cols, _), sign in noted:
+                req, count = self._arrays(prio, node_id)
+                count[node_id] += sign
+                for col, amount in req_cols:
+                    req[node_id, col] += sign * amount
+            return
         by_prio: dict[int, tuple[list, list, list, list, list]] = {}
         for (prio, node_id, req_cols, _), sign in noted:
             ids, signs, req_ids, req_cols_at, amounts = by_prio.setdefault(prio, ([], [], [], [], []))

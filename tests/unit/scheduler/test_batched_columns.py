@@ -23,11 +23,17 @@ from cluster.scheduler.cache import Cache
 NODES = [f"n{i}" for i in range(8)]
 
 
-@pytest.fixture(params=[1, 3, None], ids=["batch-1", "batch-3", "default"])
+@pytest.fixture(
+    params=[(1, None), (3, 0), (None, 0), (None, None)],
+    ids=["batch-1", "batch-3-vectors", "reads-vectors", "default"],
+)
 def batch(request, monkeypatch):
-    if request.param is not None:
-        monkeypatch.setattr(podtable, "FLUSH_AT", request.param)
-        monkeypatch.setattr(priorityload, "FLUSH_AT", request.param)
+    flush_at, few = request.param
+    for module in (podtable, priorityload):
+        if flush_at is not None:
+            monkeypatch.setattr(module, "FLUSH_AT", flush_at)
+        if few is not None:  # 0: every flush takes the vector way, however small
+            monkeypatch.setattr(module, "FEW", few)
     return request.param
 
 
