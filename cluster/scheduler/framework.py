@@ -298,10 +298,17 @@ class Framework:
         return (None, status) if rest is None else (total + rest, SUCCESS)
 
     def kept_totals(
-        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, memo: RowMemo, local: frozenset
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snap: Snapshot,
+        candidates: np.ndarray | None,
+        memo: RowMemo,
+        local: frozenset,
     ) -> tuple[np.ndarray | None, Status]:
         """The weighted total of the Score plugins ``local`` (``row_local_scores``) per
-        candidate, kept in ``memo`` and computed after PreScore for the rows it lacks."""
+        candidate (None: per row, ``RowMemo.totals``), kept in ``memo`` and computed after
+        PreScore for the rows it lacks."""
         failed: list[Status] = []
 
         def score(rows: np.ndarray) -> np.ndarray | None:

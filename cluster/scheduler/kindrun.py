@@ -88,10 +88,10 @@ class KindRun:
         if taken is None:
             return False
         positions, processed = taken
-        total = self.totals(snap, positions.ravel())
-        if total is None:
+        every = self.totals(snap, None)  # windows() left every verdict current
+        if every is None:
             return False  # the usual way reports the plugin's error
-        total = total.reshape(positions.shape)
+        total = every[positions]
         best = total == total.max(axis=1, keepdims=True)
         ahead, n = [], snap.num_nodes
         for j, p in enumerate(processed):
@@ -111,9 +111,9 @@ class KindRun:
         run.memo = self.memo
         return run
 
-    def totals(self, snap: Snapshot, candidates: np.ndarray) -> np.ndarray | None:
-        """The weighted Score total per candidate; None after a plugin error (the full
-        cycle then reports it)."""
+    def totals(self, snap: Snapshot, candidates: np.ndarray | None) -> np.ndarray | None:
+        """The weighted Score total per candidate (None: per row, current for the feasible
+        ones); None after a plugin error (the full cycle then reports it)."""
         return self.fwk.kept_totals(self.state, self.pod, snap, candidates, self.memo, self.local)[0]
 
 

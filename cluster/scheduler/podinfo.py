@@ -412,13 +412,17 @@ class ResourceColumns:
 
     def remember_head(self, head: PodHead, pinfo: PodInfo) -> None:
         """Keep what ``pinfo`` parsed under its head's encoded spec and labels (a head read
-        from bytes, a pod without inter-pod terms)."""
+        from bytes, a pod without inter-pod terms); ``pinfo`` then knows its bytes too
+        (``expect_bound``)."""
         if head.spec_raw is None or pinfo.terms is not None:
             return
         kept = self._head_templates
         key = (head.namespace, bytes(head.spec_raw), bytes(head.labels_raw))
         kept.pop(key, None)
-        kept[key] = HeadTemplate(pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key, *key[1:])
+        template = kept[key] = HeadTemplate(
+            pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key, *key[1:]
+        )
+        pinfo._template = template
         if len(kept) > TEMPLATES_KEPT:
             del kept[next(iter(kept))]
 

@@ -112,20 +112,17 @@ class RowMemo:
         if self._idx is None:
             self._idx = self.ok.nonzero()[0]
         idx, n = self._idx, len(self.ok)
-        if len(idx) <= k:
-            return None  # each search takes every feasible node: one window at a time
-        found: list[np.ndarray] = []
-        processed: list[int] = []
-        at, span = start, 0
-        while len(found) < most:
-            positions, p = rotated_take_idx(idx, n, at, k)
-            if span + p >= n:  # its stop row would be back at or past the first start
-                break
-            found.append(positions)
-            processed.append(p)
-            span += p
-            at = (at + p) % n
-        return (np.stack(found), processed) if len(found) > 1 else None
+        # The feasible rows in search order from ``start``: window j is the k after the
+        # first j*k, and stops at the next one, where window j+1 starts. Each stop must come
+        # before the turn ends (back at ``start``): at most (len - 1) // k windows.
+        count = min(most, (len(idx) - 1) // k)
+        if count < 2:
+            return None
+        split = int(idx.searchsorted(start))
+        order = np.concatenate((idx[split:], idx[:split])) if split else idx
+        stops = order[k : count * k + 1 : k].tolist()
+        processed = [(stop - at) % n for at, stop in zip([start, *stops[:-1]], stops)]
+        return order[: count * k].reshape(count, k), processed
 
     def _fresh(self, start: int, end: int, now: np.ndarray) -> bool:
         """Are the kept verdicts of rows ``start`` to ``end`` (exclusive, wrapping past the
@@ -136,17 +133,27 @@ class RowMemo:
         return seen[start:].tobytes() == now[start:].tobytes() and seen[: end - n].tobytes() == now[: end - n].tobytes()
 
     def totals(
-        self, plugins: frozenset, candidates: np.ndarray, score: Callable[[np.ndarray], np.ndarray | None]
+        self, plugins: frozenset, candidates: np.ndarray | None, score: Callable[[np.ndarray], np.ndarray | None]
     ) -> np.ndarray | None:
         """The weighted sum of the Score ``plugins`` over ``candidates`` (rows judged
         feasible); ``score`` computes it for the rows given (None: an error, left to the
-        caller's status)."""
+        caller's status). ``candidates`` None: every row, current for those judged feasible
+        with a current verdict (the rest are never scored; read only those)."""
         entry = self.scores.get(plugins)
         if entry is None:
             n = len(self.ok)
             entry = self.scores[plugins] = (np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64))
         total, seen = entry
         now = self._cache.row_versions()
+        if candidates is None:
+            stale = ((seen != now) & (self.ok_seen == now) & self.ok).nonzero()[0]
+            if len(stale):
+                computed = score(stale)
+                if computed is None:
+                    return None
+                total[stale] = computed
+                seen[stale] = now[stale]
+            return total
         if seen[candidates].tobytes() != now[candidates].tobytes():
             # Besides the candidates, only rows whose feasibility is current and positive:
             # a score plugin is never asked about a node its filters reject, as upstream

@@ -295,3 +295,49 @@ def test_a_take_passes_on_a_filter_error():
     memo = RowMemo(rows)  # type: ignore[arg-type]
     rows.versions[3] = 1  # stale, and within the search
     assert memo.take(0, 2, lambda r: None) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_windows_are_the_searches_one_after_another_within_one_turn(seed):
+    # Every start, width and limit, stale rows anywhere: the windows are the takes over
+    # the true verdicts, each starting where the last stopped, as long as each stop comes
+    # before the turn is back at the first start; none when fewer than two fit.
+    rng = np.random.default_rng(seed)
+    n = 13
+    for _ in range(40):
+        rows = _Rows(n)
+        memo = RowMemo(rows)  # type: ignore[arg-type]
+        truth = rng.random(n) < 0.7
+        memo.ok[:] = truth
+        memo.ok_seen[:] = 0
+        stale = rng.random(n) < 0.2
+        rows.versions[stale] = 1
+        memo.ok[stale] = ~truth[stale]  # what the memo kept: wrong
+        kept_ok, kept_seen = memo.ok.copy(), memo.ok_seen.copy()
+        for start in range(n):
+            for k in (1, 2, 3, 5):
+                for most in (2, 3, 16):
+                    memo.ok[:], memo.ok_seen[:], memo._idx = kept_ok, kept_seen, None
+                    got = memo.windows(start, k, most, lambda r, truth=truth: truth[r])
+                    want, at, span = [], start, 0
+                    while len(want) < most and truth.sum() > k:
+                        positions, p = rotated_take(truth, at, k)
+                        if span + p >= n:
+                            break
+                        want.append((positions.tolist(), p))
+                        span, at = span + p, (at + p) % n
+                    if len(want) < 2:
+                        assert got is None
+                        continue
+                    assert got is not None
+                    assert [(w.tolist(), p) for w, p in zip(got[0], got[1])] == want
+                    assert memo.ok.tolist() == truth.tolist()  # every stale row judged
+
+
+def test_windows_pass_on_a_filter_error():
+    rows = _Rows(8)
+    memo = RowMemo(rows)  # type: ignore[arg-type]
+    memo.ok[:] = True
+    memo.ok_seen[:] = 0
+    rows.versions[6] = 1  # stale anywhere: windows judge every stale row first
+    assert memo.windows(0, 2, 4, lambda r: None) is None
