@@ -31,6 +31,7 @@ class _Meta(msgspec.Struct):
     deletionTimestamp: str | None = None
     deletionGracePeriodSeconds: int | None = None
     labels: msgspec.Raw = _NIL
+    ownerReferences: msgspec.Raw = _NIL
 
 
 class _Status(msgspec.Struct):
@@ -68,6 +69,7 @@ class PodHead(NamedTuple):
     # The encoded spec and labels (read_head) or the decoded pod (head_of), for spec_key.
     spec_raw: Any = None
     labels_raw: Any = None
+    owners_raw: Any = None  # the encoded metadata.ownerReferences (read_head only)
     pod: dict[str, Any] | None = None
 
     @property
@@ -104,6 +106,7 @@ def read_head(data: bytes) -> PodHead:
         st.nominatedNodeName or "",
         p.spec,
         m.labels,
+        m.ownerReferences,
     )
 
 

@@ -59,7 +59,7 @@ class KindRun:
     ``ahead`` holds the searches planned for the next pods of the run (``choose``), last
     first: (start row, rows processed, the candidate rows tied for the best total)."""
 
-    __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch", "ahead")
+    __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch", "ahead", "template")
 
     def __init__(
         self, fwk: Framework, key: tuple, state: CycleState, pod: PodInfo, memo: RowMemo, local: frozenset, epoch: int
@@ -67,6 +67,8 @@ class KindRun:
         self.fwk, self.key, self.state, self.pod = fwk, key, state, pod
         self.memo, self.local, self.epoch = memo, local, epoch
         self.ahead: list[tuple[int, int, np.ndarray]] = []
+        # The bytes the kind's pods came from (PodInfo.template), when the first knew them.
+        self.template = pod.template
 
     def choose(self, snap: Snapshot, start: int, k: int, draw: Callable[[int], int]) -> tuple[int, int] | None:
         """(row chosen, rows processed) of this pod's search from ``start`` collecting ``k``
@@ -101,8 +103,16 @@ class KindRun:
         return True
 
     def serves(self, fwk: Framework | None, pinfo: PodInfo, node_epoch: int) -> bool:
-        # Tuples of dicts compare by value in C: cheaper than encoding the spec.
-        return fwk is self.fwk and node_epoch == self.epoch and kind_of(fwk, pinfo) == self.key
+        """Is ``pinfo`` of the run's kind? A pod that came from the same encoded spec,
+        labels, owners and namespace as the run's first, none nominated, is, and stays as
+        its bytes; any other is decoded and compared by value (tuples of dicts compare in
+        C, cheaper than encoding the spec)."""
+        if fwk is not self.fwk or node_epoch != self.epoch:
+            return False
+        if self.template is not None and pinfo.template is self.template:
+            return True
+        pinfo.expand()
+        return kind_of(fwk, pinfo) == self.key
 
     def filter_run(self, snap: Snapshot) -> FilterRun:
         """A lazy Filter run judging rows through the memo, as the full cycle's would (a

@@ -178,8 +178,15 @@ class PodInfo:
         self._fp_node, self._fp_key = "", template.spec_key  # compact()'s, of an unbound pod
         self.node = None
         self.passed_static = None
-        self._template = template
+        self._template = None if head.nominated else template
         return self
+
+    @property
+    def template(self) -> HeadTemplate | None:
+        """The bytes this pod's spec, labels, owners and namespace came from, when known
+        and it carried no nominated node (``ResourceColumns.template_of_head``); None once
+        another version of it is taken."""
+        return self._template
 
     @property
     def pod(self) -> dict[str, Any]:
@@ -234,16 +241,17 @@ class PodInfo:
 
     def expect_bound(self, node_name: str) -> None:
         """Remember the ``spec_key`` the bind to ``node_name`` will give the object, so that
-        its confirmation can be recognised by its head (``bound_as``). An expanded pod only;
-        the key waits where a compacted pod's fingerprint goes, with no node beside it."""
-        assert self._pod is not None, "expect_bound needs the object"
+        its confirmation can be recognised by its head (``bound_as``): from the bytes it
+        came from when it knows them (a pod kept as bytes stays so), else from the object.
+        The key waits where a compacted pod's fingerprint goes, with no node beside it."""
         t = self._template
         key = None if t is None else bound_key_from_bytes(t.spec, t.labels, node_name)
-        self._fp_node, self._fp_key = None, bound_spec_key(self._pod, node_name) if key is None else key
+        self._fp_node, self._fp_key = None, bound_spec_key(self.pod, node_name) if key is None else key
 
     def bound_as(self, head: PodHead) -> bool:
         """Is ``head`` the version the bind ``expect_bound`` made, same spec and labels?"""
-        return self._pod is not None and self._fp_node is None and self._fp_key == head.spec_key
+        expected = self._pod is not None or self._template is not None  # expect_bound's states
+        return expected and self._fp_node is None and self._fp_key == head.spec_key
 
     def confirm_bound(self, raw: bytes, head: PodHead) -> None:
         """Become the placed pod of ``head`` (``bound_as``): keep what is parsed, and the
@@ -360,6 +368,10 @@ def _parsed_requests(sig: bytes, pod: dict, columns: ResourceColumns) -> tuple[b
     return hit
 
 
+def _head_key(head: PodHead) -> tuple[str, bytes, bytes, bytes]:
+    return (head.namespace, bytes(head.spec_raw), bytes(head.labels_raw), bytes(head.owners_raw))
+
+
 class HeadTemplate(NamedTuple):
     """What pods with one encoded spec, labels and namespace parse to (``from_head``)."""
 
@@ -367,8 +379,9 @@ class HeadTemplate(NamedTuple):
     scheduler_name: str
     parsed: tuple  # PodInfo._parsed()
     spec_key: int  # the head's spec_key of those bytes
-    spec: bytes  # the encoded spec and labels themselves
+    spec: bytes  # the encoded spec, labels and ownerReferences themselves
     labels: bytes
+    owners: bytes
 
 
 class ResourceColumns:
@@ -383,9 +396,9 @@ class ResourceColumns:
         # (spec, labels, namespace, PodInfo._parsed()) of the last few new pods parsed,
         # newest first; compared by value, the dicts as decoded (never written to).
         self._templates: list[tuple] = []
-        # The same by the encoded spec and labels of a pod's head, for new pods that are
+        # The same by the encoded spec, labels and owners of a pod's head, for new pods
         # kept as bytes (PodInfo.from_head); the most recent TEMPLATES_KEPT, oldest first.
-        self._head_templates: dict[tuple[str, bytes, bytes], HeadTemplate] = {}
+        self._head_templates: dict[tuple[str, bytes, bytes, bytes], HeadTemplate] = {}
         self._index: dict[str, int] = {}
         self._on_new = on_new
         for name in BASE_COLUMNS:
@@ -408,7 +421,7 @@ class ResourceColumns:
         head read from bytes only), or None."""
         if head.spec_raw is None:
             return None
-        return self._head_templates.get((head.namespace, bytes(head.spec_raw), bytes(head.labels_raw)))
+        return self._head_templates.get(_head_key(head))
 
     def remember_head(self, head: PodHead, pinfo: PodInfo) -> None:
         """Keep what ``pinfo`` parsed under its head's encoded spec and labels (a head read
@@ -417,12 +430,13 @@ class ResourceColumns:
         if head.spec_raw is None or pinfo.terms is not None:
             return
         kept = self._head_templates
-        key = (head.namespace, bytes(head.spec_raw), bytes(head.labels_raw))
+        key = _head_key(head)
         kept.pop(key, None)
         template = kept[key] = HeadTemplate(
             pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key, *key[1:]
         )
-        pinfo._template = template
+        if not head.nominated:  # what a run's kind needs besides the bytes (KindRun.serves)
+            pinfo._template = template
         if len(kept) > TEMPLATES_KEPT:
             del kept[next(iter(kept))]
 

@@ -243,8 +243,7 @@ class Scheduler(WatchIntake):
         """Place a pod of ``run``'s kind as its full cycle would, skipping PreFilter and
         PreScore (kindrun.py); False, having changed nothing the full cycle reads, when the
         run does not serve it or its search needs explaining."""
-        pinfo = qp.pinfo
-        pinfo.expand()
+        pinfo = qp.pinfo  # kept as bytes when the run knows its kind by them (KindRun.serves)
         if len(self.queue.nominator) or not run.serves(self._framework_for(pinfo), pinfo, self.cache.node_epoch):
             return False
         snap = self.cache.snapshot()
@@ -422,6 +421,7 @@ class Scheduler(WatchIntake):
         state: CycleState | None = None,
     ) -> None:
         pinfo = qp.pinfo
+        pinfo.expand()  # a pod a cycle failed keeps its object (queueing hints read it)
         if status.is_rejected():
             self.stats["unschedulable"] += 1
             nominating = self._post_filter(fwk, state, pinfo, diag, now, out)

@@ -83,7 +83,7 @@ def _event(pod: dict) -> WatchEvent:
 
 def test_behind_a_backlog_the_pods_of_a_template_are_queued_undecoded(monkeypatch):
     monkeypatch.setattr(intake, "DECODED_BACKLOG", 0)
-    s = make_scheduler(nodes=[make_node("n1")])
+    s = make_scheduler(nodes=[make_node(f"n{i}") for i in range(4)])
     pods = [make_pod(f"w{i}", uid=f"w{i}").req(cpu="100m").label("app", "web") for i in range(5)]
     events = [_event(pod) for pod in pods]
     for ev in events:
@@ -94,6 +94,10 @@ def test_behind_a_backlog_the_pods_of_a_template_are_queued_undecoded(monkeypatc
     assert all(s.queue.get(f"w{i}").pinfo.compacted for i in range(5))
     out = s.schedule(1.0, 10)
     assert sorted(b[1] for b in out.binds) == [f"w{i}" for i in range(5)]
+    # The first went through the full cycle; the run knew the others' kind by their bytes
+    # and placed them without decoding them.
+    assert s.kind_run_pods == 4
+    assert [s.cache.pod_info(f"w{i}").compacted for i in range(5)] == [False, True, True, True, True]
     # Each bind coming back is recognised by its head, the undecoded pods' too.
     for pod, (_, _, uid, node) in zip(pods, sorted(out.binds, key=lambda b: b[1])):
         bound = copy.deepcopy(pod)
@@ -194,3 +198,30 @@ def test_a_pod_from_its_head_expects_the_bound_version_the_parsed_pod_would():
     slow.pod = copy.deepcopy(pod)
     fast.pod = copy.deepcopy(pod)  # another version: no longer the template's bytes
     assert fast._template is None
+
+
+def test_owners_and_a_nomination_are_part_of_what_a_template_is_known_by():
+    columns = ResourceColumns(lambda: None)
+    a = make_pod("a", uid="ua").req(cpu="1")
+    owned = copy.deepcopy(a)
+    owned["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs", "uid": "r1", "controller": True}]
+    head_a, head_owned = read_head(encode(a)), read_head(encode(owned))
+    columns.remember_head(head_a, PodInfo(copy.deepcopy(a), columns))
+    assert columns.template_of_head(head_owned) is None  # other owners: another template
+    nominated = copy.deepcopy(a).nominated("n1")
+    head_n = read_head(encode(nominated))
+    assert columns.template_of_head(head_n) is not None  # the same bytes where they count
+    assert PodInfo.from_head(head_n, encode(nominated), columns.template_of_head(head_n)).template is None
+    assert PodInfo.from_head(head_a, encode(a), columns.template_of_head(head_a)).template is not None
+
+
+def test_a_run_takes_a_pod_of_other_owners_only_by_value(monkeypatch):
+    monkeypatch.setattr(intake, "DECODED_BACKLOG", 0)
+    s = make_scheduler(nodes=[make_node("n1"), make_node("n2")])
+    pods = [make_pod(f"w{i}", uid=f"w{i}").req(cpu="100m") for i in range(3)]
+    pods[2]["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs", "uid": "r1", "controller": True}]
+    for pod in pods:
+        s.on_pod_event(_event(pod), 0.0)
+    out = s.schedule(1.0, 10)
+    assert len(out.binds) == 3
+    assert s.kind_run_pods == 1  # w1; w2's owners make it another kind: its own full cycle
