@@ -431,10 +431,10 @@ class ResourceColumns:
             return
         kept = self._head_templates
         key = _head_key(head)
-        kept.pop(key, None)
-        template = kept[key] = HeadTemplate(
-            pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key, *key[1:]
-        )
+        template = kept.pop(key, None)  # the same bytes parse alike: keep the one, as newest
+        if template is None:
+            template = HeadTemplate(pinfo.namespace, pinfo.scheduler_name, pinfo._parsed(), head.spec_key, *key[1:])
+        kept[key] = template
         if not head.nominated:  # what a run's kind needs besides the bytes (KindRun.serves)
             pinfo._template = template
         if len(kept) > TEMPLATES_KEPT:
