@@ -260,6 +260,19 @@ class _Rows:
         return self.versions
 
 
+def _stale_memo(rng: np.random.Generator, n: int, feasible: float) -> tuple[RowMemo, np.ndarray, np.ndarray]:
+    """A memo over ``n`` rows holding the true verdicts (a ``feasible`` share), a fifth of
+    its rows gone stale since: (memo, the true verdicts, the stale rows)."""
+    rows = _Rows(n)
+    memo = RowMemo(rows)  # type: ignore[arg-type]
+    truth = rng.random(n) < feasible
+    memo.ok[:] = truth
+    memo.ok_seen[:] = 0
+    stale = rng.random(n) < 0.2
+    rows.versions[stale] = 1
+    return memo, truth, stale
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_take_finds_what_the_search_over_current_verdicts_finds(seed):
     # Every start and width, with kept verdicts gone stale on random rows (the wrap
@@ -268,13 +281,7 @@ def test_a_take_finds_what_the_search_over_current_verdicts_finds(seed):
     rng = np.random.default_rng(seed)
     n = 12
     for _ in range(60):
-        rows = _Rows(n)
-        memo = RowMemo(rows)  # type: ignore[arg-type]
-        truth = rng.random(n) < 0.6
-        memo.ok[:] = truth
-        memo.ok_seen[:] = 0
-        stale = rng.random(n) < 0.2
-        rows.versions[stale] = 1
+        memo, truth, stale = _stale_memo(rng, n, 0.6)
         memo.ok[stale] = rng.random(int(stale.sum())) < 0.5  # what the memo kept: maybe wrong
         kept_ok, kept_seen = memo.ok.copy(), memo.ok_seen.copy()
         for start in range(n):
@@ -305,13 +312,7 @@ def test_windows_are_the_searches_one_after_another_within_one_turn(seed):
     rng = np.random.default_rng(seed)
     n = 13
     for _ in range(40):
-        rows = _Rows(n)
-        memo = RowMemo(rows)  # type: ignore[arg-type]
-        truth = rng.random(n) < 0.7
-        memo.ok[:] = truth
-        memo.ok_seen[:] = 0
-        stale = rng.random(n) < 0.2
-        rows.versions[stale] = 1
+        memo, truth, stale = _stale_memo(rng, n, 0.7)
         memo.ok[stale] = ~truth[stale]  # what the memo kept: wrong
         kept_ok, kept_seen = memo.ok.copy(), memo.ok_seen.copy()
         for start in range(n):
