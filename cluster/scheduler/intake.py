@@ -144,7 +144,7 @@ class WatchIntake:
         with the object and then ``_hold``. False, having done nothing, for any other pod."""
         if ev.type == "DELETED" or head.terminal or head.deleting or ev.raw is None:
             return False
-        if self.queue.active_count() <= DECODED_BACKLOG:
+        if not self._behind_backlog():
             return False  # it would be held decoded: decode it now
         if self.queue.get(head.uid) is not None or self.cache.is_assumed(head.uid):
             return False
@@ -245,8 +245,12 @@ class WatchIntake:
             # its dict, since queueing hints read it on every cluster event.
             self._hold(qp.pinfo, raw, head)
 
+    def _behind_backlog(self) -> bool:
+        """Is a new pending pod kept as its bytes (see ``DECODED_BACKLOG``)?"""
+        return self.queue.active_count() > DECODED_BACKLOG
+
     def _hold(self, pinfo: PodInfo, raw: bytes | None, head: PodHead | None) -> None:
         """An untried pending pod: as bytes behind a long backlog, else decoded (see
         ``DECODED_BACKLOG``)."""
-        if self.queue.active_count() > DECODED_BACKLOG:
+        if self._behind_backlog():
             pinfo.compact(raw, head=head)

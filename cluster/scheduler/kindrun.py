@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .filtering import FilterRun, lazy_run
+from .search import draw_tied
 
 if TYPE_CHECKING:
     from .cache import PodInfo
@@ -72,7 +73,7 @@ class KindRun:
 
     def choose(self, snap: Snapshot, start: int, k: int, draw: Callable[[int], int]) -> tuple[int, int] | None:
         """(row chosen, rows processed) of this pod's search from ``start`` collecting ``k``
-        nodes and its selection, ties broken by ``draw(n)`` as ``search.select_host`` does, from
+        nodes and its selection, ties broken by ``draw(n)`` (``search.draw_tied``), from
         the searches planned ahead; None when none is planned and none can be (the caller
         then searches and scores as usual). A run's pods follow one another with nothing
         but their own placements changing the cluster, each in its own window, so the
@@ -82,7 +83,7 @@ class KindRun:
             if k < 2 or not self._plan(snap, start, k):
                 return None
         _, processed, tied = self.ahead.pop()
-        return int(tied[0] if len(tied) == 1 else tied[draw(len(tied))]), processed
+        return draw_tied(tied, draw), processed
 
     def _plan(self, snap: Snapshot, start: int, k: int) -> bool:
         run = self.filter_run(snap)

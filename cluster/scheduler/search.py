@@ -5,8 +5,8 @@ percentageOfNodesToScore), ``rotated_take`` (the nodes upstream's search would c
 from a start index, and how far it got, given every node's verdict) and ``chunked_take``
 (the same answer, judging nodes in growing chunks of the search order and stopping as
 soon as the answer is known, as upstream stops filtering), and ``select_host`` (the best
-total among the collected nodes, ties drawn uniformly). Called by ``Scheduler`` and by
-``RowMemo`` and ``KindRun`` for the searches of a run.
+total among the collected nodes, ties drawn uniformly by ``draw_tied``). Called by
+``Scheduler``, and by ``RowMemo`` and ``KindRun`` for the searches of a run.
 """
 
 from __future__ import annotations
@@ -89,8 +89,12 @@ def _concat(found: list[np.ndarray]) -> np.ndarray:
 
 
 def select_host(total: np.ndarray, draw: Callable[[int], int]) -> int:
-    """Position of the best total; a tie is broken by ``draw(n)`` (the scheduler's seeded
-    RNG), uniformly, as upstream's selectHost samples its ties."""
+    """Position of the best total (``draw_tied`` among the best)."""
     # argmax is numpy's C method; max() goes through a Python wrapper on every call.
-    tied = (total == total[total.argmax()]).nonzero()[0]
+    return draw_tied((total == total[total.argmax()]).nonzero()[0], draw)
+
+
+def draw_tied(tied: np.ndarray, draw: Callable[[int], int]) -> int:
+    """One of ``tied``, drawn uniformly by ``draw(n)`` (the scheduler's seeded RNG) when
+    there are several, as upstream's selectHost samples its ties."""
     return int(tied[0] if len(tied) == 1 else tied[draw(len(tied))])
