@@ -23,11 +23,12 @@ Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transi
 | RUNNING           | timer exit; Never, or OnFailure and 0   | SUCCEEDED/FAILED  | status (terminated, exit code); resources released |
 | RUNNING           | timer exit; Always, or OnFailure and ≠0 | BACKOFF           | restartCount+1; status CrashLoopBackOff; Warning BackOff; timer start @ t+backoff |
 | RUNNING           | timer oom                               | as timer exit     | exit code 137, the killed containers' reason OOMKilled; Warning OOMKilling on the Node |
+| PENDING, BACKOFF, RUNNING | timer deadline (activeDeadlineSeconds) | FAILED, or STOPPING (to Failed) | the rows in ``deadline.py`` |
 | PENDING, BACKOFF  | the eviction manager picks it           | FAILED            | Warning Evicted; status Failed, reason Evicted, its message, DisruptionTarget; resources released |
 | RUNNING           | the eviction manager picks it           | STOPPING (evicting) | Warning Evicted; DisruptionTarget; Killing per container; timer stopped @ t+min(stop-seconds, eviction grace) |
 | RUNNING           | deletionTimestamp                       | STOPPING          | Killing event per container; timer stopped @ t+min(stop-seconds, grace) |
 | STOPPING          | deletionTimestamp with a shorter grace  | STOPPING          | timer stopped moved earlier (measured from the stop's start); the stop now ends in a confirm |
-| STOPPING          | timer stopped (or oom), evicting and not deleted | FAILED   | status Failed, reason Evicted, exit 143 (or 137 if the grace ran out); resources released |
+| STOPPING          | timer stopped (or oom), evicting (or past its deadline) and not deleted | FAILED | status Failed, reason Evicted (or DeadlineExceeded), exit 143 (or 137 if the grace ran out); resources released |
 | STOPPING          | timer stopped (or oom), otherwise       | DELETED           | confirm delete; resources released |
 | PENDING, BACKOFF, REJECTED, SUCCEEDED, FAILED | deletionTimestamp | DELETED | confirm delete at once; resources released |
 | DELETED           | on_pod                                  | DELETED           | none: the confirm is sent once |
@@ -42,7 +43,7 @@ reason Evicted), then ``NodeAllocation.admit``: exclusive CPUs, devices, then
 GeneralPredicates (``admission.py``). "Resources" are the pod's effective requests, its
 exclusive CPUs, devices and host ports; releasing them returns all of these to the node.
 The eviction manager's loop, OOM timers and the pressure conditions are in
-``pressure.py``.
+``pressure.py``; ``spec.activeDeadlineSeconds`` in ``deadline.py``.
 
 A delay of 0 runs its transition inline, so a pod without annotations is admitted and
 Running within one ``on_pod`` call (the outbox coalesces both statuses into one write).
@@ -70,6 +71,7 @@ from ..runtime.timers import Handle, TimerQueue
 from . import admission
 from .allocation import NodeAllocation
 from .cgroups import with_parent
+from .deadline import DEADLINE, DeadlineMixin
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
 from .node import NodeConfig, internal_ip, node_labels, pod_ip
@@ -101,7 +103,7 @@ BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff st
 COMPONENT = "kubelet"
 
 
-class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
+class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
     __slots__ = (
         "config",
         "name",
@@ -185,6 +187,7 @@ class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
             return
         self._timers.cancel(rec.timer)
         self._timers.cancel(rec.oom_timer)
+        self._disarm_deadline(rec)
         self._release(rec)
         self._outbox.pod_status.pop(uid, None)  # a write to a deleted object would only fail
 
@@ -210,6 +213,8 @@ class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
                 return  # forgotten
             if kind == OOM:
                 self._on_oom(rec, gen)
+            elif kind == DEADLINE:
+                self._on_deadline(rec)
             elif rec.gen == gen:  # else superseded
                 rec.timer = None
                 # Transitions happen at the scheduled time, so a late tick does not shift the trace.
@@ -275,6 +280,7 @@ class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
             self._write(rec)  # else the inline start below writes Running, which supersedes it
         if rec.usage is not None:
             self._ensure_sync(now)
+        self._arm_deadline(rec)
         self._after(rec, emu.start_seconds, START, now)
 
     def _view(self) -> admission.NodeView:
@@ -370,6 +376,7 @@ class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
         rec.ready_at, rec.exit_at = t, None
         if rec.policy == "Never" or (rec.policy == "OnFailure" and code == 0):
             rec.state = SUCCEEDED if code == 0 else FAILED
+            self._disarm_deadline(rec)
             self._release(rec)
             self._write(rec)
             return
@@ -425,6 +432,7 @@ class Kubelet(PressureMixin, ReconcileMixin, NodeStatusMixin):
         self._timers.cancel(rec.timer)
         self._timers.cancel(rec.oom_timer)
         rec.timer = rec.oom_timer = None
+        self._disarm_deadline(rec)
         rec.state = DELETED
         self._release(rec)
         self._outbox.pod_deletes[rec.uid] = rec.key()

@@ -1,7 +1,7 @@
 """What the kubelet's mixins use of the ``Kubelet`` they are part of.
 
 Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the methods of
-``PressureMixin`` and ``ReconcileMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
+``PressureMixin``, ``ReconcileMixin`` and ``DeadlineMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
 it), for the type checker only (``pressure.py``, ``reconcile.py`` and ``nodestatus.py``
 import it under ``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
 call, their own methods included (one mixin calls the other's); ``Kubelet`` satisfies it,
@@ -67,6 +67,10 @@ class KubeletSelf(Protocol):
     def _node_event(
         self, reason: str, message: str, t: float, type: str = "Normal", component: str = "kubelet"
     ) -> None: ...
+
+    # ---- ``DeadlineMixin``'s ---------------------------------------------------------------
+    def _arm_deadline(self, rec: PodRecord) -> None: ...
+    def _disarm_deadline(self, rec: PodRecord) -> None: ...
 
     # ---- ``ReconcileMixin``'s --------------------------------------------------------------
     def _retake(self, rec: PodRecord, pod: dict) -> None: ...

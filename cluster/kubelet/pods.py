@@ -125,6 +125,8 @@ class PodRecord:
         "deleting",
         "evicting",
         "disruption",
+        "active_deadline",
+        "deadline_timer",
     )
 
     def __init__(self, pod: dict, emu: Emulation, now: float):
@@ -178,8 +180,11 @@ class PodRecord:
         self.oom_at = 0.0  # when that kill happens
         self.ports: tuple = ()  # host ports held while the pod holds resources
         self.deleting = False  # a deletionTimestamp was seen
-        self.evicting = False  # STOPPING because the eviction manager chose this pod
+        self.evicting = False  # STOPPING toward phase Failed: evicted, or past its active deadline
         self.disruption: tuple[str, str, float] | None = None  # DisruptionTarget (reason, message, time)
+        deadline = spec.get("activeDeadlineSeconds")
+        self.active_deadline: int | None = deadline if isinstance(deadline, int) and deadline > 0 else None
+        self.deadline_timer: Handle | None = None  # ``deadline.py``
 
     def key(self) -> tuple[str, str, str]:
         return (self.namespace, self.name, self.uid)
@@ -339,6 +344,6 @@ def pod_status(rec: PodRecord, host_ip: str) -> dict:
     }
     if rec.init:
         status["initContainerStatuses"] = _init_statuses(rec)
-    if rec.state == FAILED and rec.reason:  # evicted: the eviction manager's reason and message
+    if rec.state == FAILED and rec.reason:  # evicted or past its deadline: that reason and message
         status["reason"], status["message"] = rec.reason, rec.message
     return status

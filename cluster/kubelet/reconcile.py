@@ -26,7 +26,8 @@ kubelet anything. What an adopted pod gets:
   kubelet slept through fires at once with its own timestamp, as a late tick does (the
   runtime went on while the kubelet was down);
 - an eviction in progress (DisruptionTarget from the kubelet on a Running pod) resumes its
-  stop, measured from the condition's time with the eviction manager's grace.
+  stop, measured from the condition's time with the eviction manager's grace;
+- its active deadline, at startTime + activeDeadlineSeconds (``deadline.py``).
 Not recovered (a restart forgets them, as it forgets every chaos action on the node): the
 exact CrashLoopBackOff delay of a running pod that restarted before (estimated from
 restartCount as if the back-off never reset), the eviction manager's observations and
@@ -214,6 +215,7 @@ class ReconcileMixin:
                 self._resume_eviction(rec, now)
         if rec.usage is not None:
             self._ensure_sync(now)
+        self._arm_deadline(rec)
 
     def _resume_at(self: KubeletSelf, rec: PodRecord, kind: str, at: float) -> None:
         # Always a timer, never inline, even when ``at`` has passed: the timer queue then

@@ -42,6 +42,7 @@ REQUIRED = {
         "progress-deadline-rollback",
         "rollout-node-failures",
         "job-backoff-limit",
+        "job-active-deadline",
         "job-indexed",
         "cronjob-forbid",
         "statefulset-ordered",
