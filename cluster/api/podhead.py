@@ -49,6 +49,7 @@ class _Pod(msgspec.Struct):
 class _Spec(msgspec.Struct):
     nodeName: str | None = None
     terminationGracePeriodSeconds: int | None = None
+    activeDeadlineSeconds: int | None = None
 
 
 _pod_decoder = msgspec.msgpack.Decoder(_Pod)
@@ -66,6 +67,7 @@ class PodHead(NamedTuple):
     grace: int | None  # metadata.deletionGracePeriodSeconds
     spec_grace: int | None  # spec.terminationGracePeriodSeconds
     nominated: str  # status.nominatedNodeName ("" when unset)
+    active_deadline: int | None = None  # spec.activeDeadlineSeconds
     # The encoded spec and labels (read_head) or the decoded pod (head_of), for spec_key.
     spec_raw: Any = None
     labels_raw: Any = None
@@ -104,6 +106,7 @@ def read_head(data: bytes) -> PodHead:
         m.deletionGracePeriodSeconds,
         spec.terminationGracePeriodSeconds,
         st.nominatedNodeName or "",
+        spec.activeDeadlineSeconds,
         p.spec,
         m.labels,
         m.ownerReferences,
@@ -127,6 +130,7 @@ def head_of(pod: dict[str, Any]) -> PodHead:
         meta.get("deletionGracePeriodSeconds"),
         spec.get("terminationGracePeriodSeconds"),
         status.get("nominatedNodeName") or "",
+        spec.get("activeDeadlineSeconds"),
         pod=pod,
     )
 

@@ -47,8 +47,9 @@ The eviction manager's loop, OOM timers and the pressure conditions are in
 
 A delay of 0 runs its transition inline, so a pod without annotations is admitted and
 Running within one ``on_pod`` call (the outbox coalesces both statuses into one write).
-Other MODIFIED events are ignored: the spec of a bound pod cannot change in ways the
-kubelet acts on, and the kubelet's own status writes come back through the watch.
+Other MODIFIED events are ignored but for a new ``activeDeadlineSeconds`` (the one field
+of a bound pod's spec an update may change that the kubelet acts on); the kubelet's own
+status writes come back through the watch.
 
 Backoff (upstream's kubelet uses 10 s doubling to 300 s): kubemu waits 10 s before the
 first restart too (upstream's first restart is immediate), doubles per restart up to
@@ -168,7 +169,8 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
 
     def on_pod_event(self, ev: WatchEvent, now: float) -> None:
         """An ADDED or MODIFIED pod event for this node: only a pod seen for the first time
-        is read in full; of a known one, only whether it is being deleted, and its grace."""
+        is read in full; of a known one, only whether it is being deleted (and its grace)
+        and its activeDeadlineSeconds."""
         if self._stopped:
             return
         head = ev.head
@@ -177,6 +179,8 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
             self._new_pod(ev.obj, now)
         elif head.deleting:
             self._on_deletion(rec, head_grace(head), now)
+        elif head.active_deadline != rec.active_deadline:
+            self._deadline_changed(rec, head.active_deadline, now)
 
     def on_pod_deleted(self, uid: str, now: float) -> None:
         """The pod object (``uid``) is gone from the apiserver."""
@@ -214,7 +218,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
             if kind == OOM:
                 self._on_oom(rec, gen)
             elif kind == DEADLINE:
-                self._on_deadline(rec)
+                self._on_deadline(rec, gen)  # a deadline's token carries its time
             elif rec.gen == gen:  # else superseded
                 rec.timer = None
                 # Transitions happen at the scheduled time, so a late tick does not shift the trace.

@@ -4,7 +4,7 @@ Owns defaulting (uid, timestamps, pod defaults, requests from limits, a namespac
 ``kubernetes`` finalizer and Active phase), NamespaceLifecycle on create (the namespace
 must exist and not be Terminating), Priority admission (reference §10.3) and
 DefaultTolerationSeconds. The apiserver logic calls ``admit_create``
-for every create; validation (``cluster/api/validation.py``) runs first, so admission only
+for every create and ``admit_update`` for every update; validation (``cluster/api/validation.py``) runs first, so admission only
 sees well-formed objects. Failures raise ``StatusError`` subclasses with upstream messages.
 """
 
@@ -83,15 +83,26 @@ class Admission:
         elif kind == "Namespace":
             _admit_namespace(obj)
 
+    def admit_update(self, kind: str, obj: dict, old: dict) -> None:
+        """What an update gets before update validation compares it with ``old``: the
+        defaults upstream applies on decode, the priority the Priority plugin set at create
+        (kept when the update leaves it out), and DefaultTolerationSeconds again, so a
+        manifest applied again compares equal to the stored object."""
+        if kind == "Pod":
+            spec = obj.setdefault("spec", {})
+            _default_pod_spec(spec)
+            was = old.get("spec") or {}
+            for field in ("priority", "preemptionPolicy"):
+                if spec.get(field) is None and was.get(field) is not None:
+                    spec[field] = was[field]
+            _default_toleration_seconds(spec)
+        elif kind == "PriorityClass":
+            obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
     # -- pods ---------------------------------------------------------------------------
     def _admit_pod(self, pod: dict) -> None:
         spec = pod["spec"]
-        spec.setdefault("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("schedulerName", DEFAULT_SCHEDULER)
-        spec.setdefault("dnsPolicy", "ClusterFirst")
-        for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
-            _default_requests_from_limits(c)
+        _default_pod_spec(spec)
         self._admit_priority(pod)
         _default_toleration_seconds(spec)
         pod["status"] = {"phase": "Pending", "qosClass": pod_qos_class(pod)}
@@ -171,6 +182,15 @@ def _admit_namespace(ns: dict) -> None:
     if NAMESPACE_FINALIZER not in finalizers:
         spec["finalizers"] = [*finalizers, NAMESPACE_FINALIZER]
     ns["status"] = {"phase": "Active"}
+
+
+def _default_pod_spec(spec: dict) -> None:
+    spec.setdefault("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("schedulerName", DEFAULT_SCHEDULER)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
+        _default_requests_from_limits(c)
 
 
 def _default_requests_from_limits(container: dict) -> None:

@@ -50,7 +50,9 @@ from ..api.requests import (
     WatchChunk,
     target,
 )
+from ..api.updatevalidation import validate_update
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..api.workloadvalidation import FieldError
 from ..clock import rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
 from .deletion import CRD, Deletion, check_uid, finalized
@@ -229,6 +231,11 @@ class APIServer(Deletion):
         if _has_status(kind):  # the status subresource alone writes it
             new["status"] = current.get("status", {})
         default_object(kind, new, creating=False)
+        self.admission.admit_update(kind, new, current)
+        try:
+            validate_update(kind, current, new)
+        except FieldError as e:
+            raise Invalid(str(e)) from None
         next_generation(kind, current, new)
         if finalized(new):
             self._remove(new)

@@ -232,3 +232,31 @@ def test_describe_a_node_and_annotate_a_pod(served):
     served.kubectl("annotate", "pod", "noted", "team=blue")
     got = json.loads(served.kubectl("get", "pod", "noted", "-o", "json").stdout)
     assert got["metadata"]["annotations"]["team"] == "blue"
+
+
+def test_a_pod_spec_edit_is_refused_and_a_shorter_deadline_fails_the_pod(served):
+    served.kubectl("run", "capped", "--image=busybox")
+    assert until(lambda: " Running " in served.kubectl("get", "pod", "capped").stdout)
+    bigger = '{"spec":{"containers":[{"name":"capped","resources":{"requests":{"cpu":"1"}}}]}}'
+    refused = served.kubectl("patch", "pod", "capped", "-p", bigger, check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(
+        'The Pod "capped" is invalid: spec: Forbidden: pod updates may not change fields other than '
+        "`spec.containers[*].image`"
+    )
+    assert "spec.containers[0].resources.requests: <unset> -> {" in refused.stderr
+    served.kubectl("patch", "pod", "capped", "-p", '{"spec":{"activeDeadlineSeconds":1}}')
+    # Past already (the pod started seconds ago): the kubelet stops it at once.
+    status = until(
+        lambda: json.loads(served.kubectl("get", "pod", "capped", "-o", "json").stdout)["status"].get("reason")
+    )
+    assert status == "DeadlineExceeded"
+    got = json.loads(served.kubectl("get", "pod", "capped", "-o", "json").stdout)["status"]
+    assert got["phase"] == "Failed" and got["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
+    longer = served.kubectl("patch", "pod", "capped", "-p", '{"spec":{"activeDeadlineSeconds":100}}', check=False)
+    assert longer.returncode == 1 and longer.stderr.strip() == (
+        'The Pod "capped" is invalid: spec.activeDeadlineSeconds: Invalid value: 100: '
+        "must be less than or equal to previous value"
+    )
+    events = served.kubectl("get", "events", "--field-selector", "involvedObject.name=capped").stdout
+    assert "DeadlineExceeded" in events and "Pod was active on the node longer than the specified deadline" in events

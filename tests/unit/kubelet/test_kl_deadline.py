@@ -128,3 +128,34 @@ def test_a_restarted_kubelet_keeps_the_deadline_from_the_start_time(driver, pod,
     late = restarted(d, configs, 50, listed(d, p))  # slept through it: fails at once, at its time
     assert late.trace("p") == [(50.0, "Failed", 0, "terminated")]
     assert late.statuses["p"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"] == "2026-01-01T00:00:30Z"
+
+
+def test_an_update_that_sets_or_shortens_the_deadline_is_acted_on(driver, pod):
+    d = driver()
+    web = pod("web", annotations={"start-seconds": 1})
+    d.send("ADDED", web)
+    d.run_until(20)
+    d.send("MODIFIED", with_deadline(web, 60))  # set on a running pod: counts from startTime
+    d.run_until(30)
+    d.send("MODIFIED", with_deadline(web, 40))  # shortened
+    d.run_until(100)
+    assert d.trace("web") == [
+        (0.0, "Pending", 0, "waiting"),
+        (1.0, "Running", 0, "running"),
+        (40.0, "Failed", 0, "terminated"),
+    ]
+
+    d.send("MODIFIED", with_deadline(web, 10))  # a finished pod: nothing happens
+    d.run_until(200)
+    assert [r for _, _, r, _ in d.events] == [REASON, "Killing"]
+
+
+def test_a_deadline_shortened_into_the_past_acts_at_the_update(driver, pod):
+    d = driver()
+    web = with_deadline(pod("web"), 100)
+    d.send("ADDED", web)
+    d.run_until(50)
+    d.send("MODIFIED", with_deadline(web, 10))
+    d.run_until(60)
+    assert d.trace("web") == [(0.0, "Running", 0, "running"), (50.0, "Failed", 0, "terminated")]
+    assert [(t, r) for t, _, r, _ in d.events] == [(50.0, REASON), (50.0, "Killing")]
