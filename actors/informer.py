@@ -3,8 +3,11 @@
 A thin async wrapper around ``cluster.runtime.reflector.Reflector``: ``poll`` lists the
 kinds that need it (first use, or after Expired), in pages of ``LIST_PAGE`` objects all
 current at one resourceVersion, and otherwise long-polls one ``watch`` call for all kinds
-at once, returning decoded watch events. Used by the component shell
-(``component.py``) and by the Ray runtime's driver side (``cluster.py``).
+at once, returning decoded watch events. A kind whose watch expired while the others
+keep watching is relisted a page a poll, its events handed over in chunks, with the other
+kinds' events alongside (``_relist_step``), as upstream's per-kind informers never wait
+for each other. Used by the component shell (``component.py``) and by the Ray runtime's
+driver side (``cluster.py``).
 
 The apiserver actor is restartable and Ray retries calls that were in flight when it died,
 so a restart normally shows up here as an Expired watch (the restarted store no longer
@@ -28,6 +31,7 @@ from cluster.runtime.reflector import Reflector
 
 FIRST_BACKOFF, MAX_BACKOFF = 0.05, 1.0  # real seconds after an unreachable apiserver
 LIST_PAGE = 5_000  # objects per list reply: about 7 MB of pods
+RELIST_CHUNK = 20_000  # events of a relist handed over per poll while the other kinds watch
 
 
 class Informer:
@@ -39,6 +43,8 @@ class Informer:
         self.restarted_lists = 0  # paginated lists the apiserver let go midway
         self.last_error = ""
         self._backoff = FIRST_BACKOFF
+        self._paging: dict[str, tuple[list[bytes], str]] = {}  # a relist under way: pages so far, next token
+        self._relisted: tuple[str, list[WatchEvent]] | None = None  # a relist's events still to hand over
 
     async def poll(self, timeout: float) -> list[WatchEvent]:
         try:
@@ -47,6 +53,8 @@ class Informer:
             self.failures += 1
             self.last_error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
             self.reflector.relist_all()
+            self._paging.clear()
+            self._relisted = None
             await asyncio.sleep(self._backoff)
             self._backoff = min(MAX_BACKOFF, self._backoff * 2)
             return []
@@ -76,7 +84,10 @@ class Informer:
     async def _poll(self, timeout: float) -> list[WatchEvent]:
         r = self.reflector
         to_list = r.kinds_to_list()
+        if self._relisted is not None or (to_list and r.watch_since() and all(map(r.has_listed, to_list))):
+            return await self._relist_step(to_list)
         if to_list:
+            self._paging.clear()  # a relist under way is overtaken by this list of every kind
             # Every list is fetched before any is applied: a failure midway leaves the
             # reflector as it was, so the retry reports each change exactly as it should.
             replies = [await self._list(kind) for kind in to_list]
@@ -84,8 +95,40 @@ class Informer:
             for kind, result in zip(to_list, replies):
                 out += r.on_list(kind, result)
             return out
-        reply = unpack_reply(await self.api.watch_packed.remote(r.watch_since(), self.node_names, timeout))
+        return await self._watch(r.watch_since(), timeout)
+
+    async def _watch(self, since: dict[str, int], timeout: float) -> list[WatchEvent]:
+        r = self.reflector
+        reply = unpack_reply(await self.api.watch_packed.remote(since, self.node_names, timeout))
         out = []
         for kind, part in reply.items():
             out += r.on_watch(kind, part)
         return out
+
+    async def _relist_step(self, to_list: list[str]) -> list[WatchEvent]:
+        """One step of relisting a kind whose watch expired while the others keep watching,
+        as upstream's informers are one per kind: one page a poll, then the events the list
+        makes ``RELIST_CHUNK`` a poll, each step with what the other kinds' watches hold.
+        Else a relist of a million pods would hold back, for as long as it takes, the Lease
+        renewals the node lifecycle controller must see every 40 s."""
+        r, out = self.reflector, []
+        if self._relisted is None:
+            kind = to_list[0]
+            items, token = self._paging.pop(kind, ([], ""))
+            page = await self.api.list_page.remote(kind, r.node_names(kind), LIST_PAGE, token)
+            if isinstance(page, Expired):
+                self.restarted_lists += 1  # let go midway: start again on the next step
+            elif isinstance(page, StatusError):
+                raise page
+            elif page.continue_token:
+                self._paging[kind] = (items + page.items, page.continue_token)
+            else:
+                self._relisted = (kind, r.on_list(kind, ListResult(page.resource_version, items + page.items)))
+        if self._relisted is not None:
+            kind, events = self._relisted
+            out, rest = events[:RELIST_CHUNK], events[RELIST_CHUNK:]
+            self._relisted = (kind, rest) if rest else None
+        # The relisted kind watches again only once its list's events are all handed over.
+        busy = {self._relisted[0]} if self._relisted is not None else set()
+        since = {k: rv for k, rv in r.watch_since().items() if k not in busy}
+        return out + (await self._watch(since, 0.0) if since else [])

@@ -32,7 +32,8 @@ class ControllerManagerComponent(Component):
         self.failed_writes = 0
 
     def watches(self) -> tuple[Watch, ...]:
-        return tuple(Watch(kind) for kind in self.manager.kinds)
+        lazy = self.manager.lazy_kinds
+        return tuple(Watch(kind, lazy=kind in lazy) for kind in self.manager.kinds)
 
     def reconcile(self, batch: Batch) -> Result:
         m, now = self.manager, batch.now

@@ -60,12 +60,15 @@ Deviations from upstream, on purpose:
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..api.errors import StatusError
 from ..api.objects import KINDS
 from ..api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from .writes import Writes
+
+if TYPE_CHECKING:
+    from ..api.leasehead import LeaseHead
 
 OWNER_GRACE = 5.0  # emulated seconds a dependent waits for an owner uid never seen
 TOMBSTONE_SECONDS = 300.0  # how long a vanished uid is remembered as gone
@@ -127,13 +130,32 @@ class GarbageCollector:
     def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
         m = obj.get("metadata") or {}
         ns, name = m.get("namespace", ""), m.get("name", "")
+        if not self._seen(kind, etype, ns, name, m.get("uid", ""), now):
+            return
+        uid = m.get("uid", "")
+        refs, finalizers = m.get("ownerReferences"), m.get("finalizers")
+        if refs or (kind, ns, name) in self._dependents:
+            self._on_dependent((kind, ns, name), uid, m, refs, finalizers, now)
+        if finalizers or self._foreground or self._orphaning:
+            self._on_owner_state((kind, ns, name), uid, m)
+
+    def on_lease_head(self, etype: str, head: LeaseHead, now: float) -> bool:
+        """A Lease read by its head (no owners, finalizers or deletion): True when that is
+        all this event needs, False when ``on_event`` must have the object."""
+        key = ("Lease", head.namespace, head.name)
+        if etype == "DELETED" or key in self._dependents or self._foreground or self._orphaning:
+            return False
+        self._seen("Lease", etype, head.namespace, head.name, head.uid, now)
+        return True
+
+    def _seen(self, kind: str, etype: str, ns: str, name: str, uid: str, now: float) -> bool:
+        """Note the object's uid (or its going); False for a DELETED, which ends here."""
         live = self._live[kind]
         if etype == "DELETED":  # a relist's DELETED carries only the key: the uid is ours
             gone = live.pop((ns, name), None)
             if gone is not None:
                 self._vanished((kind, ns, name), gone, now)
-            return
-        uid = m.get("uid", "")
+            return False
         old = live.get((ns, name))
         if old != uid:
             # One namespace string for every object kept, not one per object decoded.
@@ -143,11 +165,7 @@ class GarbageCollector:
             waiting = self._deps.get(uid)
             if waiting:
                 self._dirty.update(waiting)  # an owner its dependents saw first
-        refs, finalizers = m.get("ownerReferences"), m.get("finalizers")
-        if refs or (kind, ns, name) in self._dependents:
-            self._on_dependent((kind, ns, name), uid, m, refs, finalizers, now)
-        if finalizers or self._foreground or self._orphaning:
-            self._on_owner_state((kind, ns, name), uid, m)
+        return True
 
     def _on_dependent(self, key: Key, uid: str, m: dict, refs: list | None, fins: list | None, now: float) -> None:
         rec = self._dependents.get(key)

@@ -33,6 +33,8 @@ apiserver drops a namespace's Events when it removes the namespace. No
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..api.errors import StatusError
 from ..api.kinds import RESOURCES
 from ..api.patches import NAMESPACE_FINALIZER
@@ -75,6 +77,11 @@ class NamespaceController:
             return  # the keys did not change
         if ns in self._namespaces:
             self._dirty.add(ns)
+
+    def on_lease_head(self, etype: str, head: Any, now: float) -> bool:
+        """A Lease read by its head: a renewal (MODIFIED) changes no key, so nothing to do;
+        an ADDED or DELETED goes through ``on_event``."""
+        return etype == "MODIFIED"
 
     def _forget(self, ns: str, kind: str, name: str) -> None:
         kinds = self._content.get(ns)

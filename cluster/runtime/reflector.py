@@ -55,6 +55,10 @@ class Reflector:
         """The ``spec.nodeName`` selector of ``kind``'s watch (None: every object)."""
         return next((w.node_names for w in self.watches if w.kind == kind), None)
 
+    def has_listed(self, kind: str) -> bool:
+        """Whether ``kind`` was listed before (a list of it now is a relist)."""
+        return kind in self._listed
+
     def kinds_to_list(self) -> list[str]:
         return [k for k, rv in self.rv.items() if rv is None]
 
