@@ -2,7 +2,7 @@
 
 Owns upstream's rules for the spec of a Pod (only images, ``activeDeadlineSeconds`` set or
 shortened, tolerations added, scheduling gates removed, and, while a pod is gated, node
-selector entries added), the selectors of the workload kinds, the StatefulSet spec, a
+selector entries added and its node affinity narrowed), the selectors of the workload kinds, the StatefulSet spec, a
 Job's template (but for the scheduling directives of a suspended Job that never started)
 and completions (but for an elastic Indexed Job), and a PriorityClass's value and
 preemption policy, in upstream's words. The apiserver's update
@@ -119,8 +119,9 @@ def _put_back(out: dict[str, Any], old: dict[str, Any], field: str) -> None:
 
 
 def _gated_directives(old: dict[str, Any], out: dict[str, Any]) -> None:
-    """A pod still gated may gain node selector entries (none changed or removed), as
-    upstream's mutable scheduling directives allow."""
+    """A pod still gated may gain node selector entries (none changed or removed) and have
+    its node affinity changed so that it only narrows, as upstream's mutable scheduling
+    directives allow."""
     was, now = old.get("nodeSelector") or {}, out.get("nodeSelector") or {}
     if isinstance(now, dict) and isinstance(was, dict) and now != was:
         if any(now.get(k) != v for k, v in was.items()):
@@ -130,6 +131,48 @@ def _gated_directives(old: dict[str, Any], out: dict[str, Any]) -> None:
                 "only additions to spec.nodeSelector are allowed (no mutations or deletions)",
             )
         _put_back(out, old, "nodeSelector")
+    was_aff, now_aff = old.get("affinity") or {}, out.get("affinity") or {}
+    if not isinstance(was_aff, dict) or not isinstance(now_aff, dict):
+        return
+    was_na, now_na = was_aff.get("nodeAffinity"), now_aff.get("nodeAffinity")
+    if was_na != now_na:
+        _narrowed_node_affinity(was_na, now_na)
+        merged = {k: v for k, v in now_aff.items() if k != "nodeAffinity"}
+        if was_na is not None:
+            merged["nodeAffinity"] = was_na
+        if merged:
+            out["affinity"] = merged
+        else:
+            _put_back(out, old, "affinity")
+
+
+_TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+
+
+def _narrowed_node_affinity(was: Any, now: Any) -> None:
+    """Without required terms before, anything goes; with them, the same number of terms,
+    each keeping its requirements in order and at most adding more after them."""
+    required = (was or {}).get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(was, dict) else None
+    if not isinstance(required, dict):
+        return
+    old_terms = required.get("nodeSelectorTerms") or []
+    new_required = (now or {}).get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(now, dict) else None
+    new_terms = (new_required or {}).get("nodeSelectorTerms") or [] if isinstance(new_required, dict) else []
+    if old_terms and len(old_terms) != len(new_terms):
+        invalid(_TERMS, new_terms, "no additions/deletions to non-empty NodeSelectorTerms list are allowed")
+    for i, (o, n) in enumerate(zip(old_terms, new_terms)):
+        if not _only_added(o, n):
+            invalid(f"{_TERMS}[{i}]", n, "only additions are allowed (no mutations or deletions)")
+
+
+def _only_added(old: Any, new: Any) -> bool:
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return bool(old == new)
+    for field in ("matchExpressions", "matchFields"):
+        a, b = old.get(field) or [], new.get(field) or []
+        if len(a) > len(b) or b[: len(a)] != a:
+            return False
+    return True
 
 
 def _diff(path: str, old: Any, new: Any) -> str:

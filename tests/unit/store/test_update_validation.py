@@ -11,6 +11,19 @@ from cluster.api.errors import Invalid
 from cluster.store.apiserver import APIServer
 
 TOL = {"key": "gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+ZONE_A = {"key": "zone", "operator": "In", "values": ["a"]}
+GPU = {"key": "gpu", "operator": "Exists"}
+
+
+def affinity(*terms):
+    """Required node affinity with one term per list of match expressions."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": list(t)} for t in terms]
+            }
+        }
+    }
 
 
 def stored_pod(api, **spec):
@@ -64,6 +77,16 @@ def leave_out_defaults(pod):
         ({"schedulingGates": [{"name": "a"}]}, set_path("spec", "schedulingGates", DROP)),
         ({"schedulingGates": [{"name": "a"}], "nodeSelector": {"z": "1"}}, set_path("spec", "nodeSelector", "r", "2")),
         ({}, set_path("metadata", "labels", {"tier": "front"})),
+        # A gated pod's node affinity: set where there was none, or its terms narrowed.
+        ({"schedulingGates": [{"name": "a"}]}, set_path("spec", "affinity", affinity([ZONE_A]))),
+        (
+            {"schedulingGates": [{"name": "a"}], "affinity": affinity([ZONE_A])},
+            set_path("spec", "affinity", affinity([ZONE_A, GPU])),
+        ),
+        (
+            {"schedulingGates": [{"name": "a"}], "affinity": {**affinity([ZONE_A]), "podAntiAffinity": {}}},
+            lambda p: p["spec"]["affinity"]["nodeAffinity"].update(preferredDuringSchedulingIgnoredDuringExecution=[]),
+        ),
         # Fields the apiserver defaults and the Priority plugin set, left out by the update.
         ({}, leave_out_defaults),
     ],
@@ -120,6 +143,23 @@ def test_pod_updates_upstream_allows(spec, change):
             {"schedulingGates": [{"name": "a"}], "nodeSelector": {"z": "1"}},
             set_path("spec", "nodeSelector", "z", "2"),
             "spec.nodeSelector: Invalid value: ",
+        ),
+        (
+            {"schedulingGates": [{"name": "a"}], "affinity": affinity([ZONE_A])},
+            set_path("spec", "affinity", affinity([GPU])),
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]: "
+            "Invalid value: ",
+        ),
+        (
+            {"schedulingGates": [{"name": "a"}], "affinity": affinity([ZONE_A])},
+            set_path("spec", "affinity", affinity([ZONE_A], [GPU])),
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
+            "Invalid value: ",
+        ),
+        (
+            {"affinity": affinity([ZONE_A])},  # not gated
+            set_path("spec", "affinity", affinity([ZONE_A, GPU])),
+            "spec: Forbidden: pod updates may not change fields other than",
         ),
         (
             {"nodeSelector": {"z": "1"}},  # not gated: no scheduling directive may change
