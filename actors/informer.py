@@ -65,21 +65,24 @@ class Informer:
         """Every object of ``kind`` at one resourceVersion, ``LIST_PAGE`` objects a reply (one
         reply of a million pods would be a gigabyte); a list the apiserver let go midway
         (Expired) starts again."""
-        names = self.reflector.node_names(kind)
-        while True:
-            items: list[bytes] = []
-            token = ""
-            while True:
-                page = await self.api.list_page.remote(kind, names, LIST_PAGE, token)
-                if isinstance(page, Expired):
-                    self.restarted_lists += 1
-                    break
-                if isinstance(page, StatusError):
-                    raise page
-                items += page.items
-                token = page.continue_token
-                if not token:
-                    return ListResult(page.resource_version, items)
+        while (result := await self._page(kind)) is None:
+            pass
+        return result
+
+    async def _page(self, kind: str) -> ListResult | None:
+        """The next page of ``kind``'s list: the whole list once its last page came, else
+        None (the pages so far wait in ``_paging``; a list let go midway starts again)."""
+        items, token = self._paging.pop(kind, ([], ""))
+        page = await self.api.list_page.remote(kind, self.reflector.node_names(kind), LIST_PAGE, token)
+        if isinstance(page, Expired):
+            self.restarted_lists += 1
+            return None
+        if isinstance(page, StatusError):
+            raise page
+        if page.continue_token:
+            self._paging[kind] = (items + page.items, page.continue_token)
+            return None
+        return ListResult(page.resource_version, items + page.items)
 
     async def _poll(self, timeout: float) -> list[WatchEvent]:
         r = self.reflector
@@ -87,7 +90,7 @@ class Informer:
         if self._relisted is not None or (to_list and r.watch_since() and all(map(r.has_listed, to_list))):
             return await self._relist_step(to_list)
         if to_list:
-            self._paging.clear()  # a relist under way is overtaken by this list of every kind
+            self._paging.clear()  # a relist under way starts again within this list of every kind
             # Every list is fetched before any is applied: a failure midway leaves the
             # reflector as it was, so the retry reports each change exactly as it should.
             replies = [await self._list(kind) for kind in to_list]
@@ -114,16 +117,9 @@ class Informer:
         r, out = self.reflector, []
         if self._relisted is None:
             kind = to_list[0]
-            items, token = self._paging.pop(kind, ([], ""))
-            page = await self.api.list_page.remote(kind, r.node_names(kind), LIST_PAGE, token)
-            if isinstance(page, Expired):
-                self.restarted_lists += 1  # let go midway: start again on the next step
-            elif isinstance(page, StatusError):
-                raise page
-            elif page.continue_token:
-                self._paging[kind] = (items + page.items, page.continue_token)
-            else:
-                self._relisted = (kind, r.on_list(kind, ListResult(page.resource_version, items + page.items)))
+            result = await self._page(kind)
+            if result is not None:
+                self._relisted = (kind, r.on_list(kind, result))
         if self._relisted is not None:
             kind, events = self._relisted
             out, rest = events[:RELIST_CHUNK], events[RELIST_CHUNK:]

@@ -174,6 +174,8 @@ class ControllerManager:
         self._latest: dict | None = {} if self._parkers else None
         for parking in self._parkers:
             parking.share(self._latest if self._latest is not None else {})
+        # (controller, its on_lease_head or None) for every controller hearing Leases.
+        self._lease_takers = [(c, getattr(c, "on_lease_head", None)) for c in self._by_kind.get("Lease", ())]
         takes_records = any(hasattr(c, "on_pod_record") for c in self._by_kind.get("Pod", ()))
         self._records = PodRecords() if takes_records else None
         self._pod_routes: list = []
@@ -201,8 +203,8 @@ class ControllerManager:
     def lazy_kinds(self) -> frozenset[str]:
         """Kinds whose events the manager reads from their bytes first (the Lease, when every
         controller hearing Leases can judge one by its head): the watch need not decode them."""
-        takers = self._by_kind.get("Lease", ())
-        return frozenset(("Lease",)) if takers and all(hasattr(c, "on_lease_head") for c in takers) else frozenset()
+        takers = self._lease_takers
+        return frozenset(("Lease",)) if takers and all(by_head for _, by_head in takers) else frozenset()
 
     def on_events(self, events, now: float) -> None:
         """``events``: the batch's ``WatchEvent``s (kind, type, object, encoded bytes)."""
@@ -222,11 +224,11 @@ class ControllerManager:
                 self._reroute()  # a first owner may have ended a controller's parking
 
     def _on_lease(self, ev: WatchEvent, now: float) -> None:
-        """A Lease event: by its head where a controller can judge it so (10,000 renewals a
-        second at 100,000 nodes), else decoded."""
-        head = read_lease_head(ev.raw) if ev.type != "DELETED" and ev.raw is not None else None
-        for c in self._by_kind.get("Lease", ()):
-            if head is None or not hasattr(c, "on_lease_head") or not c.on_lease_head(ev.type, head, now):
+        """A Lease event with its bytes: by its head where a controller can judge it so
+        (10,000 renewals a second at 100,000 nodes), else decoded."""
+        head = read_lease_head(ev.raw) if ev.type != "DELETED" else None  # type: ignore[arg-type]
+        for c, by_head in self._lease_takers:
+            if head is None or by_head is None or not by_head(ev.type, head, now):
                 c.on_event("Lease", ev.type, ev.obj, now)
 
     def _on_pod(self, event_type: str, obj: dict, raw: bytes | None, now: float) -> None:

@@ -305,18 +305,17 @@ class NodeLifecycleController:
     def _on_lease(self, event_type: str, lease: dict, now: float) -> None:
         if event_type == "DELETED" or (lease.get("metadata") or {}).get("namespace") != NODE_LEASE_NAMESPACE:
             return
-        self._heartbeat(name_of(lease), (lease.get("spec") or {}).get("renewTime"), now)
+        self._heartbeat(name_of(lease), lease_renew_time(lease), now)
 
     def on_lease_head(self, event_type: str, head: LeaseHead, now: float) -> bool:
         """A Lease event read by its head (``cluster/api/leasehead.py``): all it needs."""
         if event_type != "DELETED" and head.namespace == NODE_LEASE_NAMESPACE:
-            self._heartbeat(head.name, head.renew_time, now)
+            self._heartbeat(head.name, renew_seconds(head.renew_time), now)
         return True
 
-    def _heartbeat(self, name: str, stamp: Any, now: float) -> None:
+    def _heartbeat(self, name: str, renew: float | None, now: float) -> None:
         """A node's Lease renewal seen: a heartbeat when its renewTime is later than the
         last one seen."""
-        renew = renew_seconds(stamp)
         if renew is None or renew <= self._renewed.get(name, float("-inf")):
             return
         self._renewed[name] = renew

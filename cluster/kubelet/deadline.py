@@ -8,9 +8,9 @@ Upstream's kubelet counts the deadline from the pod's ``status.startTime`` (admi
 the node) and checks it on every pass of its sync loop (each second); kubemu fires at the
 exact instant. An update may set the field on a bound pod or shorten it (the apiserver
 refuses a longer one or its removal); the kubelet rearms the timer from the same
-startTime, so a deadline already past stops the pod at once. Past the deadline, a pod not already being deleted gets a Normal event
-``DeadlineExceeded`` with the message below, and ends in phase Failed with that reason and
-message:
+startTime, so a deadline already past stops the pod at once. Past the deadline, a pod not
+already being deleted gets a Normal event ``DeadlineExceeded`` with the message below, and
+ends in phase Failed with that reason and message:
 
 | state            | at startTime + activeDeadlineSeconds | next                 | outputs |
 |------------------|--------------------------------------|----------------------|---------|
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .pods import BACKOFF, DEFAULT_GRACE, PENDING, RUNNING, STOPPING, PodRecord
+from .pods import BACKOFF, DEFAULT_GRACE, PENDING, RUNNING, STOPPING, PodRecord, deadline_seconds
 
 if TYPE_CHECKING:
     from .kubeletself import KubeletSelf
@@ -58,13 +58,9 @@ class DeadlineMixin:
     def _deadline_changed(self: KubeletSelf, rec: PodRecord, seconds: int | None, now: float) -> None:
         """An update set or shortened the deadline (validation allows nothing else): the
         new one counts from the same startTime; one already past acts now."""
-        rec.active_deadline = seconds if isinstance(seconds, int) and seconds > 0 else None
+        rec.active_deadline = deadline_seconds(seconds)
         if rec.state in (PENDING, RUNNING, BACKOFF) and not rec.deleting:
             self._arm_deadline(rec, not_before=now)
-
-    def _disarm_deadline(self: KubeletSelf, rec: PodRecord) -> None:
-        self._timers.cancel(rec.deadline_timer)
-        rec.deadline_timer = None
 
     def _on_deadline(self: KubeletSelf, rec: PodRecord, t: float) -> None:
         rec.deadline_timer = None

@@ -189,9 +189,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         rec = self._pods.pop(uid, None)
         if rec is None:
             return
-        self._timers.cancel(rec.timer)
-        self._timers.cancel(rec.oom_timer)
-        self._disarm_deadline(rec)
+        self._cancel_timers(rec)
         self._release(rec)
         self._outbox.pod_status.pop(uid, None)  # a write to a deleted object would only fail
 
@@ -380,7 +378,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         rec.ready_at, rec.exit_at = t, None
         if rec.policy == "Never" or (rec.policy == "OnFailure" and code == 0):
             rec.state = SUCCEEDED if code == 0 else FAILED
-            self._disarm_deadline(rec)
+            self._cancel_timers(rec)
             self._release(rec)
             self._write(rec)
             return
@@ -433,13 +431,18 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
 
     def _confirm(self, rec: PodRecord, t: float) -> None:
         """Containers are gone: release the resources and ask for the grace-0 delete."""
-        self._timers.cancel(rec.timer)
-        self._timers.cancel(rec.oom_timer)
-        rec.timer = rec.oom_timer = None
-        self._disarm_deadline(rec)
+        self._cancel_timers(rec)
         rec.state = DELETED
         self._release(rec)
         self._outbox.pod_deletes[rec.uid] = rec.key()
+
+    def _cancel_timers(self, rec: PodRecord) -> None:
+        """Cancel every timer of the pod: its next lifecycle step, its OOM kill, its deadline."""
+        timers = self._timers
+        timers.cancel(rec.timer)
+        timers.cancel(rec.oom_timer)
+        timers.cancel(rec.deadline_timer)
+        rec.timer = rec.oom_timer = rec.deadline_timer = None
 
     # ---- outputs --------------------------------------------------------------------
 

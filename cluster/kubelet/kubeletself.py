@@ -2,8 +2,8 @@
 
 Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the methods of
 ``PressureMixin``, ``ReconcileMixin`` and ``DeadlineMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
-it), for the type checker only (``pressure.py``, ``reconcile.py`` and ``nodestatus.py``
-import it under ``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
+it), for the type checker only (``pressure.py``, ``reconcile.py``, ``deadline.py`` and
+``nodestatus.py`` import it under ``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
 call, their own methods included (one mixin calls the other's); ``Kubelet`` satisfies it,
 which mypy checks wherever a mixin method is called on a kubelet.
 """
@@ -52,6 +52,7 @@ class KubeletSelf(Protocol):
     def _stop_at(self, rec: PodRecord, end: float, now: float) -> None: ...
     def _stop_done(self, rec: PodRecord, t: float) -> None: ...
     def _write(self, rec: PodRecord) -> None: ...
+    def _cancel_timers(self, rec: PodRecord) -> None: ...
     def _event(self, rec: PodRecord, reason: str, message: str, t: float, type: str = "Normal") -> None: ...
 
     # ---- ``PressureMixin``'s ---------------------------------------------------------------
@@ -70,7 +71,6 @@ class KubeletSelf(Protocol):
 
     # ---- ``DeadlineMixin``'s ---------------------------------------------------------------
     def _arm_deadline(self, rec: PodRecord, not_before: float = 0.0) -> None: ...
-    def _disarm_deadline(self, rec: PodRecord) -> None: ...
 
     # ---- ``ReconcileMixin``'s --------------------------------------------------------------
     def _retake(self, rec: PodRecord, pod: dict) -> None: ...

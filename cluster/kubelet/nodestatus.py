@@ -149,8 +149,7 @@ class NodeStatusMixin:
         for handle in timers:
             self._timers.cancel(handle)
         for rec in self._pods.values():
-            self._timers.cancel(rec.timer)
-            self._timers.cancel(rec.oom_timer)
+            self._cancel_timers(rec)
 
     @property
     def stopped(self: _NodeSelf) -> bool:

@@ -182,8 +182,7 @@ class PodRecord:
         self.deleting = False  # a deletionTimestamp was seen
         self.evicting = False  # STOPPING toward phase Failed: evicted, or past its active deadline
         self.disruption: tuple[str, str, float] | None = None  # DisruptionTarget (reason, message, time)
-        deadline = spec.get("activeDeadlineSeconds")
-        self.active_deadline: int | None = deadline if isinstance(deadline, int) and deadline > 0 else None
+        self.active_deadline = deadline_seconds(spec.get("activeDeadlineSeconds"))
         self.deadline_timer: Handle | None = None  # ``deadline.py``
 
     def key(self) -> tuple[str, str, str]:
@@ -199,6 +198,11 @@ class PodRecord:
 
     def format_pod(self) -> str:
         return f"{self.name}_{self.namespace}({self.uid})"
+
+
+def deadline_seconds(value: object) -> int | None:
+    """A spec's activeDeadlineSeconds as the kubelet keeps it: a positive integer, or None."""
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def _is_static_or_mirror(meta: dict) -> bool:

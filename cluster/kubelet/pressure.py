@@ -295,10 +295,7 @@ class PressureMixin:
     def _finish_eviction(self: KubeletSelf, rec: PodRecord, t: float) -> None:
         """The evicted (or past its deadline) pod's containers are gone: phase Failed with
         the record's reason and message."""
-        self._timers.cancel(rec.timer)
-        self._timers.cancel(rec.oom_timer)
-        rec.timer = rec.oom_timer = None
-        self._disarm_deadline(rec)
+        self._cancel_timers(rec)
         if rec.state == STOPPING and rec.started_at is not None:
             assert rec.stop_begin is not None and rec.stop_end is not None  # set when the stop began
             on_its_own = rec.stop_end >= rec.stop_begin + rec.emu.stop_seconds

@@ -3,9 +3,9 @@
 Owns defaulting (uid, timestamps, pod defaults, requests from limits, a namespace's
 ``kubernetes`` finalizer and Active phase), NamespaceLifecycle on create (the namespace
 must exist and not be Terminating), Priority admission (reference §10.3) and
-DefaultTolerationSeconds. The apiserver logic calls ``admit_create``
-for every create and ``admit_update`` for every update; validation (``cluster/api/validation.py``) runs first, so admission only
-sees well-formed objects. Failures raise ``StatusError`` subclasses with upstream messages.
+DefaultTolerationSeconds. The apiserver logic calls ``admit_create`` for every create and
+``admit_update`` for every update; validation (``cluster/api/validation.py``) runs first,
+so admission only sees well-formed objects. Failures raise ``StatusError`` subclasses with upstream messages.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class Admission:
                     spec[field] = was[field]
             _default_toleration_seconds(spec)
         elif kind == "PriorityClass":
-            obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+            _default_priority_class(obj)
 
     # -- pods ---------------------------------------------------------------------------
     def _admit_pod(self, pod: dict) -> None:
@@ -149,7 +149,7 @@ class Admission:
 
     # -- priority classes ---------------------------------------------------------------
     def _admit_priority_class(self, pc: dict) -> None:
-        pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        _default_priority_class(pc)
         if pc.get("globalDefault"):
             existing = self.default_priority_class()
             if existing is not None and existing["metadata"]["name"] != pc["metadata"]["name"]:
@@ -182,6 +182,10 @@ def _admit_namespace(ns: dict) -> None:
     if NAMESPACE_FINALIZER not in finalizers:
         spec["finalizers"] = [*finalizers, NAMESPACE_FINALIZER]
     ns["status"] = {"phase": "Active"}
+
+
+def _default_priority_class(pc: dict) -> None:
+    pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
 
 def _default_pod_spec(spec: dict) -> None:
