@@ -91,12 +91,14 @@ class APIServerActor(Profiled):
         components and the driver send, as Ray would serialize a list request by request."""
         return await self.write(unpack(blob))
 
-    async def write_one(self, request: Request) -> dict | None | StatusError:
+    async def write_one(self, request: Request, dry_run: bool = False) -> dict | None | StatusError:
         """One write from an HTTP client, answered with the object (``apply_one``)."""
         try:
-            out = apply_one(self.api, request, self.clock.now())
+            out = apply_one(self.api, request, self.clock.now(), dry_run)
         except StatusError as e:
             return e
+        if dry_run:
+            return out  # nothing to commit, nobody to wake
         (outcome,) = self._commit([None]) if self.durable is not None else (None,)
         if self._changed is not None:
             self._changed.set()

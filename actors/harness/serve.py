@@ -99,7 +99,9 @@ def serve_options_layout(opts: ServeOptions, cpus: int | None = None) -> Layout:
     return plan
 
 
-def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> PacedCluster:
+def build_cluster(
+    opts: ServeOptions, scenario: Scenario | None = None, log: Callable[[str], None] | None = None
+) -> PacedCluster:
     """The cluster to serve: N nodes starting at the wall time, or the scenario's cluster
     on its own fixed timeline (so its file reads the same as under ``kubemu run``)."""
     if scenario is not None:
@@ -118,7 +120,8 @@ def build_cluster(opts: ServeOptions, scenario: Scenario | None = None) -> Paced
         seed, start_at, scale = opts.seed, time.time() - EPOCH.timestamp(), opts.time_scale
     if not opts.scheduler:
         plan.control.pop("scheduler", None)
-    return PacedCluster(plan, seed=seed, start=start_at, time_scale=scale, keep=True)
+    # A component's fault is logged and survived: no client input may stop the server.
+    return PacedCluster(plan, seed=seed, start=start_at, time_scale=scale, keep=True, on_fault=log or print)
 
 
 def live_view(cluster: LocalCluster, role: str) -> dict[str, Any] | None:
@@ -192,7 +195,7 @@ async def serve(
 
         await serve_on_ray(opts, log, stop)
         return None
-    cluster = build_cluster(opts, scenario)
+    cluster = build_cluster(opts, scenario, log)
     if scenario is None:
         log(f"kubemu: {await cluster.start()} nodes registered")  # before any client can ask
     backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)

@@ -46,8 +46,8 @@ class RayBackend(Backend):
         result = await self.api.list.remote(kind, node_names)
         return result.resource_version, [codec.decode(b) for b in result.items]
 
-    async def write(self, req: Request) -> dict[str, Any] | None:
-        out = await self.api.write_one.remote(req)
+    async def write(self, req: Request, dry_run: bool = False) -> dict[str, Any] | None:
+        out = await self.api.write_one.remote(req, dry_run)
         if isinstance(out, StatusError):
             raise out
         return out

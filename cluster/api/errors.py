@@ -13,6 +13,7 @@ the HTTP front end serves ``status()`` as it is.
 | Forbidden           | 403  | Forbidden          | no          |
 | NotFound            | 404  | NotFound           | no          |
 | MethodNotAllowed    | 405  | MethodNotAllowed   | no          |
+| NotAcceptable       | 406  | NotAcceptable      | no          |
 | AlreadyExists       | 409  | AlreadyExists      | no          |
 | Conflict            | 409  | Conflict           | yes (re-read first) |
 | AlreadyAssigned     | 409  | Conflict           | no (a Conflict: the pod is bound) |
@@ -125,6 +126,12 @@ class NotFound(StatusError):
 
 class MethodNotAllowed(StatusError):
     code, reason, retryable = 405, "MethodNotAllowed", False
+
+
+class NotAcceptable(StatusError):
+    """No clause of the request's Accept header names a media type the server writes."""
+
+    code, reason, retryable = 406, "NotAcceptable", False
 
 
 class AlreadyExists(StatusError):

@@ -171,6 +171,40 @@ BY_PLURAL: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RE
 assert len(BY_KIND) == len(RESOURCES) and len(BY_PLURAL) == len(RESOURCES), "a kind or plural appears twice"
 
 
+# The resources whose DELETE answers with the removed object; every other resource answers
+# a removal with a success ``Status`` (upstream's ReturnDeletedObject, as of 1.28).
+RETURNS_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "namespaces"),
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("", "serviceaccounts"),
+        ("", "resourcequotas"),
+        ("", "podtemplates"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "volumeattachments"),
+    }
+)
+
+
+def deleted_answer(obj: dict[str, Any]) -> dict[str, Any]:
+    """What a DELETE that removed ``obj`` answers: the object itself, or a success
+    ``Status`` naming it by its resource (plural) and uid (k8s-api-fidelity.md §4.2)."""
+    r = BY_KIND.get(obj.get("kind", "")) or CUSTOM.get(obj.get("kind", ""))
+    if r is None or (r.group, r.plural) in RETURNS_DELETED_OBJECT:
+        return obj
+    m = obj.get("metadata") or {}
+    details: dict[str, Any] = {"name": m.get("name", "")}
+    if r.group:
+        details["group"] = r.group
+    details.update(kind=r.plural, uid=m.get("uid", ""))
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
 # ---- custom resources -------------------------------------------------------------------
 # A CustomResourceDefinition adds a kind while the apiserver runs. The registry is this
 # process's: the apiserver registers what its stored CRDs define (``custom_from``), and

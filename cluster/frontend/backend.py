@@ -14,16 +14,25 @@ from typing import Any
 
 from ..api import codec
 from ..api.errors import BadRequest, Cause, Expired, Invalid
-from ..api.kinds import BY_KIND, CUSTOM
+from ..api.kinds import BY_KIND, CUSTOM, deleted_answer
 from ..api.requests import Bind, Create, Delete, Evict, Request, Update, UpdateStatus, WatchChunk
 from ..store.apiserver import APIServer
 
 
-def apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | None:
-    """Apply one write as an HTTP client asked for it; the object the API answers with
-    (created, updated, or as it stands after a delete: gone or terminating), or None for a
-    bind or an eviction. Raises the apiserver's ``StatusError``. The Ray apiserver actor
+def apply_one(api: APIServer, req: Request, now: float, dry_run: bool = False) -> dict[str, Any] | None:
+    """Apply one write as an HTTP client asked for it; what the API answers with (the object
+    created or updated; after a delete, the object still terminating or, once gone, the
+    object or a success ``Status`` as ``kinds.deleted_answer`` says), or None for a bind or
+    an eviction. ``dry_run``: carried out in full and answered, nothing kept
+    (``APIServer.dry_run``). Raises the apiserver's ``StatusError``. The Ray apiserver actor
     calls it too, so both runtimes answer alike."""
+    if dry_run:
+        with api.dry_run():
+            return _apply_one(api, req, now)
+    return _apply_one(api, req, now)
+
+
+def _apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | None:
     if isinstance(req, Create):
         return codec.clone(api.create(req.obj, now))
     if isinstance(req, Update):
@@ -34,7 +43,7 @@ def apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | None
     if isinstance(req, Delete):
         before = codec.clone(api.get(req.kind, req.namespace, req.name))
         gone = api.delete(req.kind, req.namespace, req.name, req.uid or None, req.grace, now, req.propagation)
-        return before if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
+        return deleted_answer(before) if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
     if isinstance(req, Bind):
         api.bind(req.namespace, req.name, req.uid, req.node, now)
     elif isinstance(req, Evict):
@@ -62,7 +71,7 @@ class Backend(ABC):
     async def list(self, kind: str, node_names: frozenset[str] | None) -> tuple[int, list[dict[str, Any]]]: ...
 
     @abstractmethod
-    async def write(self, req: Request) -> dict[str, Any] | None:
+    async def write(self, req: Request, dry_run: bool = False) -> dict[str, Any] | None:
         """One write, as ``apply_one`` answers it."""
 
     @abstractmethod
@@ -75,31 +84,40 @@ class Backend(ABC):
     async def changed(self, rv: int, timeout: float) -> None:
         """Return once the resourceVersion passes ``rv``, or after ``timeout`` real seconds."""
 
-    async def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
         try:
-            return _object(await self.write(Create(obj)))
+            return _object(await self.write(Create(obj), dry_run))
         except Invalid as e:
             raise object_invalid(obj, e) from None
 
-    async def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+    async def update(self, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
         try:
-            return _object(await self.write(Update(obj)))
+            return _object(await self.write(Update(obj), dry_run))
         except Invalid as e:
             raise object_invalid(obj, e) from None
 
-    async def update_status(self, kind: str, ns: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
-        return _object(await self.write(UpdateStatus(kind, ns, name, "", status)))
+    async def update_status(
+        self, kind: str, ns: str, name: str, status: dict[str, Any], dry_run: bool = False
+    ) -> dict[str, Any]:
+        return _object(await self.write(UpdateStatus(kind, ns, name, "", status), dry_run))
 
     async def delete(
-        self, kind: str, ns: str, name: str, uid: str, grace: int | None, propagation: str = ""
+        self,
+        kind: str,
+        ns: str,
+        name: str,
+        uid: str,
+        grace: int | None,
+        propagation: str = "",
+        dry_run: bool = False,
     ) -> dict[str, Any]:
-        return _object(await self.write(Delete(kind, ns, name, uid, grace, propagation)))
+        return _object(await self.write(Delete(kind, ns, name, uid, grace, propagation), dry_run))
 
-    async def bind(self, ns: str, name: str, uid: str, node: str) -> None:
-        await self.write(Bind(ns, name, uid, node))
+    async def bind(self, ns: str, name: str, uid: str, node: str, dry_run: bool = False) -> None:
+        await self.write(Bind(ns, name, uid, node), dry_run)
 
-    async def evict(self, ns: str, name: str, uid: str, grace: int | None) -> None:
-        await self.write(Evict(ns, name, uid, grace))
+    async def evict(self, ns: str, name: str, uid: str, grace: int | None, dry_run: bool = False) -> None:
+        await self.write(Evict(ns, name, uid, grace), dry_run)
 
 
 class ObjectInvalid(Invalid):
@@ -161,8 +179,10 @@ class LocalBackend(Backend):
         result = self.api.list(kind, node_names)
         return result.resource_version, [codec.decode(b) for b in result.items]
 
-    async def write(self, req: Request) -> dict[str, Any] | None:
-        out = apply_one(self.api, req, self.now())
+    async def write(self, req: Request, dry_run: bool = False) -> dict[str, Any] | None:
+        out = apply_one(self.api, req, self.now(), dry_run)
+        if dry_run:
+            return out  # nothing changed: no watcher to wake
         self.tick()
         if self._poke is not None:
             self._poke()

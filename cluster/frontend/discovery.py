@@ -1,18 +1,31 @@
-"""Discovery and OpenAPI documents, built from the kinds table (``cluster/api/kinds.py``).
+"""Discovery and OpenAPI documents, built from the kinds table (``cluster/api/kinds.py``),
+and the content negotiation that picks which discovery document a client gets.
 
 Owns what kubectl and the client libraries read before they touch an object: ``/version``,
-the aggregated discovery lists (``/api``, ``/apis`` with the apidiscovery Accept), the
-legacy ones (``/api``, ``/apis``, ``/api/v1``, ``/apis/{group}/{version}``) and the small
-OpenAPI v3 documents that let ``kubectl create -f`` and ``apply -f`` validate on the server
-(reference k8s-http-api.md §2.1, §2.2). Called by ``server.py``; pure data, no I/O.
+the aggregated discovery lists (``/api``, ``/apis`` as ``apidiscovery.k8s.io`` v2 or
+v2beta1), the legacy ones (``/api``, ``/apis``, ``/api/v1``, ``/apis/{group}/{version}``)
+and the small OpenAPI v3 documents that let ``kubectl create -f`` and ``apply -f`` validate
+on the server (reference k8s-http-api.md §2.1, §2.2), with the ``endpoints`` of every kind
+that both they and the Swagger 2.0 document of ``openapi_v2.py`` describe. ``answer``
+serves ``/api``, ``/apis`` and ``/openapi/...`` (``/openapi/v2`` from ``openapi_v2.py``):
+it reads the Accept header clause by clause as upstream's discovery wrapper does
+(k8s-api-fidelity.md §1.2) and sets the ETag, Vary and Cache-Control headers of aggregated
+answers (304 on a matching If-None-Match). Called by ``handler.py``; pure data, no I/O.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
+import yaml
+
+from ..api.errors import NotAcceptable, NotFound
 from ..api.kinds import VERBS, Resource, served
 from . import metricsapi
+from .paths import NOT_FOUND, group_version
+from .wire import JSON, Response, dumps, ok
 
 # The dispatcher kubectl on our machines picks its bundled minor version from this.
 VERSION = {
@@ -26,7 +39,17 @@ VERSION = {
     "compiler": "gc",
     "platform": "linux/amd64",
 }
-AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+AGGREGATED_GROUP, AGGREGATED_KIND = "apidiscovery.k8s.io", "APIGroupDiscoveryList"
+# A 1.33 server serves v2 only unless its gate AggregatedDiscoveryRemoveBetaType is turned
+# off; kubemu runs as such a 1.33 (serving both, as 1.30 to 1.32 do by default) so that
+# kubectl 1.27 to 1.29, which read only v2beta1, get aggregated discovery too.
+AGGREGATED_VERSIONS = ("v2", "v2beta1")
+# Upstream's serializers, in its order: the first answers an empty Accept, the 406 names
+# them all. kubemu writes discovery as JSON or YAML; a protobuf clause is passed over like
+# any type not served (client-go asks for discovery in JSON only).
+_UPSTREAM_TYPES = (JSON, "application/yaml", "application/vnd.kubernetes.protobuf")
+_WRITTEN = _UPSTREAM_TYPES[:2]
+NOT_ACCEPTABLE = "only the following media types are accepted: " + ", ".join(_UPSTREAM_TYPES)
 
 # Subresources and the kind each answers with (group, version, kind); "" group = core.
 _SUBRESOURCE_KINDS = {
@@ -75,7 +98,8 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
 
 
 def aggregated(core: bool) -> dict[str, Any]:
-    """``/api`` (``core``) or ``/apis`` as an APIGroupDiscoveryList."""
+    """``/api`` (``core``) or ``/apis`` as a v2 APIGroupDiscoveryList (v2beta1 differs only
+    in ``apiVersion``)."""
     groups: dict[str, list[str]] = {}
     for g, v in group_versions():
         if (g == "") == core:
@@ -84,7 +108,8 @@ def aggregated(core: bool) -> dict[str, Any]:
     for g, versions in groups.items():
         items.append(
             {
-                "metadata": {"name": g, "creationTimestamp": None},
+                # The core group's name is "": omitted, as upstream's omitempty does.
+                "metadata": {**({"name": g} if g else {}), "creationTimestamp": None},
                 "versions": [
                     {
                         "version": v,
@@ -97,7 +122,7 @@ def aggregated(core: bool) -> dict[str, Any]:
         )
     if not core:
         items.append(metricsapi.aggregated_group())  # served by metricsapi, not stored
-    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+    return {"kind": AGGREGATED_KIND, "apiVersion": f"{AGGREGATED_GROUP}/v2", "metadata": {}, "items": items}
 
 
 def legacy_versions(address: str) -> dict[str, Any]:
@@ -161,18 +186,192 @@ def openapi_index() -> dict[str, Any]:
     return {"paths": paths}
 
 
+class Endpoint(NamedTuple):
+    """One URL of a served resource as the OpenAPI documents (v3 here, v2 in
+    ``openapi_v2.py``) describe it: the Kubernetes verbs it answers and the kind they carry."""
+
+    path: str  # e.g. /api/v1/namespaces/{namespace}/pods/{name}/status
+    part: str  # "collection", "object", or the subresource's name
+    gvk: dict[str, str]  # the x-kubernetes-group-version-kind of its operations
+    verbs: tuple[str, ...]
+
+
+_COLLECTION_VERBS = ("list", "create", "deletecollection")
+_OBJECT_VERBS = ("get", "update", "patch", "delete")
+
+
+def endpoints(r: Resource) -> list[Endpoint]:
+    """The URLs of ``r``: its collection, one object, then each subresource (k8s-http-api.md §2.2)."""
+    prefix = f"/apis/{r.group}/{r.version}" if r.group else f"/api/{r.version}"
+    scope = "/namespaces/{namespace}" if r.namespaced else ""
+    collection = f"{prefix}{scope}/{r.plural}"
+    gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+    found = [
+        Endpoint(collection, "collection", gvk, tuple(v for v in _COLLECTION_VERBS if v in VERBS)),
+        Endpoint(collection + "/{name}", "object", gvk, tuple(v for v in _OBJECT_VERBS if v in VERBS)),
+    ]
+    for name in r.subresources:
+        g, v, kind, verbs = _sub(r, name)
+        found.append(
+            Endpoint(f"{collection}/{{name}}/{name}", name, {"group": g, "version": v, "kind": kind}, tuple(verbs))
+        )
+    return found
+
+
 def openapi_document(group: str, version: str) -> dict[str, Any] | None:
     """Enough OpenAPI v3 for kubectl to hand validation to the server (fieldValidation)."""
     served = _in(group, version)
     if not served:
         return None
-    prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
     param = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}]
     paths = {}
     for r in served:
-        scope = "/namespaces/{namespace}" if r.namespaced else ""
-        gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-        paths[f"{prefix}{scope}/{r.plural}/{{name}}"] = {
-            "patch": {"x-kubernetes-group-version-kind": gvk, "parameters": param}
-        }
+        for e in endpoints(r):
+            if e.part == "object":
+                paths[e.path] = {"patch": {"x-kubernetes-group-version-kind": e.gvk, "parameters": param}}
     return {"openapi": "3.0.0", "info": {"title": "kubemu", "version": version}, "paths": paths}
+
+
+# -- serving: which document for which Accept header --------------------------------------
+
+
+class Clause(NamedTuple):
+    """One media range of an Accept header: ``type/subtype;param=value...``."""
+
+    type: str
+    subtype: str
+    q: float
+    params: Mapping[str, str]  # every parameter but q
+
+    def target(self) -> tuple[str, str, str] | None:
+        """The (group, version, kind) the clause asks the answer converted to; None for a
+        plain clause. Any one of g, v, as makes a target, as upstream."""
+        if not {"g", "v", "as"} & self.params.keys():
+            return None
+        return self.params.get("g", ""), self.params.get("v", ""), self.params.get("as", "")
+
+    def matches(self, media_type: str) -> bool:
+        kind, sub = media_type.split("/")
+        return (self.type, self.subtype) in ((kind, sub), (kind, "*"), ("*", "*"))
+
+
+class Choice(NamedTuple):
+    media_type: str  # one of _WRITTEN
+    version: str  # the aggregated version (v2, v2beta1); "" for the legacy document
+
+
+def _quality(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        return 0.0  # as upstream: an unreadable q ranks the clause last, it is still tried
+
+
+def parse_accept(header: str) -> list[Clause]:
+    """The clauses of an Accept header in the order the server tries them: by q (default 1)
+    descending, then specific types before wildcards, ties in written order. A clause that
+    is not a media range is dropped (upstream's goautoneg reading; a bare ``*`` is ``*/*``)."""
+    clauses = []
+    for part in header.split(","):
+        media_range, *params = part.strip().split(";")
+        kind = [p.strip() for p in media_range.split("/")]
+        if kind == ["*"]:
+            kind = ["*", "*"]
+        if len(kind) != 2:
+            continue
+        q, named = 1.0, {}
+        for param in params:
+            key, eq, value = param.partition("=")
+            if not eq:
+                continue
+            if key.strip() == "q":
+                q = _quality(value)
+            else:
+                named[key.strip()] = value.strip()
+        clauses.append(Clause(kind[0], kind[1], q, named))
+    return sorted(clauses, key=lambda c: (-c.q, c.type == "*", c.subtype == "*"))  # stable
+
+
+def _aggregated_version(clause: Clause) -> str:
+    """The aggregated version ``clause`` asks for if this server serves it, else ""."""
+    target = clause.target()
+    if target is None:
+        return ""
+    group, version, kind = target
+    return version if (group, kind) == (AGGREGATED_GROUP, AGGREGATED_KIND) and version in AGGREGATED_VERSIONS else ""
+
+
+def _written(clause: Clause) -> str:
+    """The first media type kubemu writes that ``clause`` accepts, else ""."""
+    return next((media_type for media_type in _WRITTEN if clause.matches(media_type)), "")
+
+
+def negotiate(accept: str) -> Choice:
+    """What ``/api`` and ``/apis`` answer an Accept header with (k8s-api-fidelity.md §1.2);
+    NotAcceptable when no clause can be served."""
+    if not accept:
+        return Choice(_WRITTEN[0], "")
+    clauses = parse_accept(accept)
+    # Upstream's discovery wrapper: the first clause naming a served aggregated list wins,
+    # wherever plain clauses stand; one naming an unserved version is skipped, not refused.
+    for clause in clauses:
+        version, media_type = _aggregated_version(clause), _written(clause)
+        if version and media_type:
+            return Choice(media_type, version)
+    # Then the legacy handler: it converts to nothing, so it takes the first plain clause.
+    for clause in clauses:
+        media_type = _written(clause)
+        if clause.target() is None and media_type:
+            return Choice(media_type, "")
+    raise NotAcceptable(NOT_ACCEPTABLE)
+
+
+def _encode(doc: dict[str, Any], media_type: str) -> bytes:
+    return dumps(doc) if media_type == JSON else yaml.safe_dump(doc).encode()
+
+
+def etag(doc: dict[str, Any]) -> str:
+    """Upstream's ETag: quoted upper-case hex SHA-512 of the document's JSON."""
+    return '"' + hashlib.sha512(dumps(doc)).hexdigest().upper() + '"'
+
+
+def _aggregated_answer(core: bool, choice: Choice, if_none_match: str) -> Response:
+    # One ETag per document whichever version or media type is written, as upstream:
+    # ``Vary: Accept`` is what keeps a client cache's entries apart.
+    doc = aggregated(core)
+    tag = etag(doc)
+    content_type = f"{choice.media_type};g={AGGREGATED_GROUP};v={choice.version};as={AGGREGATED_KIND}"
+    headers = (("ETag", tag), ("Vary", "Accept"), ("Cache-Control", "public"))
+    if if_none_match == tag:  # upstream compares the header as a whole, no list, no W/
+        return Response(304, b"", content_type, headers)
+    doc["apiVersion"] = f"{AGGREGATED_GROUP}/{choice.version}"
+    return Response(200, _encode(doc, choice.media_type), content_type, headers)
+
+
+def answer(path: str, headers: Mapping[str, str], address: str) -> Response | None:
+    """The answer to ``/api``, ``/apis`` or an ``/openapi/`` path (``headers`` with lower-case
+    names, ``address`` the host:port legacy ``/api`` advertises); None for any other path.
+    Failures are raised as StatusErrors (NotAcceptable, NotFound)."""
+    if path in ("/api", "/apis"):
+        core = path == "/api"
+        choice = negotiate(headers.get("accept", ""))
+        if choice.version:
+            return _aggregated_answer(core, choice, headers.get("if-none-match", ""))
+        legacy = legacy_versions(address) if core else legacy_groups()
+        return Response(200, _encode(legacy, choice.media_type), choice.media_type)  # no ETag, as upstream
+    if path == "/openapi/v3":
+        return ok(openapi_index())
+    if path.startswith("/openapi/v3/"):
+        gv = group_version(path.removeprefix("/openapi/v3"))
+        doc = openapi_document(gv[0], gv[1]) if gv and not gv[2] else None
+        if doc is None:
+            raise NotFound(NOT_FOUND)
+        return ok(doc)
+    if path == "/openapi/v2":
+        # Imported here: openapi_v2 builds on this module's endpoints and negotiation.
+        from . import openapi_v2
+
+        return openapi_v2.answer(headers)
+    if path.startswith("/openapi/"):
+        raise NotFound(NOT_FOUND)
+    return None

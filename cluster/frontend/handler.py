@@ -14,6 +14,7 @@ directly, without a socket.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -43,6 +44,7 @@ from .wire import Request, Response, WatchStream, error, ok
 from .yunikorn import YuniKornView, is_rest_path
 from .yunikorn import answer as yunikorn_answer
 
+LOG = logging.getLogger("kubemu.api")
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 OPEN_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 
@@ -107,6 +109,7 @@ class Handler:
         except StatusError as e:
             return error(e)
         except Exception as e:  # a bug of ours: the client gets a 500 Status, the server keeps serving
+            LOG.error("kubemu: %s %s failed", req.method, req.path, exc_info=e)
             return error(
                 InternalError(
                     f"an error on the server ({type(e).__name__}: {e}) has prevented the request from succeeding"
@@ -127,7 +130,7 @@ class Handler:
             return yunikorn_answer(self.yunikorn(), req.method, path, req.query)
         if is_metrics_path(path):
             return await metrics_answer(self.backend, req, path)
-        fixed = self._discovery(path, req.headers.get("accept", ""))
+        fixed = self._discovery(path, req)
         if fixed is not None:
             return fixed
         gv = group_version(path)
@@ -143,27 +146,9 @@ class Handler:
             return await bindings(self, req, rest[1])  # the older form of pods/NAME/binding
         return await self._resource(req, target(group, version, rest))
 
-    def _discovery(self, path: str, accept: str) -> Response | None:
-        aggregated = "as=APIGroupDiscoveryList" in accept
-        if path == "/api":
-            if aggregated:
-                return ok(discovery.aggregated(True), content_type=discovery.AGGREGATED)
-            return ok(discovery.legacy_versions(self.address))
-        if path == "/apis":
-            if aggregated:
-                return ok(discovery.aggregated(False), content_type=discovery.AGGREGATED)
-            return ok(discovery.legacy_groups())
-        if path == "/openapi/v3":
-            return ok(discovery.openapi_index())
-        if path.startswith("/openapi/v3/"):
-            gv = group_version(path.removeprefix("/openapi/v3"))
-            doc = discovery.openapi_document(gv[0], gv[1]) if gv and not gv[2] else None
-            if doc is None:
-                raise NotFound(NOT_FOUND)
-            return ok(doc)
-        if path.startswith("/openapi/"):
-            raise NotFound(NOT_FOUND)  # no v2: kubectl falls back to its built-in types
-        return None
+    def _discovery(self, path: str, req: Request) -> Response | None:
+        # The whole request's headers: /api and /apis read Accept and If-None-Match.
+        return discovery.answer(path, req.headers, self.address)
 
     async def _resource(self, req: Request, t: Target) -> Response | WatchStream:
         if not t.name:

@@ -399,3 +399,26 @@ def delete_options(query: Mapping[str, str], body: dict[str, Any] | None) -> tup
         grace = 1
     pre = {k: v for k, v in (opts.get("preconditions") or {}).items() if k in ("uid", "resourceVersion") and v}
     return grace, policy or "", pre
+
+
+_OPTIONS_OF = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
+
+
+def dry_run(method: str, query: Mapping[str, str], body_value: Any = None) -> bool:
+    """Whether a write is a dry run: ``dryRun=All`` in the query or, for a DELETE or an
+    eviction, ``"dryRun": ["All"]`` in its options. "" or nothing means a real write; any
+    other value is upstream's 422 naming the verb's options kind (k8s-api-fidelity.md §2)."""
+    values: list[Any] = [query["dryRun"]] if "dryRun" in query else []
+    if body_value is not None:
+        if not isinstance(body_value, list) or not all(isinstance(v, str) for v in body_value):
+            raise BadRequest(f"dryRun: {json.dumps(body_value)} is not a list of strings")
+        if values and [v for v in values if v] != body_value:
+            raise BadRequest(f"Non-matching dry-run options in request and content: {values} and {body_value}")
+        values = body_value
+    values = [v for v in values if v]
+    bad = [v for v in values if v != "All"]
+    if bad:
+        shown = "[]string{" + ", ".join(json.dumps(v) for v in values) + "}"
+        cause = Cause("FieldValueNotSupported", f'Unsupported value: {shown}: supported values: "All"', "dryRun")
+        raise _invalid(_OPTIONS_OF.get(method, "CreateOptions"), [cause])
+    return bool(values)

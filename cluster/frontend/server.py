@@ -1,8 +1,8 @@
 """The HTTP server that carries the Kubernetes API: aiohttp over TLS (or plain HTTP on
 loopback), every request handed to ``handler.Handler``.
 
-Owns the transport only: reading a request into a ``handler.Request`` (body size capped
-before it is read in full), writing a ``Response``, and streaming a ``WatchStream``
+Owns the transport only: reading a request into a ``handler.Request`` (the whole body,
+at most 3 MiB: 413 beyond), writing a ``Response``, and streaming a ``WatchStream``
 chunk by chunk until the handler ends it or the client goes away. Started by ``kubemu
 serve`` (``actors/harness/serve.py``).
 """
@@ -13,14 +13,21 @@ import asyncio
 import ssl
 
 from aiohttp import web
+from multidict import CIMultiDict
 
-from .handler import MAX_BODY, Handler
-from .wire import Request, Response
+from ..api.errors import InternalError, RequestEntityTooLarge
+from .handler import LOG, MAX_BODY, Handler
+from .wire import Request, Response, error
 
 
 def app(handler: Handler) -> web.Application:
     async def serve(request: web.Request) -> web.StreamResponse:
-        body = await request.content.read(MAX_BODY + 1)
+        try:
+            # The whole body, however it arrives (chunked, in many small writes, slowly):
+            # ``content.read(n)`` would return only what had arrived so far.
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _answer(error(RequestEntityTooLarge("the request body is too large (at most 3 MiB)")))
         req = Request(
             request.method,
             request.path,
@@ -28,9 +35,19 @@ def app(handler: Handler) -> web.Application:
             {k.lower(): v for k, v in request.headers.items()},
             body,
         )
-        answer = await handler.handle(req)
+        try:
+            answer = await handler.handle(req)
+        except Exception as e:  # ``handle`` answers every failure itself; this is the last net
+            LOG.error("kubemu: %s %s failed", request.method, request.path, exc_info=e)
+            return _answer(
+                error(
+                    InternalError(
+                        f"an error on the server ({type(e).__name__}) has prevented the request from succeeding"
+                    )
+                )
+            )
         if isinstance(answer, Response):
-            return web.Response(status=answer.status, body=answer.body, headers={"Content-Type": answer.content_type})
+            return _answer(answer)
         stream = web.StreamResponse(status=200, headers={"Content-Type": answer.content_type})
         stream.enable_chunked_encoding()
         await stream.prepare(request)
@@ -39,12 +56,22 @@ def app(handler: Handler) -> web.Application:
                 await stream.write(line)
         except (ConnectionResetError, asyncio.CancelledError):
             return stream  # the client went away: nothing more to send
+        except Exception as e:  # a failure mid-stream ends this watch (its client re-watches), not the server
+            LOG.error("kubemu: the watch %s failed", request.path, exc_info=e)
+            return stream
         await stream.write_eof()
         return stream
 
-    application = web.Application(client_max_size=MAX_BODY + 1)
+    application = web.Application(client_max_size=MAX_BODY)
     application.router.add_route("*", "/{tail:.*}", serve)
     return application
+
+
+def _answer(answer: Response) -> web.Response:
+    headers = CIMultiDict({"Content-Type": answer.content_type})
+    for name, value in answer.headers:
+        headers.add(name, value)  # a name may repeat (one Warning header per warning)
+    return web.Response(status=answer.status, body=answer.body, headers=headers)
 
 
 async def start(handler: Handler, host: str, port: int, tls: ssl.SSLContext | None) -> web.AppRunner:

@@ -35,11 +35,13 @@ async def status(h: Handler, req: Request, t: Target) -> Response:
         body = h.body(req)
         if not isinstance(body, dict):
             raise BadRequest(f"the request body must be a {kind} object")
-        return ok(await h.backend.update_status(kind, ns, name, body.get("status") or {}))
+        dry = query.dry_run(req.method, req.query)
+        return ok(await h.backend.update_status(kind, ns, name, body.get("status") or {}, dry))
     if req.method == "PATCH":
+        dry = query.dry_run(req.method, req.query)
         current = await h.backend.get(kind, ns, name)
         new = h.patch(current, req, kind)
-        return ok(await h.backend.update_status(kind, ns, name, new.get("status") or {}))
+        return ok(await h.backend.update_status(kind, ns, name, new.get("status") or {}, dry))
     raise _refuse(req, t)
 
 
@@ -52,7 +54,7 @@ async def binding(h: Handler, req: Request, t: Target) -> Response:
     if not node or not isinstance(node, str):
         raise BadRequest("target.name: Required value: the node to bind to")
     uid = ((body.get("metadata") or {}).get("uid") or "") if isinstance(body, dict) else ""
-    await h.backend.bind(t.namespace, t.name, uid, node)
+    await h.backend.bind(t.namespace, t.name, uid, node, query.dry_run(req.method, req.query))
     # Upstream answers a Status; client-go ignores the body, and the Python client can only
     # parse a Binding, so the Binding is echoed (reference §7.3).
     return ok({**body, "kind": "Binding", "apiVersion": "v1"}, 201)
@@ -77,8 +79,10 @@ async def eviction(h: Handler, req: Request, t: Target) -> Response:
         raise _refuse(req, t)
     body = h.body(req)
     options = (body or {}).get("deleteOptions") if isinstance(body, dict) else None
-    grace, _policy, pre = query.delete_options(req.query, options if isinstance(options, dict) else None)
-    await h.backend.evict(t.namespace, t.name, pre.get("uid") or "", grace)
+    options = options if isinstance(options, dict) else None
+    grace, _policy, pre = query.delete_options(req.query, options)
+    dry = query.dry_run(req.method, req.query, (options or {}).get("dryRun"))
+    await h.backend.evict(t.namespace, t.name, pre.get("uid") or "", grace, dry)
     return success(201)
 
 
@@ -86,13 +90,14 @@ async def scale(h: Handler, req: Request, t: Target) -> Response:
     kind, ns, name = t.resource.kind, t.namespace, t.name
     obj = await h.backend.get(kind, ns, name)
     if req.method in ("PUT", "PATCH"):
+        dry = query.dry_run(req.method, req.query)
         current = _scale_of(obj)
         new = h.body(req) if req.method == "PUT" else h.patch(current, req, "Scale")
         replicas = ((new or {}).get("spec") or {}).get("replicas") if isinstance(new, dict) else None
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             raise BadRequest(f"spec.replicas: {replicas!r} must be a non-negative integer")
         obj.setdefault("spec", {})["replicas"] = replicas
-        obj = await h.backend.update(obj)
+        obj = await h.backend.update(obj, dry)
     elif req.method != "GET":
         raise _refuse(req, t)
     return ok(_scale_of(obj))

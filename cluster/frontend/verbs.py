@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..api.errors import BadRequest, MethodNotAllowed, NotFound
+from ..api.kinds import CUSTOM
 from ..api.objects import name_of, namespace_of
-from . import query
+from . import fieldvalidation, query
 from .paths import Target
 from .subresources import SUBRESOURCES
 from .wire import Request, Response, WatchStream, not_allowed, ok
@@ -32,7 +35,10 @@ async def collection_verb(h: Handler, req: Request, t: Target) -> Response | Wat
             return h.watch(req, t, opts)
         return await _list(h, req, t, opts)
     if req.method == "POST":
-        return ok(await h.backend.create(_object_for(h, req, t)), 201)
+        mode = fieldvalidation.parse_mode(req.query, fieldvalidation.CREATE)
+        dry = query.dry_run(req.method, req.query)
+        obj, warnings = await _checked(h, req, t, _object_for(h, req, t), mode, fieldvalidation.CREATE)
+        return _warned(ok(await h.backend.create(obj, dry), 201), warnings)
     raise _method(req, t)
 
 
@@ -91,19 +97,27 @@ async def object_verb(h: Handler, req: Request, t: Target) -> Response:
             return h.table(kind, [obj], int(obj["metadata"].get("resourceVersion") or 0), include)
         return ok(obj)
     if req.method == "PUT":
-        return ok(await h.backend.update(_object_for(h, req, t, name)))
+        mode = fieldvalidation.parse_mode(req.query, fieldvalidation.UPDATE)
+        dry = query.dry_run(req.method, req.query)
+        obj, warnings = await _checked(h, req, t, _object_for(h, req, t, name), mode, fieldvalidation.UPDATE)
+        return _warned(ok(await h.backend.update(obj, dry)), warnings)
     if req.method == "PATCH":
         return await _patch(h, req, t)
     if req.method == "DELETE":
         body = h.body(req)
-        grace, policy, pre = query.delete_options(req.query, body if isinstance(body, dict) else None)
-        return ok(await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy))
+        options = body if isinstance(body, dict) else None
+        grace, policy, pre = query.delete_options(req.query, options)
+        dry = query.dry_run(req.method, req.query, (options or {}).get("dryRun"))
+        return ok(await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy, dry))
     raise _method(req, t)
 
 
 async def _patch(h: Handler, req: Request, t: Target) -> Response:
     kind, ns, name = t.resource.kind, t.namespace, t.name
     apply = req.headers.get("content-type", "").startswith(APPLY)
+    verb = fieldvalidation.APPLY if apply else fieldvalidation.PATCH
+    mode = fieldvalidation.parse_mode(req.query, verb)
+    dry = query.dry_run(req.method, req.query)
     try:
         current: dict[str, Any] | None = await h.backend.get(kind, ns, name)
     except NotFound:
@@ -121,12 +135,58 @@ async def _patch(h: Handler, req: Request, t: Target) -> Response:
     meta["name"] = name
     if ns:
         meta["namespace"] = ns
+    new, warnings = await _checked(h, req, t, new, mode, verb)
     if current is None:
-        return ok(await h.backend.create(new), 201)
+        return _warned(ok(await h.backend.create(new, dry), 201), warnings)
+    meta = new["metadata"]
     meta["resourceVersion"] = current["metadata"].get("resourceVersion")
     if new == current:
-        return ok(current)  # a patch that changes nothing writes nothing
-    return ok(await h.backend.update(new))
+        return _warned(ok(current), warnings)  # a patch that changes nothing writes nothing
+    return _warned(ok(await h.backend.update(new, dry)), warnings)
+
+
+async def _checked(
+    h: Handler, req: Request, t: Target, obj: dict[str, Any], mode: str, verb: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The object to write and the warnings to send, by the request's ``fieldValidation``
+    (``fieldvalidation.py``): unknown fields dropped, warned about or refused; mistyped ones
+    refused whatever the mode."""
+    ctype = req.headers.get("content-type", "").split(";")[0].strip()
+    json_body = ctype in ("", "application/json") or ctype.endswith("+json")
+    patch: Any = None
+    if verb == fieldvalidation.PATCH and json_body:
+        patch = orjson.loads(req.body)  # parsed once already by the patch itself: it is valid JSON
+    return fieldvalidation.check(
+        t.resource.kind,
+        obj,
+        mode,
+        verb=verb,
+        body=req.body if json_body else None,
+        patch_type=ctype,
+        patch=patch,
+        crd_schema=await _crd_schema(h, t),
+    )
+
+
+async def _crd_schema(h: Handler, t: Target) -> dict[str, Any] | None:
+    """A custom resource's ``openAPIV3Schema`` for the version served (None for a built-in kind)."""
+    r = t.resource
+    if r.kind not in CUSTOM:
+        return None
+    crd = await h.backend.get("CustomResourceDefinition", "", f"{r.plural}.{r.group}")
+    for v in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(v, dict) and v.get("name") == r.version:
+            found = (v.get("schema") or {}).get("openAPIV3Schema")
+            return found if isinstance(found, dict) else None
+    return None
+
+
+def _warned(answer: Response, warnings: list[str]) -> Response:
+    if not warnings:
+        return answer
+    return answer._replace(
+        headers=answer.headers + tuple(("Warning", w) for w in fieldvalidation.warning_headers(warnings))
+    )
 
 
 async def subresource_verb(h: Handler, req: Request, t: Target) -> Response:

@@ -30,6 +30,7 @@ class Response(NamedTuple):
     status: int
     body: bytes
     content_type: str = JSON
+    headers: tuple[tuple[str, str], ...] = ()  # more headers: Warning (one per text), ETag, Vary
 
 
 class WatchStream(NamedTuple):

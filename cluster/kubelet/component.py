@@ -1,4 +1,4 @@
-"""A node host as a component (``cluster/runtime/component.py``): many kubelets, one pod watch.
+"""A node host as a component (``cluster/runtime/component.py``): many kubelets, two watches.
 
 Owns the translation between the component protocol and ``NodeHost``: the first batch of
 an incarnation registers every node (after a restart the Node objects exist, so their
@@ -7,7 +7,14 @@ watch events and due timers go to the kubelets; the ``Outbox`` they filled becom
 requests in the order they must land (Nodes first, then pod statuses, so a confirmed pod's
 final status precedes its grace-0 delete, then events, then Lease renewals as server-side
 applies, which create a node's Lease the first time); chaos commands go to the kubelet
-they name.
+they name. The Node's status is only ever written through the status subresource
+(``UpdateStatus``), so heartbeats and conditions never touch the labels and taints set
+through the API; the create at registration fails harmlessly once the Node exists.
+
+It watches the pods bound to its nodes and, listed first, every Node (read lazily: the
+kubelets admit against their stored Node, ``apinode.py``). Upstream's kubelet selects its
+own Node with ``metadata.name``; kubemu's store selects by node name for pods only, so
+each host reads the name of every Node event and drops the others' (``NodeHost.on_watch``).
 
 A refused write that only says the object moved on (NotFound, Conflict, AlreadyExists) is
 expected churn; anything else is kept for ``inspect`` so a health check can show it.
@@ -41,7 +48,9 @@ class NodeHostComponent(Component):
         self._spam = SpamFilter()  # each kubelet's recorder rations its events (keyed by node)
 
     def watches(self) -> tuple[Watch, ...]:
-        return (Watch("Pod", self._names, heads=True),)
+        # Nodes first: a batch then brings a node's change before the pods bound after it,
+        # and a restarted host lists its Nodes before it adopts or admits a pod.
+        return (Watch("Node", self._names, lazy=True), Watch("Pod", self._names, heads=True))
 
     def reconcile(self, batch: Batch) -> Result:
         host, now = self.host, batch.now

@@ -1,16 +1,19 @@
-"""A node host: many kubelets sharing one pod watch, one timer queue and one outbox.
+"""A node host: many kubelets sharing the pod and Node watches, a timer queue and an outbox.
 
-Owns the routing inside one node-host Ray actor (docs/architecture.md §7): pod watch events go to the
-kubelet named by ``spec.nodeName``, due timer tokens to the kubelet named by the token's
-first element, and every kubelet writes into the one ``Outbox`` the shell drains and sends
-in batches. The actor shell calls ``register_all`` once, then ``on_watch`` per watch
-batch and ``tick`` whenever ``next_timer`` comes due, and ``drain`` after each of those.
+Owns the routing inside one node-host Ray actor (docs/architecture.md §7): pod watch
+events go to the kubelet named by ``spec.nodeName``, Node watch events to the kubelet of
+that node (read as far as ``apinode.read_node`` reads them: the Node watch selects every
+node, so the events of other hosts' nodes are dropped once their name is read), due timer
+tokens to the kubelet named by the token's first element, and every kubelet writes into
+the one ``Outbox`` the shell drains and sends in batches. The actor shell calls
+``register_all`` once, then ``on_watch`` per watch batch and ``tick`` whenever
+``next_timer`` comes due, and ``drain`` after each of those.
 
 A restart of the host process (upstream: a kubelet restart; the container runtime keeps
 the containers running) is a new ``NodeHost`` built from the same configs: the shell calls
 ``register_all(now, restarted=True)`` and its fresh informer's first batch is the list of
-the pods bound to its nodes, which the kubelets adopt in the state their status shows
-(``reconcile.py``). Every kubelet of the new host is alive, including one ``kill_node``
+the Nodes, then of the pods bound to its nodes, which the kubelets adopt in the state
+their status shows (``reconcile.py``). Every kubelet of the new host is alive, including one ``kill_node``
 stopped in the previous process: a restart revives the whole host, like a rebooted rack.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 from ..runtime.component import WatchEvent
 from ..runtime.timers import TimerQueue
+from .apinode import read_node
 from .kubelet import Kubelet
 from .node import NodeConfig
 from .outbox import Outbox
@@ -47,11 +51,18 @@ class NodeHost:
             k.register(now, restarted)
 
     def on_watch(self, events: list[WatchEvent], now: float) -> None:
-        """Apply one batch of pod watch events. Each is judged by its head; the pod is
-        decoded only for a kubelet that has not seen it (most events are the echoes of the
-        kubelets' own status writes, and deletions)."""
+        """Apply one batch of Node and pod watch events, the Nodes' first. Each pod event
+        is judged by its head; the pod is decoded only for a kubelet that has not seen it
+        (most events are the echoes of the kubelets' own status writes, and deletions)."""
         # Timers due by now happened before these events did.
         self.tick(now)
+        nodes = [ev for ev in events if ev.kind == "Node"]
+        if nodes:
+            # A pod bound after a change to its node's labels comes in the same batch as
+            # the change at the latest: admission must see the change (upstream's pod
+            # source waits for the Node informer's sync).
+            self._on_nodes(nodes)
+            events = [ev for ev in events if ev.kind != "Node"]
         kubelets = self._kubelets
         for ev in adopted_first(events):
             head = ev.head
@@ -62,6 +73,18 @@ class NodeHost:
                 k.on_pod_deleted(head.uid, now)
             elif ev.type in ("ADDED", "MODIFIED"):
                 k.on_pod_event(ev, now)
+
+    def _on_nodes(self, events: list[WatchEvent]) -> None:
+        kubelets = self._kubelets
+        for ev in events:
+            read = read_node(ev.raw, None if ev.raw is not None else ev.obj)
+            k = None if read is None else kubelets.get(read.name)
+            if read is None or k is None:
+                continue  # another host's node
+            if ev.type == "DELETED":
+                k.on_node_deleted()
+            else:
+                k.on_node(read)
 
     def tick(self, now: float) -> None:
         """Run every timer due at or before ``now``, including ones those timers schedule."""

@@ -1,10 +1,11 @@
 """One emulated kubelet: node registration, lease heartbeats, admission and the pod lifecycle.
 
-Owns the state of one node's pods; the Node object, its Lease and the node-level chaos
-actions are ``NodeStatusMixin``'s (``nodestatus.py``). A ``NodeHost`` holds many kubelets
-and calls them with the pod watch events of their node and with their due timers; every
-output goes into the host's shared ``Outbox`` and every delay into its shared
-``TimerQueue`` as a token ``(node name, kind, uid, generation)``. Time is always passed in.
+Owns the state of one node's pods and what it knows of its stored Node; the Node object,
+its Lease and the node-level chaos actions are ``NodeStatusMixin``'s (``nodestatus.py``).
+A ``NodeHost`` holds many kubelets and calls them with the pod and Node watch events of
+their node and with their due timers; every output goes into the host's shared ``Outbox``
+and every delay into its shared ``TimerQueue`` as a token ``(node name, kind, uid,
+generation)``. Time is always passed in.
 
 Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transition):
 
@@ -40,8 +41,11 @@ restart; taken over as the status shows, without admission, status write or even
 Admission (upstream's handler chain, first refusal wins): the eviction manager's handler
 (BestEffort pods are refused under MemoryPressure, every pod under disk or PID pressure,
 reason Evicted), then ``NodeAllocation.admit``: exclusive CPUs, devices, then
-GeneralPredicates (``admission.py``). "Resources" are the pod's effective requests, its
-exclusive CPUs, devices and host ports; releasing them returns all of these to the node.
+GeneralPredicates (``admission.py``) against the labels and taints of the Node as the
+apiserver stores it (``apinode.py``; the host's Node watch calls ``on_node``), so a label
+or taint set through the API counts from the next admission on, and running pods are
+never checked again. "Resources" are the pod's effective requests, its exclusive CPUs,
+devices and host ports; releasing them returns all of these to the node.
 The eviction manager's loop, OOM timers and the pressure conditions are in
 ``pressure.py``; ``spec.activeDeadlineSeconds`` in ``deadline.py``.
 
@@ -71,11 +75,12 @@ from ..runtime.component import WatchEvent
 from ..runtime.timers import Handle, TimerQueue
 from . import admission
 from .allocation import NodeAllocation
+from .apinode import AdmittedNode, NodeRead, configured_node
 from .cgroups import with_parent
 from .deadline import DEADLINE, DeadlineMixin
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
-from .node import NodeConfig, internal_ip, node_labels, pod_ip
+from .node import NodeConfig, internal_ip, pod_ip
 from .nodestatus import DEVICES, HEAL, LEASE, NodeStatusMixin
 from .outbox import Outbox
 from .pods import (
@@ -131,6 +136,8 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         "_partition",
         "_heal_timer",
         "_lift_timer",
+        "_api_node",
+        "_node_digest",
     )
 
     def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
@@ -160,6 +167,10 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         self._partition = False  # heartbeats cut off (chaos), pods still running
         self._heal_timer: Handle | None = None
         self._lift_timer: Handle | None = None  # marks when held pressure conditions lift (nothing runs then)
+        # The stored Node's labels and taints when they differ from the configured ones
+        # (``apinode.py``), and the digest of the Node's encoded labels and spec last read.
+        self._api_node: AdmittedNode | None = None
+        self._node_digest = 0
 
     @property
     def allocatable(self) -> dict[str, int]:
@@ -192,6 +203,24 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         self._cancel_timers(rec)
         self._release(rec)
         self._outbox.pod_status.pop(uid, None)  # a write to a deleted object would only fail
+
+    def on_node(self, read: NodeRead) -> None:
+        """The Node watch's ADDED or MODIFIED of this node: what later admissions check
+        against. Already admitted pods are not checked again (upstream neither)."""
+        digest = read.digest()
+        if self._stopped or digest == self._node_digest:
+            return  # a status write: nothing admission reads changed
+        node = read.node()
+        if node is None:
+            return
+        self._node_digest = digest
+        # Most Nodes stay as their kubelet registered them: a host of thousands keeps
+        # nothing for those.
+        self._api_node = None if node == configured_node(self.config) else node
+
+    def on_node_deleted(self) -> None:
+        """The Node is gone from the apiserver: admit against the configured node again."""
+        self._api_node, self._node_digest = None, 0
 
     def on_timer(self, token: tuple, now: float) -> None:
         if self._stopped:
@@ -285,15 +314,15 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         self._arm_deadline(rec)
         self._after(rec, emu.start_seconds, START, now)
 
+    def admitted_node(self) -> AdmittedNode:
+        """The labels and taints admission checks against: the stored Node's, else (not
+        seen yet, deleted, or as configured) the configured ones (upstream's getNodeAnyWay)."""
+        return self._api_node or configured_node(self.config)
+
     def _view(self) -> admission.NodeView:
+        node = self.admitted_node()
         return admission.NodeView(
-            self.name,
-            self.allocatable,
-            self._used,
-            self._active,
-            node_labels(self.config),
-            tuple(self.config.taints or ()),
-            self._ports,
+            self.name, self.allocatable, self._used, self._active, node.labels, node.taints, self._ports
         )
 
     def _reject(self, rec: PodRecord, rejection: admission.Rejection, now: float) -> None:

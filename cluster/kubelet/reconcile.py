@@ -45,7 +45,6 @@ from ..clock import parse_timestamp
 from ..runtime.component import WatchEvent
 from . import admission
 from .eviction import IMMEDIATE_EVICTION_GRACE_PERIOD, REASON
-from .node import node_labels
 from .pods import (
     BACKOFF,
     BACKOFF_INITIAL,
@@ -187,8 +186,11 @@ class ReconcileMixin:
         """Take the pod's resources again; only the allocators may refuse (see above)."""
         requests = admission.effective_requests(pod_requests(pod), self.allocatable)
         # An empty node without taints: the fit and port checks pass for any pod that once
-        # fitted, leaving only the CPU and device allocation to do.
-        view = admission.NodeView(self.name, self.allocatable, {}, 0, node_labels(self.config))
+        # fitted, leaving only the CPU and device allocation to do. The labels are the
+        # stored Node's (the host lists Nodes before pods), which the pod was admitted
+        # against; should a label it selects have gone since, the check refuses and the
+        # pod runs on without exclusive CPUs and devices, as when the allocators refuse.
+        view = admission.NodeView(self.name, self.allocatable, {}, 0, self.admitted_node().labels)
         self.alloc.admit(pod, rec, requests, view)
         self._take(rec, pod, requests)
         ip = rec.pod_ip.rsplit(".", 1)[-1]

@@ -10,6 +10,14 @@ Events written in a round reach watchers in the next, so a write takes no emulat
 to be seen. The same scenario and seed therefore give the same trace of writes, byte for
 byte (``trace.py``).
 
+A run and a server differ in one thing: what a component's fault does. Under ``kubemu
+run`` (no ``on_fault``) a component that raises, or that keeps asking to run at one
+instant without writing (a livelock), stops the run loudly (``Stuck`` names it). Under
+``kubemu serve`` (``on_fault`` given) nothing a client sends may stop the server: the
+fault is reported to ``on_fault`` with the component's state, a raising component is
+rebuilt and restarts from its informers (as a crashed controller restarts), and a
+spinning one is held until the clock next moves.
+
 Chaos that needs processes (``killHost``, ``killRayNode``) is refused; a restart builds a
 new instance of the component (the apiserver keeps its objects and continues its
 resourceVersion sequence, as one recovering from a complete log does).
@@ -21,7 +29,8 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -38,6 +47,7 @@ from .reflector import Reflector
 from .trace import Trace
 
 MAX_IDLE_SPINS = 100  # batches a component may ask for at one instant without writing anything
+REPORT_EVERY = 60.0  # emulated seconds between two reports of one component's spin
 
 
 class Stuck(RuntimeError):
@@ -58,6 +68,14 @@ class Member:
     next_change: float | None = None
     alive: bool = True
     spins: int = 0
+    held: bool = False  # a server's faulty component, skipped until the clock moves
+
+
+def _state(m: Member, now: float) -> str:
+    try:
+        return repr(m.component.inspect(now))[:2000]
+    except Exception as e:  # the report of a fault must not fail in turn
+        return f"(inspect failed: {type(e).__name__}: {e})"
 
 
 class LocalInformer:
@@ -80,9 +98,11 @@ class LocalCluster(Cluster):
         window: Window = DEFAULT_WINDOW,
         trace: TextIO | None = None,
         start: float = 0.0,
+        on_fault: Callable[[str], None] | None = None,
     ):
         super().__init__()
         self.seed, self.window = seed, window
+        self.on_fault = on_fault  # None: a component's fault ends the run (see the module docstring)
         self.api = APIServer(seed=seed, window=window)
         if trace is not None:
             self.api.store.journal = Trace(trace, self.now)
@@ -93,6 +113,8 @@ class LocalCluster(Cluster):
             self.members.append(self._member("host", spec))
         self.binds: list[float] = []  # wall time of each successful bind, for benchmarks
         self._gc_before: tuple[int, int, int] | None = None  # the caller's collector thresholds
+        self._held: list[Member] = []  # spinning components held until the clock moves (serve only)
+        self._reported: dict[str, float] = {}  # when each component's spin was last reported
 
     def _member(self, role: str, spec: ComponentSpec, boot: str = START) -> Member:
         component = spec.build()
@@ -113,14 +135,21 @@ class LocalCluster(Cluster):
             pass
 
     async def advance(self, until: float | None) -> None:
-        times = [m.wake_at for m in self.members if m.alive and m.wake_at is not None]
+        times = [m.wake_at for m in self.members if m.alive and not m.held and m.wake_at is not None]
         if until is not None:
             times.append(until)
         if times:
             self._now = max(self._now, min(times))
+        self._release_held()
+
+    def _release_held(self) -> None:
+        """Components held for a fault run again at the new instant."""
+        for m in self._held:
+            m.held = False
+        self._held = []
 
     def next_wakeup(self) -> float | None:
-        return min((m.wake_at for m in self.members if m.alive and m.wake_at is not None), default=None)
+        return min((m.wake_at for m in self.members if m.alive and not m.held and m.wake_at is not None), default=None)
 
     async def quiet(self, now: float) -> bool:
         horizon = now + SETTLE_HORIZON
@@ -132,15 +161,27 @@ class LocalCluster(Cluster):
     def _round(self) -> bool:
         """One round at the current instant; whether any component ran."""
         ran = False
-        for m in self.members:
-            if not m.alive:
+        for m in list(self.members):
+            if not m.alive or m.held:
                 continue
-            events = self.poll(m.reflector)
-            timer = m.wake_at is not None and m.wake_at <= self._now
-            if events or m.failures or m.boot or timer:
-                self._reconcile(m, events, timer_only=not (events or m.failures or m.boot))
+            try:
+                ran = self._step(m) or ran
+            except Stuck:
+                raise
+            except Exception as e:
+                if self.on_fault is None:
+                    raise
+                self._crashed(m, e)
                 ran = True
         return ran
+
+    def _step(self, m: Member) -> bool:
+        events = self.poll(m.reflector)
+        timer = m.wake_at is not None and m.wake_at <= self._now
+        if not (events or m.failures or m.boot or timer):
+            return False
+        self._reconcile(m, events, timer_only=not (events or m.failures or m.boot))
+        return True
 
     def _reconcile(self, m: Member, events: list[WatchEvent], timer_only: bool) -> None:
         batch = Batch(self._now, events, m.failures, m.boot)
@@ -150,11 +191,35 @@ class LocalCluster(Cluster):
         if timer_only and not result.writes and m.wake_at is not None and m.wake_at <= self._now:
             m.spins += 1
             if m.spins > MAX_IDLE_SPINS:
-                raise Stuck(f"{m.spec.name}: asks to run again at {self._now}s without writing anything")
+                self._spinning(m)
         else:
             m.spins = 0
         if result.writes:
             self._write(m, result.writes)
+
+    def _spinning(self, m: Member) -> None:
+        """A livelock: fatal for a run; for a server, reported and held until the clock moves."""
+        what = f"{m.spec.name}: asks to run again at {self._now}s without writing anything"
+        if self.on_fault is None:
+            raise Stuck(what)
+        if self._now >= self._reported.get(m.spec.name, -REPORT_EVERY) + REPORT_EVERY:
+            self._reported[m.spec.name] = self._now  # a spin that recurs every tick is told once a minute
+            self.on_fault(f"kubemu: {what}; held until the clock moves. Its state: {_state(m, self._now)}")
+        m.spins, m.wake_at, m.held = 0, self._now, True  # runs again once the clock has moved
+        self._held.append(m)
+
+    def _crashed(self, m: Member, e: Exception) -> None:
+        """A component raised while serving: reported with its trace, rebuilt, restarted."""
+        trace = "".join(traceback.format_exception(e)).rstrip()
+        assert self.on_fault is not None
+        self.on_fault(f"kubemu: {m.spec.name} failed at {self._now}s and restarts from its informers:\n{trace}")
+        if m in self.members:
+            # Held until the clock moves, so a component that fails on what it relists
+            # restarts once an instant (a crash loop), not forever within one.
+            new = self._member(m.role, m.spec, RESTART)
+            new.held = True
+            self.members[self.members.index(m)] = new
+            self._held.append(new)
 
     def _write(self, m: Member, writes: list[Request]) -> None:
         outcomes = self.api.write(writes, self._now)

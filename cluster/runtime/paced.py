@@ -51,6 +51,7 @@ class PacedCluster(LocalCluster):
             self._poked.clear()
             wall = self.wall_now()
         self._now = max(self._now, wall if target is None else min(target, wall))
+        self._release_held()
 
     async def shutdown(self) -> None:
         if not self.keep:

@@ -238,7 +238,11 @@ def summary(report: dict) -> str:
     lines.append(
         f"  scheduled {m['podsScheduled']} pods"
         + (f" at {m['schedulingThroughput']} pods/s" if m["schedulingThroughput"] else "")
-        + f"; startup latency p50 {lat['p50']}s p90 {lat['p90']}s p99 {lat['p99']}s (emulated)"
+        + (
+            f"; startup latency p50 {lat['p50']}s p90 {lat['p90']}s p99 {lat['p99']}s (emulated)"
+            if lat["p50"] is not None
+            else "; no pod started, so no startup latency"
+        )
     )
     if "yunikorn" in report:
         lines += _yunikorn_lines(report["yunikorn"])

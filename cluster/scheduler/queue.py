@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterator
 
 from .cache import PodInfo
@@ -242,7 +243,10 @@ class SchedulingQueue:
         times = [head[0] for head in map(self._live_head, (self._backoff_heap, self._error_heap)) if head]
         if self._unschedulable:
             first = next(iter(self._unschedulable.values()))
-            times.append(first.timestamp + self.max_in_unschedulable)
+            # The first instant strictly after the limit: ``flush`` moves a pod only once it
+            # has waited longer than the limit, so waking at the limit itself would find
+            # nothing due and ask for the same instant again.
+            times.append(math.nextafter(first.timestamp + self.max_in_unschedulable, math.inf))
         return min(times) if times else None
 
     def in_active(self, uid: str) -> bool:
@@ -417,7 +421,7 @@ class SchedulingQueue:
                 moved += self._enter_active(qp)
         due = []
         for qp in self._unschedulable.values():
-            if now - qp.timestamp <= self.max_in_unschedulable:
+            if now <= qp.timestamp + self.max_in_unschedulable:  # the same sum as next_wakeup's
                 break
             due.append(qp)
         for qp in due:

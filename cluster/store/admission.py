@@ -41,6 +41,18 @@ class Admission:
         self._rng = random.Random(seed)
         self._default_class: tuple[int, dict | None] = (-1, None)  # (PriorityClass revision, class)
 
+    def use_store(self, store) -> None:
+        """Read from ``store`` from now on (the apiserver's dry run swaps its store in and out)."""
+        self._store = store
+
+    def draws(self) -> object:
+        """The generator's state, for ``restore_draws``: a dry run leaves the uid and name
+        sequence where it was, so a served cluster's later objects are what they would be."""
+        return self._rng.getstate()
+
+    def restore_draws(self, state: object) -> None:
+        self._rng.setstate(state)  # type: ignore[arg-type]
+
     def new_uid(self) -> str:
         """A version-4 UUID from the seeded generator: the string ``uuid.UUID(int=...,
         version=4)`` gives for the same draw, built without the UUID object (every create

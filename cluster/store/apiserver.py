@@ -17,7 +17,8 @@ and the oldest past kubemu's cap); watchers see those go as DELETED events.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..api import codec, kinds
@@ -56,6 +57,7 @@ from ..api.workloadvalidation import FieldError
 from ..clock import rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
 from .deletion import CRD, Deletion, check_uid, finalized
+from .dryrun import DryRunStore
 from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
 from .eviction import charge_budget, mark_disruption_target
 from .pages import OpenLists
@@ -113,6 +115,21 @@ class APIServer(Deletion):
             }
             pc.update(value=value, globalDefault=False, description=_SYSTEM_DESCRIPTIONS[name])
             self.create(pc, 0.0)
+
+    @contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Within it, requests are carried out in full (admission, defaults, validation) and
+        answered, but nothing is stored, logged or watched (``dryrun.py``)."""
+        real, expiry, draws = self.store, self.event_expiry, self.admission.draws()
+        self.store = DryRunStore(real)  # type: ignore[assignment]  # a Store to every reader
+        self.admission.use_store(self.store)
+        self.event_expiry = EventExpiry(expiry.ttl, expiry.max_events)  # its notes are dropped too
+        try:
+            yield
+        finally:
+            self.store, self.event_expiry = real, expiry
+            self.admission.use_store(real)
+            self.admission.restore_draws(draws)
 
     # -- the batch interface ---------------------------------------------------------------
     def write(self, requests: Sequence[Request], now: float, owned: bool = False) -> list[Outcome]:
@@ -315,7 +332,7 @@ class APIServer(Deletion):
         return self._get(kind, ns, name)
 
     def list(self, kind: str, node_names: set[str] | frozenset[str] | None = None) -> ListResult:
-        """Every object of ``kind`` (pods only on ``node_names`` when given), encoded."""
+        """Every object of ``kind`` (when ``node_names`` is given: the pods bound to, and the Nodes named, one of them), encoded."""
         rv, items = self.store.list(kind, node_names)
         return ListResult(rv, items)
 
@@ -337,7 +354,7 @@ class APIServer(Deletion):
         out: dict[str, WatchChunk | Expired] = {}
         for kind, rv in since.items():
             try:
-                events, resume = self.store.events_since(kind, rv, node_names if kind == "Pod" else None)
+                events, resume = self.store.events_since(kind, rv, node_names if kind in ("Pod", "Node") else None)
             except Expired as e:
                 out[kind] = e
                 continue

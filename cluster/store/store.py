@@ -151,7 +151,7 @@ class Store:
         key = (sys.intern(m.get("namespace", "")), sys.intern(m["name"]))
         bucket = self._objects.setdefault(kind, {})
         prev = bucket.get(key)
-        data, node = codec.encode(obj), sys.intern(_node(obj))
+        data, node = codec.encode(obj), sys.intern(_node(kind, obj))
         if kind == "Lease":
             self._renewals.note(key, obj, data)
         self._stored(kind, key, data, node, prev[1] if prev else "", event_type)
@@ -246,7 +246,7 @@ class Store:
         for kind, items in recovered.objects.items():
             bucket = store._objects[kind] = {}
             for key, data in items.items():
-                bucket[key] = (data, _node(codec.decode(data)) if kind == "Pod" else "")
+                bucket[key] = (data, _node(kind, codec.decode(data)) if kind in ("Pod", "Node") else "")
             store._log(kind).evicted_upto = recovered.rv
         return store
 
@@ -258,8 +258,11 @@ class Store:
         return log
 
 
-def _node(obj: dict | None) -> str:
+def _node(kind: str, obj: dict | None) -> str:
+    """The node an object is selected by: a pod's spec.nodeName, a Node's own name."""
     if not obj:
         return ""
+    if kind == "Node":
+        return (obj.get("metadata") or {}).get("name") or ""
     spec = obj.get("spec")  # a kind kubemu only stores may hold anything here
     return (spec.get("nodeName") or "") if isinstance(spec, dict) else ""

@@ -197,7 +197,15 @@ spec:
   group: example.com
   scope: Namespaced
   names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
 """
 WIDGET = """
 apiVersion: example.com/v1
@@ -260,3 +268,35 @@ def test_a_pod_spec_edit_is_refused_and_a_shorter_deadline_fails_the_pod(served)
     )
     events = served.kubectl("get", "events", "--field-selector", "involvedObject.name=capped").stdout
     assert "DeadlineExceeded" in events and "Pod was active on the node longer than the specified deadline" in events
+
+
+TYPO = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: typo}
+spec:
+  replcas: 4
+  selector: {matchLabels: {app: typo}}
+  template:
+    metadata: {labels: {app: typo}}
+    spec:
+      containers: [{name: c, image: nginx}]
+"""
+
+
+def test_kubectl_refuses_a_typo_by_default_warns_with_validate_warn_and_drops_it_with_ignore(served):
+    refused = served.kubectl("apply", "-f", "-", input=TYPO, check=False)
+    assert refused.returncode == 1
+    assert 'strict decoding error: unknown field "spec.replcas"' in refused.stderr
+    assert served.kubectl("get", "deployment", "typo", check=False).returncode == 1  # nothing stored
+    warned = served.kubectl("create", "--validate=warn", "-f", "-", input=TYPO)
+    assert warned.stdout.strip() == "deployment.apps/typo created"
+    assert 'Warning: unknown field "spec.replcas"' in warned.stderr
+    stored = json.loads(served.kubectl("get", "deployment", "typo", "-o", "json").stdout)
+    assert "replcas" not in stored["spec"] and stored["spec"]["replicas"] == 1  # dropped; the default applies
+    served.kubectl("delete", "deployment", "typo")
+    ignored = served.kubectl("create", "--validate=false", "-f", "-", input=TYPO)
+    assert ignored.stdout.strip() == "deployment.apps/typo created" and "Warning" not in ignored.stderr
+    mistyped = served.kubectl("apply", "-f", "-", input=TYPO.replace("replcas: 4", 'replicas: "four"'), check=False)
+    assert mistyped.returncode == 1 and "cannot unmarshal string into Go struct field" in mistyped.stderr
+    served.kubectl("delete", "deployment", "typo")

@@ -242,7 +242,7 @@ def test_discovery_aggregated_and_legacy(api):
     _, groups = call(h, "GET", "/apis")
     assert "apps" in {g["name"] for g in groups["groups"]}
     _, index = call(h, "GET", "/openapi/v3")
-    assert "api/v1" in index["paths"] and call(h, "GET", "/openapi/v2")[0] == 404
+    assert "api/v1" in index["paths"] and call(h, "GET", "/openapi/v2")[0] == 200
 
 
 def test_metrics_count_requests_by_verb_resource_and_code(api):
@@ -281,7 +281,17 @@ CRD = {
         "scope": "Namespaced",
         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
         "versions": [
-            {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
+                    }
+                },
+            }
         ],
     },
 }

@@ -20,8 +20,11 @@ def kinds(writes):
     return [(type(w).__name__, getattr(w, "kind", "")) for w in writes]
 
 
-def test_it_watches_the_pods_of_its_own_nodes():
-    assert host("node-0", "node-1").watches() == (Watch("Pod", frozenset({"node-0", "node-1"}), heads=True),)
+def test_it_watches_its_own_nodes_first_then_their_pods():
+    assert host("node-0", "node-1").watches() == (
+        Watch("Node", frozenset({"node-0", "node-1"}), lazy=True),
+        Watch("Pod", frozenset({"node-0", "node-1"}), heads=True),
+    )
 
 
 def test_the_first_batch_registers_each_node_with_its_lease():

@@ -167,3 +167,56 @@ def test_a_running_cluster_raises_the_collector_thresholds_and_shutdown_restores
         assert gc.get_threshold() == caller
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_server_reports_a_spinning_component_once_a_minute_and_goes_on():
+    faults = []
+    c = LocalCluster(Layout({"spinner": ComponentSpec("spinner", Spinner)}, []), on_fault=faults.append)
+    run(c.start())  # held, not raised
+    assert len(faults) == 1
+    assert faults[0].startswith("kubemu: spinner: asks to run again at 0.0s without writing anything; held until")
+    assert "Its state: " in faults[0]
+    for t in (1.0, 30.0, 59.0, 60.0, 61.0):
+        run(c.advance(t))
+        run(c.settle())  # released at the new instant, spins, held again
+    assert [f.split(" asks")[0] for f in faults] == ["kubemu: spinner:"] * 2  # at 0 s and at 60 s
+    assert "at 60.0s" in faults[1]
+
+
+class Crasher(Component):
+    builds = 0
+
+    def __init__(self):
+        type(self).builds += 1
+        self.boots = []
+
+    def watches(self):
+        return (Watch("Namespace"),)
+
+    def reconcile(self, batch: Batch) -> Result:
+        self.boots.append(batch.boot)
+        if any(e.obj.get("metadata", {}).get("name") == "boom" for e in batch.events if e.obj):
+            raise ValueError("a bug")
+        return Result()
+
+
+def test_a_component_that_raises_ends_a_run_but_a_server_restarts_it_from_its_informers():
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "boom"}}
+    strict = LocalCluster(Layout({"crasher": ComponentSpec("crasher", Crasher)}, []))
+    run(strict.start())
+    run(strict.write([Create(ns)]))
+    with pytest.raises(ValueError, match="a bug"):
+        run(strict.settle())
+
+    faults = []
+    Crasher.builds = 0
+    c = LocalCluster(Layout({"crasher": ComponentSpec("crasher", Crasher)}, []), on_fault=faults.append)
+    run(c.start())
+    run(c.write([Create(ns)]))
+    run(c.settle())  # raises on the event: reported, rebuilt, held until the clock moves
+    assert len(faults) == 1 and Crasher.builds == 2 and c.members[0].component.boots == []
+    assert faults[0].startswith("kubemu: crasher failed at 0.0s and restarts from its informers:")
+    assert "ValueError: a bug" in faults[0]
+    run(c.advance(5.0))
+    run(c.settle())  # restarts at 5 s, relists the namespace, fails again: a crash loop, once an instant
+    assert c.now() == 5.0 and len(faults) == 2 and "failed at 5.0s" in faults[1] and Crasher.builds == 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from sched_builders import make_pod
 
@@ -283,8 +285,10 @@ def test_event_move_after_backoff_goes_straight_to_active(q, clock):
 
 def test_next_wakeup_includes_the_leftover_flush(q, clock):
     assert q.next_wakeup() is None
-    park(q, "a", clock.now())
-    assert q.next_wakeup() == clock.now() + 300
+    qp = park(q, "a", clock.now())
+    wake = q.next_wakeup()
+    assert wake == math.nextafter(clock.now() + 300, math.inf)  # the first instant past the limit
+    assert q.flush(clock.now() + 300) == 0 and q.flush(wake) == 1 and not q.in_unschedulable(qp.uid)
 
 
 def test_delete_from_backoff(q, clock):
