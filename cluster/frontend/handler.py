@@ -30,6 +30,7 @@ from ..api.errors import (
     RequestEntityTooLarge,
     StatusError,
     Unauthorized,
+    UnsupportedMediaType,
 )
 from . import discovery, protobuf, tables
 from .backend import Backend
@@ -47,6 +48,8 @@ from .yunikorn import answer as yunikorn_answer
 LOG = logging.getLogger("kubemu.api")
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 OPEN_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+# Body media types the API decodes ("" counts as JSON, as upstream); patches name their own.
+BODY_TYPES = ("", "application/json", "application/yaml", "application/vnd.kubernetes.protobuf", "application/x-yaml")
 
 
 async def _nothing_to_refresh() -> None:
@@ -108,6 +111,8 @@ class Handler:
             return await self._route(req)
         except StatusError as e:
             return error(e)
+        except RecursionError:  # a body nested deeper than Python's stack: refused, not a fault
+            return error(BadRequest("the request body is nested too deeply (kubemu decodes at most about 500 levels)"))
         except Exception as e:  # a bug of ours: the client gets a 500 Status, the server keeps serving
             LOG.error("kubemu: %s %s failed", req.method, req.path, exc_info=e)
             return error(
@@ -160,9 +165,13 @@ class Handler:
     # -- shared by the verbs -------------------------------------------------------------
     def body(self, req: Request) -> Any:
         """The request body as JSON (no Content-Type counts as JSON, as upstream) or YAML."""
-        ctype = req.headers.get("content-type", "").split(";")[0].strip()
+        ctype = req.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "application/vnd.kubernetes.protobuf":
             return protobuf.decode(req.body)
+        if ctype not in BODY_TYPES and not ctype.endswith("+json") and not ctype.endswith("+yaml"):
+            raise UnsupportedMediaType(
+                f"the body of the request was in an unknown format - accepted media types include: {', '.join(BODY_TYPES[1:4])}"
+            )
         try:
             if ctype in ("application/yaml", "application/x-yaml"):
                 return yaml.safe_load(req.body)
