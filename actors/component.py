@@ -19,7 +19,9 @@ object store, which a restart cannot count on (Ray issue 53727).
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
+import traceback
 import warnings
 from concurrent.futures import Future
 from typing import Any
@@ -37,6 +39,7 @@ from cluster.runtime.component import RESTART, START, Batch, CommandError, Compo
 IDLE_WAIT = 0.25  # real seconds a watch may block when nothing is due sooner
 REPLY_WAIT = 0.02  # ... while replies to earlier writes are outstanding
 QUIET_WAIT = 2.0  # real seconds ``quiet`` waits for the watch to catch up
+FAULT_BACKOFF = 1.0  # real seconds between a component's fault and its restart (no hot crash loop)
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
@@ -55,6 +58,7 @@ class ComponentActor(Profiled):
         self.windows: dict[str, list] = {}  # request type -> [first, last, count] of successes, real time
         self.gc = GcPacer()
         self._task: asyncio.Task | None = None
+        self.faults: list[str] = []  # the component's exceptions, each followed by a restart
         self._turned = asyncio.Event()
 
     async def prime(self) -> None:
@@ -85,7 +89,9 @@ class ComponentActor(Profiled):
 
     async def healthy(self) -> list[str]:
         if self._task is not None and self._task.done() and self._task.exception():
-            return [repr(self._task.exception())]
+            return [*self.faults, repr(self._task.exception())]
+        if self.faults:
+            return list(self.faults)
         return list(self.component.inspect(self.clock.now()).get("errors") or ())
 
     async def quiet(self, rv: int, horizon: float) -> bool:
@@ -127,9 +133,24 @@ class ComponentActor(Profiled):
                 await asyncio.sleep(0)
                 events = []
             self._collect()
-            self._turn(events)
+            try:
+                self._turn(events)
+            except Exception as e:  # a fault of the component's: restart it, as a crashed controller is
+                self._restart_after(e)
+                poll = None  # the old informer's watch is dropped with it
+                await asyncio.sleep(FAULT_BACKOFF)
+                continue
             self.gc.turn_done(idle=not (self.result.writes or self._due()))
             self._turned.set()
+
+    def _restart_after(self, e: Exception) -> None:
+        """Report the fault (``healthy`` keeps it, so a run still fails on it), then rebuild the
+        component and its informer: its next batch is a RESTART from a fresh list."""
+        self.faults.append(f"{self.spec.name}: {type(e).__name__}: {e}")
+        traceback.print_exception(e, file=sys.stderr)
+        self.component = self.spec.build()
+        self.informer = Informer(self.api, self.component.watches())
+        self.boot, self.result, self.failures = RESTART, Result(), []
 
     def _due(self) -> bool:
         wake = self.result.wake_at

@@ -269,3 +269,49 @@ async def test_a_bad_data_dir_kills_the_apiserver_with_the_reason(ray_local, tmp
     api = APIServerActor.remote(data_dir=str(path))
     with pytest.raises(RayActorError, match="cannot create the log directory: File exists .a retry will not help"):
         await api.ping.remote()
+
+
+async def test_a_component_that_raises_is_reported_and_restarted_from_a_fresh_list(ray_local):
+    from cluster.api.requests import Watch
+    from cluster.runtime.component import Component, Result
+
+    class Picky(Component):
+        """Fails on every batch that brings the ConfigMap "boom"; keeps the names it saw."""
+
+        def __init__(self):
+            self.seen, self.boots = [], []
+
+        def watches(self):
+            return (Watch("ConfigMap"),)
+
+        def reconcile(self, batch):
+            self.boots.append(batch.boot)
+            names = [e.obj["metadata"]["name"] for e in batch.events if e.obj]
+            if "boom" in names:
+                raise ValueError("a bug that boom brings out")
+            self.seen += names
+            return Result()
+
+        def inspect(self, now):
+            return {"seen": self.seen, "boots": self.boots}
+
+    name = f"apiserver-{uuid.uuid4().hex[:8]}"
+    api = APIServerActor.options(name=name).remote(seed=1)
+    actor = ComponentActor.remote(name, ComponentSpec("picky", Picky))
+    start = time.time()
+    await asyncio.gather(api.start_clock.remote(start), actor.start_clock.remote(start))
+    ns = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "boom", "namespace": "default"}}
+    assert await api.write.remote([Create(ns)]) == [None]
+    deadline = time.monotonic() + 20
+    while not await actor.healthy.remote() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert await actor.healthy.remote() == ["picky: ValueError: a bug that boom brings out"]  # a run fails on it
+    assert await api.write.remote([Delete("ConfigMap", "default", "boom", "", 0)]) == [None]
+    calm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "calm", "namespace": "default"}}
+    assert await api.write.remote([Create(calm)]) == [None]
+    deadline = time.monotonic() + 20
+    while "calm" not in (seen := await actor.inspect.remote())["seen"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert "calm" in seen["seen"] and seen["boots"][0] == "restart"  # rebuilt, relisted, serving again
+    ray_local.kill(actor)
+    ray_local.kill(api)

@@ -2,6 +2,7 @@
 parses every object strictly, so a missing required field fails here first. Also runs the
 external scheduler from ``examples/``."""
 
+import json
 import os
 import subprocess
 import sys
@@ -88,3 +89,49 @@ def test_the_external_scheduler_example_binds_the_pods_that_name_it(served, api)
     for i in range(3):
         got = api.read_namespaced_pod(f"mine-{i}", "default")
         assert got.spec.node_name and got.spec.scheduler_name == "my-scheduler"
+
+
+def raw(answer):
+    """A call's answer as the server sent it (``_preload_content=False``): a client's own
+    models vary with its version (delete of a ConfigMap is ``V1Status`` in some, ``object``
+    in 37)."""
+    return json.loads(answer.data)
+
+
+def test_delete_answers_a_status_or_the_object_as_upstream(api):
+    api.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-gone")))
+    uid = api.read_namespaced_config_map("py-gone", "default").metadata.uid
+    answer = raw(api.delete_namespaced_config_map("py-gone", "default", _preload_content=False))
+    assert answer == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "py-gone", "kind": "configmaps", "uid": uid},
+    }
+    status = client.ApiClient()._ApiClient__deserialize(answer, "V1Status")  # what a V1Status client reads
+    assert status.status == "Success" and status.details.kind == "configmaps"
+    apps = client.AppsV1Api()
+    labels = {"app": "py-rs"}
+    template = client.V1PodTemplateSpec(metadata=client.V1ObjectMeta(labels=labels), spec=pod("x").spec)
+    rs = client.V1ReplicaSet(
+        metadata=client.V1ObjectMeta(name="py-rs"),
+        spec=client.V1ReplicaSetSpec(
+            replicas=0, selector=client.V1LabelSelector(match_labels=labels), template=template
+        ),
+    )
+    apps.create_namespaced_replica_set("default", rs)
+    gone = raw(apps.delete_namespaced_replica_set("py-rs", "default", _preload_content=False))
+    assert gone["details"]["group"] == "apps" and gone["details"]["kind"] == "replicasets"
+    # A pod is one of the resources whose delete answers the object (here still terminating).
+    api.create_namespaced_pod("default", pod("py-del"))
+    terminating = api.delete_namespaced_pod("py-del", "default")
+    assert terminating.metadata.name == "py-del" and terminating.kind == "Pod"
+
+
+def test_a_dry_run_delete_through_the_client_leaves_the_object(api):
+    api.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-keep")))
+    before = api.read_namespaced_config_map("py-keep", "default").metadata.resource_version
+    answer = raw(api.delete_namespaced_config_map("py-keep", "default", dry_run="All", _preload_content=False))
+    assert answer["status"] == "Success"
+    assert api.read_namespaced_config_map("py-keep", "default").metadata.resource_version == before
