@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test test-unit lint bench clean
+.PHONY: run test test-ray test-unit lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# Every shipped scenario on Ray through `kubemu run FILE`, one at a time (make test: one per folder).
+test-ray: $(STAMP)
+	KUBEMU_TEST_RAY_ALL=1 $(BIN)/python -m pytest -q tests/scenarios/test_every_scenario_on_ray.py
 
 # ruff (lint and format), the layering contracts (import-linter), mypy (pyproject.toml).
 lint: $(STAMP)

@@ -17,8 +17,9 @@ EXIT_CODE = PREFIX + "exit-code"
 STOP_SECONDS = PREFIX + "stop-seconds"
 MEMORY_USAGE = PREFIX + "memory-usage"
 CPU_USAGE = PREFIX + "cpu-usage"
+LOG = PREFIX + "log"  # text the emulated containers print (``containerlogs.py``)
 
-KNOWN = (START_SECONDS, RUN_SECONDS, EXIT_CODE, STOP_SECONDS, MEMORY_USAGE, CPU_USAGE)
+KNOWN = (START_SECONDS, RUN_SECONDS, EXIT_CODE, STOP_SECONDS, MEMORY_USAGE, CPU_USAGE, LOG)
 
 
 class AnnotationError(ValueError):

@@ -44,6 +44,10 @@ BUILTIN_KINDS: frozenset[str] = frozenset(
         "RoleBinding", "ClusterRole", "ClusterRoleBinding", "EndpointSlice",
         # also built in upstream, and served by kubemu (cluster/api/kinds.py, the scale subresource)
         "PodTemplate", "ControllerRevision", "CustomResourceDefinition", "Scale",
+        # the networking, registration, admission and node kinds (kinds.py, issue 36)
+        "Ingress", "IngressClass", "NetworkPolicy", "APIService", "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+        "RuntimeClass",
     }
 )  # fmt: skip
 

@@ -7,6 +7,7 @@ Events are created through the apiserver in batches like every other write.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,8 +51,8 @@ def event_about(
         "apiVersion": "v1",
         "kind": "Event",
         "metadata": {
-            # The apiserver completes the name from its seeded generator, so a replay names
-            # every event alike (upstream's recorder uses <object>.<hex timestamp>).
+            # A recorder's correlator names it <object>.<hex timestamp> as upstream's does
+            # (``eventcorrelation.py``); written without one, the apiserver completes this.
             "generateName": f"{name}.{component or 'kubemu'}.",
             "namespace": ns or "default",
             "annotations": {"kubemu.io/time": when},
@@ -147,6 +148,23 @@ SPAM_QPS = 1.0 / 300.0
 SPAM_KEYS = 4096  # the filter's LRU size: a key pushed out starts with a full bucket again
 
 
+def spam_key(event: dict[str, Any] | EventDraft) -> tuple[Any, ...]:
+    """The key client-go's spam filter and correlator count an event under: its source
+    (component, host) and the object it is about."""
+    if isinstance(event, EventDraft):
+        return event.spam_key()
+    io, src = event.get("involvedObject") or {}, event.get("source") or {}
+    return (
+        src.get("component", ""),
+        src.get("host", ""),
+        io.get("kind"),
+        io.get("namespace"),
+        io.get("name"),
+        io.get("uid"),
+        io.get("apiVersion"),
+    )
+
+
 class SpamFilter:
     """Which events a recorder passes on, as upstream's event correlator rations them.
 
@@ -154,39 +172,40 @@ class SpamFilter:
     kind, namespace, name, uid and apiVersion), ``SPAM_BURST`` deep, refilled at
     ``SPAM_QPS`` per emulated second; an event that finds the bucket empty is dropped, so
     a ReplicaSet creating 10,000 pods records 25 ``SuccessfulCreate`` events, then one per
-    five minutes, and the apiserver never stores the rest. Owned by a component that
-    records events through client-go's recorder (the controller-manager, the kubelets);
-    the scheduler's events API has no such filter.
+    five minutes, and the apiserver never stores the rest. Its token bucket (``bucket``,
+    ``spend``) is the third stage of every recorder's ``EventCorrelator``
+    (``eventcorrelation.py``), which keeps one bucket in each of its records.
     """
 
     def __init__(self, burst: int = SPAM_BURST, qps: float = SPAM_QPS, keys: int = SPAM_KEYS):
         self.burst, self.qps, self.keys = burst, qps, keys
-        self._buckets: dict[tuple[Any, ...], list[float]] = {}  # key -> [tokens, last refill]; insertion = recency
+        # key -> [tokens, last refill]; order = recency (an OrderedDict: a dict would rescan
+        # the holes its evictions leave at the front)
+        self._buckets: OrderedDict[tuple[Any, ...], list[float]] = OrderedDict()
         self.dropped = 0
 
     def allow(self, event: dict[str, Any] | EventDraft, now: float) -> bool:
-        if isinstance(event, EventDraft):
-            key = event.spam_key()
-        else:
-            io, src = event.get("involvedObject") or {}, event.get("source") or {}
-            key = (
-                src.get("component", ""),
-                src.get("host", ""),
-                io.get("kind"),
-                io.get("namespace"),
-                io.get("name"),
-                io.get("uid"),
-                io.get("apiVersion"),
-            )
+        return self.allow_key(spam_key(event), now)
+
+    def allow_key(self, key: tuple[Any, ...], now: float) -> bool:
+        """``allow`` given the event's key (source and involved object)."""
         bucket = self._buckets.pop(key, None)
         if bucket is None:
-            bucket = [float(self.burst), now]
+            bucket = self.bucket(now)
             if len(self._buckets) >= self.keys:
-                del self._buckets[next(iter(self._buckets))]  # the least recently used
-        else:
-            bucket[0] = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.qps)
-            bucket[1] = now
+                self._buckets.popitem(last=False)  # the least recently used
         self._buckets[key] = bucket
+        return self.spend(bucket, now)
+
+    def bucket(self, now: float) -> list[float]:
+        """A key's first bucket: full. ``EventCorrelator`` keeps one per record."""
+        return [float(self.burst), now]
+
+    def spend(self, bucket: list[float], now: float) -> bool:
+        """Refill ``bucket`` for the time since it was last used and take a token from it;
+        False (and one more dropped) when it has none."""
+        bucket[0] = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.qps)
+        bucket[1] = now
         if bucket[0] >= 1.0:
             bucket[0] -= 1.0
             return True

@@ -7,13 +7,20 @@ and categories (``kubectl get po``, ``kubectl get all``) and its subresources. K
 every other kind is stored, versioned, listed and watched like them, with only its
 metadata checked, so a user's ConfigMaps, Services and RBAC objects apply unchanged.
 ``objects.KINDS`` is derived from this table. See docs/architecture.md §5.
+
+Two more tables name what is served without a storage of its own: ``VIEWS``, a stored kind
+at a second group-version (autoscaling/v1 HorizontalPodAutoscaler, events.k8s.io/v1 Event;
+converted by ``conversion.py``), and ``REVIEWS``, the create-only review kinds. Discovery
+lists all three (``discoverable``), each group's versions in upstream's order (``version_order``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+_VERSION = re.compile(r"v([0-9]+)(?:(alpha|beta)([0-9]+))?")
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -28,6 +35,7 @@ class Resource:
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
     modeled: bool = False
+    verbs: tuple[str, ...] = VERBS  # what discovery lists; the review kinds are create-only
 
     @property
     def api_version(self) -> str:
@@ -48,12 +56,14 @@ def _r(
     categories: tuple[str, ...] = (),
     subresources: tuple[str, ...] = (),
     modeled: bool = False,
+    verbs: tuple[str, ...] = VERBS,
 ) -> Resource:
     group, _, version = gv.rpartition("/")
-    return Resource(kind, group, version, plural, namespaced, short_names, categories, subresources, modeled)
+    return Resource(kind, group, version, plural, namespaced, short_names, categories, subresources, modeled, verbs)
 
 
 ALL = ("all",)
+API_EXTENSIONS = ("api-extensions",)
 RESOURCES: tuple[Resource, ...] = (
     # Modelled: kubemu's components act on these.
     _r(
@@ -62,11 +72,21 @@ RESOURCES: tuple[Resource, ...] = (
         "pods",
         short_names=("po",),
         categories=ALL,
-        subresources=("binding", "eviction", "status", "log"),
+        subresources=(
+            "attach",
+            "binding",
+            "ephemeralcontainers",
+            "eviction",
+            "exec",
+            "log",
+            "portforward",
+            "proxy",
+            "status",
+        ),
         modeled=True,
     ),
     _r("Node", "v1", "nodes", False, short_names=("no",), subresources=("status",), modeled=True),
-    _r("Namespace", "v1", "namespaces", False, short_names=("ns",), subresources=("status",), modeled=True),
+    _r("Namespace", "v1", "namespaces", False, short_names=("ns",), subresources=("finalize", "status"), modeled=True),
     _r("Event", "v1", "events", short_names=("ev",), modeled=True),
     _r("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False, short_names=("pc",), modeled=True),
     _r(
@@ -164,11 +184,113 @@ RESOURCES: tuple[Resource, ...] = (
         short_names=("crd", "crds"),
         subresources=("status",),
     ),
+    _r("Ingress", "networking.k8s.io/v1", "ingresses", short_names=("ing",), subresources=("status",)),
+    _r("IngressClass", "networking.k8s.io/v1", "ingressclasses", False),
+    _r("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", short_names=("netpol",)),
+    # The built-in group-versions are listed as local APIServices by the front end
+    # (cluster/frontend/apiservices.py); stored ones are the user's.
+    _r(
+        "APIService",
+        "apiregistration.k8s.io/v1",
+        "apiservices",
+        False,
+        categories=API_EXTENSIONS,
+        subresources=("status",),
+    ),
+    # Stored and validated; kubemu calls no webhooks and evaluates no policies.
+    _r(
+        "MutatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "mutatingwebhookconfigurations",
+        False,
+        categories=API_EXTENSIONS,
+    ),
+    _r(
+        "ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "validatingwebhookconfigurations",
+        False,
+        categories=API_EXTENSIONS,
+    ),
+    _r(
+        "ValidatingAdmissionPolicy",
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicies",
+        False,
+        categories=API_EXTENSIONS,
+        subresources=("status",),
+    ),
+    _r(
+        "ValidatingAdmissionPolicyBinding",
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicybindings",
+        False,
+        categories=API_EXTENSIONS,
+    ),
+    # A pod's runtimeClassName is admitted against these (cluster/store/admission.py).
+    _r("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
 )
 
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 BY_PLURAL: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
 assert len(BY_KIND) == len(RESOURCES) and len(BY_PLURAL) == len(RESOURCES), "a kind or plural appears twice"
+
+# ---- one kind, more versions; kinds only created --------------------------------------------
+# A view serves a stored kind (``BY_KIND[view.kind]``) at a second group-version, converted
+# both ways as upstream converts between versions of one storage (k8s-api-fidelity.md §6.3):
+# ``cluster/api/conversion.py`` holds the converters, ``cluster/frontend/views.py`` serves them.
+VIEWS: tuple[Resource, ...] = (
+    _r(
+        "HorizontalPodAutoscaler",
+        "autoscaling/v1",
+        "horizontalpodautoscalers",
+        short_names=("hpa",),
+        categories=ALL,
+        subresources=("status",),
+    ),
+    _r("Event", "events.k8s.io/v1", "events", short_names=("ev",)),
+)
+# Reviews are answered and never stored (cluster/frontend/reviews.py).
+CREATE_ONLY = ("create",)
+REVIEWS: tuple[Resource, ...] = (
+    _r("SelfSubjectReview", "authentication.k8s.io/v1", "selfsubjectreviews", False, verbs=CREATE_ONLY),
+    _r("LocalSubjectAccessReview", "authorization.k8s.io/v1", "localsubjectaccessreviews", verbs=CREATE_ONLY),
+    _r("SelfSubjectAccessReview", "authorization.k8s.io/v1", "selfsubjectaccessreviews", False, verbs=CREATE_ONLY),
+    _r("SelfSubjectRulesReview", "authorization.k8s.io/v1", "selfsubjectrulesreviews", False, verbs=CREATE_ONLY),
+    _r("SubjectAccessReview", "authorization.k8s.io/v1", "subjectaccessreviews", False, verbs=CREATE_ONLY),
+)
+assert all(
+    v.kind in BY_KIND and (v.group, v.version) != (BY_KIND[v.kind].group, BY_KIND[v.kind].version) for v in VIEWS
+)
+
+
+_AT = {(r.group, r.version, r.plural): r for r in (*VIEWS, *REVIEWS)}
+
+
+def served_at(group: str, version: str, plural: str) -> Resource | None:
+    """The view or review kind ``/apis/{group}/{version}/{plural}`` names, if one does."""
+    return _AT.get((group, version, plural))
+
+
+def schema_key(r: Resource) -> str:
+    """The schema table's key of a view or review (``schema_table.VERSIONED``): its
+    apiVersion and kind, ``autoscaling/v1 HorizontalPodAutoscaler``."""
+    return f"{r.api_version} {r.kind}"
+
+
+def version_order(version: str) -> tuple[int, int, int, str]:
+    """A sort key putting versions in upstream's priority: GA before beta before alpha, the
+    higher number first (v2, v1, v2beta1, v1beta2, v1beta1, v1alpha1), others last by name."""
+    m = _VERSION.fullmatch(version)
+    if m is None:
+        return (3, 0, 0, version)
+    level = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (level, -int(m.group(1)), -int(m.group(3) or 0), "")
+
+
+def discoverable() -> list[Resource]:
+    """Every resource discovery lists: the stored kinds (``served()``), the views, the reviews."""
+    return [*served(), *VIEWS, *REVIEWS]
 
 
 # The resources whose DELETE answers with the removed object; every other resource answers
@@ -207,43 +329,79 @@ def deleted_answer(obj: dict[str, Any]) -> dict[str, Any]:
 
 # ---- custom resources -------------------------------------------------------------------
 # A CustomResourceDefinition adds a kind while the apiserver runs. The registry is this
-# process's: the apiserver registers what its stored CRDs define (``custom_from``), and
-# whoever reads the table in the same process (validation, the local runtime's HTTP front
-# end) sees it. ``served()`` is every kind: the built-in ones, then the custom ones.
-CUSTOM: dict[str, Resource] = {}
+# process's: the apiserver registers what its stored CRDs define (``custom_from``,
+# ``custom_versions``), and whoever reads the table in the same process (validation, the
+# local runtime's HTTP front end) sees it. A custom kind is stored at one version
+# (``CUSTOM``, ``BY_KIND``, ``objects.KINDS``: the apiVersion its objects are stored with)
+# and served at each ``served`` version of its definition (``CUSTOM_VERSIONS``, preferred
+# first). ``served()`` is every kind at every version it is served at: the built-in ones,
+# then the custom ones.
+CUSTOM: dict[str, Resource] = {}  # kind -> the kind at its storage version
+CUSTOM_VERSIONS: dict[str, tuple[Resource, ...]] = {}  # kind -> one per served version, preferred first
 
 
 def served() -> list[Resource]:
-    return [*RESOURCES, *CUSTOM.values()]
+    return [*RESOURCES, *(v for kind in CUSTOM for v in CUSTOM_VERSIONS.get(kind, ()))]
+
+
+def at_version(group: str, version: str, plural: str) -> Resource | None:
+    """The kind ``/apis/{group}/{version}/{plural}`` (``/api/{version}/...`` for the core
+    group) serves from the kinds table or a CustomResourceDefinition; None if none does."""
+    r = BY_PLURAL.get((group, plural))
+    if r is not None and r.kind in CUSTOM:
+        return next((v for v in CUSTOM_VERSIONS.get(r.kind, ()) if v.version == version), None)
+    return r if r is not None and r.version == version else None
+
+
+def _crd_versions(crd: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = crd.get("spec") or {}
+    return [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("name")]
 
 
 def custom_from(crd: dict[str, Any]) -> Resource | None:
-    """The kind a CustomResourceDefinition defines (its storage version), or None when the
-    definition lacks what a kind needs (validation then refused it)."""
+    """The kind a CustomResourceDefinition defines, at its storage version (the one marked
+    ``storage``, else the first), or None when the definition lacks what a kind needs
+    (validation then refused it)."""
+    versions = _crd_versions(crd)
+    stored = next((v for v in versions if v.get("storage")), versions[0] if versions else None)
+    return None if stored is None else _custom_at(crd, stored)
+
+
+def custom_versions(crd: dict[str, Any]) -> tuple[Resource, ...]:
+    """The kind a CustomResourceDefinition defines at each version it serves, in upstream's
+    version priority (the first is the preferred version discovery names)."""
+    found = [_custom_at(crd, v) for v in _crd_versions(crd) if v.get("served", True)]
+    return tuple(sorted((r for r in found if r is not None), key=lambda r: version_order(r.version)))
+
+
+def _custom_at(crd: dict[str, Any], version: dict[str, Any]) -> Resource | None:
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
-    versions = [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("served", True)]
-    stored = next((v for v in versions if v.get("storage")), versions[0] if versions else None)
     group, kind, plural = spec.get("group"), names.get("kind"), names.get("plural")
-    if not (isinstance(group, str) and group and isinstance(kind, str) and kind and isinstance(plural, str) and stored):
+    if not (isinstance(group, str) and group and isinstance(kind, str) and kind and isinstance(plural, str)):
         return None
     return Resource(
         kind,
         group,
-        str(stored.get("name") or "v1"),
+        str(version["name"]),
         plural,
         spec.get("scope", "Namespaced") != "Cluster",
         tuple(names.get("shortNames") or ()),
         tuple(names.get("categories") or ()),
-        tuple(s for s in ("status", "scale") if s in (stored.get("subresources") or {})),
+        tuple(s for s in ("status", "scale") if s in (version.get("subresources") or {})),
     )
 
 
-def register(r: Resource) -> None:
-    """Serve ``r`` (a custom kind); a built-in kind or plural is never replaced."""
+def register(r: Resource, versions: tuple[Resource, ...] | None = None) -> None:
+    """Serve ``r`` (a custom kind at its storage version) at ``versions`` (default: ``r``'s
+    own); a built-in kind or plural is never replaced."""
     if r.kind in BY_KIND and BY_KIND[r.kind] in RESOURCES:
         return
+    old = CUSTOM.get(r.kind)
+    if old is not None and (old.group, old.plural) != (r.group, r.plural):
+        BY_PLURAL.pop((old.group, old.plural), None)
     CUSTOM[r.kind] = r
+    CUSTOM_VERSIONS[r.kind] = (r,) if versions is None else tuple(versions)
     BY_KIND[r.kind] = r
     BY_PLURAL[(r.group, r.plural)] = r
     _on_change(r.kind, r)
@@ -251,6 +409,7 @@ def register(r: Resource) -> None:
 
 def unregister(kind: str) -> None:
     r = CUSTOM.pop(kind, None)
+    CUSTOM_VERSIONS.pop(kind, None)
     if r is not None:
         BY_KIND.pop(kind, None)
         BY_PLURAL.pop((r.group, r.plural), None)

@@ -15,7 +15,7 @@ Owns each patch kind's rules, applied by the apiserver to the stored object in p
   patch, RFC 7386). Field managers and conflicts between managers are not modelled;
 - ``RemoveOwnerReferences``: the garbage collector's patch that drops the ownerReferences
   naming some owner uids (orphaning dependents, or dropping owners that are gone), as
-  upstream's ``$patch: delete`` by uid;
+  upstream's ``$patch: delete`` by uid, and may unblock the rest (a foreground cycle);
 - ``RemoveFinalizer``: one entry out of ``metadata.finalizers`` (the garbage collector's
   ``orphan`` and ``foregroundDeletion`` once their work is done);
 - ``FinalizeNamespace``: one entry out of a Namespace's ``spec.finalizers`` (upstream's
@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 from .errors import Conflict, Invalid
 from .objects import condition, set_condition
+from .subresourcewrites import SetEphemeralContainers, SetNamespaceFinalizers
 
 Obj = dict[str, Any]
 CONDITION_STATUSES = ("True", "False", "Unknown")
@@ -170,16 +171,22 @@ NAMESPACE_FINALIZER = "kubernetes"
 
 
 class RemoveOwnerReferences(NamedTuple):
-    """Drop every ownerReference whose uid is one of ``uids``; the rest keep their order."""
+    """Drop every ownerReference whose uid is one of ``uids``; the rest keep their order.
+    ``unblock``: the ones kept stop blocking their owners (``blockOwnerDeletion: false``),
+    the garbage collector's guard against a cycle of foreground deletions."""
 
     uids: tuple[str, ...]
+    unblock: bool = False
 
     def apply(self, obj: Obj) -> bool:
         meta = obj.setdefault("metadata", {})
         refs = meta.get("ownerReferences") or []
         keep = [r for r in refs if not (isinstance(r, dict) and r.get("uid") in self.uids)]
+        blocking = [r for r in keep if self.unblock and isinstance(r, dict) and r.get("blockOwnerDeletion")]
+        for r in blocking:
+            r["blockOwnerDeletion"] = False
         if len(keep) == len(refs):
-            return False
+            return bool(blocking)
         if keep:
             meta["ownerReferences"] = keep
         else:
@@ -219,5 +226,13 @@ def _drop(holder: Obj, field: str, value: str) -> bool:
 
 
 PatchOp = (
-    PodConditions | NodeConditions | NodeTaints | Apply | RemoveOwnerReferences | RemoveFinalizer | FinalizeNamespace
+    PodConditions
+    | NodeConditions
+    | NodeTaints
+    | Apply
+    | RemoveOwnerReferences
+    | RemoveFinalizer
+    | FinalizeNamespace
+    | SetEphemeralContainers  # the pods/ephemeralcontainers and namespaces/finalize
+    | SetNamespaceFinalizers  # subresources (``subresourcewrites.py``)
 )

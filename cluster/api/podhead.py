@@ -50,6 +50,7 @@ class _Spec(msgspec.Struct):
     nodeName: str | None = None
     terminationGracePeriodSeconds: int | None = None
     activeDeadlineSeconds: int | None = None
+    ephemeralContainers: list[msgspec.Raw] | None = None  # counted, not read
 
 
 _pod_decoder = msgspec.msgpack.Decoder(_Pod)
@@ -73,6 +74,7 @@ class PodHead(NamedTuple):
     labels_raw: Any = None
     owners_raw: Any = None  # the encoded metadata.ownerReferences (read_head only)
     pod: dict[str, Any] | None = None
+    ephemeral: int = 0  # how many spec.ephemeralContainers (only ever added to)
 
     @property
     def terminal(self) -> bool:
@@ -110,6 +112,7 @@ def read_head(data: bytes) -> PodHead:
         p.spec,
         m.labels,
         m.ownerReferences,
+        ephemeral=len(spec.ephemeralContainers or ()),
     )
 
 
@@ -132,6 +135,7 @@ def head_of(pod: dict[str, Any]) -> PodHead:
         status.get("nominatedNodeName") or "",
         spec.get("activeDeadlineSeconds"),
         pod=pod,
+        ephemeral=len(spec.get("ephemeralContainers") or ()),
     )
 
 

@@ -64,12 +64,16 @@ class Struct:
     """One Go struct: ``name`` as Go spells it (``DeploymentSpec``), ``package`` (``apps.v1``)
     and its fields by JSON name."""
 
-    __slots__ = ("name", "package", "fields", "go")
+    __slots__ = ("name", "package", "fields", "go", "required", "patch")
 
     def __init__(self, key: str) -> None:
         self.package, _, self.name = key.rpartition(".")
         self.go = f"{self.package.rpartition('.')[2]}.{self.name}"  # v1.DeploymentSpec
         self.fields: dict[str, Type] = {}
+        # What the OpenAPI documents publish (cluster/frontend/openapi_schemas.py): the fields
+        # upstream marks required, and field -> its x-kubernetes-patch-strategy[:merge key].
+        self.required: tuple[str, ...] = tuple(schema_table.REQUIRED.get(key, "").split())
+        self.patch: dict[str, str] = dict(tag.split("=", 1) for tag in schema_table.PATCH.get(key, "").split())
 
     def __repr__(self) -> str:
         return f"Struct({self.package}.{self.name})"
@@ -142,16 +146,17 @@ def kind_struct(kind: str) -> Struct | None:
 
 
 def kind_type(kind: str) -> Type | None:
-    """``kind_struct`` as a ``Type``: where a walk over an object starts."""
+    """``kind_struct`` as a ``Type``: where a walk over an object starts. ``kind`` may also
+    be a ``VERSIONED`` key (``autoscaling/v1 HorizontalPodAutoscaler``): a kind served at a
+    second version, or only created (``cluster/frontend/views.py``, ``reviews.py``)."""
     return _kind_types().get(kind)
 
 
 @cache
 def _kind_types() -> dict[str, Type]:
     out: dict[str, Type] = {}
-    for kind in schema_table.KINDS:
-        s = kind_struct(kind)
-        assert s is not None
+    for kind, key in (*schema_table.KINDS.items(), *schema_table.VERSIONED.items()):
+        s = struct(key)
         out[kind] = Type(STRUCT, s.go, struct=s)
     return out
 

@@ -54,6 +54,10 @@ PATH_OVERRIDES: dict[tuple[str, str], str | None] = {
     ("Endpoints", "subsets.ports"): None,
     ("EndpointSlice", "endpoints.addresses"): None,
     ("EndpointSlice", "ports"): None,
+    # NetworkPolicyPort and PortStatus have no containerPort: upstream replaces these lists.
+    ("NetworkPolicy", "spec.ingress.ports"): None,
+    ("NetworkPolicy", "spec.egress.ports"): None,
+    ("Ingress", "status.loadBalancer.ingress.ports"): None,
 }
 
 _PATCH = "$patch"

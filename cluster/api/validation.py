@@ -230,7 +230,40 @@ def validate_pod_spec(spec: dict[str, Any], path: str = "spec") -> set[str]:
         _check_toleration(t, p)
     _check_labels(_map(spec, "nodeSelector", path), _at(path, "nodeSelector"))
     _quantities(spec, "overhead", path)
+    _check_sysctls(_map(spec, "securityContext", path), _at(path, "securityContext"))
     return names
+
+
+# Upstream's sysctl name rule (IsValidSysctlName): dot- or slash-separated segments.
+_SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+SYSCTL_PATTERN = f"^({_SYSCTL_SEGMENT}[\\./])*{_SYSCTL_SEGMENT}$"
+SYSCTL_MAX_LENGTH = 253
+_SYSCTL = re.compile(SYSCTL_PATTERN)
+
+
+def _check_sysctls(security: dict[str, Any], path: str) -> None:
+    """``securityContext.sysctls``: every name valid and named once. All the bad names are
+    reported together, as upstream's aggregate does (``[<e1>, <e2>]``), since a pod with
+    one bad sysctl often has more."""
+    errors: list[str] = []
+    seen: set[str] = set()
+    for p, s in _items(security, "sysctls", path):
+        name, npath = s.get("name"), _at(p, "name")
+        if name in (None, ""):
+            errors.append(f"{npath}: Required value")
+            continue
+        if not isinstance(name, str):
+            raise ValidationError(npath, name, "must be a string")
+        if len(name) > SYSCTL_MAX_LENGTH or not _SYSCTL.fullmatch(name):
+            rule = f"must have at most {SYSCTL_MAX_LENGTH} characters and match regex {SYSCTL_PATTERN}"
+            errors.append(f"{npath}: Invalid value: {json.dumps(name)}: {rule}")
+        elif name in seen:
+            errors.append(f"{npath}: Duplicate value: {json.dumps(name)}")
+        seen.add(name)
+    if len(errors) == 1:
+        raise ValidationError("", NO_VALUE, errors[0])
+    if errors:
+        raise ValidationError("", NO_VALUE, "[" + ", ".join(errors) + "]")
 
 
 def _check_pod(obj: dict[str, Any], path: str) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from .cronschedule import CronError, check_time_zone, parse_schedule
+from .quantity import QuantityError, parse
 from .selectors import LabelSelector, SelectorError
 
 _PERCENT = re.compile(r"[0-9]+%")
@@ -297,9 +298,7 @@ def check_cronjob(obj: dict[str, Any]) -> None:
 def check_hpa(obj: dict[str, Any]) -> None:
     spec, path = _map(obj, "spec", ""), "spec"
     ref = _map(spec, "scaleTargetRef", path)
-    for field in ("kind", "name"):
-        if not ref.get(field):
-            required(f"{path}.scaleTargetRef.{field}")
+    _object_ref(ref, f"{path}.scaleTargetRef")
     low = spec.get("minReplicas")
     if low is not None and (not isinstance(low, int) or low < 1):
         invalid(f"{path}.minReplicas", low, "must be greater than or equal to 1")
@@ -314,24 +313,145 @@ def check_hpa(obj: dict[str, Any]) -> None:
         _metric(metric, f"{path}.metrics[{i}]")
 
 
+# The metric source types (upstream's sorted list) and the field each one fills.
+METRIC_TYPES = ("ContainerResource", "External", "Object", "Pods", "Resource")
+_SOURCE = {"Object": "object", "External": "external", "Pods": "pods", "Resource": "resource"}
+_SOURCE["ContainerResource"] = "containerResource"
+_STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def _required_because(path: str, detail: str) -> NoReturn:
+    raise FieldError(path, f"Required value: {detail}")
+
+
+def _path_segment(value: str, path: str) -> None:
+    """upstream's IsValidPathSegmentName: a name that can stand in a URL path."""
+    for bad, text in ((".", "may not be '.'"), ("..", "may not be '..'")):
+        if value == bad:
+            invalid(path, value, text)
+    for ch in ("/", "%"):
+        if ch in value:
+            invalid(path, value, f"may not contain '{ch}'")
+
+
+def _object_ref(ref: dict[str, Any], path: str) -> None:
+    for field in ("kind", "name"):
+        if not ref.get(field):
+            required(f"{path}.{field}")
+        _path_segment(str(ref[field]), f"{path}.{field}")
+
+
 def _metric(metric: Any, path: str) -> None:
+    """upstream's validateMetricSpec: a known type, its source filled in (the first source
+    present is checked), and no other source beside it."""
     if not isinstance(metric, dict):
         invalid(path, metric, "must be an object")
     kind = metric.get("type")
-    if kind != "Resource":
-        unsupported(f"{path}.type", kind, ("Resource",))  # the only type kubemu measures
-    res = _map(metric, "resource", path)
-    if res.get("name") not in ("cpu", "memory"):
-        unsupported(f"{path}.resource.name", res.get("name"), ("cpu", "memory"))
-    target = _map(res, "target", f"{path}.resource")
-    ttype = target.get("type")
-    if ttype not in ("Utilization", "AverageValue"):
-        unsupported(f"{path}.resource.target.type", ttype, ("Utilization", "AverageValue"))
-    field = "averageUtilization" if ttype == "Utilization" else "averageValue"
-    if target.get(field) is None:
-        required(f"{path}.resource.target.{field}")
-    if ttype == "Utilization" and (not isinstance(target[field], int) or target[field] < 1):
-        invalid(f"{path}.resource.target.averageUtilization", target[field], "must be greater than 0")
+    if not kind:
+        _required_because(f"{path}.type", "must specify a metric source type")
+    if kind not in METRIC_TYPES:
+        unsupported(f"{path}.type", kind, METRIC_TYPES)
+    present = [f for f in ("object", "external", "pods", "resource", "containerResource") if metric.get(f) is not None]
+    if present:
+        _SOURCE_CHECKS[present[0]](_map(metric, present[0], path), f"{path}.{present[0]}")
+    expected = _SOURCE[kind]
+    if metric.get(expected) is None:
+        _required_because(f"{path}.{expected}", "must populate information for the given metric source")
+    for extra in present:
+        if extra != expected:
+            forbidden(f"{path}.{extra}", "must populate the given metric source only")
+
+
+def _target(src: dict[str, Any], path: str) -> dict[str, Any]:
+    """upstream's validateMetricTarget: a known type and positive values."""
+    target = _map(src, "target", path)
+    path = f"{path}.target"
+    kind = target.get("type")
+    if not kind:
+        _required_because(f"{path}.type", "must specify a metric target type")
+    if kind not in ("Utilization", "Value", "AverageValue"):
+        invalid(f"{path}.type", kind, "must be either Utilization, Value, or AverageValue")
+    for field in ("value", "averageValue"):
+        if target.get(field) is not None and not _positive(target[field]):
+            invalid(f"{path}.{field}", target[field], "must be positive")
+    utilization = target.get("averageUtilization")
+    if utilization is not None and (not isinstance(utilization, int) or utilization < 1):
+        invalid(f"{path}.averageUtilization", utilization, "must be greater than 0")
+    return target
+
+
+def _positive(quantity: Any) -> bool:
+    try:
+        return parse(quantity) > 0
+    except QuantityError:
+        return False
+
+
+def _metric_id(src: dict[str, Any], path: str) -> None:
+    name = _map(src, "metric", path).get("name")
+    if not name:
+        _required_because(f"{path}.metric.name", "must specify a metric name")
+    _path_segment(str(name), f"{path}.metric.name")
+
+
+def _object_source(src: dict[str, Any], path: str) -> None:
+    _object_ref(_map(src, "describedObject", path), f"{path}.describedObject")
+    _metric_id(src, path)
+    target = _target(src, path)
+    if target.get("value") is None and target.get("averageValue") is None:
+        _required_because(f"{path}.target.averageValue", "must set either a target value or averageValue")
+
+
+def _external_source(src: dict[str, Any], path: str) -> None:
+    _metric_id(src, path)
+    target = _target(src, path)
+    if target.get("value") is None and target.get("averageValue") is None:
+        _required_because(
+            f"{path}.target.averageValue", "must set either a target value for metric or a per-pod target"
+        )
+    if target.get("value") is not None and target.get("averageValue") is not None:
+        forbidden(f"{path}.target.value", "may not set both a target value for metric and a per-pod target")
+
+
+def _pods_source(src: dict[str, Any], path: str) -> None:
+    _metric_id(src, path)
+    if _target(src, path).get("averageValue") is None:
+        _required_because(f"{path}.target.averageValue", "must specify a positive target averageValue")
+
+
+def _resource_source(src: dict[str, Any], path: str, container: bool = False) -> None:
+    name = str(src.get("name") or "")
+    if not name:
+        _required_because(f"{path}.name", "must specify a resource name")
+    if container:
+        if "/" not in name and name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            invalid(f"{path}.name", name, "must be a standard resource for containers")
+        owner = str(src.get("container") or "")
+        if not owner:
+            _required_because(f"{path}.container", "must specify a container")
+        if len(owner) > 63 or not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", owner):
+            invalid(f"{path}.container", owner, _DNS1123_LABEL)
+    target = _target(src, path)
+    if target.get("averageUtilization") is None and target.get("averageValue") is None:
+        _required_because(
+            f"{path}.target.averageUtilization", "must set either a target raw value or a target utilization"
+        )
+    if target.get("averageUtilization") is not None and target.get("averageValue") is not None:
+        forbidden(f"{path}.target.averageValue", "may not set both a target raw value and a target utilization")
+
+
+_DNS1123_LABEL = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+_SOURCE_CHECKS: dict[str, Callable[[dict[str, Any], str], None]] = {
+    "object": _object_source,
+    "external": _external_source,
+    "pods": _pods_source,
+    "resource": _resource_source,
+    "containerResource": lambda src, path: _resource_source(src, path, container=True),
+}
 
 
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {

@@ -54,7 +54,15 @@ Deviations from upstream, on purpose:
   counts as solid: upstream cannot resolve it either, and retries forever.
 - The ``orphan`` finalizer comes off once the watch shows no dependent naming the owner;
   upstream removes it as soon as its patches returned. Same result, one round later.
-- Cycles of foreground deletions are not broken (upstream unblocks the references).
+- A reference of an object to itself never blocks its own foreground deletion; upstream's
+  collector, as its code reads, waits on it forever.
+
+Cycles (upstream ``attemptToDeleteItem``): owners that own each other are all solid while
+they live, and nothing is collected; once one goes, the next one's owner dangles, and so
+on round the cycle. A foreground deletion would wait round the cycle forever, so a
+dependent that is to be deleted in the foreground while one of its own dependents already
+is has its references unblocked first (``RemoveOwnerReferences`` with ``unblock``): its
+owner's finalizer can then come off, and the rest follows.
 """
 
 from __future__ import annotations
@@ -327,9 +335,22 @@ class GarbageCollector:
             if drop and self._ask(key, ("refs", drop)):
                 out.owner_refs.append((*key, rec.uid, drop))
             return
-        policy = "Foreground" if waiting and self._deps.get(rec.uid) else rec.policy
+        deps = self._deps.get(rec.uid)
+        policy = "Foreground" if waiting and deps else rec.policy
+        if policy == "Foreground" and waiting and self._in_foreground_cycle(rec, deps):
+            # Upstream's cycle guard: a dependent of its own already waits for its dependents,
+            # so this one's references stop blocking before it joins the foreground deletion.
+            if self._ask(key, ("unblock",)):
+                out.owner_refs.append((*key, rec.uid, (), True))
         if self._ask(key, ("delete",)):
             out.deletes.append((*key, rec.uid, policy))
+
+    def _in_foreground_cycle(self, rec: Dependent, deps: set[Key] | None) -> bool:
+        """Does ``rec`` block an owner while one of its own dependents deletes in the
+        foreground (upstream's check, false positives and all)?"""
+        if not any(o.block for o in rec.owners):
+            return False
+        return any(self._dependents[dk].uid in self._foreground for dk in deps or () if dk in self._dependents)
 
     def _sync_owner(self, uid: str, out: Writes) -> None:
         deps = self._deps.get(uid, set())
@@ -342,7 +363,8 @@ class GarbageCollector:
                 out.finalizers.append((*key, uid, ORPHAN_FINALIZER))
             return
         key = self._foreground[uid]
-        blocking = any(o.uid == uid and o.block for dk in deps for o in self._dependents[dk].owners)
+        # Its own reference never blocks an object (see the deviations).
+        blocking = any(o.uid == uid and o.block for dk in deps if dk != key for o in self._dependents[dk].owners)
         if not blocking and self._ask(key, ("finalizer", FOREGROUND_FINALIZER)):
             out.finalizers.append((*key, uid, FOREGROUND_FINALIZER))
 

@@ -1,9 +1,11 @@
-"""The HorizontalPodAutoscaler controller (autoscaling/v2, Resource metrics).
+"""The HorizontalPodAutoscaler controller (autoscaling/v2; every metric source type).
 
 Owns what upstream's ``pkg/controller/podautoscaler/horizontal.go`` does each sync period
 (reference k8s-workloads.md §5): read the target's scale (a Deployment, ReplicaSet or
 StatefulSet in the HPA's namespace: ``spec.replicas`` and ``spec.selector``), compute a
-proposal per metric from the selected pods (``hpametrics``), take the largest, normalise
+proposal per metric (``hpasources``: Resource and ContainerResource from the selected pods'
+usage, ``hpametrics``; Pods, Object and External fail as upstream fails with no metrics
+adapter, kubemu serving none), take the largest, normalise
 it (``hparecommend``: stabilisation, scale-up limit or ``behavior`` policies, min/max
 clamp), scale the target when the count changes, and report ``status`` with the
 AbleToScale / ScalingActive / ScalingLimited conditions, the ``SuccessfulRescale`` Event
@@ -54,6 +56,7 @@ from ..api.selectors import LabelSelector, SelectorError
 from ..clock import rfc3339
 from . import hpametrics as hm
 from . import hparecommend as rc
+from .hpasources import MetricFailed, evaluate
 from .ownedpods import ParkedPods, error_text
 from .writes import Writes
 
@@ -152,14 +155,6 @@ class _Rescale:
     reason: str
     failed_status: dict  # the status upstream writes on failure, AbleToScale to be set
     events_before: tuple[list[rc.ScaleEvent], list[rc.ScaleEvent]]
-
-
-class _Failed(Exception):
-    """A metric without a proposal: the ScalingActive condition and the error to report."""
-
-    def __init__(self, reason: str, message: str, outer: str) -> None:
-        super().__init__(outer)
-        self.reason, self.message, self.outer = reason, message, outer
 
 
 class HorizontalPodAutoscalerController:
@@ -273,7 +268,8 @@ class HorizontalPodAutoscalerController:
                 "FailedGetScale",
                 f"the HPA controller was unable to get the target's current scale: {error}",
             )
-            status = dict(r.original, conditions=r.conditions)
+            # desiredReplicas is always written (no omitempty upstream), 0 before any scale.
+            status = {"desiredReplicas": 0, **r.original, "conditions": r.conditions}
             generation = (st.obj.get("metadata") or {}).get("generation")
             if generation:
                 status["observedGeneration"] = generation
@@ -400,11 +396,11 @@ class HorizontalPodAutoscalerController:
         specs = st.spec.get("metrics") or [DEFAULT_METRIC]  # the apiserver's default, for a raw object
         statuses: list[dict] = []
         replicas, metric, invalid = 0, "", 0
-        first: _Failed | None = None
+        first: MetricFailed | None = None
         for spec in specs:
             try:
                 proposal, name, status = self._metric(st, spec, pods, current, r.now)
-            except _Failed as f:
+            except MetricFailed as f:
                 r.event(f.reason, f.message, WARNING)
                 statuses.append({"type": ""})
                 first, invalid = first or f, invalid + 1
@@ -462,19 +458,8 @@ class HorizontalPodAutoscalerController:
         return pods, ""
 
     def _metric(self, st: _HPA, spec: dict, pods: list[dict], current: int, now: float) -> tuple[int, str, dict]:
-        """One metric's (proposal, name for the rescale reason, status); raises _Failed."""
-        kind = spec.get("type", "")
-        if kind != "Resource":
-            msg = f'unknown metric source type "{kind}"'
-            raise _Failed("InvalidMetricSourceType", msg, msg)
-        res = spec.get("resource") or {}
-        name = res.get("name", "")
-        try:
-            return hm.resource_metric(res, pods, current, now, self._tolerance(st), self.readiness)
-        except hm.MetricError as e:
-            raise _Failed(
-                "FailedGetResourceMetric", e.message, f"failed to get {name} resource metric value: {e.message}"
-            ) from None
+        """One metric's (proposal, name for the rescale reason, status); raises MetricFailed."""
+        return evaluate(spec, pods, namespace_of(st.obj), current, now, self._tolerance(st), self.readiness)
 
     def _tolerance(self, st: _HPA) -> tuple[float, float]:
         down = up = self.tolerance

@@ -3,8 +3,8 @@
 Owns upstream's replica calculation for a Resource metric (``replica_calculator.go``;
 reference k8s-workloads.md §5.2) as pure functions of the pods and the emulated time:
 
-- reading a pod: its usage of a resource now (``pod_metric``, from kubemu's declared usage
-  profiles, ``cluster/api/usage.py``), its summed request (``pod_request``) and its group
+- reading a pod: its usage of a resource now (``pod_metric``: the figure ``kubectl top``
+  shows, from ``cluster/api/podmetrics.py``), its summed request (``pod_request``) and its group
   for the calculation (``classify``: ignored, unready, missing or ready);
 - ``desired_replicas``: the proposal from utilization against requests, or from a raw
   average value, with the tolerance and the re-computation that assumes missing pods at
@@ -29,10 +29,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..api.annotations import AnnotationError
 from ..api.objects import condition, is_terminating, name_of, phase_of
+from ..api.podmetrics import pod_usage_now
 from ..api.quantity import QuantityError, to_milli
-from ..api.usage import container_usage
 from ..clock import parse_timestamp
 
 TOLERANCE = 0.1
@@ -54,48 +53,14 @@ class MetricError(Exception):
 # ---- reading pods ---------------------------------------------------------------------------
 
 
-def _running_starts(pod: dict[str, Any]) -> dict[str, float]:
-    """Container name -> when its current run started, for the running containers."""
-    status = pod.get("status") or {}
-    out: dict[str, float] = {}
-    for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
-        started = ((cs.get("state") or {}).get("running") or {}).get("startedAt")
-        t = parse_timestamp(started) if started else None
-        if t is not None:
-            out[cs.get("name", "")] = t
-    return out
-
-
 def pod_metric(pod: dict[str, Any], resource: str, now: float) -> int | None:
     """The pod's usage of ``resource`` at ``now`` in milli-units (millicores; thousandths of
-    a byte, as upstream's ``MilliValue``), or None when the metrics API would have none:
-    no declared usage, or no running container that declares it.
-
-    Each container's profile runs from its own ``state.running.startedAt`` (what the
-    kubelet emulation measures from); a Running pod without container statuses (a
-    hand-made one) uses ``status.startTime``."""
-    try:
-        per = container_usage(pod)
-    except AnnotationError:
+    a byte, as upstream's ``MilliValue``), or None when the metrics API has none for it:
+    exactly what ``kubectl top`` shows (``cluster/api/podmetrics.py``, the one rule)."""
+    usage = pod_usage_now(pod, resource, now)
+    if usage is None:
         return None
-    status = pod.get("status") or {}
-    starts = _running_starts(pod)
-    listed = {
-        cs.get("name", "")
-        for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or [])
-    }
-    fallback = parse_timestamp(status["startTime"]) if status.get("startTime") and phase_of(pod) == "Running" else None
-    total, seen = 0, False
-    for name, usage in per.items():
-        profile = usage.cpu if resource == "cpu" else usage.memory if resource == "memory" else None
-        start = starts.get(name, fallback if name not in listed else None)
-        if profile is None or start is None:
-            continue
-        total += profile.at(now - start)
-        seen = True
-    if not seen:
-        return None
-    return total if resource == "cpu" else total * 1000
+    return usage if resource == "cpu" else usage * 1000
 
 
 def pod_request(pod: dict[str, Any], resource: str) -> tuple[int | None, str]:

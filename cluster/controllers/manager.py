@@ -33,7 +33,7 @@ apiserver refused (``on_failed`` routes them; see
 from __future__ import annotations
 
 from ..api.errors import StatusError
-from ..api.events import SpamFilter
+from ..api.eventcorrelation import EventCorrelator
 from ..api.leasehead import read_lease_head
 from ..api.requests import Request
 from ..runtime.component import WatchEvent
@@ -158,7 +158,7 @@ class ControllerManager:
 
     def __init__(self, controllers: list | None = None):
         self.controllers = default_controllers() if controllers is None else controllers
-        self._spam = SpamFilter()  # client-go's recorder rations each controller's events
+        self._recorder = EventCorrelator()  # client-go's recorder: counts, combines and rations events
         self._by_kind: dict[str, list] = {}
         for c in self.controllers:
             for kind in c.kinds:
@@ -259,7 +259,7 @@ class ControllerManager:
         for c in self.controllers:
             out.extend(c.sync(now))
         if out.events:
-            out.events = self._spam.passed(out.events, now)
+            out.events = self._recorder.correlate(out.events, now)
         return out
 
     def next_wakeup(self) -> float | None:

@@ -51,7 +51,7 @@ class Writes:
     pod_status: list = field(default_factory=list)  # (ns, name, uid, status)
     pod_deletes: list = field(default_factory=list)  # (ns, name, uid, grace)
     namespace_status: list = field(default_factory=list)  # ("", name, uid, status)
-    owner_refs: list = field(default_factory=list)  # (kind, ns, name, uid, owner uids to drop)
+    owner_refs: list = field(default_factory=list)  # (kind, ns, name, uid, owner uids to drop[, unblock the rest])
     deletes: list = field(default_factory=list)  # (kind, ns, name, uid, propagation): cascades
     pdb_status: list = field(default_factory=list)  # (ns, name, uid, status)
     replicaset_status: list = field(default_factory=list)  # (ns, name, uid, status)
@@ -92,7 +92,10 @@ ORDER: tuple[tuple[str, Callable[[Any], Request] | None], ...] = (
     ("pod_status", _status("Pod")),
     ("pod_deletes", lambda item: Delete("Pod", item[0], item[1], item[2] or "", item[3])),
     ("namespace_status", _status("Namespace")),
-    ("owner_refs", lambda item: Patch(item[0], item[1], item[2], item[3], RemoveOwnerReferences(tuple(item[4])))),
+    (
+        "owner_refs",
+        lambda item: Patch(item[0], item[1], item[2], item[3], RemoveOwnerReferences(tuple(item[4]), *item[5:])),
+    ),
     ("deletes", lambda item: Delete(item[0], item[1], item[2], item[3], None, item[4])),
     ("pdb_status", _status("PodDisruptionBudget")),
     ("replicaset_status", _status("ReplicaSet")),

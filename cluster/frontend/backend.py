@@ -15,17 +15,17 @@ from typing import Any
 from ..api import codec
 from ..api.errors import BadRequest, Cause, Expired, Invalid
 from ..api.kinds import BY_KIND, CUSTOM, deleted_answer
-from ..api.requests import Bind, Create, Delete, Evict, Request, Update, UpdateStatus, WatchChunk
+from ..api.requests import Bind, Create, Delete, Evict, Patch, Request, Update, UpdateStatus, WatchChunk
 from ..store.apiserver import APIServer
 
 
 def apply_one(api: APIServer, req: Request, now: float, dry_run: bool = False) -> dict[str, Any] | None:
     """Apply one write as an HTTP client asked for it; what the API answers with (the object
     created or updated; after a delete, the object still terminating or, once gone, the
-    object or a success ``Status`` as ``kinds.deleted_answer`` says), or None for a bind or
-    an eviction. ``dry_run``: carried out in full and answered, nothing kept
-    (``APIServer.dry_run``). Raises the apiserver's ``StatusError``. The Ray apiserver actor
-    calls it too, so both runtimes answer alike."""
+    object or a success ``Status`` as ``kinds.deleted_answer`` says), or None for a bind,
+    an eviction, or a subresource's patch that removed the object. ``dry_run``: carried out
+    in full and answered, nothing kept (``APIServer.dry_run``). Raises the apiserver's
+    ``StatusError``. The Ray apiserver actor calls it too, so both runtimes answer alike."""
     if dry_run:
         with api.dry_run():
             return _apply_one(api, req, now)
@@ -44,6 +44,10 @@ def _apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | Non
         before = codec.clone(api.get(req.kind, req.namespace, req.name))
         gone = api.delete(req.kind, req.namespace, req.name, req.uid or None, req.grace, now, req.propagation)
         return deleted_answer(before) if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
+    if isinstance(req, Patch):  # a subresource's typed write (ephemeralcontainers, finalize)
+        api.patch(req.kind, req.namespace, req.name, req.uid, req.patch, now)
+        gone = not api.store.has(req.kind, req.namespace, req.name)  # a finalize that let a namespace go
+        return None if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
     if isinstance(req, Bind):
         api.bind(req.namespace, req.name, req.uid, req.node, now)
     elif isinstance(req, Evict):

@@ -1,23 +1,31 @@
-"""Field validation of custom resources: pruning by the CRD's structural schema, and its type checks.
+"""Field validation of custom resources: pruning and defaulting by the CRD's structural schema,
+and its type checks.
 
 Owns what the apiserver's custom-resource handler does with a decoded object before storing it
 (reference k8s-api-fidelity.md §3.6): drop every field its version's ``openAPIV3Schema`` does not
 declare (except under ``x-kubernetes-preserve-unknown-fields``, and the root's or an embedded
 resource's ``apiVersion``/``kind``/``metadata``), drop unknown or malformed ``metadata`` fields, drop
-``null`` where the schema neither allows it nor defaults it, and report the pruned paths so Warn and
-Strict can name them; then check types, enums and required fields, each failure a ``Cause`` for
-upstream's 422 (``spec.replicas: Invalid value: "string": spec.replicas in body must be of type
-integer: "string"``). Called by ``fieldvalidation.py``.
+``null`` where the schema neither allows it (``nullable``) nor defaults it, and report the pruned
+paths so Warn and Strict can name them; then apply the schema's ``default``s (upstream's structural
+defaulting: a missing field, or a ``null`` one that is not nullable, gets a copy of its default,
+parents before children, so a defaulted object gets its own fields' defaults too); then check
+types, enums and required fields, each failure a ``Cause`` for upstream's 422
+(``spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer:
+"string"``). Called by ``fieldvalidation.py`` (writes) and ``customresources.py`` (reads: what
+storage hands back is pruned and defaulted by the storage version's schema, as upstream's
+storage decoder does, so a default added to a CRD shows on objects stored before it).
 
-Not done here: defaults, formats, bounds, patterns and CEL rules.
+Not done here: formats, bounds, patterns and CEL rules.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..api import codec
 from ..api import schema as S
 from ..api.errors import Cause
 from . import typeddecode
@@ -27,8 +35,9 @@ Schema = Mapping[str, Any]
 
 
 def prune(obj: dict[str, Any], schema: Schema | None) -> tuple[dict[str, Any], list[str]]:
-    """The object without what the schema does not declare, and the pruned paths (sorted, as
-    upstream sorts them; unknown ``metadata`` fields first)."""
+    """The object without what the schema does not declare, its defaults applied, and the
+    pruned paths (sorted, as upstream sorts them; unknown ``metadata`` fields first). ``obj``
+    is not changed."""
     meta, meta_unknown = _metadata(obj.get("metadata"))
     root = dict(schema or {"x-kubernetes-preserve-unknown-fields": True})
     root["x-kubernetes-embedded-resource"] = True
@@ -36,7 +45,52 @@ def prune(obj: dict[str, Any], schema: Schema | None) -> tuple[dict[str, Any], l
     out = _prune(obj, root, "", pruned)
     if meta is not None:
         out["metadata"] = meta
+    if schema is not None:
+        out = codec.clone(out)  # kept values may be shared with ``obj``: defaults go into a copy
+        default(out, schema)
     return out, meta_unknown + sorted(pruned)
+
+
+def default(x: Any, s: Schema | None) -> None:
+    """Apply the schema's defaults to ``x`` in place (upstream's structural ``Default``): a
+    property that is missing, or ``null`` without ``nullable``, gets a copy of its default;
+    then every property, additional property and list item is defaulted in turn. A
+    ``default: null`` is no default."""
+    if not s:
+        return
+    if isinstance(x, dict):
+        props: Schema = s.get("properties") or {}
+        for k, prop in props.items():
+            if isinstance(prop, Mapping) and prop.get("default") is not None and _unset(x, k, prop):
+                x[k] = copy.deepcopy(prop["default"])
+        extra = s.get("additionalProperties")
+        for k, v in x.items():
+            sub = props.get(k)
+            if sub is None and isinstance(extra, Mapping):
+                if v is None and not extra.get("nullable") and extra.get("default") is not None:
+                    x[k] = copy.deepcopy(extra["default"])
+                sub = extra
+            if isinstance(sub, Mapping):
+                default(x[k], sub)
+    elif isinstance(x, list):
+        items = s.get("items")
+        if isinstance(items, Mapping):
+            for i, v in enumerate(x):
+                if v is None and not items.get("nullable") and items.get("default") is not None:
+                    x[i] = copy.deepcopy(items["default"])
+                default(x[i], items)
+
+
+def _unset(x: dict[str, Any], k: str, prop: Schema) -> bool:
+    return k not in x or (x[k] is None and not prop.get("nullable"))
+
+
+def for_read(obj: dict[str, Any], schema: Schema | None) -> dict[str, Any]:
+    """A stored custom resource as upstream's storage decoder hands it out: pruned by its
+    storage version's schema and defaulted (nothing reported: storage is not a client)."""
+    if schema is None:
+        return obj
+    return prune(obj, schema)[0]
 
 
 def _metadata(meta: Any) -> tuple[Any, list[str]]:

@@ -3,11 +3,10 @@ and the content negotiation that picks which discovery document a client gets.
 
 Owns what kubectl and the client libraries read before they touch an object: ``/version``,
 the aggregated discovery lists (``/api``, ``/apis`` as ``apidiscovery.k8s.io`` v2 or
-v2beta1), the legacy ones (``/api``, ``/apis``, ``/api/v1``, ``/apis/{group}/{version}``)
-and the small OpenAPI v3 documents that let ``kubectl create -f`` and ``apply -f`` validate
-on the server (reference k8s-http-api.md §2.1, §2.2), with the ``endpoints`` of every kind
-that both they and the Swagger 2.0 document of ``openapi_v2.py`` describe. ``answer``
-serves ``/api``, ``/apis`` and ``/openapi/...`` (``/openapi/v2`` from ``openapi_v2.py``):
+v2beta1), the legacy ones (``/api``, ``/apis``, ``/api/v1``, ``/apis/{group}/{version}``), and the
+``endpoints`` of every kind that the OpenAPI documents describe (v3 in ``openapi_v3.py``,
+Swagger 2.0 in ``openapi_v2.py``; reference k8s-http-api.md §2.1, §2.2). ``answer``
+serves ``/api``, ``/apis`` and ``/openapi/...`` (through those two modules):
 it reads the Accept header clause by clause as upstream's discovery wrapper does
 (k8s-api-fidelity.md §1.2) and sets the ETag, Vary and Cache-Control headers of aggregated
 answers (304 on a matching If-None-Match). Called by ``handler.py``; pure data, no I/O.
@@ -16,16 +15,16 @@ answers (304 on a matching If-None-Match). Called by ``handler.py``; pure data, 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import yaml
 
 from ..api.errors import NotAcceptable, NotFound
-from ..api.kinds import VERBS, Resource, served
+from ..api.kinds import Resource, discoverable, version_order
 from . import metricsapi
 from .paths import NOT_FOUND, group_version
-from .wire import JSON, Response, dumps, ok
+from .wire import JSON, Response, dumps
 
 # The dispatcher kubectl on our machines picks its bundled minor version from this.
 VERSION = {
@@ -57,17 +56,24 @@ _SUBRESOURCE_KINDS = {
     "eviction": ("policy", "v1", "Eviction", ["create"]),
     "scale": ("autoscaling", "v1", "Scale", ["get", "patch", "update"]),
     "log": ("", "v1", "Pod", ["get"]),
+    # Connect subresources answer with their options kind (reference k8s-api-fidelity.md §1.5).
+    "attach": ("", "v1", "PodAttachOptions", ["create", "get"]),
+    "exec": ("", "v1", "PodExecOptions", ["create", "get"]),
+    "portforward": ("", "v1", "PodPortForwardOptions", ["create", "get"]),
+    "proxy": ("", "v1", "PodProxyOptions", ["create", "delete", "get", "patch", "update"]),
+    "ephemeralcontainers": ("", "v1", "Pod", ["get", "patch", "update"]),
+    "finalize": ("", "v1", "Namespace", ["update"]),
 }
 
 
 def group_versions() -> list[tuple[str, str]]:
-    """Every (group, version) served, core first, then the named groups by name."""
-    seen = sorted({(r.group, r.version) for r in served()})
-    return seen
+    """Every (group, version) served, core first, then the named groups by name, each
+    group's versions in upstream's priority (the first is the preferred one)."""
+    return sorted({(r.group, r.version) for r in discoverable()}, key=lambda gv: (gv[0], version_order(gv[1])))
 
 
 def _in(group: str, version: str) -> list[Resource]:
-    return [r for r in served() if r.group == group and r.version == version]
+    return [r for r in discoverable() if r.group == group and r.version == version]
 
 
 def _sub(r: Resource, name: str) -> tuple[str, str, str, list[str]]:
@@ -82,7 +88,7 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
         "singularResource": r.singular,
         "scope": "Namespaced" if r.namespaced else "Cluster",
         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
-        "verbs": list(VERBS),
+        "verbs": list(r.verbs),
         "subresources": [],
     }
     if r.short_names:
@@ -134,11 +140,11 @@ def legacy_versions(address: str) -> dict[str, Any]:
 
 
 def legacy_groups() -> dict[str, Any]:
-    groups = []
+    versions: dict[str, list[dict[str, str]]] = {}
     for g, v in group_versions():
         if g:
-            gv = {"groupVersion": f"{g}/{v}", "version": v}
-            groups.append({"name": g, "versions": [gv], "preferredVersion": gv})
+            versions.setdefault(g, []).append({"groupVersion": f"{g}/{v}", "version": v})
+    groups = [{"name": g, "versions": vs, "preferredVersion": vs[0]} for g, vs in versions.items()]
     groups.append(metricsapi.legacy_group())
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
@@ -155,7 +161,7 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
             "singularName": r.singular,
             "namespaced": r.namespaced,
             "kind": r.kind,
-            "verbs": list(VERBS),
+            "verbs": list(r.verbs),
         }
         if r.short_names:
             entry["shortNames"] = list(r.short_names)
@@ -178,12 +184,11 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
 
 
-def openapi_index() -> dict[str, Any]:
-    paths = {}
-    for g, v in group_versions():
-        key = f"apis/{g}/{v}" if g else f"api/{v}"
-        paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash=kubemu"}
-    return {"paths": paths}
+def openapi_index(crds: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """``/openapi/v3``: each group-version's document by its URL (``openapi_v3.index``)."""
+    from . import openapi_v3  # it builds on this module's endpoints: imported when asked for
+
+    return openapi_v3.index(crds)
 
 
 class Endpoint(NamedTuple):
@@ -206,10 +211,10 @@ def endpoints(r: Resource) -> list[Endpoint]:
     scope = "/namespaces/{namespace}" if r.namespaced else ""
     collection = f"{prefix}{scope}/{r.plural}"
     gvk = {"group": r.group, "version": r.version, "kind": r.kind}
-    found = [
-        Endpoint(collection, "collection", gvk, tuple(v for v in _COLLECTION_VERBS if v in VERBS)),
-        Endpoint(collection + "/{name}", "object", gvk, tuple(v for v in _OBJECT_VERBS if v in VERBS)),
-    ]
+    found = [Endpoint(collection, "collection", gvk, tuple(v for v in _COLLECTION_VERBS if v in r.verbs))]
+    object_verbs = tuple(v for v in _OBJECT_VERBS if v in r.verbs)
+    if object_verbs:  # a review kind is only created: it has no object URL
+        found.append(Endpoint(collection + "/{name}", "object", gvk, object_verbs))
     for name in r.subresources:
         g, v, kind, verbs = _sub(r, name)
         found.append(
@@ -218,18 +223,12 @@ def endpoints(r: Resource) -> list[Endpoint]:
     return found
 
 
-def openapi_document(group: str, version: str) -> dict[str, Any] | None:
-    """Enough OpenAPI v3 for kubectl to hand validation to the server (fieldValidation)."""
-    served = _in(group, version)
-    if not served:
-        return None
-    param = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}]
-    paths = {}
-    for r in served:
-        for e in endpoints(r):
-            if e.part == "object":
-                paths[e.path] = {"patch": {"x-kubernetes-group-version-kind": e.gvk, "parameters": param}}
-    return {"openapi": "3.0.0", "info": {"title": "kubemu", "version": version}, "paths": paths}
+def openapi_document(group: str, version: str, crds: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
+    """A group-version's OpenAPI v3 document (``openapi_v3.build``), None if it is not served."""
+    from . import openapi_v3
+
+    resources = openapi_v3.resources_in(group, version)
+    return openapi_v3.build(resources, crds) if resources else None
 
 
 # -- serving: which document for which Accept header --------------------------------------
@@ -348,10 +347,18 @@ def _aggregated_answer(core: bool, choice: Choice, if_none_match: str) -> Respon
     return Response(200, _encode(doc, choice.media_type), content_type, headers)
 
 
-def answer(path: str, headers: Mapping[str, str], address: str) -> Response | None:
+def answer(
+    path: str,
+    headers: Mapping[str, str],
+    address: str,
+    crds: Sequence[Mapping[str, Any]] = (),
+    query: Mapping[str, str] | None = None,
+) -> Response | None:
     """The answer to ``/api``, ``/apis`` or an ``/openapi/`` path (``headers`` with lower-case
     names, ``address`` the host:port legacy ``/api`` advertises); None for any other path.
-    Failures are raised as StatusErrors (NotAcceptable, NotFound)."""
+    ``crds``: the stored custom resource definitions, whose schemas the OpenAPI documents
+    carry; ``query``: the request's (an OpenAPI v3 document's ``hash``). Failures are raised
+    as StatusErrors (NotAcceptable, NotFound)."""
     if path in ("/api", "/apis"):
         core = path == "/api"
         choice = negotiate(headers.get("accept", ""))
@@ -359,19 +366,16 @@ def answer(path: str, headers: Mapping[str, str], address: str) -> Response | No
             return _aggregated_answer(core, choice, headers.get("if-none-match", ""))
         legacy = legacy_versions(address) if core else legacy_groups()
         return Response(200, _encode(legacy, choice.media_type), choice.media_type)  # no ETag, as upstream
-    if path == "/openapi/v3":
-        return ok(openapi_index())
-    if path.startswith("/openapi/v3/"):
-        gv = group_version(path.removeprefix("/openapi/v3"))
-        doc = openapi_document(gv[0], gv[1]) if gv and not gv[2] else None
-        if doc is None:
-            raise NotFound(NOT_FOUND)
-        return ok(doc)
-    if path == "/openapi/v2":
-        # Imported here: openapi_v2 builds on this module's endpoints and negotiation.
-        from . import openapi_v2
-
-        return openapi_v2.answer(headers)
     if path.startswith("/openapi/"):
+        # Imported here: both build on this module's endpoints and negotiation.
+        from . import openapi_v2, openapi_v3
+
+        if path == "/openapi/v3":
+            return openapi_v3.answer_index(headers, crds)
+        gv = group_version(path.removeprefix("/openapi/v3")) if path.startswith("/openapi/v3/") else None
+        if gv and not gv[2]:
+            return openapi_v3.answer_document(gv[0], gv[1], headers, query or {}, crds)
+        if path == "/openapi/v2":
+            return openapi_v2.answer(headers, crds)
         raise NotFound(NOT_FOUND)
     return None

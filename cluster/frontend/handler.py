@@ -32,7 +32,8 @@ from ..api.errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-from . import discovery, protobuf, tables
+from ..api.kinds import CUSTOM
+from . import discovery, protobuf, tables, views
 from .backend import Backend
 from .metrics import CONTENT_TYPE_LATEST, Metrics, request_labels
 from .metricsapi import answer as metrics_answer
@@ -84,6 +85,8 @@ class Handler:
     async def handle(self, req: Request) -> Response | WatchStream:
         t0 = time.perf_counter()
         answer = await self._handle(req)
+        if protobuf.preferred(req.headers.get("accept", "")):  # client-go's typed clients
+            answer = protobuf.answer(req, answer)
         if isinstance(answer, Response):
             self._observe(req, answer.status, t0)
         else:
@@ -135,7 +138,7 @@ class Handler:
             return yunikorn_answer(self.yunikorn(), req.method, path, req.query)
         if is_metrics_path(path):
             return await metrics_answer(self.backend, req, path)
-        fixed = self._discovery(path, req)
+        fixed = await self._discovery(path, req)
         if fixed is not None:
             return fixed
         gv = group_version(path)
@@ -149,11 +152,19 @@ class Handler:
             return ok(listing)
         if group == "" and len(rest) == 3 and rest[0] == "namespaces" and rest[2] == "bindings":
             return await bindings(self, req, rest[1])  # the older form of pods/NAME/binding
+        # Views of a stored kind at another version, review kinds, local APIServices.
+        special = await views.answer(self, req, group, version, rest)
+        if special is not None:
+            return special
         return await self._resource(req, target(group, version, rest))
 
-    def _discovery(self, path: str, req: Request) -> Response | None:
-        # The whole request's headers: /api and /apis read Accept and If-None-Match.
-        return discovery.answer(path, req.headers, self.address)
+    async def _discovery(self, path: str, req: Request) -> Response | None:
+        # The whole request's headers: /api and /apis read Accept and If-None-Match. The
+        # OpenAPI documents carry the custom kinds' schemas: their definitions are read then.
+        crds: list[dict[str, Any]] = []
+        if path.startswith("/openapi/") and CUSTOM:
+            crds = (await self.backend.list("CustomResourceDefinition", None))[1]
+        return discovery.answer(path, req.headers, self.address, crds, req.query)
 
     async def _resource(self, req: Request, t: Target) -> Response | WatchStream:
         if not t.name:

@@ -6,11 +6,16 @@ validator from ``/openapi/v2`` before ``create``/``apply``/``replace``, and a 40
 command; they then look for each object's kind in the paths: a ``patch`` operation whose
 ``x-kubernetes-group-version-kind`` is the kind and whose parameters name ``fieldValidation``
 lets them hand validation to the server (k8s-api-fidelity.md §3.5, k8s-http-api.md §2.2).
-The paths come from ``discovery.endpoints`` (the v3 documents' one source, fed by
-``kinds.served()``); ``definitions`` come from a pluggable ``Definitions`` source (none yet).
+The paths come from ``discovery.endpoints`` (for every resource discovery lists); the v3
+documents (``openapi_v3.py``) are converted from the same path items. ``definitions`` are
+``openapi_schemas``' models: every kind (custom ones from their definitions' schemas), its
+list and what they reach, which kubectl reads for ``explain --output plaintext-openapiv2``,
+for the strategic merge patches of 1.27 and 1.28 ``apply``, and for the client-side
+validation of ``kind: List`` files (which no kubectl hands to the server's).
 The protobuf is written here from the field numbers of gnostic's ``OpenAPIv2.proto``,
-translating the JSON as gnostic's compiler does (``ToProtoBinary`` upstream). Each document
-is built once per set of served kinds (a CRD changes it). Called by ``discovery.answer``.
+translating the JSON as gnostic's compiler does (``ToProtoBinary`` upstream). The document
+is built once per set of served kinds and custom resource definitions (an edit of one
+changes it). Called by ``discovery.answer``.
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from typing import Any, NamedTuple
 import orjson
 import yaml
 
-from ..api.kinds import CUSTOM, Resource, served
+from ..api.kinds import Resource
+from . import openapi_schemas as schemas
 from .discovery import VERSION, Endpoint, endpoints, etag, parse_accept
+from .protobuf_schema import I64, LEN, VARINT
+from .protobuf_schema import varint as _varint  # one varint writer for every protobuf kubemu writes
 from .wire import JSON, Response, dumps
 
 # What upstream's handler answers each accepted type with (kube-openapi handler.go): the
@@ -31,17 +39,6 @@ from .wire import JSON, Response, dumps
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 PROTOBUF_DEPRECATED = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 _ACCEPTED = ((JSON, JSON), (PROTOBUF_DEPRECATED, PROTOBUF), (PROTOBUF, PROTOBUF))
-
-# A source of ``definitions``: given the served kinds, the Swagger schemas by model name
-# (``model_name``). Bodies and answers refer to a model only when the source has it.
-Definitions = Callable[[Sequence[Resource]], Mapping[str, dict[str, Any]]]
-
-
-def no_definitions(resources: Sequence[Resource]) -> Mapping[str, dict[str, Any]]:
-    return {}
-
-
-DEFINITIONS: Definitions = no_definitions  # replaced when a schema source is plugged in
 
 # -- the document ----------------------------------------------------------------------
 
@@ -89,19 +86,7 @@ _PRODUCES = [JSON, "application/yaml", "application/vnd.kubernetes.protobuf"]
 def model_name(r: Resource) -> str:
     """The definitions key of ``r``'s schema, as upstream names it: the Go package path of a
     built-in kind, the reversed group of a custom one."""
-    return _model(r.group, r.version, r.kind, _is_custom(r))
-
-
-def _model(group: str, version: str, kind: str, custom: bool) -> str:
-    if custom:
-        return ".".join([*reversed(group.split(".")), version, kind])
-    if group == "apiextensions.k8s.io":
-        return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}"
-    return f"io.k8s.api.{group.split('.')[0] or 'core'}.{version}.{kind}"
-
-
-def _is_custom(r: Resource) -> bool:
-    return CUSTOM.get(r.kind) == r
+    return schemas.model_name(r.group, r.version, r.kind, schemas.is_custom(r))
 
 
 def _ident(group: str) -> str:
@@ -122,8 +107,10 @@ def _schema(model: str, definitions: Mapping[str, Any], fallback: str = "object"
 def _operation(r: Resource, e: Endpoint, verb: str, definitions: Mapping[str, Any]) -> dict[str, Any]:
     spec = _VERBS[verb]
     own = e.gvk == {"group": r.group, "version": r.version, "kind": r.kind}  # not scale, eviction...
-    custom = _is_custom(r)
-    kind_model = "" if e.part == "log" else _model(e.gvk["group"], e.gvk["version"], e.gvk["kind"], custom and own)
+    custom = schemas.is_custom(r)
+    kind_model = (
+        "" if e.part == "log" else schemas.model_name(e.gvk["group"], e.gvk["version"], e.gvk["kind"], custom and own)
+    )
     subject = r.kind if e.part in ("collection", "object") else r.kind + e.part.title()
     scope = ("Collection" if verb == "deletecollection" else "") + ("Namespaced" if r.namespaced else "")
     answer = _schema(_META + "Status" if spec.method == "delete" else kind_model, definitions)
@@ -155,8 +142,9 @@ def _operation(r: Resource, e: Endpoint, verb: str, definitions: Mapping[str, An
     return op
 
 
-def build(resources: Sequence[Resource], definitions: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """The Swagger 2.0 document of ``resources``: for each endpoint, one operation per verb."""
+def path_items(resources: Sequence[Resource], definitions: Mapping[str, Any]) -> dict[str, Any]:
+    """For each endpoint of ``resources``, its path item: one operation per verb (sorted by path,
+    as upstream's JSON writes its path map). Bodies and answers refer to ``definitions``' models."""
     paths: dict[str, Any] = {}
     for r in resources:
         for e in endpoints(r):
@@ -165,13 +153,23 @@ def build(resources: Sequence[Resource], definitions: Mapping[str, dict[str, Any
             shared += [_param("namespace", "path")] if "{namespace}" in e.path else []
             item["parameters"] = [*shared, _param("pretty")]
             paths[e.path] = item
-    bearer = {"type": "apiKey", "name": "authorization", "in": "header", "description": "Bearer Token authentication"}
+    return dict(sorted(paths.items()))
+
+
+BEARER = {"type": "apiKey", "name": "authorization", "in": "header", "description": "Bearer Token authentication"}
+
+
+def build(resources: Sequence[Resource], definitions: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The Swagger 2.0 document of ``resources``: their path items, and of ``definitions`` the
+    models those and the kinds refer to."""
+    paths = path_items(resources, definitions)
+    roots = [*schemas.refs(paths), *(model_name(r) for r in resources)]
     return {
         "swagger": "2.0",
         "info": {"title": "Kubernetes", "version": VERSION["gitVersion"]},
-        "paths": dict(sorted(paths.items())),  # upstream's JSON writes its path map sorted
-        "definitions": dict(definitions),
-        "securityDefinitions": {"BearerToken": bearer},
+        "paths": paths,
+        "definitions": schemas.closure(roots, definitions),
+        "securityDefinitions": {"BearerToken": BEARER},
         "security": [{"BearerToken": []}],
     }
 
@@ -273,17 +271,6 @@ def _compile(spec: str) -> dict[str, tuple[int, str]]:
 
 
 _MESSAGES = {name: _compile(spec) for name, spec in _SPECS.items()}
-VARINT, I64, LEN = 0, 1, 2  # wire types
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # a negative int64 is written as its 64-bit two's complement
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _len(number: int, data: bytes) -> bytes:
@@ -365,16 +352,18 @@ class Built(NamedTuple):
 _BUILT: dict[tuple[Any, ...], Built] = {}
 
 
-def document() -> Built:
-    """The document of the kinds served now, built once per set of kinds (``served()``
-    changes when a CRD is created or deleted) and definitions source."""
-    resources = served()
-    key = (DEFINITIONS, *resources)
+def document(crds: Sequence[Mapping[str, Any]] = ()) -> Built:
+    """The document of the kinds served now (views, reviews and metrics too, as discovery lists them),
+    custom ones described by their definitions among ``crds``; built once per set of kinds (a
+    definition created or deleted changes it) and of those definitions' resourceVersions (an
+    edit changes them)."""
+    resources = schemas.described()
+    key = (*resources, schemas.crd_fingerprint(resources, crds))
     built = _BUILT.get(key)
     if built is None:
         _BUILT.clear()  # only the newest set of kinds is ever asked for again
         _YAML.clear()
-        doc = build(resources, DEFINITIONS(resources))
+        doc = build(resources, schemas.models(resources, crds, v2=True))
         built = Built(dumps(doc), to_protobuf(doc), etag(doc))
         _BUILT[key] = built
     return built
@@ -389,11 +378,11 @@ def _matches(if_none_match: str, tag: str) -> bool:
     return False
 
 
-def answer(headers: Mapping[str, str]) -> Response:
+def answer(headers: Mapping[str, str], crds: Sequence[Mapping[str, Any]] = ()) -> Response:
     """``/openapi/v2`` for the request's headers (lower-case names): the first Accept clause
     naming JSON or the protobuf picks the encoding (no Accept: JSON); 406 with no body when
-    none does, as upstream's handler."""
-    built = document()
+    none does, as upstream's handler. ``crds``: the stored custom resource definitions."""
+    built = document(crds)
     for clause in parse_accept(headers.get("accept") or "*/*"):
         for media_type, content_type in _ACCEPTED:
             if clause.matches(media_type):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..api.errors import NotFound
-from ..api.kinds import BY_PLURAL, Resource
+from ..api.kinds import BY_PLURAL, Resource, at_version
 
 NOT_FOUND = "the server could not find the requested resource"
 
@@ -35,12 +35,14 @@ def group_version(path: str) -> tuple[str, str, list[str]] | None:
 def target(group: str, version: str, rest: list[str]) -> Target:
     """The object or collection ``rest`` names under ``group``/``version``."""
     namespace = ""
-    if len(rest) >= 3 and rest[0] == "namespaces":
+    # namespaces/NAME/status and /finalize are a Namespace's subresources, not a collection.
+    ns_subresource = len(rest) == 3 and (group, rest[2]) not in BY_PLURAL
+    if len(rest) >= 3 and rest[0] == "namespaces" and not ns_subresource:
         namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3:
         raise NotFound(NOT_FOUND)
-    resource = BY_PLURAL.get((group, rest[0]))
-    if resource is None or resource.version != version:
+    resource = at_version(group, version, rest[0])  # a custom kind at any version it serves
+    if resource is None:
         raise NotFound(NOT_FOUND)
     if namespace and not resource.namespaced:
         raise NotFound(NOT_FOUND)

@@ -1,15 +1,17 @@
-"""Kubernetes protobuf request bodies, read into the JSON the JSON API would carry.
+"""Kubernetes protobuf on the wire: request bodies read into JSON, answers written when asked for.
 
-Owns decoding ``application/vnd.kubernetes.protobuf``: kubectl 1.32+ (``kubectl create
-namespace|deployment|...``), client-go typed clients and kube-scheduler (bindings, events,
-leases) send their bodies that way, and a 415 is not retried as JSON. The HTTP front end
-(``cluster/frontend/handler.py``, ``Handler.body``) calls ``decode`` and then treats the result
-exactly like a JSON body. The wire reader is written here (no protobuf library); the field
-numbers live in ``cluster/frontend/protobuf_schema.py``.
+Owns ``application/vnd.kubernetes.protobuf`` for the HTTP front end (``cluster/frontend/handler.py``):
+``decode`` reads a request body (``Handler.body``) into the JSON the JSON API would carry, and
+``answer`` turns a JSON answer into protobuf when the request's Accept prefers it (client-go's
+typed clients send ``application/vnd.kubernetes.protobuf,application/json``; kubectl 1.32+
+``create <kind>`` and kube-scheduler send protobuf bodies, and a 415 is not retried as JSON).
+The wire reader is written here (no protobuf library), the writer in ``protobuf_encode.py``;
+the field numbers of every served kind are ``protobuf_schema.py``'s.
 
 A body is the 4 bytes ``k8s\\x00`` and a ``runtime.Unknown`` message: 1 TypeMeta {1 apiVersion,
 2 kind}, 2 the object's bytes, 3 contentEncoding, 4 contentType. The object is decoded by the
-schema of its (apiVersion, kind); unknown field numbers are skipped, as upstream does.
+message of its (apiVersion, kind); unknown field numbers are skipped, as upstream does. Custom
+resources have no protobuf upstream: their bodies get a 415 and their answers stay JSON.
 """
 
 from __future__ import annotations
@@ -19,21 +21,18 @@ import json
 import struct
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple
+from typing import Any
 
+from cluster.api import kinds
 from cluster.api.errors import BadRequest, UnsupportedMediaType
-from cluster.frontend.protobuf_schema import ANY_VERSION_KINDS, KINDS, MESSAGES
+from cluster.frontend import protobuf_encode
+from cluster.frontend.protobuf_answer import PROTOBUF, answer, preferred
+from cluster.frontend.protobuf_schema import I32, I64, LEN, SCALARS, VARINT, Field, Message, lookup
 
-MAGIC = b"k8s\x00"
+__all__ = ["MAGIC", "PROTOBUF", "answer", "decode", "preferred"]
+MAGIC = protobuf_encode.MAGIC
 
-# Wire types. Groups (3, 4) are legal protobuf but no Kubernetes message uses them.
-VARINT, I64, LEN, I32 = 0, 1, 2, 5
-
-SCALARS = frozenset({"s", "b", "i", "bool", "d", "f"})
-SPECIALS = frozenset({"Quantity", "Time", "MicroTime", "IntOrString", "Duration", "Raw"})
-# Which wire type each type arrives with; messages and specials are length-delimited.
-_WIRE = {"i": VARINT, "bool": VARINT, "d": I64, "f": I32}
-# Types whose zero value ``!`` decides about; messages and the other specials are kept.
+# Types whose zero value the field's flag decides about; messages and the other specials are kept.
 _ZERO_CHECKED = SCALARS | {"IntOrString"}
 # Go's zero time.Time as Unix seconds: upstream's JSON writes it as null.
 _GO_ZERO_SECONDS = -62135596800
@@ -42,16 +41,7 @@ _NS_PER_S = 1_000_000_000
 
 _Raw = int | bytes  # a field's undecoded value: an int for numeric wire types, else the bytes
 _ABSENT = object()  # what a zero time or empty RawExtension decodes to: left out of the JSON
-
-
-class Field(NamedTuple):
-    """One field of a message: where it goes in the JSON and how to read it."""
-
-    json: str  # "..." when the message is embedded in its parent
-    type: str  # a scalar code, a special, or a message name (see protobuf_schema)
-    repeated: bool
-    map: bool  # map<string, type>: repeated entries {1 key, 2 value}
-    keep_zero: bool
+_MISSING = object()  # a map entry's value that was not on the wire
 
 
 class _Malformed(Exception):
@@ -67,7 +57,7 @@ def decode(body: bytes | bytearray | memoryview) -> dict[str, Any]:
     """The object a protobuf request body carries, as Kubernetes JSON with apiVersion and kind.
 
     Raises BadRequest for a body that is not well-formed Kubernetes protobuf and
-    UnsupportedMediaType (415) for a kind the schema does not cover.
+    UnsupportedMediaType (415) for a kind kubemu has no message for.
     """
     body = bytes(body)  # the reader works on bytes; a bytearray or memoryview is copied once
     if not body.startswith(MAGIC):
@@ -76,15 +66,23 @@ def decode(body: bytes | bytearray | memoryview) -> dict[str, Any]:
         api_version, kind, raw = _envelope(body[len(MAGIC) :])
         if not kind:
             raise BadRequest("the protobuf request body names no kind in its envelope")
-        message = KINDS.get((api_version, kind)) or ANY_VERSION_KINDS.get(kind)
+        message = lookup(api_version, kind)
         if message is None:
-            raise UnsupportedMediaType(
-                f"the body of the request was protobuf for {api_version} {kind}, which kubemu does not "
-                "decode: send it as JSON (Content-Type: application/json)"
-            )
+            raise UnsupportedMediaType(_unsupported(api_version, kind))
         return {"apiVersion": api_version, "kind": kind, **_message(raw, message)}
     except _Malformed as e:
         raise BadRequest(f"the protobuf request body is malformed: {e.reason} (in {e.where})") from None
+
+
+def _unsupported(api_version: str, kind: str) -> str:
+    custom = kinds.CUSTOM.get(kind)
+    if custom is not None and custom.api_version == api_version:
+        # Upstream serves custom resources as JSON and YAML only.
+        return "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
+    return (
+        f"the body of the request was protobuf for {api_version} {kind}, which kubemu does not "
+        "decode: send it as JSON (Content-Type: application/json)"
+    )
 
 
 def _envelope(data: bytes) -> tuple[str, str, bytes]:
@@ -115,18 +113,30 @@ def _fields(buf: bytes) -> Iterator[tuple[int, int, _Raw]]:
     """(field number, wire type, value) for each field of one message, in wire order."""
     pos, end = 0, len(buf)
     while pos < end:
-        key, pos = _varint(buf, pos)
+        key = buf[pos]  # one byte for every field number below 16: the common case, read inline
+        if key < 0x80:
+            pos += 1
+        else:
+            key, pos = _varint(buf, pos)
         num, wire = key >> 3, key & 7
         if num == 0:
             raise _Malformed("a field has number 0")
         value: _Raw
-        if wire == VARINT:
-            value, pos = _varint(buf, pos)
-        elif wire == LEN:
-            size, pos = _varint(buf, pos)
+        if wire == LEN:
+            size = buf[pos] if pos < end else 0x80
+            if size < 0x80:
+                pos += 1
+            else:
+                size, pos = _varint(buf, pos)
             if size > end - pos:
                 raise _Malformed(f"field {num} declares {size} bytes but only {end - pos} remain")
             value, pos = buf[pos : pos + size], pos + size
+        elif wire == VARINT:
+            value = buf[pos] if pos < end else 0x80
+            if value < 0x80:
+                pos += 1
+            else:
+                value, pos = _varint(buf, pos)
         elif wire in (I64, I32):
             width = 8 if wire == I64 else 4
             if width > end - pos:
@@ -154,7 +164,8 @@ def _int(raw: _Raw) -> int:
 
 def _text(raw: _Raw) -> str:
     # Go strings may hold invalid UTF-8; Go's JSON encoder writes U+FFFD for it, and so do we.
-    return _bytes(raw).decode("utf-8", errors="replace")
+    assert isinstance(raw, bytes)
+    return raw.decode("utf-8", errors="replace")
 
 
 def _check_wire(num: int, wire: int, want: int, what: str = "") -> None:
@@ -180,18 +191,21 @@ def _small(data: bytes, wires: dict[int, int], where: str) -> dict[int, _Raw]:
 # --- messages ----------------------------------------------------------------------------
 
 
-def _message(data: bytes, name: str) -> dict[str, Any]:
-    """One message of the schema as a JSON object."""
-    schema = SCHEMA[name]
+def _message(data: bytes, message: Message) -> dict[str, Any]:
+    """One message as a JSON object, by its fields' JSON names."""
     out: dict[str, Any] = {}
+    by_number = message.by_number
     try:
         for num, wire, raw in _fields(data):
-            field = schema.get(num)
-            if field is not None:  # else a field newer than the table, or one it leaves out
+            field = by_number.get(num)
+            if field is not None:  # else a field newer than the table: skipped, as upstream does
                 _set(out, field, num, wire, raw)
     except _Malformed as e:
-        e.where = e.where or name
+        e.where = e.where or message.name
         raise
+    for name in message.nulls:
+        if name not in out:
+            out[name] = None
     return out
 
 
@@ -199,68 +213,89 @@ def _set(out: dict[str, Any], field: Field, num: int, wire: int, raw: _Raw) -> N
     """Put one occurrence of ``field`` into ``out``: append, add a map entry, or (re)place it."""
     if field.map:
         _check_wire(num, wire, LEN, field.json)
-        key, value = _map_entry(_bytes(raw), field.type)
+        key, value = _map_entry(_bytes(raw), field)
         out.setdefault(field.json, {})[key] = None if value is _ABSENT else value
     elif field.repeated:
         items = out.setdefault(field.json, [])
-        if wire == LEN and _WIRE.get(field.type, LEN) != LEN:
-            items.extend(_packed(_bytes(raw), field.type))  # packed encoding; Go writes it unpacked
+        if wire == LEN and field.wire != LEN:
+            items.extend(_packed(_bytes(raw), field))  # packed encoding; Go writes it unpacked
         else:
-            items.append(_value(field.type, num, wire, raw, field.json))
+            value = _value(field, num, wire, raw)
+            items.append(None if value is _ABSENT else value)
     else:
-        value = _value(field.type, num, wire, raw, field.json)
+        value = _value(field, num, wire, raw)
         if field.json == "...":
             out.update(value)
         elif value is not _ABSENT and (field.keep_zero or field.type not in _ZERO_CHECKED or value not in ("", 0)):
             out[field.json] = value
 
 
-def _value(typ: str, num: int, wire: int, raw: _Raw, what: str = "") -> Any:
-    """One value of type ``typ`` after checking it came with the right wire type."""
-    _check_wire(num, wire, _WIRE.get(typ, LEN), what)
-    if typ == "i":
+def _value(field: Field, num: int, wire: int, raw: _Raw, what: str = "") -> Any:
+    """One value of ``field``'s type after checking it came with the right wire type."""
+    typ = field.type
+    if wire != field.value_wire:
+        _check_wire(num, wire, field.value_wire, what or field.json)
+    if typ == "string":
+        return _text(raw)
+    if field.message is not None:
+        return _shaped(_bytes(raw), field.message)
+    if typ == "int64":
         return _signed(_int(raw))
+    if typ == "int32":
+        value = _int(raw) & 0xFFFFFFFF  # Go keeps the low 32 bits of an int32's varint
+        return value - (1 << 32) if value >= 1 << 31 else value
     if typ == "bool":
         return _int(raw) != 0
-    if typ == "d":
+    if typ == "double":
         return struct.unpack("<d", _int(raw).to_bytes(8, "little"))[0]
-    if typ == "f":
-        return struct.unpack("<f", _int(raw).to_bytes(4, "little"))[0]
-    if typ == "s":
-        return _text(raw)
-    if typ == "b":
+    if typ == "bytes":
         return base64.b64encode(_bytes(raw)).decode("ascii")
-    special = _SPECIAL_READERS.get(typ)
-    return special(_bytes(raw)) if special else _message(_bytes(raw), typ)
+    return _SPECIAL_READERS[typ](_bytes(raw))
 
 
-def _map_entry(data: bytes, typ: str) -> tuple[str, Any]:
+def _shaped(data: bytes, message: Message) -> Any:
+    """A message as JSON: its fields, or the JSON form of its own its Go type writes."""
+    fields = _message(data, message)
+    shape = message.shape
+    if not shape:
+        return fields
+    if shape == "list":  # a Go named slice (Verbs, ExtraValue)
+        return fields.get("items", [])
+    if shape == "SchemaOrBool":
+        return fields["schema"] if "schema" in fields else fields.get("allows", False)
+    if shape == "SchemaOrArray":
+        return fields.get("jSONSchemas") or fields.get("schema")
+    return fields.get("property") or fields.get("schema")  # SchemaOrStringArray
+
+
+def _map_entry(data: bytes, field: Field) -> tuple[str, Any]:
     """Key and value of one map entry; a missing part is its type's empty value, as in Go."""
     key: str = ""
-    value: Any = None
+    value: Any = _MISSING
     for num, wire, raw in _fields(data):
         if num == 1:
-            key = _value("s", num, wire, raw, "key")
+            _check_wire(num, wire, LEN, "key")
+            key = _text(raw)
         elif num == 2:
-            value = _value(typ, num, wire, raw, "value")
-    if value is None:
-        wire = _WIRE.get(typ, LEN)
-        value = _value(typ, 2, wire, b"" if wire == LEN else 0)
+            value = _value(field, num, wire, raw, "value")
+    if value is _MISSING:
+        wire = field.value_wire
+        value = _value(field, 2, wire, b"" if wire == LEN else 0, "value")
     return key, value
 
 
-def _packed(data: bytes, typ: str) -> list[Any]:
-    wire = _WIRE[typ]
+def _packed(data: bytes, field: Field) -> list[Any]:
+    wire = field.wire
     if wire == VARINT:
         out, pos = [], 0
         while pos < len(data):
             value, pos = _varint(data, pos)
-            out.append(_value(typ, 0, VARINT, value))
+            out.append(_value(field, 0, VARINT, value))
         return out
     width = 8 if wire == I64 else 4
     if len(data) % width:
         raise _Malformed(f"a packed field of {len(data)} bytes is not a whole number of {width}-byte values")
-    return [_value(typ, 0, wire, int.from_bytes(data[i : i + width], "little")) for i in range(0, len(data), width)]
+    return [_value(field, 0, wire, int.from_bytes(data[i : i + width], "little")) for i in range(0, len(data), width)]
 
 
 # --- special types -------------------------------------------------------------------------
@@ -309,7 +344,8 @@ def _int_or_string(data: bytes) -> int | str:
     fields = _small(data, {1: VARINT, 2: VARINT, 3: LEN}, "IntOrString")
     if _int(fields.get(1, 0)) == 1:
         return _text(fields.get(3, b""))
-    return _signed(_int(fields.get(2, 0)))
+    value = _int(fields.get(2, 0)) & 0xFFFFFFFF  # an int32
+    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def _duration(data: bytes) -> str:
@@ -357,35 +393,3 @@ _SPECIAL_READERS: dict[str, Callable[[bytes], Any]] = {
     "Duration": _duration,
     "Raw": _raw_json,
 }
-
-
-# --- the schema, compiled from protobuf_schema's compact text -------------------------------
-
-
-def _compile_field(item: str, owner: str) -> tuple[int, Field]:
-    """``'3 template:PodTemplateSpec'`` -> (3, Field(...)); see protobuf_schema for the syntax."""
-    number, _, rest = item.strip().partition(" ")
-    keep_zero = rest.endswith("!")
-    name, _, typ = rest.rstrip("!").partition(":")
-    typ = typ or "s"
-    base = typ.strip("[]{}")
-    if base not in SCALARS and base not in SPECIALS and base not in MESSAGES:
-        raise ValueError(f"protobuf schema: {owner}.{name} has unknown type {base!r}")
-    return int(number), Field(name, base, typ.startswith("["), typ.startswith("{"), keep_zero)
-
-
-def _compile(messages: dict[str, str]) -> dict[str, dict[int, Field]]:
-    schema: dict[str, dict[int, Field]] = {}
-    for owner, spec in messages.items():
-        fields: dict[int, Field] = {}
-        for item in spec.split(","):
-            number, field = _compile_field(item, owner)
-            if number in fields:
-                raise ValueError(f"protobuf schema: {owner} repeats field number {number}")
-            fields[number] = field
-        schema[owner] = fields
-    return schema
-
-
-# A typo in the table fails at import, not on the first request that reaches it.
-SCHEMA: dict[str, dict[int, Field]] = _compile(MESSAGES)

@@ -122,7 +122,15 @@ class _Server(web.Server):
 
 async def start(handler: Handler, host: str, port: int, tls: ssl.SSLContext | None) -> web.BaseRunner:
     """Listen on ``host:port``; returns the runner (``await runner.cleanup()`` stops it)."""
-    server = _Server(handle_with(handler), access_log=None, max_line_size=MAX_HEADER, max_field_size=MAX_HEADER)
+    # handler_cancellation: a client that goes away ends its handler at once, so a followed
+    # log or a quiet watch stops waiting instead of lingering until its next write fails.
+    server = _Server(
+        handle_with(handler),
+        handler_cancellation=True,
+        access_log=None,
+        max_line_size=MAX_HEADER,
+        max_field_size=MAX_HEADER,
+    )
     # Open watches end at shutdown instead of holding it up (their clients re-watch).
     runner = web.ServerRunner(server, shutdown_timeout=1.0)
     await runner.setup()

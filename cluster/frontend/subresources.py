@@ -1,21 +1,30 @@
-"""The subresources kubectl and schedulers use: status, binding, eviction, scale and log.
+"""The subresources kubectl and schedulers use, and the table ``verbs.py`` dispatches by.
 
 Owns how each maps onto the apiserver's typed operations (reference k8s-http-api.md
 §2.6): ``binding`` is the scheduler's bind (201 and a success Status), ``eviction`` goes
 through the PodDisruptionBudget check (201, or 429 when a budget forbids it), ``status``
-replaces or patches only the status, ``scale`` reads and writes ``spec.replicas`` as an
-``autoscaling/v1 Scale``, and ``log`` is empty (no container runs). Called by ``verbs.py``.
+replaces or patches only the status (a Namespace's phase checked as upstream),
+``scale`` reads and writes ``spec.replicas`` as an ``autoscaling/v1 Scale``,
+``ephemeralcontainers`` reads a pod and writes only its ``spec.ephemeralContainers``,
+``finalize`` writes only a namespace's ``spec.finalizers`` (both typed writes of
+``cluster/api/subresourcewrites.py``). The connect subresources (exec, attach,
+portforward, proxy) are ``connect.py``'s and the log ``podlog.py``'s. Called by ``verbs.py``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..api.errors import BadRequest, MethodNotAllowed
+from ..api.errors import BadRequest, Cause, Conflict, Invalid, MethodNotAllowed
 from ..api.kinds import BY_KIND
+from ..api.requests import Patch
 from ..api.selectors import LabelSelector
-from . import query
+from ..api.subresourcewrites import SetEphemeralContainers, SetNamespaceFinalizers
+from ..store.defaults import default_container
+from . import connect, fieldvalidation, podlog, query
+from .backend import object_invalid
 from .paths import Target
 from .wire import Request, Response, not_allowed, ok, success
 
@@ -36,13 +45,34 @@ async def status(h: Handler, req: Request, t: Target) -> Response:
         if not isinstance(body, dict):
             raise BadRequest(f"the request body must be a {kind} object")
         dry = query.dry_run(req.method, req.query)
-        return ok(await h.backend.update_status(kind, ns, name, body.get("status") or {}, dry))
+        new_status = body.get("status") or {}
+        if kind == "Namespace":
+            new_status = _namespace_status(await h.backend.get(kind, ns, name), new_status)
+        return ok(await h.backend.update_status(kind, ns, name, new_status, dry))
     if req.method == "PATCH":
         dry = query.dry_run(req.method, req.query)
         current = await h.backend.get(kind, ns, name)
         new = h.patch(current, req, kind)
-        return ok(await h.backend.update_status(kind, ns, name, new.get("status") or {}, dry))
+        new_status = new.get("status") or {}
+        if kind == "Namespace":
+            new_status = _namespace_status(current, new_status)
+        return ok(await h.backend.update_status(kind, ns, name, new_status, dry))
     raise _refuse(req, t)
+
+
+def _namespace_status(ns: dict[str, Any], new: Any) -> dict[str, Any]:
+    """Upstream's ValidateNamespaceStatusUpdate, after the phase's default (Active)."""
+    if not isinstance(new, dict):
+        raise BadRequest("status: the namespace's status must be a map")
+    new = {**new, "phase": new.get("phase") or "Active"}
+    deleting = bool((ns.get("metadata") or {}).get("deletionTimestamp"))
+    want, rule = ("Terminating", "is not empty") if deleting else ("Active", "is empty")
+    if new["phase"] != want:
+        detail = f"Invalid value: {json.dumps(new['phase'])}: may only be '{want}' if `deletionTimestamp` {rule}"
+        raise object_invalid(
+            ns, Invalid(f"status.Phase: {detail}", (Cause("FieldValueInvalid", detail, "status.Phase"),))
+        )
+    return new
 
 
 async def binding(h: Handler, req: Request, t: Target) -> Response:
@@ -119,15 +149,97 @@ def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def log(h: Handler, req: Request, t: Target) -> Response:
-    await h.backend.get(t.resource.kind, t.namespace, t.name)  # 404 for a pod that does not exist
-    return Response(200, b"", "text/plain")
+async def ephemeral_containers(h: Handler, req: Request, t: Target) -> Response:
+    """``pods/NAME/ephemeralcontainers``: GET the pod; PUT a pod or PATCH it, of which only
+    ``spec.ephemeralContainers`` is written (upstream's EphemeralContainersStrategy)."""
+    ns, name = t.namespace, t.name
+    current = await h.backend.get("Pod", ns, name)
+    if req.method == "GET":
+        return ok(current)
+    if req.method not in ("PUT", "PATCH"):
+        raise _refuse(req, t)
+    verb = fieldvalidation.UPDATE if req.method == "PUT" else fieldvalidation.PATCH
+    new = h.body(req) if req.method == "PUT" else h.patch(current, req, "Pod")
+    if not isinstance(new, dict) or new.get("kind", "Pod") != "Pod":
+        raise BadRequest("the request body must be a Pod object")
+    _precondition(current, new)
+    from .verbs import _checked, _warned  # verbs.py imports this module: read at call time
+
+    mode = fieldvalidation.parse_mode(req.query, verb)
+    new, warnings = await _checked(h, req, t, new, mode, verb)
+    containers = (new.get("spec") or {}).get("ephemeralContainers") or []
+    if not isinstance(containers, list):
+        raise BadRequest("spec.ephemeralContainers: must be a list")
+    for c in containers:
+        if isinstance(c, dict):
+            default_container(c)  # the defaults a container gets on every decode
+    op = SetEphemeralContainers(tuple(containers))
+    out = await _typed_write(h, req, current, Patch("Pod", ns, name, _uid(current), op))
+    return _warned(ok(out), warnings)
 
 
-SUBRESOURCES: dict[str, Callable[[Handler, Request, Target], Awaitable[Response]]] = {
+async def finalize(h: Handler, req: Request, t: Target) -> Response:
+    """``PUT namespaces/NAME/finalize``: writes the body's ``spec.finalizers`` (upstream's
+    FinalizeREST); a terminating namespace left with none is removed, as upstream's
+    delete-during-update, and the answer is the namespace as it was last written."""
+    if req.method != "PUT":
+        raise _refuse(req, t)
+    current = await h.backend.get("Namespace", "", t.name)
+    body = h.body(req)
+    if not isinstance(body, dict) or body.get("kind", "Namespace") != "Namespace":
+        raise BadRequest("the request body must be a Namespace object")
+    _precondition(current, body)
+    finalizers = (body.get("spec") or {}).get("finalizers") or []
+    if not isinstance(finalizers, list):
+        raise BadRequest(f"spec.finalizers: {json.dumps(finalizers, default=str)} must be a list")
+    op = SetNamespaceFinalizers(tuple(finalizers))
+    out = await _typed_write(h, req, current, Patch("Namespace", "", t.name, _uid(current), op))
+    if out is None:  # removed: what it was when the last finalizer went
+        out = {**current, "spec": {**(current.get("spec") or {}), "finalizers": list(finalizers)}}
+        if not finalizers:
+            del out["spec"]["finalizers"]
+    return ok(out)
+
+
+def _uid(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def _precondition(current: dict[str, Any], sent: dict[str, Any]) -> None:
+    """A resourceVersion in the body must be the stored one (409 otherwise, as an update)."""
+    meta = sent.get("metadata") or {}
+    rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+    if rv and rv != (current.get("metadata") or {}).get("resourceVersion"):
+        plural = BY_KIND[current.get("kind") or "Pod"].plural
+        raise Conflict(
+            f'Operation cannot be fulfilled on {plural} "{(current.get("metadata") or {}).get("name")}": the object '
+            "has been modified; please apply your changes to the latest version and try again"
+        )
+
+
+async def _typed_write(h: Handler, req: Request, current: dict[str, Any], patch: Patch) -> dict[str, Any] | None:
+    try:
+        return await h.backend.write(patch, query.dry_run(req.method, req.query))
+    except Invalid as e:
+        raise object_invalid(current, e) from None
+
+
+async def log(h: Handler, req: Request, t: Target) -> Any:
+    return await podlog.answer(h, req, t)
+
+
+# What each answers with: a Response, or a WatchStream for a followed log. Typed ``Any``
+# because ``verbs.subresource_verb`` is annotated ``-> Response``.
+SUBRESOURCES: dict[str, Callable[[Handler, Request, Target], Awaitable[Any]]] = {
     "status": status,
     "binding": binding,
     "eviction": eviction,
     "scale": scale,
     "log": log,
+    "ephemeralcontainers": ephemeral_containers,
+    "finalize": finalize,
+    "exec": connect.exec_,
+    "attach": connect.attach,
+    "portforward": connect.portforward,
+    "proxy": connect.proxy,
 }

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api.objects import KINDS
+from . import tables_groups as group_cells
 from . import tables_kinds as cells
 from . import tables_workloads as workload_cells
 from .tables_kinds import human_duration
@@ -227,6 +228,67 @@ HPA = KindPrinter(
     ),
     workload_cells.hpa_cells,
 )
+WEBHOOKS = KindPrinter(
+    (NAME, _col("Webhooks", "The number of webhooks registered in this configuration.", "integer"), AGE),
+    group_cells.webhooks_cells,
+)
+GROUP_PRINTERS: dict[str, KindPrinter] = {
+    "Ingress": KindPrinter(
+        (
+            NAME,
+            _col("Class", "The name of the IngressClass resource that should be used for additional configuration"),
+            _col("Hosts", "Hosts that incoming requests are matched against before the ingress rule"),
+            _col("Address", "Address is a list containing ingress points for the load-balancer"),
+            _col("Ports", "Ports of TLS configurations that open"),
+            AGE,
+        ),
+        group_cells.ingress_cells,
+    ),
+    "IngressClass": KindPrinter(
+        (
+            NAME,
+            _col("Controller", "Controller that is responsible for handling this class"),
+            _col("Parameters", "A reference to a resource with additional parameters"),
+            AGE,
+        ),
+        group_cells.ingressclass_cells,
+    ),
+    "NetworkPolicy": KindPrinter(
+        (NAME, _col("Pod-Selector", "The pods the policy applies to."), AGE), group_cells.networkpolicy_cells
+    ),
+    "APIService": KindPrinter(
+        (
+            NAME,
+            _col("Service", "The service that serves the group-version (Local: the apiserver)."),
+            _col("Available", "Whether the group-version is served."),
+            AGE,
+        ),
+        group_cells.apiservice_cells,
+    ),
+    "MutatingWebhookConfiguration": WEBHOOKS,
+    "ValidatingWebhookConfiguration": WEBHOOKS,
+    "ValidatingAdmissionPolicy": KindPrinter(
+        (
+            NAME,
+            _col("Validations", "The number of validation rules defined in this configuration.", "integer"),
+            _col("ParamKind", "The kind of resources used to parameterize this policy."),
+            AGE,
+        ),
+        group_cells.admissionpolicy_cells,
+    ),
+    "ValidatingAdmissionPolicyBinding": KindPrinter(
+        (
+            NAME,
+            _col("PolicyName", "The policy the binding binds."),
+            _col("ParamRef", "The param resource that configures the policy."),
+            AGE,
+        ),
+        group_cells.admissionbinding_cells,
+    ),
+    "RuntimeClass": KindPrinter(
+        (NAME, _col("Handler", "The CRI handler of the class."), AGE), group_cells.runtimeclass_cells
+    ),
+}
 DEFAULT = KindPrinter((NAME, AGE), cells.default_cells)
 
 PRINTERS: dict[str, KindPrinter] = {
@@ -249,6 +311,7 @@ PRINTERS: dict[str, KindPrinter] = {
         (NAME, _col("Type", "Type of the secret."), _col("Data", "Number of data keys."), AGE), cells.secret_cells
     ),
     "Service": SERVICE,
+    **GROUP_PRINTERS,
 }
 
 

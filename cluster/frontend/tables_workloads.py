@@ -88,9 +88,23 @@ def cronjob_cells(cj: dict[str, Any], now: float) -> list[Any]:
     ]
 
 
+_HPA_SOURCES = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods"}
+_HPA_SOURCES.update(Object="object", External="external")
+
+
 def _hpa_metric(spec: dict[str, Any], current: dict[str, Any] | None) -> str:
-    res, cur = _d(spec.get("resource")), _d(_d(_d(current).get("resource")).get("current"))
+    kind = spec.get("type")
+    field = _HPA_SOURCES.get(kind) if isinstance(kind, str) else None
+    if field is None:
+        return "<unknown type>"
+    res, cur = _d(spec.get(field)), _d(_d(_d(current).get(field)).get("current"))
     target = _d(res.get("target"))
+    if kind == "Pods":
+        return f"{_s(cur.get('averageValue')) or '<unknown>'}/{_s(target.get('averageValue'))}"
+    if kind in ("Object", "External"):
+        if target.get("averageValue") is not None:
+            return f"{_s(cur.get('averageValue')) or '<unknown>'}/{target['averageValue']} (avg)"
+        return f"{_s(cur.get('value')) or '<unknown>'}/{_s(target.get('value'))}"
     name = _s(res.get("name"))
     if target.get("averageValue") is not None:
         return f"{name}: {_s(cur.get('averageValue')) or '<unknown>'}/{target['averageValue']}"

@@ -1,11 +1,18 @@
-"""The verbs on a resource: list, create, get, update, patch, delete, and the subresources
-(status, binding, eviction, scale, log).
+"""The verbs on a resource: list, create, get, update, patch, delete, deletecollection, and
+the subresources (status, binding, eviction, scale, log).
 
 Owns what each verb reads from the request and asks of the ``Backend``, as the Kubernetes
 apiserver answers it (reference k8s-http-api.md §1, §2.3, §2.6): a created object comes
-back with 201, a list as a ``<Kind>List`` (or a ``Table`` when kubectl asks for one), a
-patch of a missing object creates it only for server-side apply, a graceful delete returns
-the terminating object. Called by ``handler.py``.
+back with 201, a list as a ``<Kind>List`` (or a ``Table`` when kubectl asks for one:
+``outputformat.py``, which also answers 406 for an Accept nothing can satisfy), a patch of a
+missing object creates it only for server-side apply, a graceful delete returns the
+terminating object. A DELETE of a collection (k8s-api-fidelity.md §4.4) lists what its
+selectors, ``limit`` and ``continue`` select, deletes each item with the request's
+DeleteOptions (propagation, grace, preconditions, dryRun), ignoring the ones already gone,
+stops at the first other refusal, and answers 200 with the list as it was before the
+deletes; across namespaces it is not served (405), as upstream registers it only on the
+namespaced path, nor for a kind whose ``verbs`` lack it. Custom resources are checked,
+stored and answered at their versions by ``customresources.py``. Called by ``handler.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import orjson
 from ..api.errors import BadRequest, MethodNotAllowed, NotFound
 from ..api.kinds import CUSTOM
 from ..api.objects import name_of, namespace_of
-from . import fieldvalidation, query
+from . import fieldvalidation, outputformat, query, tables
+from .customresources import CustomView, view_of
 from .paths import Target
 from .subresources import SUBRESOURCES
 from .wire import Request, Response, WatchStream, not_allowed, ok
@@ -29,33 +37,83 @@ APPLY = "application/apply-patch+yaml"
 
 
 async def collection_verb(h: Handler, req: Request, t: Target) -> Response | WatchStream:
+    table = outputformat.table_version(req.headers.get("accept", ""))  # 406 before anything is done
     if req.method == "GET":
         opts = query.parse_list_options(req.query, t.resource.kind)
         if opts.watch:
             return h.watch(req, t, opts)
-        return await _list(h, req, t, opts)
+        return await _list(h, t, opts, table)
     if req.method == "POST":
         mode = fieldvalidation.parse_mode(req.query, fieldvalidation.CREATE)
         dry = query.dry_run(req.method, req.query)
-        obj, warnings = await _checked(h, req, t, _object_for(h, req, t), mode, fieldvalidation.CREATE)
-        return _warned(ok(await h.backend.create(obj, dry), 201), warnings)
+        view = await view_of(h, t.resource)
+        obj, warnings = await _checked(h, req, t, _object_for(h, req, t), mode, fieldvalidation.CREATE, view)
+        created = await h.backend.create(_stored(view, obj), dry)
+        return _warned(ok(_answer(view, created), 201), warnings)
+    if req.method == "DELETE":
+        return await _delete_collection(h, req, t, table)
     raise _method(req, t)
 
 
-async def _list(h: Handler, req: Request, t: Target, opts: Any) -> Response:
-    kind = t.resource.kind
-    rv, items = await h.backend.list(kind, _node_names(opts))
+async def _listed(
+    h: Handler, t: Target, opts: query.ListOptions, view: CustomView | None
+) -> tuple[int, list[dict[str, Any]], str, int | None]:
+    """(the list's resourceVersion, the page of matching items in (namespace, name) order,
+    its continue token, remainingItemCount) of a list request."""
+    rv, items = await h.backend.list(t.resource.kind, _node_names(opts))
+    if view is not None:
+        items = [view.to_client(o) for o in items]
     items = [o for o in items if (not t.namespace or namespace_of(o) == t.namespace) and query.matches(o, opts)]
     items.sort(key=lambda o: (namespace_of(o), name_of(o)))
     page, cont, remaining = query.paginate(items, opts, rv)
-    if h.wants_table(req):
-        return h.table(kind, page, rv, opts.include_object, cont)
+    return rv, page, cont, remaining
+
+
+async def _list(h: Handler, t: Target, opts: query.ListOptions, table: str) -> Response:
+    rv, page, cont, remaining = await _listed(h, t, opts, await view_of(h, t.resource))
+    if table:
+        return _table(h, t, page, rv, opts.include_object, table, cont)
+    return ok(_list_of(t, page, rv, cont, remaining))
+
+
+def _list_of(t: Target, items: list[dict[str, Any]], rv: int, cont: str = "", remaining: int | None = None) -> Any:
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if cont:
         meta["continue"] = cont
         if remaining is not None:
             meta["remainingItemCount"] = remaining
-    return ok({"kind": f"{kind}List", "apiVersion": t.resource.api_version, "metadata": meta, "items": page})
+    return {"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version, "metadata": meta, "items": items}
+
+
+def _table(
+    h: Handler, t: Target, items: list[dict[str, Any]], rv: int, include: str, version: str, cont: str = ""
+) -> Response:
+    out = tables.table(
+        t.resource.kind, items, h.backend.now(), include_object=include, resource_version=str(rv), continue_token=cont
+    )
+    return ok(outputformat.as_table_version(out, version))
+
+
+async def _delete_collection(h: Handler, req: Request, t: Target, table: str) -> Response:
+    """DELETE on a collection (see the module docstring)."""
+    r = t.resource
+    if (r.namespaced and not t.namespace) or "deletecollection" not in r.verbs:
+        raise _method(req, t)
+    body = h.body(req)
+    options = body if isinstance(body, dict) else None
+    grace, policy, pre = query.delete_options(req.query, options)
+    dry = query.dry_run(req.method, req.query, (options or {}).get("dryRun"))
+    opts = query.parse_list_options(req.query, r.kind)
+    view = await view_of(h, t.resource)
+    rv, page, cont, _ = await _listed(h, t, opts, view)
+    for obj in page:
+        try:
+            await h.backend.delete(r.kind, namespace_of(obj), name_of(obj), pre.get("uid") or "", grace, policy, dry)
+        except NotFound:
+            continue  # gone meanwhile: what the request wanted
+    if table:
+        return _table(h, t, page, rv, opts.include_object, table, cont)
+    return ok(_list_of(t, page, rv, cont))
 
 
 def _node_names(opts: Any) -> frozenset[str] | None:
@@ -90,36 +148,38 @@ def _object_for(h: Handler, req: Request, t: Target, name: str = "") -> dict[str
 
 async def object_verb(h: Handler, req: Request, t: Target) -> Response:
     kind, ns, name = t.resource.kind, t.namespace, t.name
+    table = outputformat.table_version(req.headers.get("accept", ""))  # 406 before anything is done
+    view = await view_of(h, t.resource)
     if req.method == "GET":
-        obj = await h.backend.get(kind, ns, name)
-        if h.wants_table(req):
+        obj = _answer(view, await h.backend.get(kind, ns, name))
+        if table:
             include = query.parse_list_options(req.query, kind).include_object
-            return h.table(kind, [obj], int(obj["metadata"].get("resourceVersion") or 0), include)
+            return _table(h, t, [obj], int(obj["metadata"].get("resourceVersion") or 0), include, table)
         return ok(obj)
     if req.method == "PUT":
         mode = fieldvalidation.parse_mode(req.query, fieldvalidation.UPDATE)
         dry = query.dry_run(req.method, req.query)
-        obj, warnings = await _checked(h, req, t, _object_for(h, req, t, name), mode, fieldvalidation.UPDATE)
-        return _warned(ok(await h.backend.update(obj, dry)), warnings)
+        obj, warnings = await _checked(h, req, t, _object_for(h, req, t, name), mode, fieldvalidation.UPDATE, view)
+        return _warned(ok(_answer(view, await h.backend.update(_stored(view, obj), dry))), warnings)
     if req.method == "PATCH":
-        return await _patch(h, req, t)
+        return await _patch(h, req, t, view)
     if req.method == "DELETE":
         body = h.body(req)
         options = body if isinstance(body, dict) else None
         grace, policy, pre = query.delete_options(req.query, options)
         dry = query.dry_run(req.method, req.query, (options or {}).get("dryRun"))
-        return ok(await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy, dry))
+        return ok(_answer(view, await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy, dry)))
     raise _method(req, t)
 
 
-async def _patch(h: Handler, req: Request, t: Target) -> Response:
+async def _patch(h: Handler, req: Request, t: Target, view: CustomView | None) -> Response:
     kind, ns, name = t.resource.kind, t.namespace, t.name
     apply = req.headers.get("content-type", "").startswith(APPLY)
     verb = fieldvalidation.APPLY if apply else fieldvalidation.PATCH
     mode = fieldvalidation.parse_mode(req.query, verb)
     dry = query.dry_run(req.method, req.query)
     try:
-        current: dict[str, Any] | None = await h.backend.get(kind, ns, name)
+        current: dict[str, Any] | None = _answer(view, await h.backend.get(kind, ns, name))
     except NotFound:
         if not apply:
             raise
@@ -135,27 +195,39 @@ async def _patch(h: Handler, req: Request, t: Target) -> Response:
     meta["name"] = name
     if ns:
         meta["namespace"] = ns
-    new, warnings = await _checked(h, req, t, new, mode, verb)
+    new, warnings = await _checked(h, req, t, new, mode, verb, view)
     if current is None:
-        return _warned(ok(await h.backend.create(new, dry), 201), warnings)
+        return _warned(ok(_answer(view, await h.backend.create(_stored(view, new), dry)), 201), warnings)
     meta = new["metadata"]
     meta["resourceVersion"] = current["metadata"].get("resourceVersion")
     if new == current:
         return _warned(ok(current), warnings)  # a patch that changes nothing writes nothing
-    return _warned(ok(await h.backend.update(new, dry)), warnings)
+    return _warned(ok(_answer(view, await h.backend.update(_stored(view, new), dry))), warnings)
+
+
+def _stored(view: CustomView | None, obj: dict[str, Any]) -> dict[str, Any]:
+    return obj if view is None else view.to_storage(obj)
+
+
+def _answer(view: CustomView | None, obj: Any) -> Any:
+    return obj if view is None else view.answer(obj)
 
 
 async def _checked(
-    h: Handler, req: Request, t: Target, obj: dict[str, Any], mode: str, verb: str
+    h: Handler, req: Request, t: Target, obj: dict[str, Any], mode: str, verb: str, view: CustomView | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     """The object to write and the warnings to send, by the request's ``fieldValidation``
     (``fieldvalidation.py``): unknown fields dropped, warned about or refused; mistyped ones
-    refused whatever the mode."""
+    refused whatever the mode. A custom resource is checked against the schema of the
+    version the URL names (``view``; looked up when not given)."""
     ctype = req.headers.get("content-type", "").split(";")[0].strip()
     json_body = ctype in ("", "application/json") or ctype.endswith("+json")
     patch: Any = None
     if verb == fieldvalidation.PATCH and json_body:
         patch = orjson.loads(req.body)  # parsed once already by the patch itself: it is valid JSON
+    if view is None and t.resource.kind in CUSTOM:
+        view = await view_of(h, t.resource)
+    schema = view.schema if view is not None else None
     return fieldvalidation.check(
         t.resource.kind,
         obj,
@@ -164,21 +236,8 @@ async def _checked(
         body=req.body if json_body else None,
         patch_type=ctype,
         patch=patch,
-        crd_schema=await _crd_schema(h, t),
+        crd_schema=dict(schema) if schema is not None else None,
     )
-
-
-async def _crd_schema(h: Handler, t: Target) -> dict[str, Any] | None:
-    """A custom resource's ``openAPIV3Schema`` for the version served (None for a built-in kind)."""
-    r = t.resource
-    if r.kind not in CUSTOM:
-        return None
-    crd = await h.backend.get("CustomResourceDefinition", "", f"{r.plural}.{r.group}")
-    for v in (crd.get("spec") or {}).get("versions") or []:
-        if isinstance(v, dict) and v.get("name") == r.version:
-            found = (v.get("schema") or {}).get("openAPIV3Schema")
-            return found if isinstance(found, dict) else None
-    return None
 
 
 def _warned(answer: Response, warnings: list[str]) -> Response:

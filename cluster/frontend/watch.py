@@ -6,7 +6,18 @@ resourceVersion, "0", or ``sendInitialEvents``), then every change after the sta
 filtered by namespace and selectors, BOOKMARK lines when asked for, one ``ERROR`` event
 carrying a 410 ``Expired`` Status when the client's resourceVersion is older than the
 window, and the end of the stream at ``timeoutSeconds``. With a Table Accept each event's
-object is a one-row Table (``kubectl get -w``). Called by ``handler.py``.
+object is a one-row Table (``kubectl get -w``) of the Table version asked for; an Accept
+nothing can satisfy is a 406 (``outputformat.py``). Custom resources are sent at the
+version the URL names, defaulted as a read is (``customresources.py``).
+
+With a label or field selector, a watch follows which objects match, as upstream's watch
+cache does with each event's previous object: an object that stops matching is sent as
+DELETED (its last matching state, at the change's resourceVersion), one that starts
+matching as ADDED, and changes of an object that matched neither before nor after are not
+sent. The watch learns what matched from its initial events; a watch started at a
+resourceVersion learns it from the state when it starts (kubemu keeps no previous
+objects), so a change replayed from before then is judged against that state.
+Called by ``handler.py``.
 """
 
 from __future__ import annotations
@@ -19,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..api import codec
-from ..api.errors import Expired
+from ..api.errors import Expired, NotFound
 from ..api.objects import name_of, namespace_of
-from . import query, tables
+from . import outputformat, query, tables
+from .customresources import CustomView, view_of
 from .paths import Target
 from .wire import Request, dumps
 
@@ -50,14 +62,54 @@ def _shared(data: bytes) -> tuple[dict[str, Any], bytes]:
     return hit
 
 
+class _Matching:
+    """Which objects of a selective watch match now: key -> the object as it last matched,
+    encoded as the store encodes it (a change's bytes are the store's own, shared)."""
+
+    def __init__(self, selective: bool) -> None:
+        self.selective = selective
+        self.now: dict[tuple[str, str], bytes] = {}
+
+    def note(self, obj: dict[str, Any]) -> None:
+        if self.selective:
+            self.now[(namespace_of(obj), name_of(obj))] = codec.encode(obj)
+
+    def event(self, etype: str, obj: dict[str, Any], data: bytes, wanted: bool) -> tuple[str, Any] | None:
+        """The event the client gets for a change to ``obj`` (``wanted``: it matches now):
+        (type, the object to send, or None for ``obj`` itself), or None for none."""
+        if not self.selective:
+            return (etype, None) if wanted else None
+        key = (namespace_of(obj), name_of(obj))
+        matched = key in self.now
+        if etype == "DELETED":
+            # The deleted object is its last state, which is also its previous one.
+            self.now.pop(key, None)
+            return (etype, None) if wanted or matched else None
+        if wanted:
+            self.now[key] = data
+            return ("MODIFIED" if matched and etype == "MODIFIED" else "ADDED", None)
+        if not matched:
+            return None
+        prev = codec.decode(self.now.pop(key))
+        prev["metadata"] = {**(prev.get("metadata") or {}), "resourceVersion": obj["metadata"].get("resourceVersion")}
+        return ("DELETED", prev)
+
+
 async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIterator[bytes]:
     kind = t.resource.kind
-    as_table = h.wants_table(req)
+    table = outputformat.table_version(req.headers.get("accept", ""))
+    try:
+        view: CustomView | None = await view_of(h, t.resource)
+    except NotFound:
+        return  # the definition went since the request was routed: the watch ends, as upstream's
     first = [True]  # a Table's column definitions go in the first event only
 
     def line(etype: str, obj: dict[str, Any]) -> bytes:
-        if as_table:
+        if view is not None:
+            obj = view.to_client(obj)
+        if table:
             obj = tables.table(kind, [obj], h.backend.now(), include_object=opts.include_object, with_columns=first[0])
+            obj = outputformat.as_table_version(obj, table)
             first[0] = False
         return dumps({"type": etype, "object": obj}) + b"\n"
 
@@ -68,14 +120,19 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
     fs = opts.field_selector
     if fs is not None and fs.node_name():
         node_names = frozenset((fs.node_name(),))
+    matching = _Matching(opts.label_selector is not None or fs is not None)
     rv = query.watch_start(opts, await h.backend.resource_version())
-    if rv is None:
-        rv, items = await h.backend.list(kind, node_names)
+    if rv is None or matching.selective:
+        listed_rv, items = await h.backend.list(kind, node_names)
         for obj in sorted(items, key=lambda o: (namespace_of(o), name_of(o))):
             if wanted(obj):
-                yield line("ADDED", obj)
-        if opts.send_initial_events:
-            yield _bookmark(t, rv, initial_end=True)
+                matching.note(obj)
+                if rv is None:
+                    yield line("ADDED", obj)
+        if rv is None:
+            rv = listed_rv
+            if opts.send_initial_events:
+                yield _bookmark(t, rv, initial_end=True)
     deadline = time.monotonic() + opts.timeout_seconds if opts.timeout_seconds else None
     next_bookmark = time.monotonic() + BOOKMARK_EVERY
     while deadline is None or time.monotonic() < deadline:
@@ -87,10 +144,12 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
         out = []
         for etype, data in chunk.events:
             obj, encoded = _shared(data)
-            if not wanted(obj):
+            sent = matching.event(etype, obj, data, wanted(obj))
+            if sent is None:
                 continue
-            if as_table:
-                out.append(line(etype, obj))
+            etype, other = sent
+            if table or view is not None or other is not None:
+                out.append(line(etype, obj if other is None else other))
             else:
                 out.append(_PREFIX[etype] + encoded + b"}\n")
         if out:

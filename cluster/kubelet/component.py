@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.errors import AlreadyExists, Conflict, NotFound
-from ..api.events import SpamFilter
+from ..api.eventcorrelation import EventCorrelator
 from ..api.objects import NODE_LEASE_NAMESPACE
 from ..api.patches import Apply
 from ..api.requests import Create, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
@@ -45,7 +45,7 @@ class NodeHostComponent(Component):
         self.host = NodeHost(configs, first_index)
         self._names = frozenset(self.host.node_names())
         self.errors: list[str] = []
-        self._spam = SpamFilter()  # each kubelet's recorder rations its events (keyed by node)
+        self._recorder = EventCorrelator()  # the kubelets' recorders (their keys name the node)
 
     def watches(self) -> tuple[Watch, ...]:
         # Nodes first: a batch then brings a node's change before the pods bound after it,
@@ -64,7 +64,7 @@ class NodeHostComponent(Component):
         host.tick(now)
         out = host.drain()
         if out.events:
-            out.events = self._spam.passed(out.events, now)
+            out.events = self._recorder.correlate(out.events, now)
         return Result(requests(out), wake_at=host.next_timer(), next_change=host.next_change())
 
     def handle(self, command: Any, now: float) -> str:

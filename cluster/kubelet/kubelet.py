@@ -52,8 +52,8 @@ The eviction manager's loop, OOM timers and the pressure conditions are in
 A delay of 0 runs its transition inline, so a pod without annotations is admitted and
 Running within one ``on_pod`` call (the outbox coalesces both statuses into one write).
 Other MODIFIED events are ignored but for a new ``activeDeadlineSeconds`` (the one field
-of a bound pod's spec an update may change that the kubelet acts on); the kubelet's own
-status writes come back through the watch.
+of a bound pod's spec an update may change that the kubelet acts on) and added ephemeral
+containers (``ephemeral.py``); the kubelet's own status writes come back through the watch.
 
 Backoff (upstream's kubelet uses 10 s doubling to 300 s): kubemu waits 10 s before the
 first restart too (upstream's first restart is immediate), doubles per restart up to
@@ -78,6 +78,7 @@ from .allocation import NodeAllocation
 from .apinode import AdmittedNode, NodeRead, configured_node
 from .cgroups import with_parent
 from .deadline import DEADLINE, DeadlineMixin
+from .ephemeral import EPHEMERAL, EphemeralMixin
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
 from .node import NodeConfig, internal_ip, pod_ip
@@ -109,7 +110,7 @@ BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff st
 COMPONENT = "kubelet"
 
 
-class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
+class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, NodeStatusMixin):
     __slots__ = (
         "config",
         "name",
@@ -188,10 +189,13 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         rec = self._pods.get(head.uid)
         if rec is None:
             self._new_pod(ev.obj, now)
+            rec = self._pods[head.uid]
         elif head.deleting:
             self._on_deletion(rec, head_grace(head), now)
         elif head.active_deadline != rec.active_deadline:
             self._deadline_changed(rec, head.active_deadline, now)
+        if head.ephemeral > len(rec.ephemeral):  # ``ephemeral.py``: only ever added
+            self._ephemeral_added(rec, ev.obj, now)
 
     def on_pod_deleted(self, uid: str, now: float) -> None:
         """The pod object (``uid``) is gone from the apiserver."""
@@ -246,6 +250,8 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
                 self._on_oom(rec, gen)
             elif kind == DEADLINE:
                 self._on_deadline(rec, gen)  # a deadline's token carries its time
+            elif kind == EPHEMERAL:
+                self._on_ephemeral(rec, gen)  # its token carries the container's index
             elif rec.gen == gen:  # else superseded
                 rec.timer = None
                 # Transitions happen at the scheduled time, so a late tick does not shift the trace.
@@ -472,6 +478,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, NodeStatusMixin):
         timers.cancel(rec.oom_timer)
         timers.cancel(rec.deadline_timer)
         rec.timer = rec.oom_timer = rec.deadline_timer = None
+        self._cancel_ephemeral(rec)
 
     # ---- outputs --------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """What the kubelet's mixins use of the ``Kubelet`` they are part of.
 
 Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the methods of
-``PressureMixin``, ``ReconcileMixin`` and ``DeadlineMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
+``PressureMixin``, ``ReconcileMixin``, ``DeadlineMixin`` and ``EphemeralMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
 it), for the type checker only (``pressure.py``, ``reconcile.py``, ``deadline.py`` and
 ``nodestatus.py`` import it under ``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
 call, their own methods included (one mixin calls the other's); ``Kubelet`` satisfies it,
@@ -73,6 +73,10 @@ class KubeletSelf(Protocol):
 
     # ---- ``DeadlineMixin``'s ---------------------------------------------------------------
     def _arm_deadline(self, rec: PodRecord, not_before: float = 0.0) -> None: ...
+
+    # ---- ``EphemeralMixin``'s --------------------------------------------------------------
+    def _ephemeral_next(self, rec: PodRecord, i: int, t: float) -> None: ...
+    def _ephemeral_at(self, rec: PodRecord, i: int, due: float) -> None: ...
 
     # ---- ``ReconcileMixin``'s --------------------------------------------------------------
     def _retake(self, rec: PodRecord, pod: dict) -> None: ...

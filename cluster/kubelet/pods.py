@@ -127,6 +127,7 @@ class PodRecord:
         "disruption",
         "active_deadline",
         "deadline_timer",
+        "ephemeral",
     )
 
     def __init__(self, pod: dict, emu: Emulation, now: float):
@@ -184,6 +185,7 @@ class PodRecord:
         self.disruption: tuple[str, str, float] | None = None  # DisruptionTarget (reason, message, time)
         self.active_deadline = deadline_seconds(spec.get("activeDeadlineSeconds"))
         self.deadline_timer: Handle | None = None  # ``deadline.py``
+        self.ephemeral: tuple[EphemeralRun, ...] = ()  # ``ephemeral.py``, in the order added
 
     def key(self) -> tuple[str, str, str]:
         return (self.namespace, self.name, self.uid)
@@ -198,6 +200,21 @@ class PodRecord:
 
     def format_pod(self) -> str:
         return f"{self.name}_{self.namespace}({self.uid})"
+
+
+class EphemeralRun:
+    """An ephemeral container (``kubectl debug``) as the kubelet runs it: started once,
+    never restarted (``ephemeral.py`` drives it)."""
+
+    __slots__ = ("name", "image", "started", "finished", "exit_code", "due", "timer")
+
+    def __init__(self, name: str, image: str):
+        self.name, self.image = name, image
+        self.started: float | None = None
+        self.finished: float | None = None
+        self.exit_code = 0
+        self.due = 0.0  # when its pending timer fires
+        self.timer: Handle | None = None
 
 
 def deadline_seconds(value: object) -> int | None:
@@ -318,6 +335,22 @@ def _init_statuses(rec: PodRecord) -> list[dict]:
     return out
 
 
+def _ephemeral_status(rec: PodRecord, run: EphemeralRun) -> dict:
+    """Ephemeral containers are never ready and never restarted; one still running when
+    the pod's own containers finished was killed with them (137)."""
+    if run.finished is not None:
+        state = _terminated((run.exit_code, run.started, run.finished, ()))
+    elif run.started is None:
+        state = {"waiting": {"reason": "ContainerCreating"}}
+    elif rec.state in (SUCCEEDED, FAILED) and rec.last_exit:
+        state = _terminated((137, run.started, max(run.started, rec.last_exit[2]), ()))
+    else:
+        state = {"running": {"startedAt": rfc3339(run.started)}}
+    status = _container_status(run.name, run.image, state, {}, False, 0)
+    del status["started"]  # the kubelet sets it for regular and init containers only
+    return status
+
+
 def _ips(rec: PodRecord, host_ip: str) -> dict:
     return {"hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": rec.pod_ip, "podIPs": [{"ip": rec.pod_ip}]}
 
@@ -348,6 +381,8 @@ def pod_status(rec: PodRecord, host_ip: str) -> dict:
     }
     if rec.init:
         status["initContainerStatuses"] = _init_statuses(rec)
+    if rec.ephemeral:
+        status["ephemeralContainerStatuses"] = [_ephemeral_status(rec, run) for run in rec.ephemeral]
     if rec.state == FAILED and rec.reason:  # evicted or past its deadline: that reason and message
         status["reason"], status["message"] = rec.reason, rec.message
     return status

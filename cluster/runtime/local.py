@@ -103,7 +103,7 @@ class LocalCluster(Cluster):
         super().__init__()
         self.seed, self.window = seed, window
         self.on_fault = on_fault  # None: a component's fault ends the run (see the module docstring)
-        self.api = APIServer(seed=seed, window=window)
+        self.api = APIServer(seed=seed, window=window, start=start)  # built-in objects created at the start
         if trace is not None:
             self.api.store.journal = Trace(trace, self.now)
         self._now = start  # emulated seconds since the clock's epoch; ``kubemu serve`` starts at the wall time

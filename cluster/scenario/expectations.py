@@ -30,7 +30,8 @@ def check(e: Expectation, m: Mirror) -> tuple[bool, str]:
     if e.node is not None:
         return _node(e, m)
     if e.event is not None:
-        n = sum(1 for ev in m.events if _event_matches(e.event, ev))
+        # Occurrences: a repeated event is one Event whose count rises.
+        n = sum(ev.get("count") or 1 for ev in m.events if _event_matches(e.event, ev))
         return _compare(e, n, "matching events")
     if e.eventOrder is not None:
         seen = [involved_ref(ev) for ev in m.events if ev.get("reason") == e.eventOrder.reason]

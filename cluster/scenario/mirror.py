@@ -26,6 +26,7 @@ class Mirror:
         self.pods: dict[tuple[str, str], dict] = {}
         self.nodes: dict[str, dict] = {}
         self.events: list[dict] = []
+        self._event_at: dict[tuple[str, str], int] = {}  # (namespace, name) -> index in events
         self.created_at: dict[str, float] = {}  # uid -> emulated time first seen
         self.bound_at: dict[str, float] = {}  # uid -> real seconds when first seen bound
         self.running_at: dict[str, float] = {}  # uid -> emulated time first seen Running
@@ -64,7 +65,15 @@ class Mirror:
                 self._alloc[name] = node_allocatable(obj)
                 self._dirty.add(name)
         elif kind == "Event":
-            if etype == "ADDED":
+            # A recorder counts a repeated event up on the one Event (``count``): its
+            # later versions replace it; an expired Event stays seen.
+            m = obj.get("metadata") or {}
+            key = (m.get("namespace", ""), m.get("name", ""))
+            at = self._event_at.get(key) if key[1] else None
+            if at is not None and etype != "DELETED":
+                self.events[at] = obj
+            elif etype in ("ADDED", "MODIFIED"):
+                self._event_at[key] = len(self.events)
                 self.events.append(obj)
         else:
             if kind == "ReplicaSet":

@@ -151,6 +151,7 @@ def _event(ev: dict) -> dict:
         "reason": ev.get("reason"),
         "object": involved_ref(ev),
         "message": ev.get("message"),
+        "count": ev.get("count") or 1,
     }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.errors import AlreadyAssigned, Conflict, NotFound
+from ..api.eventcorrelation import EventCorrelator
 from ..api.patches import PodConditions
 from ..api.requests import Bind, Delete, Patch, RecordEvent, Request, Watch
 from ..runtime.component import Batch, Component, Result
@@ -33,6 +34,7 @@ class SchedulerComponent(Component):
     def __init__(self, config: SchedulerConfig | None = None, seed: int = 0):
         self.scheduler = Scheduler(config, seed=seed)
         self.binds_done = 0
+        self._recorder = EventCorrelator()  # the core/v1 recorder: repeats count up one Event
 
     def watches(self) -> tuple[Watch, ...]:
         return WATCHES
@@ -57,6 +59,8 @@ class SchedulerComponent(Component):
             conflict = isinstance(err, (NotFound, Conflict))
             s.on_bind_failed(req.namespace, req.name, req.uid, err.message, conflict, now)
         out = s.schedule(now, BATCH)
+        if out.events:
+            out.events = self._recorder.correlate(out.events, now)
         ready = s.has_ready()
         wake = now if ready else s.next_wakeup()
         return Result(requests(out), wake_at=wake, next_change=wake)

@@ -3,7 +3,8 @@
 Owns defaulting (uid, timestamps, pod defaults, requests from limits, a namespace's
 ``kubernetes`` finalizer and Active phase), NamespaceLifecycle on create (the namespace
 must exist and not be Terminating), Priority admission (reference §10.3) and
-DefaultTolerationSeconds. The apiserver logic calls ``admit_create`` for every create and
+DefaultTolerationSeconds, with RuntimeClass and DefaultIngressClass in ``classadmission.py``.
+The apiserver logic calls ``admit_create`` for every create and
 ``admit_update`` for every update; validation (``cluster/api/validation.py``) runs first,
 so admission only sees well-formed objects. Failures raise ``StatusError`` subclasses with upstream messages.
 """
@@ -14,12 +15,13 @@ import random
 
 from ..api.errors import Cause, Forbidden, NotFound
 from ..api.kinds import BY_KIND
-from ..api.objects import DEFAULT_SCHEDULER, namespaced
+from ..api.objects import namespaced
 from ..api.patches import NAMESPACE_FINALIZER
 from ..api.qos import pod_qos_class
 from ..clock import rfc3339
+from .classadmission import admit_default_ingress_class, admit_runtime_class
+from .defaults import default_pod, scheduling_gated
 
-DEFAULT_GRACE_SECONDS = 30
 DEFAULT_TOLERATION_SECONDS = 300
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
@@ -94,6 +96,8 @@ class Admission:
             self._admit_priority_class(obj)
         elif kind == "Namespace":
             _admit_namespace(obj)
+        elif kind == "Ingress":
+            admit_default_ingress_class(self._store, obj)
 
     def admit_update(self, kind: str, obj: dict, old: dict) -> None:
         """What an update gets before update validation compares it with ``old``: the
@@ -102,7 +106,8 @@ class Admission:
         manifest applied again compares equal to the stored object."""
         if kind == "Pod":
             spec = obj.setdefault("spec", {})
-            _default_pod_spec(spec)
+            default_pod(obj)
+            default_pod(old)  # read with today's defaults, as upstream decodes what it stored
             was = old.get("spec") or {}
             for field in ("priority", "preemptionPolicy"):
                 if spec.get(field) is None and was.get(field) is not None:
@@ -114,10 +119,12 @@ class Admission:
     # -- pods ---------------------------------------------------------------------------
     def _admit_pod(self, pod: dict) -> None:
         spec = pod["spec"]
-        _default_pod_spec(spec)
+        default_pod(pod)
         self._admit_priority(pod)
         _default_toleration_seconds(spec)
+        admit_runtime_class(self._store, pod)  # after DefaultTolerationSeconds, as upstream's order
         pod["status"] = {"phase": "Pending", "qosClass": pod_qos_class(pod)}
+        scheduling_gated(pod)
 
     def _admit_priority(self, pod: dict) -> None:
         spec = pod["spec"]
@@ -198,24 +205,6 @@ def _admit_namespace(ns: dict) -> None:
 
 def _default_priority_class(pc: dict) -> None:
     pc.setdefault("preemptionPolicy", "PreemptLowerPriority")
-
-
-def _default_pod_spec(spec: dict) -> None:
-    spec.setdefault("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("schedulerName", DEFAULT_SCHEDULER)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
-        _default_requests_from_limits(c)
-
-
-def _default_requests_from_limits(container: dict) -> None:
-    res = container.get("resources")
-    if not res or not res.get("limits"):
-        return
-    requests = res.setdefault("requests", {})
-    for name, q in res["limits"].items():
-        requests.setdefault(name, q)
 
 
 def _default_toleration_seconds(spec: dict) -> None:

@@ -58,6 +58,7 @@ from ..clock import rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
 from .deletion import CRD, Deletion, check_uid, finalized
 from .dryrun import DryRunStore
+from .eventsink import record_event
 from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
 from .eviction import charge_budget, mark_disruption_target
 from .pages import OpenLists
@@ -76,37 +77,42 @@ class APIServer(Deletion):
         store: Store | None = None,
         event_ttl: float = EVENT_TTL_SECONDS,
         max_events: int = MAX_EVENTS,
+        start: float = 0.0,
     ):
+        """``start``: the emulated time the cluster starts at, when the built-in objects
+        are created (``kubemu serve`` starts at the wall time, so their AGE reads right)."""
         self.store = store or Store(window=window)
         self.admission = Admission(self.store, seed)
         self.event_expiry = EventExpiry(event_ttl, max_events)
         self.pages = OpenLists()  # paginated lists in progress
         if store is None:
-            self._bootstrap()
+            self._bootstrap(start)
         self._sync_custom_kinds()  # a recovered store may hold CustomResourceDefinitions
         for ev in self.store.objects("Event"):  # a recovered store's Events: leases from their last write
             self._noted(ev, event_time(ev))
 
     def _sync_custom_kinds(self) -> None:
-        """Serve exactly the kinds the stored CustomResourceDefinitions define; the objects
-        of a kind whose definition went are deleted with it, as upstream."""
-        defined = {}
+        """Serve exactly the kinds the stored CustomResourceDefinitions define, stored at
+        their storage version and served at each served one; the objects of a kind whose
+        definition went are deleted with it, as upstream."""
+        defined: dict[str, tuple[kinds.Resource, tuple[kinds.Resource, ...]]] = {}
         for data in self.store.list(CRD)[1]:
-            r = kinds.custom_from(codec.decode(data))
+            crd = codec.decode(data)
+            r = kinds.custom_from(crd)
             if r is not None:
-                defined[r.kind] = r
+                defined[r.kind] = (r, kinds.custom_versions(crd))
         for kind in [k for k in kinds.CUSTOM if k not in defined]:
             for data in self.store.list(kind)[1]:
                 m = codec.decode(data)["metadata"]
                 self.store.remove(kind, m.get("namespace", ""), m["name"])
             kinds.unregister(kind)
-        for r in defined.values():
-            if kinds.CUSTOM.get(r.kind) != r:
-                kinds.register(r)
+        for kind, (r, versions) in defined.items():
+            if (kinds.CUSTOM.get(kind), kinds.CUSTOM_VERSIONS.get(kind)) != (r, versions):
+                kinds.register(r, versions)
 
-    def _bootstrap(self) -> None:
+    def _bootstrap(self, now: float) -> None:
         for ns in BUILTIN_NAMESPACES:
-            self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, 0.0)
+            self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, now)
         for name, value in SYSTEM_PRIORITY_CLASSES.items():
             pc: dict[str, Any] = {
                 "apiVersion": "scheduling.k8s.io/v1",
@@ -114,7 +120,7 @@ class APIServer(Deletion):
                 "metadata": {"name": name},
             }
             pc.update(value=value, globalDefault=False, description=_SYSTEM_DESCRIPTIONS[name])
-            self.create(pc, 0.0)
+            self.create(pc, now)
 
     @contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -156,8 +162,10 @@ class APIServer(Deletion):
     def _apply(self, req: Request, now: float, owned: bool) -> None:
         if isinstance(req, Bind):
             self.bind(req.namespace, req.name, req.uid, req.node, now)
-        elif isinstance(req, (Create, RecordEvent)):
-            self.create(req.obj if isinstance(req, Create) else req.event, now, owned)
+        elif isinstance(req, Create):
+            self.create(req.obj, now, owned)
+        elif isinstance(req, RecordEvent):
+            record_event(self, req.event, now, owned)  # a new Event or a count on one (eventsink.py)
         elif isinstance(req, Patch):
             self.patch(req.kind, req.namespace, req.name, req.uid, req.patch, now)
         elif isinstance(req, UpdateStatus):
@@ -381,8 +389,12 @@ def _has_status(kind: str) -> bool:
 
 
 def _resource(kind: str) -> str:
-    plural = {"PriorityClass": "priorityclasses", "PodDisruptionBudget": "poddisruptionbudgets"}
-    return plural.get(kind, kind.lower() + "s")
+    """The resource as upstream's messages name it: the registry's plural, qualified by
+    its group outside the core group (``pods``, ``storageclasses.storage.k8s.io``)."""
+    r = kinds.BY_KIND.get(kind) or kinds.CUSTOM.get(kind)
+    if r is None:
+        return kind.lower()
+    return f"{r.plural}.{r.group}" if r.group else r.plural
 
 
 _SYSTEM_DESCRIPTIONS = {

@@ -11,13 +11,15 @@ or when the budget is currently met (currentHealthy >= desiredHealthy > 0); othe
 PDB must allow a disruption (else 429), which is taken from status.disruptionsAllowed and
 recorded in status.disruptedPods before the pod is deleted. The pod gets the
 DisruptionTarget condition (reason EvictionByEvictionAPI) in the same write as its deletion.
+Its 429s carry upstream's ``DisruptionBudget`` cause naming the budget (``BudgetRefused``):
+``kubectl drain`` and client-go's ``HasStatusCause`` read it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..api.errors import Forbidden, InternalError, TooManyRequests
+from ..api.errors import Cause, Forbidden, InternalError, TooManyRequests
 from ..api.objects import condition, is_terminal, is_terminating, phase_of, set_condition
 from ..api.pdb import (
     ALWAYS_ALLOW,
@@ -34,6 +36,34 @@ if TYPE_CHECKING:
 
 PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"  # upstream's policyv1.DisruptionBudgetCause
+PROCESSING_RETRY_SECONDS = 10  # upstream's suggestion while the PDB controller catches up
+
+
+class BudgetRefused(TooManyRequests):
+    """The 429 a PodDisruptionBudget answers, as upstream's eviction handler builds it: one
+    ``DisruptionBudget`` cause (no field) and, when upstream suggests one, ``retryAfterSeconds``."""
+
+    def __init__(self, detail: str, retry_after: int = 0) -> None:
+        super().__init__(PDB_VIOLATION, (Cause(DISRUPTION_BUDGET_CAUSE, detail),))
+        self.retry_after = retry_after
+
+    def _extra(self) -> dict[str, Any]:
+        return {"retry_after": self.retry_after}
+
+    def __eq__(self, other: object) -> bool:
+        return super().__eq__(other) and getattr(other, "retry_after", None) == self.retry_after
+
+    def __hash__(self) -> int:
+        return super().__hash__()
+
+    def status(self) -> dict[str, Any]:
+        out = super().status()
+        details: dict[str, Any] = {"causes": [{"reason": c.type, "message": c.message} for c in self.causes]}
+        if self.retry_after:
+            details["retryAfterSeconds"] = self.retry_after
+        out["details"] = details
+        return out
 
 
 def charge_budget(store: Store, pod: dict, now: float) -> None:
@@ -71,7 +101,10 @@ def _check_budget(pdb: dict, status: dict) -> None:
     """Raise unless the PDB's status allows one more disruption (upstream's checks, in order)."""
     name = pdb["metadata"]["name"]
     if (status.get("observedGeneration") or 0) < generation_of(pdb):
-        raise TooManyRequests(PDB_VIOLATION)  # the controller has not caught up with the spec
+        # The controller has not caught up with the spec.
+        raise BudgetRefused(
+            f"The disruption budget {name} is still being processed by the server.", PROCESSING_RETRY_SECONDS
+        )
     allowed = status.get("disruptionsAllowed") or 0
     if allowed < 0:
         raise Forbidden(f'poddisruptionbudget.policy "{name}" is forbidden: pdb disruptions allowed is negative')
@@ -81,7 +114,8 @@ def _check_budget(pdb: dict, status: dict) -> None:
             "DisruptedPods map too big - too many evictions not confirmed by PDB controller"
         )
     if allowed == 0:
-        raise TooManyRequests(PDB_VIOLATION)
+        needs, has = status.get("desiredHealthy") or 0, status.get("currentHealthy") or 0
+        raise BudgetRefused(f"The disruption budget {name} needs {needs} healthy pods and has {has} currently")
 
 
 def mark_disruption_target(pod: dict, now: float) -> bool:

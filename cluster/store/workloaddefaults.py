@@ -1,9 +1,13 @@
-"""Defaulting of the workload kinds and ``metadata.generation``, as the apiserver applies them.
+"""Defaulting of every kind but Pod, and ``metadata.generation``, as the apiserver applies them.
 
-Owns the fields the apiserver fills in for Deployments, StatefulSets, Jobs, CronJobs and
-HorizontalPodAutoscalers (reference k8s-workloads.md §1.1, §2.1, §3.1, §4.1, §5.1), and
-the ``metadata.generation`` rule: 1 at create, one more whenever an update changes the
-spec, untouched by status and metadata-only writes. The apiserver logic
+Owns the fields the apiserver fills in for Deployments, ReplicaSets, DaemonSets,
+StatefulSets, Jobs, CronJobs and HorizontalPodAutoscalers (reference k8s-workloads.md
+§1.1, §2.1, §3.1, §4.1, §5.1; k8s-api-fidelity.md §5.4), the dispatch to the core kinds'
+defaults (``defaults.py``, which also defaults every pod template), a DaemonSet's
+``deprecated.daemonset.template.generation`` annotation (1 at create, one more whenever
+an update changes the template), and the ``metadata.generation`` rule: 1 at create, one
+more whenever an update changes the spec, untouched by status and metadata-only writes.
+Pods are defaulted by admission (``admission.py``). The apiserver logic
 (``apiserver.py``) calls ``default_object`` on every create and update (after
 validation; upstream defaults on decode, so a re-applied manifest compares equal to the
 stored one) and ``next_generation`` on every update. Who reads the result: the workload
@@ -16,12 +20,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.kinds import BY_KIND, CUSTOM
+from .defaults import CORE_DEFAULTS, default_pod_spec
 
 JOB_UID_LABEL = "batch.kubernetes.io/controller-uid"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 # The unprefixed labels upstream still adds beside the prefixed ones.
 LEGACY_JOB_UID_LABEL, LEGACY_JOB_NAME_LABEL = "controller-uid", "job-name"
 _NO_GENERATION = frozenset({"Pod", "Node", "Namespace"})
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 
 
 def has_generation(kind: str) -> bool:
@@ -38,6 +44,27 @@ def next_generation(kind: str, current: dict, new: dict) -> None:
     gen = (current.get("metadata") or {}).get("generation") or 1
     changed = _spec(kind, current) != _spec(kind, new)
     new.setdefault("metadata", {})["generation"] = gen + 1 if changed else gen
+    if kind == "DaemonSet":
+        _template_generation(current, new)
+
+
+def _template_generation(current: dict, new: dict) -> None:
+    """The DaemonSet strategy's template generation: the stored one, one more when the
+    template changed (whatever the update sent)."""
+    was = _int_annotation(current, TEMPLATE_GENERATION) or 1
+    changed = (current.get("spec") or {}).get("template") != (new.get("spec") or {}).get("template")
+    annotations = new.setdefault("metadata", {}).get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = new["metadata"]["annotations"] = {}
+    annotations[TEMPLATE_GENERATION] = str(was + 1 if changed else was)
+
+
+def _int_annotation(obj: dict, key: str) -> int:
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    try:
+        return int(value) if value is not None else 0
+    except (TypeError, ValueError):
+        return 0
 
 
 def _spec(kind: str, obj: dict) -> Any:
@@ -51,6 +78,11 @@ def default_object(kind: str, obj: dict, creating: bool) -> None:
     """Fill in ``obj``'s defaults in place (and, at create, its first generation)."""
     if creating and has_generation(kind):
         obj.setdefault("metadata", {})["generation"] = 1
+    if creating and kind == "DaemonSet" and _int_annotation(obj, TEMPLATE_GENERATION) < 1:
+        annotations = obj["metadata"].get("annotations")
+        if not isinstance(annotations, dict):
+            annotations = obj["metadata"]["annotations"] = {}
+        annotations[TEMPLATE_GENERATION] = "1"
     fill = _DEFAULTS.get(kind)
     if fill is not None:
         fill(obj)
@@ -75,12 +107,8 @@ def _template_spec(spec: dict) -> dict:
     return template.setdefault("spec", {})
 
 
-def _default_pod_template(spec: dict, restart: str = "Always") -> None:
-    pod = _template_spec(spec)
-    pod.setdefault("restartPolicy", restart)
-    pod.setdefault("terminationGracePeriodSeconds", 30)
-    pod.setdefault("dnsPolicy", "ClusterFirst")
-    pod.setdefault("schedulerName", "default-scheduler")
+def _default_pod_template(spec: dict) -> None:
+    default_pod_spec(_template_spec(spec))
 
 
 def _deployment(obj: dict) -> None:
@@ -97,14 +125,35 @@ def _deployment(obj: dict) -> None:
     _default_pod_template(spec)
 
 
+def _replicaset(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    _default_pod_template(spec)
+
+
+def _daemonset(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    strategy = spec.setdefault("updateStrategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        rolling.setdefault("maxUnavailable", 1)
+        rolling.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    _default_pod_template(spec)
+
+
 def _statefulset(obj: dict) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("replicas", 1)
     spec.setdefault("podManagementPolicy", "OrderedReady")
     strategy = spec.setdefault("updateStrategy", {})
-    strategy.setdefault("type", "RollingUpdate")
-    if strategy["type"] == "RollingUpdate":
-        strategy.setdefault("rollingUpdate", {}).setdefault("partition", 0)
+    if not strategy.get("type"):
+        # Upstream adds rollingUpdate only when it chose the type itself.
+        strategy["type"] = "RollingUpdate"
+        strategy.setdefault("rollingUpdate", {})
+    if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
+        strategy["rollingUpdate"].setdefault("partition", 0)
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
     _default_pod_template(spec)
@@ -126,7 +175,7 @@ def _job(obj: dict) -> None:
 
 
 def _job_spec(spec: dict) -> None:
-    """A Job's spec defaults (also a CronJob's jobTemplate.spec)."""
+    """A Job's spec defaults."""
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
     spec.setdefault("parallelism", 1)
@@ -134,10 +183,11 @@ def _job_spec(spec: dict) -> None:
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
-    pod = _template_spec(spec)
-    pod.setdefault("terminationGracePeriodSeconds", 30)
-    pod.setdefault("dnsPolicy", "ClusterFirst")
-    pod.setdefault("schedulerName", "default-scheduler")
+    for rule in (spec.get("podFailurePolicy") or {}).get("rules") or ():
+        for pattern in rule.get("onPodConditions") or ():
+            if not pattern.get("status"):
+                pattern["status"] = "True"
+    _default_pod_template(spec)
 
 
 def _cronjob(obj: dict) -> None:
@@ -146,8 +196,9 @@ def _cronjob(obj: dict) -> None:
     spec.setdefault("suspend", False)
     spec.setdefault("successfulJobsHistoryLimit", 3)
     spec.setdefault("failedJobsHistoryLimit", 1)
+    # Only the pod template's defaults: the Job's own come when the controller creates it.
     template = spec.setdefault("jobTemplate", {})
-    _job_spec(template.setdefault("spec", {}))
+    _default_pod_template(template.setdefault("spec", {}))
 
 
 def _hpa(obj: dict) -> None:
@@ -171,7 +222,10 @@ def _hpa(obj: dict) -> None:
 
 
 _DEFAULTS = {
+    **CORE_DEFAULTS,
     "Deployment": _deployment,
+    "ReplicaSet": _replicaset,
+    "DaemonSet": _daemonset,
     "StatefulSet": _statefulset,
     "Job": _job,
     "CronJob": _cronjob,

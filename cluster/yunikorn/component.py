@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.errors import AlreadyAssigned
+from ..api.eventcorrelation import EventCorrelator
 from ..api.patches import PodConditions
 from ..api.requests import Bind, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
 from ..runtime.component import Batch, Component, Result
@@ -32,6 +33,7 @@ _ORDER = {"PriorityClass": 0, "ConfigMap": 1, "Node": 2, "Pod": 3}
 class YuniKornComponent(Component):
     def __init__(self) -> None:
         self.yk = YuniKorn()
+        self._recorder = EventCorrelator()  # the core/v1 recorder: repeats count up one Event
 
     def watches(self) -> tuple[Watch, ...]:
         return WATCHES
@@ -55,7 +57,10 @@ class YuniKornComponent(Component):
                     yk.unbind(a)
         done = cycle.run(yk, now, BATCH)
         wake = now if done >= BATCH else cycle.next_wakeup(yk, now)
-        return Result(requests(yk.take_output()), wake_at=wake, next_change=wake)
+        out = yk.take_output()
+        if out.events:
+            out.events = self._recorder.correlate(out.events, now)
+        return Result(requests(out), wake_at=wake, next_change=wake)
 
     def inspect(self, now: float) -> dict[str, Any]:
         yk = self.yk

@@ -592,6 +592,19 @@ def object_problems(obj) -> list[str]:
 DISCOVERY = ("/version", "/api", "/apis", "/api/v1", "/apis/apps/v1", "/openapi/v3", "/openapi/v3/api/v1")
 
 
+def protobuf_watch_problems(body: bytes) -> list[str]:
+    """A protobuf watch is 4-byte big-endian lengths, each followed by a WatchEvent that carries
+    an enveloped object (a stream cut at the timeout may end inside its last frame)."""
+    pos = 0
+    while pos + 4 <= len(body):
+        size = int.from_bytes(body[pos : pos + 4], "big")
+        frame = body[pos + 4 : pos + 4 + size]
+        if len(frame) == size and b"k8s\x00" not in frame:
+            return [f"a protobuf watch frame without an enveloped object: {frame[:100]!r}"]
+        pos += 4 + size
+    return []
+
+
 def judge(call: Call, ans: Answer) -> list[str]:
     """Every way ``ans`` breaks the invariant; empty when it holds."""
     ctype = ans.headers.get("content-type", "")
@@ -601,6 +614,8 @@ def judge(call: Call, ans: Answer) -> list[str]:
         return []  # a log is text
     accept = dict(call.headers).get("Accept", "")
     if ctype.startswith("application/vnd.kubernetes.protobuf") and "protobuf" in accept:
+        if ctype.endswith(";stream=watch"):
+            return protobuf_watch_problems(ans.body)
         return [] if ans.body.startswith(b"k8s\x00") else ["a protobuf answer without the k8s envelope"]
     as_yaml = ctype.startswith("application/yaml") and "yaml" in accept and not call.watch  # asked for
     if not ctype.startswith("application/json") and not as_yaml:

@@ -27,7 +27,7 @@ SUBDOMAIN = "must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-
 DNS_LABEL = (
     "must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; starting and ending with a letter or digit)"
 )
-KNOWN = "(known: kubemu.io/start-seconds, kubemu.io/run-seconds, kubemu.io/exit-code, kubemu.io/stop-seconds, kubemu.io/memory-usage, kubemu.io/cpu-usage)"
+KNOWN = "(known: kubemu.io/start-seconds, kubemu.io/run-seconds, kubemu.io/exit-code, kubemu.io/stop-seconds, kubemu.io/memory-usage, kubemu.io/cpu-usage, kubemu.io/log)"
 
 _DELETE = object()
 
@@ -859,3 +859,59 @@ def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_tim
     with pytest.raises(ValidationError) as e:  # then the integer the store could not keep
         validate(huge)
     assert str(e.value) == f"spec.terminationGracePeriodSeconds: {2**70} is out of range (integers are at most 64 bits)"
+
+
+# ---- sysctls -----------------------------------------------------------------------------
+
+SYSCTL_RULE = (
+    "must have at most 253 characters and match regex "
+    "^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"
+)
+SC = "spec.securityContext.sysctls"
+
+
+def _sysctls(*names):
+    return {"spec.securityContext": {"sysctls": [{"name": n, "value": "1"} for n in names]}}
+
+
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        (_sysctls("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net/ipv4/conf/eth0/forwarding"), None),
+        (_sysctls("a" * 253), None),
+        (_sysctls("foo-"), f'{SC}[0].name: Invalid value: "foo-": {SYSCTL_RULE}'),
+        (_sysctls("a" * 254), f'{SC}[0].name: Invalid value: "{"a" * 254}": {SYSCTL_RULE}'),
+        (_sysctls("Kernel.X"), f'{SC}[0].name: Invalid value: "Kernel.X": {SYSCTL_RULE}'),
+        (_sysctls("kernel.x\n"), f'{SC}[0].name: Invalid value: "kernel.x\\n": {SYSCTL_RULE}'),
+        (_sysctls("kernel.msgmax", "kernel.msgmax"), f'{SC}[1].name: Duplicate value: "kernel.msgmax"'),
+        (_sysctls(""), f"{SC}[0].name: Required value"),
+        # Every bad name at once, as upstream's conformance test expects ("foo-" and "bar..").
+        (
+            _sysctls("foo-", "kernel.shmmax", "safe-and-unsafe", "bar.."),
+            f'[{SC}[0].name: Invalid value: "foo-": {SYSCTL_RULE}, '
+            f'{SC}[3].name: Invalid value: "bar..": {SYSCTL_RULE}]',
+        ),
+        ({"spec.securityContext": {"sysctls": "x"}}, f'{SC}: "x" must be a list'),
+        ({"spec.securityContext": {"sysctls": [{"name": 7}]}}, f"{SC}[0].name: 7 must be a string"),
+    ],
+)
+def test_pod_sysctls(changes, expected):
+    _check(POD, changes, expected)
+
+
+def test_a_workload_template_sysctls_are_checked_too():
+    deploy = _obj(
+        "apps/v1",
+        "Deployment",
+        "web",
+        spec={
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [WEB], "securityContext": {"sysctls": [{"name": "bar..", "value": "1"}]}},
+            },
+        },
+    )
+    assert _error(deploy) == (
+        f'spec.template.spec.securityContext.sysctls[0].name: Invalid value: "bar..": {SYSCTL_RULE}'
+    )

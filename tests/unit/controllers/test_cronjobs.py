@@ -47,37 +47,40 @@ def run(cronjob_spec, duration, run_seconds="75"):
     }
     report = run_objects([cj], duration=duration, expect=[until], nodes=1)
     return [
-        (round(e["time"]), e["reason"], e["message"]) for e in report["events"] if e["object"] == "CronJob/default/tick"
+        (round(e["time"]), e["reason"], e["message"], e["count"])
+        for e in report["events"]
+        if e["object"] == "CronJob/default/tick"
     ]
 
 
 def test_forbid_starts_a_missed_run_late():
     events = run({"concurrencyPolicy": "Forbid"}, 250)
-    creates = [(t, m) for t, r, m in events if r == "SuccessfulCreate"]
+    creates = [(t, m) for t, r, m, _ in events if r == "SuccessfulCreate"]
     assert creates == [
         (60, "Created job tick-29453761"),
         (135, "Created job tick-29453762"),
         (210, "Created job tick-29453763"),
     ]
-    assert [t for t, r, _ in events if r == "JobAlreadyActive"] == [120, 180, 240]
+    # The same refusal each minute is one Event counted up, last seen at 240 s.
+    assert [(t, c) for t, r, _, c in events if r == "JobAlreadyActive"] == [(240, 3)]
 
 
 def test_forbid_with_a_starting_deadline_drops_the_missed_run():
     events = run({"concurrencyPolicy": "Forbid", "startingDeadlineSeconds": 10}, 250)
-    creates = [t for t, r, _ in events if r == "SuccessfulCreate"]
+    creates = [t for t, r, *_ in events if r == "SuccessfulCreate"]
     assert creates == [60, 180]  # the 120 run is dropped: at 135 the window reaches back to 125
 
 
 def test_allow_overlaps_and_replace_deletes_the_active_job():
     allow = run({}, 130)
-    assert [t for t, r, _ in allow if r == "SuccessfulCreate"] == [60, 120]
+    assert [t for t, r, *_ in allow if r == "SuccessfulCreate"] == [60, 120]
     replace = run({"concurrencyPolicy": "Replace"}, 130)
-    assert (120, "SuccessfulDelete", "Deleted job tick-29453761") in replace
-    assert [t for t, r, _ in replace if r == "SuccessfulCreate"] == [60, 120]
+    assert (120, "SuccessfulDelete", "Deleted job tick-29453761", 1) in replace
+    assert [t for t, r, *_ in replace if r == "SuccessfulCreate"] == [60, 120]
 
 
 def test_history_limits_and_suspend():
     events = run({"successfulJobsHistoryLimit": 1}, 250, run_seconds="10")
-    deleted = [m for _, r, m in events if r == "SuccessfulDelete"]
+    deleted = [m for _, r, m, _ in events if r == "SuccessfulDelete"]
     assert deleted == ["Deleted job tick-29453761", "Deleted job tick-29453762"]
-    assert [r for _, r, _ in run({"suspend": True}, 200)] == []
+    assert [r for _, r, *_ in run({"suspend": True}, 200)] == []

@@ -133,7 +133,7 @@ def test_usage_runs_from_the_containers_start():
     p = worker("a", usage="ramp(100m, 500m, 100s)", start=100)
     assert pod_metric(p, "cpu", 150) == 300
     assert pod_metric(p, "cpu", 900) == 500
-    assert pod_metric(p, "memory", 150) is None  # nothing declared
+    assert pod_metric(p, "memory", 150) == 0  # nothing declared: 0, as kubectl top shows it
     mem = worker("m", usage="64Mi", resource="memory", request="128Mi")
     assert pod_metric(mem, "memory", 10) == 64 * 2**20 * 1000  # milli-bytes, as upstream
 

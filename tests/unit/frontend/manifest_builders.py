@@ -651,6 +651,153 @@ def _cluster() -> dict[str, dict[str, Any]]:
     }
 
 
+def _groups() -> dict[str, dict[str, Any]]:
+    """networking.k8s.io, apiregistration.k8s.io, admissionregistration.k8s.io, node.k8s.io."""
+
+    def backend() -> dict[str, Any]:
+        return {"service": {"name": "web", "port": {"number": 80}}}
+
+    rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}
+    client = {"service": {"namespace": "webhooks", "name": "policy", "path": "/validate", "port": 443}}
+    webhook = {
+        "name": "pod-policy.example.com",
+        "clientConfig": client,
+        "rules": [{**rule, "resources": ["pods"], "scope": "Namespaced"}],
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "timeoutSeconds": 5,
+        "failurePolicy": "Fail",
+        "matchPolicy": "Equivalent",
+        "namespaceSelector": {"matchLabels": {"policy": "enforced"}},
+        "objectSelector": {},
+        "matchConditions": [{"name": "not-system", "expression": "!object.metadata.name.startsWith('system-')"}],
+    }
+    return {
+        "Ingress": {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "Ingress",
+            "metadata": meta(annotations={"nginx.ingress.kubernetes.io/rewrite-target": "/"}),
+            "spec": {
+                "ingressClassName": "nginx",
+                "defaultBackend": backend(),
+                "tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}],
+                "rules": [
+                    {
+                        "host": "web.example.com",
+                        "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend()}]},
+                    }
+                ],
+            },
+            "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.10", "ports": [{"port": 80, "protocol": "TCP"}]}]}},
+        },
+        "IngressClass": {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "IngressClass",
+            "metadata": meta("nginx", None, annotations={"ingressclass.kubernetes.io/is-default-class": "true"}),
+            "spec": {
+                "controller": "k8s.io/ingress-nginx",
+                "parameters": {
+                    "apiGroup": "k8s.example.com",
+                    "kind": "IngressParameters",
+                    "name": "external-lb",
+                    "scope": "Cluster",
+                },
+            },
+        },
+        "NetworkPolicy": {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": meta("db"),
+            "spec": {
+                "podSelector": {"matchLabels": {"role": "db"}},
+                "policyTypes": ["Ingress", "Egress"],
+                "ingress": [
+                    {
+                        "from": [
+                            {"ipBlock": {"cidr": "172.17.0.0/16", "except": ["172.17.1.0/24"]}},
+                            {"namespaceSelector": {"matchLabels": {"project": "web"}}},
+                            {"podSelector": {"matchLabels": {"role": "frontend"}}},
+                        ],
+                        "ports": [{"protocol": "TCP", "port": 6379}],
+                    }
+                ],
+                "egress": [
+                    {
+                        "to": [{"ipBlock": {"cidr": "10.0.0.0/24"}}],
+                        "ports": [{"protocol": "TCP", "port": 5978, "endPort": 6000}],
+                    }
+                ],
+            },
+        },
+        "APIService": {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": meta("v1beta1.custom.metrics.k8s.io", None),
+            "spec": {
+                "service": {"namespace": "monitoring", "name": "prometheus-adapter", "port": 443},
+                "group": "custom.metrics.k8s.io",
+                "version": "v1beta1",
+                "insecureSkipTLSVerify": True,
+                "groupPriorityMinimum": 100,
+                "versionPriority": 100,
+            },
+        },
+        "MutatingWebhookConfiguration": {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": meta("pod-policy", None),
+            "webhooks": [{**webhook, "reinvocationPolicy": "Never"}],
+        },
+        "ValidatingWebhookConfiguration": {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": meta("pod-policy", None),
+            "webhooks": [webhook],
+        },
+        "ValidatingAdmissionPolicy": {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": meta("replica-limit", None),
+            "spec": {
+                "failurePolicy": "Fail",
+                "paramKind": {"apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit"},
+                "matchConstraints": {"resourceRules": [{**rule, "apiGroups": ["apps"], "resources": ["deployments"]}]},
+                "variables": [{"name": "replicas", "expression": "object.spec.replicas"}],
+                "validations": [
+                    {
+                        "expression": "variables.replicas <= params.maxReplicas",
+                        "message": "too many replicas",
+                        "reason": "Invalid",
+                    }
+                ],
+                "auditAnnotations": [{"key": "replicas", "valueExpression": "string(variables.replicas)"}],
+            },
+        },
+        "ValidatingAdmissionPolicyBinding": {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": meta("replica-limit-test", None),
+            "spec": {
+                "policyName": "replica-limit",
+                "validationActions": ["Deny", "Audit"],
+                "paramRef": {"name": "replica-limit-test", "namespace": "default", "parameterNotFoundAction": "Deny"},
+                "matchResources": {"namespaceSelector": {"matchLabels": {"environment": "test"}}},
+            },
+        },
+        "RuntimeClass": {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": meta("gvisor", None),
+            "handler": "runsc",
+            "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+            "scheduling": {
+                "nodeSelector": {"sandbox.example.com/runtime": "gvisor"},
+                "tolerations": [{"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        },
+    }
+
+
 def widget_schema() -> dict[str, Any]:
     """The openAPIV3Schema of the ``Widget`` custom resource (example.com/v1)."""
     return {
@@ -727,4 +874,4 @@ def crd() -> dict[str, Any]:
 
 def manifests() -> dict[str, dict[str, Any]]:
     """Kind -> a fresh copy of its manifest."""
-    return copy.deepcopy({**_workloads(), **_core(), **_cluster()})
+    return copy.deepcopy({**_workloads(), **_core(), **_cluster(), **_groups()})

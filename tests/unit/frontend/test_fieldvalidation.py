@@ -62,6 +62,15 @@ NESTED = {
     "ClusterRole": ("aggregationRule", "clusterRoleSelector"),
     "ClusterRoleBinding": ("subjects[0]", "namespac"),
     "CustomResourceDefinition": ("spec.names", "knd"),
+    "Ingress": ("spec.rules[0].http.paths[0].backend.service", "prt"),
+    "IngressClass": ("spec.parameters", "namespac"),
+    "NetworkPolicy": ("spec.ingress[0].from[0].ipBlock", "exept"),
+    "APIService": ("spec.service", "prot"),
+    "MutatingWebhookConfiguration": ("webhooks[0].clientConfig.service", "pth"),
+    "ValidatingWebhookConfiguration": ("webhooks[0].rules[0]", "operation"),
+    "ValidatingAdmissionPolicy": ("spec.validations[0]", "expresion"),
+    "ValidatingAdmissionPolicyBinding": ("spec.paramRef", "nam"),
+    "RuntimeClass": ("scheduling", "tolerations2"),
 }
 
 # kind -> (field, a value of the wrong type, what encoding/json says after "json: cannot unmarshal ")
@@ -199,6 +208,47 @@ WRONG = {
         "true",
         "string into Go struct field CustomResourceDefinitionVersion.spec.versions.served of type bool",
     ),
+    "Ingress": (
+        "spec.rules[0].http.paths[0].backend.service.port.number",
+        "80",
+        "string into Go struct field ServiceBackendPort.spec.rules.http.paths.backend.service.port.number of type int32",
+    ),
+    "IngressClass": (
+        "spec.controller",
+        1,
+        "number into Go struct field IngressClassSpec.spec.controller of type string",
+    ),
+    "NetworkPolicy": (
+        "spec.ingress[0].ports[0].endPort",
+        "6380",
+        "string into Go struct field NetworkPolicyPort.spec.ingress.ports.endPort of type int32",
+    ),
+    "APIService": (
+        "spec.groupPriorityMinimum",
+        "100",
+        "string into Go struct field APIServiceSpec.spec.groupPriorityMinimum of type int32",
+    ),
+    "MutatingWebhookConfiguration": (
+        "webhooks[0].timeoutSeconds",
+        "5",
+        "string into Go struct field MutatingWebhook.webhooks.timeoutSeconds of type int32",
+    ),
+    "ValidatingWebhookConfiguration": (
+        "webhooks[0].admissionReviewVersions",
+        "v1",
+        "string into Go struct field ValidatingWebhook.webhooks.admissionReviewVersions of type []string",
+    ),
+    "ValidatingAdmissionPolicy": (
+        "spec.validations",
+        {},
+        "object into Go struct field ValidatingAdmissionPolicySpec.spec.validations of type []v1.Validation",
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        "spec.policyName",
+        5,
+        "number into Go struct field ValidatingAdmissionPolicyBindingSpec.spec.policyName of type string",
+    ),
+    "RuntimeClass": ("handler", True, "bool into Go struct field RuntimeClass.handler of type string"),
 }
 
 
@@ -524,6 +574,7 @@ def test_a_custom_resource_is_pruned_by_its_structural_schema():
         "config": {"level": 1, "free": {"any": 1}},
         "note": None,
         "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t"}, "spec": {}},
+        "paused": False,  # the schema's default
     }
     assert outcome("Widget", obj, STRICT, crd_schema=widget_schema()) == (
         BadRequest,

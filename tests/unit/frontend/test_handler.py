@@ -104,7 +104,8 @@ def test_protobuf_bodies_are_decoded_and_a_kind_without_a_schema_is_415(api):
     headers = {**AUTH, "content-type": "application/vnd.kubernetes.protobuf"}
     code, created = call(h, "POST", "/api/v1/namespaces", NAMESPACE_PB, headers=headers)
     assert (code, created["kind"], created["metadata"]["name"]) == (201, "Namespace", "pns")
-    code, status = call(h, "POST", "/api/v1/namespaces", b"k8s\x00\x0a\x0a\x0a\x02v1\x12\x04Node", headers=headers)
+    gizmo = b"k8s\x00\x0a\x17\x0a\x0eexample.com/v1\x12\x05Gizmo"  # no message: not a built-in kind
+    code, status = call(h, "POST", "/api/v1/namespaces", gizmo, headers=headers)
     assert code == 415 and "send it as JSON" in status["message"]
     code, status = call(h, "POST", "/api/v1/namespaces", b"not protobuf", headers=headers)
     assert (code, status["reason"]) == (400, "BadRequest")

@@ -129,7 +129,7 @@ def test_the_protobuf_carries_what_the_json_says():
 
 def test_json_shape_for_a_namespaced_kind_and_a_cluster_scoped_one():
     doc = orjson.loads(openapi_v2.answer({"accept": "application/json"}).body)
-    assert doc["swagger"] == "2.0" and doc["definitions"] == {}
+    assert doc["swagger"] == "2.0" and "io.k8s.api.core.v1.ConfigMap" in doc["definitions"]
     collection = doc["paths"]["/api/v1/namespaces/{namespace}/configmaps"]
     assert {m: op["x-kubernetes-action"] for m, op in collection.items() if m != "parameters"} == {
         "get": "list",
@@ -165,37 +165,38 @@ def test_subresources_carry_the_kind_they_answer_with():
     assert log["produces"] == ["text/plain"] and "tailLines" in [p["name"] for p in log["parameters"]]
 
 
-def test_every_path_of_the_v3_documents_is_in_v2():
+def test_every_path_of_the_v3_documents_is_in_v2_with_the_same_operations():
     v2 = orjson.loads(openapi_v2.document().json)["paths"]
     for group, version in discovery.group_versions():
         v3 = discovery.openapi_document(group, version)
         assert v3 is not None
         for path, item in v3["paths"].items():
-            assert (
-                v2[path]["patch"]["x-kubernetes-group-version-kind"] == item["patch"]["x-kubernetes-group-version-kind"]
-            )
+            assert set(item) == set(v2[path]), path
+            for method in set(item) - {"parameters"}:
+                for key in ("operationId", "x-kubernetes-group-version-kind", "x-kubernetes-action"):
+                    assert item[method][key] == v2[path][method][key], (path, method, key)
 
 
-def test_plugged_in_definitions_are_referred_to_and_encoded(monkeypatch):
+def test_definitions_are_referred_to_and_encoded():
     deployment = kinds.BY_KIND["Deployment"]
     name = openapi_v2.model_name(deployment)
     assert name == "io.k8s.api.apps.v1.Deployment"
-    schema = {
-        "type": "object",
-        "properties": {"spec": {"type": "object", "properties": {"replicas": {"type": "integer", "format": "int32"}}}},
-        "additionalProperties": False,
-        "x-kubernetes-group-version-kind": [gvk(deployment)],
-    }
-    monkeypatch.setattr(openapi_v2, "DEFINITIONS", lambda resources: {name: schema})
     built = openapi_v2.document()
     put = orjson.loads(built.json)["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["put"]
     assert put["parameters"][0]["schema"] == {"$ref": f"#/definitions/{name}"}
-    wired = named(one(built.protobuf, 9), 1)[name]  # Definitions -> NamedSchema -> Schema
+    definitions = named(one(built.protobuf, 9), 1)  # Definitions -> NamedSchema -> Schema
+    wired = definitions[name]
     assert one(wired, 22) == b"\n\x06object"  # TypeItem {1 "object"}
-    assert fields(one(wired, 21))[2] == [0]  # AdditionalPropertiesItem boolean false: a oneof member
-    replicas = named(one(named(one(wired, 25), 1)["spec"], 25), 1)["replicas"]
+    spec = named(one(wired, 25), 1)["spec"]
+    assert text(spec, 1) == "#/definitions/io.k8s.api.apps.v1.DeploymentSpec"
+    replicas = named(one(definitions["io.k8s.api.apps.v1.DeploymentSpec"], 25), 1)["replicas"]
     assert (one(replicas, 22), text(replicas, 2)) == (b"\n\x07integer", "int32")
     assert extensions(wired, 31) == {"x-kubernetes-group-version-kind": [gvk(deployment)]}
+    containers = named(one(definitions["io.k8s.api.core.v1.PodSpec"], 25), 1)["containers"]
+    assert extensions(containers, 31)["x-kubernetes-patch-merge-key"] == "name"  # what kubectl 1.27 merges by
+    resources = named(one(definitions["io.k8s.api.core.v1.ResourceRequirements"], 25), 1)["limits"]
+    quantity = one(resources, 21, 1)  # AdditionalPropertiesItem -> Schema
+    assert text(quantity, 1) == "#/definitions/io.k8s.apimachinery.pkg.api.resource.Quantity"
 
 
 # -- serving -------------------------------------------------------------------------------

@@ -160,6 +160,16 @@ COLUMNS = {
     "Secret": (["Name", "Type", "Data", "Age"], []),
     "Service": (["Name", "Type", "Cluster-IP", "External-IP", "Port(s)", "Age"], ["Selector"]),
     "ClusterRole": (["Name", "Age"], []),  # any kind without a printer
+    # networking, registration, admission and node kinds (tables_groups.py; cells in tests/unit/frontend/test_groups.py)
+    "Ingress": (["Name", "Class", "Hosts", "Address", "Ports", "Age"], []),
+    "IngressClass": (["Name", "Controller", "Parameters", "Age"], []),
+    "NetworkPolicy": (["Name", "Pod-Selector", "Age"], []),
+    "APIService": (["Name", "Service", "Available", "Age"], []),
+    "MutatingWebhookConfiguration": (["Name", "Webhooks", "Age"], []),
+    "ValidatingWebhookConfiguration": (["Name", "Webhooks", "Age"], []),
+    "ValidatingAdmissionPolicy": (["Name", "Validations", "ParamKind", "Age"], []),
+    "ValidatingAdmissionPolicyBinding": (["Name", "PolicyName", "ParamRef", "Age"], []),
+    "RuntimeClass": (["Name", "Handler", "Age"], []),
 }
 
 
@@ -629,3 +639,37 @@ def test_include_object_fills_in_kind_and_api_version(kind, api_version):
 def test_unknown_include_object_is_refused():
     with pytest.raises(ValueError, match="includeObject"):
         table("Pod", [], NOW, include_object="Everything")
+
+
+# ---- rows of objects as the apiserver stores them ------------------------------------------
+
+
+def test_a_gated_pod_as_stored_shows_scheduling_gated_until_its_gates_go():
+    from cluster.store.apiserver import APIServer
+
+    api = APIServer()
+    spec = {"containers": [{"name": "c", "image": "x"}], "schedulingGates": [{"name": "example.com/quota"}]}
+    stored = api.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated"}, "spec": spec}, NOW - 60)
+    assert row("Pod", stored)["Status"] == "SchedulingGated"
+    plain = api.create(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain"}, "spec": spec | {"schedulingGates": []}}, NOW
+    )
+    assert row("Pod", plain)["Status"] == "Pending"
+
+
+def test_a_counted_event_as_stored_shows_its_count_and_both_times():
+    from cluster.api.eventcorrelation import EventCorrelator
+    from cluster.api.events import make_event
+    from cluster.api.requests import RecordEvent
+    from cluster.store.apiserver import APIServer
+
+    api, recorder = APIServer(), EventCorrelator()
+    pod_ = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}
+    for t in (NOW - HOUR, NOW - 600, NOW - 45):
+        ev = make_event(
+            pod_, "FailedScheduling", "0/3 nodes are available.", t, type="Warning", component="default-scheduler"
+        )
+        api.write([RecordEvent(e) for e in recorder.correlate([ev], t)], t)
+    (stored,) = [api.get("Event", ns, name) for ns, name in api.store.keys("Event")]
+    r = row("Event", stored)
+    assert (r["Last Seen"], r["First Seen"], r["Count"], r["Reason"]) == ("45s", "60m", 3, "FailedScheduling")

@@ -4,12 +4,18 @@ import pytest
 from store_builders import make_pod
 
 from cluster.api.codec import decode
-from cluster.api.errors import InternalError, NotFound, TooManyRequests
+from cluster.api.errors import InternalError, NotFound
 from cluster.api.requests import Evict, UpdateStatus
 from cluster.clock import rfc3339
 from cluster.controllers.disruption import MAX_DISRUPTED_PODS, DisruptionController, pdb_status
+from cluster.store.eviction import BudgetRefused
 
-VIOLATION = TooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.")
+
+def violation(needs, has, name="web"):
+    return BudgetRefused(f"The disruption budget {name} needs {needs} healthy pods and has {has} currently")
+
+
+PROCESSING = BudgetRefused("The disruption budget web is still being processed by the server.", 10)
 MULTIPLE = InternalError(
     "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
     retryable=False,
@@ -91,7 +97,7 @@ def test_allowed_eviction_charges_the_budget_then_deletes_gracefully(api):
     )
 
     # The next one is refused until the controller sees a replacement.
-    assert api.write([Evict("default", "p1", "", None)], 11) == [VIOLATION]
+    assert api.write([Evict("default", "p1", "", None)], 11) == [violation(2, 3)]
     assert not pod_of(api, "p1")["metadata"].get("deletionTimestamp")
 
 
@@ -159,7 +165,7 @@ def test_budget_at_zero_refuses_and_changes_nothing(api):
     budget(api, minAvailable=2)
     controller_sync(api, now=0)
     rv = api.store.rv
-    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [violation(2, 2)]
     assert api.store.rv == rv
     assert disruption_target(pod_of(api, "p0")) is None
 
@@ -167,7 +173,7 @@ def test_budget_at_zero_refuses_and_changes_nothing(api):
 def test_budget_without_status_refuses(api):
     running(api, "p0")
     budget(api, maxUnavailable=1)  # the controller has not run yet
-    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [PROCESSING]
 
 
 def test_status_older_than_the_spec_refuses(api):
@@ -177,7 +183,7 @@ def test_status_older_than_the_spec_refuses(api):
         maxUnavailable=1,  # created at generation 1, which the status has not observed
         status={"observedGeneration": 0, "disruptionsAllowed": 1, "currentHealthy": 1, "desiredHealthy": 0},
     )
-    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [PROCESSING]
 
 
 def test_two_budgets_refuse_with_500(api):
@@ -220,7 +226,7 @@ def test_which_budget_covers_the_pod(api, selector, ns, refused):
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}}, 0)
     running(api, "p0")
     budget(api, ns=ns, selector=selector, minAvailable=1, status={"disruptionsAllowed": 0})
-    assert api.write([Evict("default", "p0", "", None)], 1) == [VIOLATION if refused else None]
+    assert api.write([Evict("default", "p0", "", None)], 1) == [violation(0, 0) if refused else None]
 
 
 # ---- bypasses ----------------------------------------------------------------------------
@@ -258,8 +264,8 @@ def test_pending_terminal_and_terminating_pods_skip_the_budget(api):
         (None, {"currentHealthy": 2, "desiredHealthy": 2, "disruptionsAllowed": 0}, None),
         ("IfHealthyBudget", {"currentHealthy": 3, "desiredHealthy": 2, "disruptionsAllowed": 1}, None),
         # ...otherwise it must be allowed like any other.
-        (None, {"currentHealthy": 1, "desiredHealthy": 2, "disruptionsAllowed": 0}, VIOLATION),
-        ("IfHealthyBudget", {"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0}, VIOLATION),
+        (None, {"currentHealthy": 1, "desiredHealthy": 2, "disruptionsAllowed": 0}, violation(2, 1)),
+        ("IfHealthyBudget", {"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0}, violation(0, 0)),
     ],
 )
 def test_unhealthy_pod(api, policy, status, expected):
@@ -285,4 +291,33 @@ def test_batch_results_in_order_and_independent(api):
     budget(api, maxUnavailable=1)
     controller_sync(api, now=0)
     results = api.write([Evict("default", "p0"), Evict("default", "nope"), Evict("default", "p1")], 1)
-    assert results == [None, NotFound('pods "nope" not found'), VIOLATION]
+    assert results == [None, NotFound('pods "nope" not found'), violation(2, 3)]
+
+
+def test_a_refusal_is_upstreams_429_status_with_the_disruption_budget_cause():
+    assert violation(2, 1).status() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+        "reason": "TooManyRequests",
+        "code": 429,
+        "details": {
+            "causes": [
+                {
+                    "reason": "DisruptionBudget",
+                    "message": "The disruption budget web needs 2 healthy pods and has 1 currently",
+                }
+            ]
+        },
+    }
+    assert PROCESSING.status()["details"]["retryAfterSeconds"] == 10 and PROCESSING.retryable
+
+
+def test_a_refusal_survives_pickling_with_its_cause_and_retry_hint():
+    import pickle
+
+    again = pickle.loads(pickle.dumps(PROCESSING))
+    assert again == PROCESSING and again.status() == PROCESSING.status()
+    assert again != violation(2, 1)

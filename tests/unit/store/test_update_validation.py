@@ -193,8 +193,9 @@ def test_the_diff_lists_each_changed_path_up_to_a_limit():
     with pytest.raises(Invalid) as err:
         api.update(edited(pod, many), 1)
     lines = str(err.value.message).splitlines()[1:]
-    assert lines[0] == '  spec.containers[0].ports: <unset> -> [{"containerPort": 80}, {"containerPort": 81}, ' + (
-        ", ".join(f'{{"containerPort": {80 + i}}}' for i in range(2, 12)) + "]"
+    # The ports as stored: defaulted (protocol TCP) before the update is compared.
+    assert lines[0] == "  spec.containers[0].ports: <unset> -> [" + (
+        ", ".join(f'{{"containerPort": {80 + i}, "protocol": "TCP"}}' for i in range(12)) + "]"
     )
     assert lines[1] == '  spec.hostname: <unset> -> "h"'
 
