@@ -1,7 +1,7 @@
 """PATCH bodies: which patch content types a kind accepts, and what each does to an object.
 
 Owns the dispatch from a PATCH request's Content-Type to its rules, which kinds are built in
-(``BUILTIN_KINDS``, the only ones strategic merge serves), the parsing of bodies, merge
+(``is_builtin``: the only ones strategic merge serves), the parsing of bodies, merge
 patch and server-side apply. The HTTP front end (``cluster/frontend/``) calls
 ``apply_patch`` for every PATCH request with the stored object, the Content-Type, the body
 and the kind, and serves the new object or the ``StatusError``; a scenario's timeline
@@ -28,28 +28,22 @@ import yaml
 
 from .errors import BadRequest, UnsupportedMediaType
 from .jsonpatch import json_patch, json_type
+from .kinds import RESOURCES
 from .patches import merge_patch as _merge_patch_in_place
 from .strategicpatch import strategic_merge
 
 Obj = dict[str, Any]
 
-# Kinds whose types upstream compiles in, so strategic merge works. Any other kind is a
-# custom resource, for which upstream offers no strategic merge.
-BUILTIN_KINDS: frozenset[str] = frozenset(
-    {
-        "Pod", "Node", "Namespace", "Event", "PriorityClass", "PodDisruptionBudget", "ReplicaSet",
-        "DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob", "Lease", "ConfigMap", "Secret",
-        "Service", "ServiceAccount", "Endpoints", "PersistentVolume", "PersistentVolumeClaim",
-        "ResourceQuota", "LimitRange", "HorizontalPodAutoscaler", "StorageClass", "Role",
-        "RoleBinding", "ClusterRole", "ClusterRoleBinding", "EndpointSlice",
-        # also built in upstream, and served by kubemu (cluster/api/kinds.py, the scale subresource)
-        "PodTemplate", "ControllerRevision", "CustomResourceDefinition", "Scale",
-        # the networking, registration, admission and node kinds (kinds.py, issue 36)
-        "Ingress", "IngressClass", "NetworkPolicy", "APIService", "MutatingWebhookConfiguration",
-        "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-        "RuntimeClass",
-    }
-)  # fmt: skip
+
+def is_builtin(kind: str) -> bool:
+    """Whether upstream compiles ``kind``'s type in, so strategic merge works: every built-in
+    kind the registry serves (``kinds.RESOURCES``), and Scale (the scale subresource's body).
+    Any other kind is a custom resource, for which upstream offers no strategic merge."""
+    return kind in _BUILTIN
+
+
+_BUILTIN = frozenset({r.kind for r in RESOURCES} | {"Scale"})
+
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -60,7 +54,7 @@ APPLY_PATCH = "application/apply-patch+yaml"
 def accepted_patch_types(kind: str) -> tuple[str, ...]:
     """The PATCH content types a kind accepts, in upstream's order (the apiserver's
     installer for built-in kinds, the CRD handler for custom resources)."""
-    if kind in BUILTIN_KINDS:
+    if is_builtin(kind):
         return (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
     return (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
 
@@ -85,7 +79,7 @@ def apply_patch(doc: Obj | None, content_type: str, body: bytes, kind: str) -> O
             return applied
         # Custom resources have no merge keys: their lists are atomic, as apply treats a
         # list without x-kubernetes-list-type.
-        return strategic_merge(doc, applied, kind) if kind in BUILTIN_KINDS else merge_patch(doc, applied)
+        return strategic_merge(doc, applied, kind) if is_builtin(kind) else merge_patch(doc, applied)
     if doc is None:
         raise ValueError(f"a {media} patch needs an existing object; answer NotFound before patching")
     patch = _parse_json(body)
@@ -147,7 +141,7 @@ def merge_patch(doc: Obj, patch: Any) -> Obj:
 def strategic_merge_patch(doc: Obj, patch: Any, kind: str) -> Obj:
     """Kubernetes strategic merge patch of a built-in kind (415 for any other kind); the
     rules are ``strategicpatch.strategic_merge``'s."""
-    if kind not in BUILTIN_KINDS:
+    if not is_builtin(kind):
         raise _unsupported(kind)
     return strategic_merge(doc, patch, kind)
 

@@ -300,3 +300,28 @@ def test_kubectl_refuses_a_typo_by_default_warns_with_validate_warn_and_drops_it
     mistyped = served.kubectl("apply", "-f", "-", input=TYPO.replace("replcas: 4", 'replicas: "four"'), check=False)
     assert mistyped.returncode == 1 and "cannot unmarshal string into Go struct field" in mistyped.stderr
     served.kubectl("delete", "deployment", "typo")
+
+
+RC = """
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: rc-web}
+spec:
+  replicas: 1
+  selector: {app: rc-web}
+  template:
+    metadata: {labels: {app: rc-web}}
+    spec:
+      containers: [{name: c, image: %s, ports: [{containerPort: 80}]}]
+"""
+
+
+def test_a_changed_replication_controller_is_applied_again_by_strategic_merge(served):
+    assert (
+        served.kubectl("apply", "-f", "-", input=RC % "nginx").stdout.strip() == "replicationcontroller/rc-web created"
+    )
+    again = served.kubectl("apply", "-f", "-", input=RC % "nginx:1.27")
+    assert again.stdout.strip() == "replicationcontroller/rc-web configured"
+    image = served.kubectl("get", "rc", "rc-web", "-o", "jsonpath={.spec.template.spec.containers[0].image}").stdout
+    assert image == "nginx:1.27"
+    served.kubectl("delete", "rc", "rc-web")
