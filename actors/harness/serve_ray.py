@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ray
@@ -45,6 +45,10 @@ class RayBackend(Backend):
     async def list(self, kind: str, node_names: frozenset[str] | None) -> tuple[int, list[dict[str, Any]]]:
         result = await self.api.list.remote(kind, node_names)
         return result.resource_version, [codec.decode(b) for b in result.items]
+
+    async def list_encoded(self, kind: str, node_names: frozenset[str] | None) -> tuple[int, Sequence[bytes]]:
+        result = await self.api.list.remote(kind, node_names)
+        return result.resource_version, result.items
 
     async def write(self, req: Request, dry_run: bool = False) -> dict[str, Any] | None:
         out = await self.api.write_one.remote(req, dry_run)

@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import orjson
 
 from ..api import codec
@@ -62,6 +63,19 @@ def _shared(data: bytes) -> tuple[dict[str, Any], bytes]:
     return hit
 
 
+class _Metadata(msgspec.Struct):
+    namespace: str = ""
+    name: str = ""
+    labels: dict[str, str] | None = None
+
+
+class _Head(msgspec.Struct):
+    metadata: _Metadata = msgspec.field(default_factory=_Metadata)
+
+
+_META = msgspec.msgpack.Decoder(_Head)  # an object's name and labels from its stored bytes
+
+
 class _Matching:
     """Which objects of a selective watch match now: key -> the object as it last matched,
     encoded as the store encodes it (a change's bytes are the store's own, shared)."""
@@ -70,9 +84,9 @@ class _Matching:
         self.selective = selective
         self.now: dict[tuple[str, str], bytes] = {}
 
-    def note(self, obj: dict[str, Any]) -> None:
+    def note(self, key: tuple[str, str], data: bytes) -> None:
         if self.selective:
-            self.now[(namespace_of(obj), name_of(obj))] = codec.encode(obj)
+            self.now[key] = data
 
     def event(self, etype: str, obj: dict[str, Any], data: bytes, wanted: bool) -> tuple[str, Any] | None:
         """The event the client gets for a change to ``obj`` (``wanted``: it matches now):
@@ -122,11 +136,19 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
         node_names = frozenset((fs.node_name(),))
     matching = _Matching(opts.label_selector is not None or fs is not None)
     rv = query.watch_start(opts, await h.backend.resource_version())
-    if rv is None or matching.selective:
+    if rv is not None and matching.selective and fs is None:
+        # A label selector alone, from a resourceVersion: what matches now is read from each
+        # object's metadata, without decoding the rest (every re-watch of an informer pays it).
+        _, stored = await h.backend.list_encoded(kind, node_names)
+        for data in stored:
+            m = _META.decode(data).metadata
+            if (not t.namespace or m.namespace == t.namespace) and opts.label_selector.matches(m.labels):
+                matching.note((m.namespace, m.name), data)
+    elif rv is None or matching.selective:
         listed_rv, items = await h.backend.list(kind, node_names)
         for obj in sorted(items, key=lambda o: (namespace_of(o), name_of(o))):
             if wanted(obj):
-                matching.note(obj)
+                matching.note((namespace_of(obj), name_of(obj)), codec.encode(obj))
                 if rv is None:
                     yield line("ADDED", obj)
         if rv is None:
