@@ -1,6 +1,7 @@
 """The apiserver Ray actor: a thin shell around ``cluster.store.apiserver.APIServer``.
 
-Stamps writes with its emulated clock, applies each batch of typed requests in order, and
+Stamps writes with its emulated clock (its clock methods, for a running or a stepped
+cluster, are ``apiserverclock.py``'s), applies each batch of typed requests in order, and
 serves watches as long polls: ``watch`` returns as soon as any requested kind has events
 after the caller's resourceVersion (or when the timeout passes), so every reply is a batch.
 Event payloads are the msgpack bytes the store encoded once per write.
@@ -23,6 +24,7 @@ import time
 
 import ray
 
+from actors.apiserverclock import APIServerClock
 from actors.packing import pack_reply, unpack
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import Expired, StatusError
@@ -35,7 +37,7 @@ from cluster.store.window import DEFAULT_WINDOW, Window
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
-class APIServerActor(Profiled):
+class APIServerActor(APIServerClock, Profiled):
     def __init__(
         self,
         seed: int = 0,
@@ -51,18 +53,12 @@ class APIServerActor(Profiled):
         self.clock = Clock(ClockSpec(time_scale), time.time)
         self.durable = Durable(data_dir, seed, window, snapshot_every) if data_dir else None
         self.api = APIServer(seed=seed, window=window) if self.durable is None else self.durable.api
-        if self.durable is not None and (real_start := self.durable.saved_clock()) is not None:
-            self.clock.start(real_start)  # a restart: writes go on on the cluster's timeline
+        self.data_dir = data_dir
+        self.restore_clock()  # a restart: writes go on on the cluster's timeline (apiserverclock.py)
         self._changed: asyncio.Event | None = None
         self.writes = 0
         self.gc = GcPacer()
         self._last_write = 0.0
-
-    async def start_clock(self, real_start: float) -> None:
-        self.profile.start("apiserver")
-        if self.durable is not None:
-            self.durable.save_clock(real_start)
-        self.clock.start(real_start)
 
     async def collect_garbage(self) -> None:
         """Before a benchmark's measured phase: the full collection, and the snapshot if one

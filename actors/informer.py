@@ -14,6 +14,11 @@ so a restart normally shows up here as an Expired watch (the restarted store no 
 holds the old resourceVersions) and a relist. Should Ray report the actor unreachable
 anyway, ``poll`` waits a short, growing pause, returns no events, and relists every kind on
 its next call: a reply lost in the failure may have carried events.
+
+In a stepped run (``cluster/runtime/stepper.py``) a component's informer is ``clocked``:
+each watch reply also brings the apiserver's emulated time (``server_now``), so events
+written at a new instant are handled at that instant; and ``probe`` tells, without
+taking anything, whether the apiserver holds events this informer has not had yet.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from ray.exceptions import RayActorError
 
 from actors.packing import unpack_reply
 from cluster.api.errors import Expired, StatusError
-from cluster.api.requests import ListResult, Watch
+from cluster.api.requests import ListResult, Watch, WatchChunk
 from cluster.runtime.component import WatchEvent
 from cluster.runtime.reflector import Reflector
 
@@ -35,8 +40,10 @@ RELIST_CHUNK = 20_000  # events of a relist handed over per poll while the other
 
 
 class Informer:
-    def __init__(self, api, watches: Sequence[Watch] | Sequence[str]):
+    def __init__(self, api, watches: Sequence[Watch] | Sequence[str], clocked: bool = False):
         self.api = api
+        self.clocked = clocked
+        self.server_now = 0.0  # the apiserver's emulated time at its latest watch reply (clocked)
         self.reflector = Reflector(watches)
         self.node_names = self.reflector.node_names("Pod")
         self.failures = 0  # calls Ray could not deliver
@@ -102,7 +109,12 @@ class Informer:
 
     async def _watch(self, since: dict[str, int], timeout: float) -> list[WatchEvent]:
         r = self.reflector
-        reply = unpack_reply(await self.api.watch_packed.remote(since, self.node_names, timeout))
+        if self.clocked:
+            at, blob = await self.api.watch_clocked.remote(since, self.node_names, timeout)
+            self.server_now = max(self.server_now, at)
+        else:
+            blob = await self.api.watch_packed.remote(since, self.node_names, timeout)
+        reply = unpack_reply(blob)
         out = []
         for kind, part in reply.items():
             out += r.on_watch(kind, part)
@@ -128,3 +140,23 @@ class Informer:
         busy = {self._relisted[0]} if self._relisted is not None else set()
         since = {k: rv for k, rv in r.watch_since().items() if k not in busy}
         return out + (await self._watch(since, 0.0) if since else [])
+
+    def settled(self) -> bool:
+        """No list, relist or paginated list under way."""
+        return not (self.reflector.kinds_to_list() or self._paging or self._relisted is not None)
+
+    async def probe(self) -> int | None:
+        """Whether the apiserver holds events for this informer's watches that it has not
+        had (its own watch may be parked there, or its reply on the way): None if so, or
+        while a list is under way; else the resourceVersion it has seen every write of its
+        watches up to. Takes nothing: the events stay for ``poll``."""
+        since = self.reflector.watch_since()
+        if not self.settled() or not since:
+            return None
+        try:
+            reply = unpack_reply(await self.api.watch_packed.remote(since, self.node_names, 0.0))
+        except RayActorError:
+            return None
+        if any(not isinstance(part, WatchChunk) or part.events for part in reply.values()):
+            return None
+        return min(part.resume for part in reply.values() if isinstance(part, WatchChunk))

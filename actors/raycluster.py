@@ -45,7 +45,9 @@ def init_ray(ray_nodes: int = 0) -> None:
             _local = _start_local(ray_nodes)
             address = _local.address
         ray.init(
-            address=address,
+            # "local": start a Ray of our own, never attach to another one on the machine
+            # (a second run's, or another user's), which would refuse our system config.
+            address=address or "local",
             include_dashboard=False,
             # Only a Ray this process starts takes a system config (a joined cluster has its
             # own); Ray adds to the dict it is given, so it gets a copy.

@@ -5,7 +5,9 @@ scheduler or the controller-manager: created with ``max_restarts=-1`` and
 ``max_task_retries=-1``, each with ``ping`` and ``start_clock``). It kills the process the
 way a crash would, waits until a new incarnation answers, and starts that one's clock on
 the cluster's timeline. Callers of the actor meanwhile see only a pause: Ray holds and
-retries their calls.
+retries their calls. A stepped cluster's clock has no real start (``real_start`` None): its
+coordinator (``actors/cluster.py``) gives the new incarnation the instant the cluster
+stands at, and time does not move while the restart takes its real seconds.
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ def run_on_ray(scenario: Scenario, log: Log) -> dict:
             schedulers=spec.cluster.schedulers,
             job_run_seconds=spec.cluster.jobRunSeconds,
         )
-        cluster = RayCluster(plan, seed=spec.seed, time_scale=spec.timeScale, ray_nodes=spec.cluster.rayNodes)
+        cluster = RayCluster(
+            plan, seed=spec.seed, ray_nodes=spec.cluster.rayNodes, stepped=True, pace=spec.pace()
+        )  # stepped time: cluster/runtime/stepper.py
         return asyncio.run(run_scenario(scenario, cluster, log))
     finally:
         raycluster.shutdown()

@@ -8,16 +8,19 @@ in actors). Also owns ``Fleet``: which host runs which node, and which nodes and
 dead, removed or partitioned, so chaos picks among the living and health checks skip the
 dead; and the chaos operations both runtimes implement alike on top of node commands.
 
-Time, as the driver sees it: ``now()`` is emulated seconds. Under ``local`` nothing moves
-until the driver calls ``advance``, which jumps to the next thing that happens; under
-``ray`` time runs by the wall clock and ``settle``/``advance`` return at once (a poll of
-the driver's informer is what waits).
+Time, as the driver sees it: ``now()`` is emulated seconds. In a ``virtual`` cluster
+nothing moves until the driver calls ``advance``, which jumps to the next thing that
+happens, and ``settle_watch`` returns once the cluster is done with the instant, with the
+events of it: the local runtime (one process), and the Ray runtime when it steps
+(``stepper.py``: what every scenario run on Ray does, with ``timeScale`` as a pace at most).
+A running Ray cluster (benchmarks, ``kubemu serve``) has its time run by the wall clock:
+``settle``/``advance`` return at once and a poll of the driver's informer is what waits.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,6 +30,7 @@ from .component import ComponentSpec, WatchEvent
 from .reflector import Reflector
 
 SETTLE_HORIZON = 10.0  # emulated seconds: a change due sooner than this keeps a run going
+RUNNING_POLL = 0.05  # real seconds the driver's watch may wait on a cluster whose clock runs
 
 
 class Informer(Protocol):
@@ -98,8 +102,10 @@ class Cluster(ABC):
     """A running emulated cluster (see the module docstring)."""
 
     runtime = ""
+    virtual = True  # time moves only when the driver advances it (see the module docstring)
 
     def __init__(self) -> None:
+        self.log: Callable[[str], None] = _quiet  # where the runtime says what the driver should show
         self.fleet = Fleet()
         # Per role ("scheduler", "yunikorn"): the counters of its instances before restarts.
         self.carried: dict[str, dict[str, int]] = {}
@@ -128,6 +134,16 @@ class Cluster(ABC):
 
     async def advance(self, until: float | None) -> None:  # noqa: B027 - the wall clock moves ray's time
         """Move time on to the next thing that happens, at most to ``until`` (local)."""
+
+    async def settle_watch(self, informer: Informer) -> list[WatchEvent]:
+        """Let the cluster finish the instant (``settle``), then the events the driver's
+        ``informer`` has not had: every write so far, in a virtual cluster."""
+        await self.settle()
+        return await drain(informer) if self.virtual else await informer.poll(RUNNING_POLL)
+
+    def time_report(self) -> dict[str, Any]:
+        """How emulated time went, for the run's report."""
+        return {"mode": "virtual" if self.virtual else "running"}
 
     @abstractmethod
     async def quiet(self, now: float) -> bool:
@@ -215,3 +231,20 @@ class Cluster(ABC):
         for k, v in (await self.scheduler_stats(role)).items():
             if isinstance(v, int) and not isinstance(v, bool) and k != "pending":
                 carried[k] = v
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+async def drain(informer: Informer) -> list[WatchEvent]:
+    """Everything written so far that ``informer`` watches, without waiting: a watch reply
+    holds at most 10,000 events of a kind, and after a whole one every kind it watches has
+    reached the same resourceVersion (the store's)."""
+    out = await informer.poll(0.0)
+    for _ in range(100_000):
+        marks = informer.reflector.rv.values()
+        if None not in marks and len(set(marks)) <= 1:
+            break
+        out += await informer.poll(0.0)
+    return out

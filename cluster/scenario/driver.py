@@ -5,8 +5,12 @@ pools added and removed, chaos, scale, rollback), watches Pods, Nodes, Events an
 workload kinds (``KINDS``) into a ``Mirror`` like any other client, lets ``ScenarioRun``
 judge the expectations, ends the run when they allow it and the cluster has settled, and
 builds the report. It talks to the cluster only through ``cluster/runtime/cluster.py``'s
-``Cluster``, so the same loop drives the local runtime (which it advances from one instant
-to the next) and the Ray runtime (whose clock runs by itself while the loop polls).
+``Cluster``, so the same loop drives both runtimes alike: at each instant it runs the steps
+due, lets the cluster finish the instant (``settle_watch``: the local runtime's rounds, or
+the Ray runtime's coordinator asking its actors, ``cluster/runtime/stepper.py``), observes
+what its watch brought, and advances the clock to the next thing that happens. Emulated 0
+is therefore the instant at which the scenario's objects exist and the cluster has reacted
+to them, on either runtime; ``until`` and ``within`` windows count from there.
 
 A run ends at ``spec.duration``, or earlier once the timeline (random chaos included) is
 done, the expectations are decided (``ScenarioRun.over``) and the cluster is quiet: every
@@ -40,8 +44,8 @@ from .schema import Scenario, Step
 from .schema_workloads import RollbackSpec, ScaleSpec
 
 PROGRESS_EVERY = 2.0  # real seconds between progress lines
-RESOURCES_EVERY = 0.25  # real seconds between reads of the kubelets' PodResources view (ray)
-POLL = 0.05  # real seconds the driver's watch may wait (ray)
+RESOURCES_EVERY = 0.25  # real seconds between reads of the kubelets' PodResources view (a running clock)
+LAG_NOTE = 1.0  # emulated seconds behind a paced run's timeScale worth a line in the summary
 # What the driver's watch mirrors: what expectations, invariants and the report read
 # (and any other kind an ``object`` expectation names). A kind without objects costs one
 # empty watch entry per poll, and the invariants that read these look only while some exist.
@@ -202,12 +206,16 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
     spec, wall0 = scenario.spec, time.time()
     taken: dict[str, int] = {}
     expand_pools(spec.cluster.nodes, taken)
+    cluster.log = log
     try:
         registered = await cluster.start()
         log(f"kubemu: {registered} nodes on {len(cluster.fleet.hosts)} hosts registered in {time.time() - wall0:.1f}s")
         mirror, run = Mirror(), ScenarioRun(scenario)
         timeline = Timeline(cluster, log, taken, mirror)
         informer = cluster.informer(KINDS + tuple(k for k in run.object_kinds() if k not in KINDS))
+        # Every component has listed what it watches before the first object exists (a
+        # component listing kind by kind while they are created would see them out of order).
+        _apply(mirror, await cluster.settle_watch(informer), 0.0)
         if spec.objects:
             await timeline.run(Step(at=0, create=spec.objects), 0.0)
         now = await _loop(cluster, run, mirror, informer, timeline, log)
@@ -221,6 +229,12 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
         if yunikorn:
             report["yunikorn"] = reports.yunikorn(yunikorn)
         report["runtime"] = cluster.runtime
+        report["clock"] = clock = cluster.time_report()
+        if clock.get("maxLagSeconds", 0.0) >= LAG_NOTE:
+            log(
+                f"kubemu: the cluster did not keep up with timeScale {clock['timeScale']:g}: emulated time "
+                f"ran {clock.get('achievedScale', 0):g}x real, up to {clock['maxLagSeconds']:g}s behind the pace"
+            )
         report["chaos"] = timeline.chaos_log
         report["watch"] = {"relists": informer.reflector.relists}  # the driver's own watch
         report["placement"] = cluster.placement()
@@ -232,7 +246,7 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
 async def _loop(
     cluster: Cluster, run: ScenarioRun, mirror: Mirror, informer: Informer, timeline: Timeline, log: Log
 ) -> float:
-    local = cluster.runtime == "local"
+    virtual = cluster.virtual
     duration = run.scenario.spec.duration
     # The PodResources view is read only when an expectation needs it; the report's copy
     # is taken once at the end.
@@ -243,10 +257,9 @@ async def _loop(
         for step in run.due(now):
             await timeline.run(step, step.at)
         await timeline.tick(now)
-        await cluster.settle()
-        _apply(mirror, await informer.poll(POLL), now)
+        _apply(mirror, await cluster.settle_watch(informer), now)
         now = cluster.now()
-        if resources and (local or time.time() - last_resources >= RESOURCES_EVERY):
+        if resources and (virtual or time.time() - last_resources >= RESOURCES_EVERY):
             last_resources = time.time()
             await poll_resources(cluster, mirror, now)
         run.observe(mirror, now)

@@ -110,7 +110,7 @@ class Step(Strict):
 class ScenarioSpec(Strict):
     runtime: Literal["ray", "local"] = "ray"  # where the components run (docs/architecture.md §6)
     seed: int = 1
-    timeScale: float = Field(default=1.0, gt=0)
+    timeScale: float = Field(default=1.0, gt=0)  # given: the Ray runtime's pace at most (``pace``)
     duration: float = 300.0
     cluster: ClusterSpec = Field(default_factory=ClusterSpec)
     objects: list[dict[str, Any]] = Field(default_factory=list)
@@ -121,6 +121,12 @@ class ScenarioSpec(Strict):
     scheduler: dict[str, Any] | None = None
 
     _duration_v = field_validator("duration", mode="before")(lambda cls, v: parse_duration(v))
+
+    def pace(self) -> float | None:
+        """How many emulated seconds per real second the Ray runtime may run at most: the
+        ``timeScale`` the file (or ``--set``) gives, or None when it gives none: as fast as
+        the cluster keeps up (``cluster/runtime/stepper.py``). The local runtime ignores it."""
+        return self.timeScale if "timeScale" in self.model_fields_set else None
 
 
 class Metadata(Strict):

@@ -1,6 +1,14 @@
 """The Ray subset of the scenario suite: one scenario per folder runs on both runtimes and
-gives the same verdict on every expectation, and each chaos action that stops processes
-runs on Ray (``killHost`` here, ``killRayNode`` in ``test_ray_nodes.py``)."""
+gives the same verdict on every expectation and the same events, object by object, at the
+same emulated times (Ray steps its clock as the local runtime does; within one instant its
+components act at once, so only the order of events written at the same instant may
+differ); each chaos action that stops
+processes runs on Ray (``killHost`` here, ``killRayNode`` in ``test_ray_nodes.py``); a
+``timeScale`` paces a Ray run by the wall clock and the report says how it went. Every
+shipped scenario on Ray: ``test_every_scenario_on_ray.py`` (``make test-ray``)."""
+
+import re
+import time
 
 import pytest
 from scenariofiles import NEEDS_PROCESSES, ROOT, failed, quiet
@@ -24,6 +32,25 @@ def verdicts(report: dict) -> list[tuple[str, bool]]:
     return [(e["spec"], e["ok"]) for e in report["expectations"]]
 
 
+# A name the apiserver drew for a ``generateName`` (upstream's alphabet): which pod of a
+# ReplicaSet gets which name depends on the order the writes of one instant arrived in.
+GENERATED = re.compile(r"-[bcdfghjklmnpqrstvwxz2456789]{5}$")
+
+
+def event_order(report: dict) -> tuple[dict[str, list], list]:
+    """Per object, its events' (emulated time, reason) in time order (those of one instant
+    by reason); the objects with drawn names as one sorted list of (name without the
+    suffix, their events)."""
+    per_object: dict[str, list[tuple[float, str]]] = {}
+    for e in report["events"]:
+        per_object.setdefault(e["object"], []).append((round(e["time"], 3), e["reason"]))
+    for seq in per_object.values():
+        seq.sort()
+    named = {o: seq for o, seq in per_object.items() if not GENERATED.search(o)}
+    drawn = sorted((GENERATED.sub("", o), seq) for o, seq in per_object.items() if GENERATED.search(o))
+    return named, drawn
+
+
 def evicted(report: dict) -> tuple[set[str], set[str]]:
     """The pods whose status says the kubelet evicted them, and those with an Evicted event."""
     pods = {f"Pod/default/{p['name']}" for p in report["pods"] if p.get("reason") == "Evicted"}
@@ -38,15 +65,32 @@ def test_a_scenario_gives_the_same_verdicts_on_both_runtimes(ray_local, name):
     assert on_ray["passed"], failed(on_ray)
     assert (on_ray["runtime"], local["runtime"]) == ("ray", "local")
     assert verdicts(on_ray) == verdicts(local)
+    assert event_order(on_ray) == event_order(local)
+    assert on_ray["endedAt"] == local["endedAt"]
+    assert on_ray["clock"]["mode"] == "stepped"
     pods, events = evicted(on_ray)
     assert pods <= events  # the report holds the event of every eviction it shows
 
 
 @pytest.mark.parametrize("name", [n for n, needs in NEEDS_PROCESSES.items() if needs == "killHost"])
 def test_chaos_that_stops_a_host_process_runs_on_ray(ray_local, name):
-    # At the file's own time scale: a restart's real seconds become emulated ones, and a
-    # faster scale on a slow machine pushed the evictions past the file's window.
+    # The restart in it takes real seconds but no emulated time: the clock waits for it.
     report = run_on_ray(load_file(str(ROOT / "scenarios" / f"{name}.yaml")), quiet)
     assert report["passed"], failed(report)
     (kill,) = [entry for entry in report["chaos"] if entry["action"] == "killHost"]
     assert len(kill["detail"].removeprefix("nodes down: ").split(", ")) == 10  # the rack's host process
+
+
+def test_a_time_scale_paces_a_ray_run_by_the_wall_clock(ray_local):
+    # 35 s emulated at 10x: at least 3.5 s of wall time, the same verdicts as unpaced.
+    path = str(ROOT / "scenarios" / "quickstart.yaml")
+    t = time.monotonic()
+    paced = run_on_ray(load_file(path, ["spec.timeScale=10"]), quiet)
+    took = time.monotonic() - t
+    assert paced["passed"], failed(paced)
+    clock = paced["clock"]
+    assert clock["mode"] == "paced" and clock["timeScale"] == 10
+    assert took >= paced["endedAt"] / 10
+    assert 0 < clock["achievedScale"] <= 10.5
+    local = run_local(load_file(path, ["spec.runtime=local"]), quiet)
+    assert verdicts(paced) == verdicts(local) and event_order(paced) == event_order(local)

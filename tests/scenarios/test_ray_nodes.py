@@ -26,8 +26,6 @@ def test_hosts_spread_over_three_ray_nodes_and_one_dies(tmp_path):
             str(ROOT / "scenarios/chaos/ray-nodes.yaml"),
             "--report",
             str(report_path),
-            "--set",
-            "spec.timeScale=35",  # the file's 20, sped up: the same faults, sooner
         ],
         cwd=ROOT,
         env=env,
