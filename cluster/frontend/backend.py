@@ -15,7 +15,7 @@ from typing import Any
 
 from ..api import codec
 from ..api.errors import BadRequest, Cause, Expired, Invalid
-from ..api.kinds import BY_KIND, CUSTOM, deleted_answer
+from ..api.kinds import BY_KIND, CUSTOM, Resource, deleted_answer
 from ..api.requests import Bind, Create, Delete, Evict, Patch, Request, Update, UpdateStatus, WatchChunk
 from ..store.apiserver import APIServer
 
@@ -138,6 +138,13 @@ class ObjectInvalid(Invalid):
         super().__init__(message, causes)
         self.details = details
 
+    @classmethod
+    def about(cls, r: Resource, name: str, detail: str, causes: tuple[Cause, ...]) -> ObjectInvalid:
+        """``<Kind>[.<group>] "<name>" is invalid: <detail>`` about an object of ``r``."""
+        qualified = f"{r.kind}.{r.group}" if r.group else r.kind
+        details = {"name": name, "group": r.group, "kind": r.kind}
+        return cls(f'{qualified} "{name}" is invalid: {detail}', causes, details)
+
     def _extra(self) -> dict[str, Any]:
         return {"details": self.details}
 
@@ -154,9 +161,7 @@ def object_invalid(obj: dict[str, Any], e: Invalid) -> Invalid:
         return e
     field, _, rest = e.message.partition(": ")
     cause = Cause("FieldValueInvalid", rest or e.message, field if rest else "")
-    qualified = f"{r.kind}.{r.group}" if r.group else r.kind
-    details = {"name": name, "group": r.group, "kind": r.kind}
-    return ObjectInvalid(f'{qualified} "{name}" is invalid: {e.message}', e.causes or (cause,), details)
+    return ObjectInvalid.about(r, name, e.message, e.causes or (cause,))
 
 
 class LocalBackend(Backend):

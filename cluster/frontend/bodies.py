@@ -14,7 +14,7 @@ from ..api.errors import BadRequest, Cause
 from ..api.kinds import Resource, schema_key
 from . import fieldvalidation
 from .backend import ObjectInvalid
-from .wire import JSON, Request
+from .wire import Request
 
 if TYPE_CHECKING:
     from .handler import Handler
@@ -25,8 +25,7 @@ def checked(
 ) -> tuple[dict[str, Any], list[str]]:
     """``fieldvalidation.check`` of an object of the view or review ``r``, by its own schema."""
     mode = fieldvalidation.parse_mode(req.query, verb)
-    ctype = req.headers.get("content-type", "").split(";")[0].strip()
-    json_body = ctype in ("", JSON) or ctype.endswith("+json")
+    ctype, json_body = fieldvalidation.body_type(req.headers, req.body)
     key = schema_key(r)
     try:
         return fieldvalidation.check(
@@ -34,7 +33,7 @@ def checked(
             obj,
             mode,
             verb=verb,
-            body=req.body if json_body else None,
+            body=json_body,
             patch_type=ctype,
             patch=patch,
         )
@@ -46,9 +45,7 @@ def refused(r: Resource, name: str, causes: list[Cause]) -> ObjectInvalid:
     """A view's own refusal, named as upstream names an invalid object of that group."""
     texts = [f"{c.field}: {c.message}" for c in causes]
     detail = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    qualified = f"{r.kind}.{r.group}" if r.group else r.kind
-    details = {"name": name, "group": r.group, "kind": r.kind}
-    return ObjectInvalid(f'{qualified} "{name}" is invalid: {detail}', tuple(causes), details)
+    return ObjectInvalid.about(r, name, detail, tuple(causes))
 
 
 def body_object(h: Handler, req: Request, r: Resource) -> dict[str, Any]:

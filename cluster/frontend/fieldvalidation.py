@@ -45,6 +45,13 @@ _OPTIONS = {CREATE: "CreateOptions", UPDATE: "UpdateOptions", PATCH: "PatchOptio
 _JSON_PATCH_KEYS = frozenset(("op", "path", "from", "value"))
 
 
+def body_type(headers: Mapping[str, str], body: bytes) -> tuple[str, bytes | None]:
+    """A request's media type and, when it is JSON (no Content-Type counts as JSON), its body
+    for ``check``'s duplicate-key scan (None for YAML and protobuf)."""
+    ctype = headers.get("content-type", "").split(";")[0].strip()
+    return ctype, body if ctype in ("", "application/json") or ctype.endswith("+json") else None
+
+
 def parse_mode(query: Mapping[str, str], verb: str = CREATE) -> str:
     """The request's ``fieldValidation``: absent or empty means Warn; anything but the three
     values is upstream's 422 on the verb's options kind."""

@@ -220,11 +220,10 @@ async def _checked(
     (``fieldvalidation.py``): unknown fields dropped, warned about or refused; mistyped ones
     refused whatever the mode. A custom resource is checked against the schema of the
     version the URL names (``view``; looked up when not given)."""
-    ctype = req.headers.get("content-type", "").split(";")[0].strip()
-    json_body = ctype in ("", "application/json") or ctype.endswith("+json")
+    ctype, json_body = fieldvalidation.body_type(req.headers, req.body)
     patch: Any = None
-    if verb == fieldvalidation.PATCH and json_body:
-        patch = orjson.loads(req.body)  # parsed once already by the patch itself: it is valid JSON
+    if verb == fieldvalidation.PATCH and json_body is not None:
+        patch = orjson.loads(json_body)  # parsed once already by the patch itself: it is valid JSON
     if view is None and t.resource.kind in CUSTOM:
         view = await view_of(h, t.resource)
     schema = view.schema if view is not None else None
@@ -233,7 +232,7 @@ async def _checked(
         obj,
         mode,
         verb=verb,
-        body=req.body if json_body else None,
+        body=json_body,
         patch_type=ctype,
         patch=patch,
         crd_schema=dict(schema) if schema is not None else None,

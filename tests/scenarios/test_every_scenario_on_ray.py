@@ -23,7 +23,10 @@ from cluster.scenario.schema import load_file
 
 pytestmark = [
     pytest.mark.ray,
-    pytest.mark.skipif(not os.environ.get("KUBEMU_TEST_RAY_ALL"), reason="make test-ray (KUBEMU_TEST_RAY_ALL=1)"),
+    pytest.mark.skipif(
+        not os.environ.get("KUBEMU_TEST_RAY_ALL"),
+        reason="all 64 scenarios on Ray take about 10 minutes: run by make test-ray (KUBEMU_TEST_RAY_ALL=1)",
+    ),
 ]
 RAY_BOUND, RAY_FACTOR = 30.0, 3.0
 PROCESS_FAULTS = {"restart", "killHost", "killRayNode", "random"}

@@ -85,31 +85,41 @@ def _version(name: str, served: bool, storage: bool, props: dict) -> dict:
     return {"name": name, "served": served, "storage": storage, "schema": {"openAPIV3Schema": schema}}
 
 
-def multi_version_crd(conversion: str = "None") -> dict:
-    """``widgets.example.com``: v1 stored, v2 and v1beta1 served too (each its own schema,
-    v2 with defaults), v1alpha1 defined but not served."""
+def widget_crd(versions: list[dict], conversion: str | None = None) -> dict:
+    """``widgets.example.com`` with the given ``versions`` (and conversion strategy)."""
+    spec: dict = {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+        "versions": versions,
+    }
+    if conversion is not None:
+        spec["conversion"] = {"strategy": conversion}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "conversion": {"strategy": conversion},
-            "versions": [
-                _version("v1beta1", True, False, {"size": {"type": "integer"}}),
-                _version("v1", True, True, {"size": {"type": "integer"}, "color": {"type": "string"}}),
-                _version(
-                    "v2",
-                    True,
-                    False,
-                    {"size": {"type": "integer", "default": 1}, "shape": {"type": "string", "default": "round"}},
-                ),
-                _version("v1alpha1", False, False, {"size": {"type": "integer"}}),
-            ],
-        },
+        "spec": spec,
     }
+
+
+def multi_version_crd(conversion: str = "None") -> dict:
+    """``widgets.example.com``: v1 stored, v2 and v1beta1 served too (each its own schema,
+    v2 with defaults), v1alpha1 defined but not served."""
+    return widget_crd(
+        [
+            _version("v1beta1", True, False, {"size": {"type": "integer"}}),
+            _version("v1", True, True, {"size": {"type": "integer"}, "color": {"type": "string"}}),
+            _version(
+                "v2",
+                True,
+                False,
+                {"size": {"type": "integer", "default": 1}, "shape": {"type": "string", "default": "round"}},
+            ),
+            _version("v1alpha1", False, False, {"size": {"type": "integer"}}),
+        ],
+        conversion,
+    )
 
 
 def widgets(version: str, ns: str = "default") -> str:

@@ -5,7 +5,7 @@ a CRD shows on objects stored before it; and ``nullable``."""
 import copy
 
 import pytest
-from http_builders import AUTH, CRDS, call, serve, widget
+from http_builders import AUTH, CRDS, call, serve, widget, widget_crd
 
 from cluster.frontend import crdvalidation
 from cluster.frontend.fieldvalidation import STRICT, WARN, check
@@ -82,18 +82,9 @@ def test_field_validation_defaults_before_it_checks_required_fields_and_leaves_t
 
 
 def _crd(props):
-    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": spec_schema(**props)}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [version],
-        },
-    }
+    return widget_crd(
+        [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": spec_schema(**props)}}]
+    )
 
 
 @pytest.fixture
