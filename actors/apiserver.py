@@ -1,4 +1,4 @@
-"""The apiserver Ray actor: a thin shell around ``cluster.store.apiserver.APIServer``.
+"""The apiserver Ray actor: a thin shell around ``cluster.apiserver.apiserver.APIServer``.
 
 Stamps writes with its emulated clock (its clock methods, for a running or a stepped
 cluster, are ``apiserverclock.py``'s), applies each batch of typed requests in order, and
@@ -7,7 +7,7 @@ after the caller's resourceVersion (or when the timeout passes), so every reply 
 Event payloads are the msgpack bytes the store encoded once per write.
 
 With a data directory every write call is committed to the durable log before it is
-acknowledged or any watcher can see it (``cluster/store/durable.py``); a restarted actor
+acknowledged or any watcher can see it (``cluster/apiserver/durable.py``); a restarted actor
 recovers from the directory, continues the resourceVersion sequence and the emulated
 timeline, and its watchers relist. Ray restarts the actor after a crash or a
 ``ray.kill(..., no_restart=False)`` and retries the calls that were in flight, so clients
@@ -31,9 +31,9 @@ from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import ListPage, ListResult, Outcome, Request, WatchChunk
 from cluster.clock import Clock, ClockSpec
 from cluster.frontend.backend import apply_one
-from cluster.store.apiserver import APIServer
-from cluster.store.durable import DEFAULT_SNAPSHOT_EVERY, CommitFailed, Durable, Unrecoverable
-from cluster.store.window import DEFAULT_WINDOW, Window
+from cluster.apiserver.apiserver import APIServer
+from cluster.apiserver.durable import DEFAULT_SNAPSHOT_EVERY, CommitFailed, Durable, Unrecoverable
+from cluster.apiserver.window import DEFAULT_WINDOW, Window
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)

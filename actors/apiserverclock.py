@@ -20,7 +20,7 @@ from cluster.clock import Clock, ClockSpec, save_held, saved_held
 if TYPE_CHECKING:
     from actors.profiling import Profile
     from cluster.api.requests import Outcome
-    from cluster.store.durable import Durable
+    from cluster.apiserver.durable import Durable
 
 
 class APIServerClock:

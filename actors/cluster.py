@@ -40,7 +40,7 @@ from cluster.runtime.cluster import Informer as InformerLike
 from cluster.runtime.commands import Command
 from cluster.runtime.component import ComponentSpec, WatchEvent
 from cluster.runtime.stepper import Answer, Stepper
-from cluster.store.window import DEFAULT_WINDOW, Window
+from cluster.apiserver.window import DEFAULT_WINDOW, Window
 
 CATCH_UP_WAIT = 10.0  # real seconds the driver's watch has to catch up at the end of a run
 SETTLE_PATIENCE = 120.0  # real seconds one instant may take before the run moves on regardless

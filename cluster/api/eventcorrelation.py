@@ -12,7 +12,7 @@ Owns what a recording component does to its Events before they reach the apiserv
 2. Counting: an event seen before (the same source, object, type, reason and message; a
    combined event: the same group) keeps its first event's name and ``firstTimestamp``
    and carries ``count`` one more and ``lastTimestamp`` now; the apiserver then updates
-   that Event instead of adding one (``cluster/store/eventsink.py``, upstream's PATCH,
+   that Event instead of adding one (``cluster/apiserver/eventsink.py``, upstream's PATCH,
    re-created when it has expired).
 3. The spam filter (``events.SpamFilter``'s token bucket): 25 events per source and
    object, then one per five minutes; the counts of the events it holds back still rise.

@@ -227,7 +227,7 @@ RESOURCES: tuple[Resource, ...] = (
         False,
         categories=API_EXTENSIONS,
     ),
-    # A pod's runtimeClassName is admitted against these (cluster/store/admission.py).
+    # A pod's runtimeClassName is admitted against these (cluster/apiserver/admission.py).
     _r("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
 )
 

@@ -3,7 +3,7 @@ pods are healthy, and the ``DisruptionAllowed`` condition.
 
 Owns the matching rules both sides of a disruption must share: the disruption controller
 (``cluster/controllers/disruption.py``), which computes a PDB's status, and the
-apiserver's Eviction subresource (``cluster/store/apiserver.py``), which charges it.
+apiserver's Eviction subresource (``cluster/apiserver/apiserver.py``), which charges it.
 
 - Pods covered: pods in the PDB's namespace whose labels match ``spec.selector``. A null
   selector matches nothing and an empty one (``{}``) matches every pod, as in policy/v1.

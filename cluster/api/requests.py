@@ -4,7 +4,7 @@ return.
 Owns the write requests (``Create``, ``Update``, ``UpdateStatus``, ``Patch``, ``Delete``,
 ``Bind``, ``Evict``, ``RecordEvent``), the watch selector (``Watch``) and the read results
 (``ListResult``, ``WatchChunk``). Components return lists of requests
-(``cluster/runtime/component.py``); the apiserver (``cluster/store/apiserver.py``) applies
+(``cluster/runtime/component.py``); the apiserver (``cluster/apiserver/apiserver.py``) applies
 them in order and answers each with ``None`` (done) or a ``StatusError``
 (``errors.py``). Requests are named tuples: typed, read by field name, and cheap to build
 and to send between processes in the batches of thousands the scheduler writes.
@@ -64,7 +64,7 @@ class Delete(NamedTuple):
     """Delete with DeleteOptions: ``uid`` is the precondition ("" for none), ``grace`` the
     gracePeriodSeconds (None: the object's own; pods terminate gracefully, reference §8) and
     ``propagation`` the propagationPolicy: "Background", "Foreground", "Orphan", or "" for
-    the kind's default (``cluster/store/apiserver.py`` says which)."""
+    the kind's default (``cluster/apiserver/apiserver.py`` says which)."""
 
     kind: str
     namespace: str

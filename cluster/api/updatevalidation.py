@@ -6,7 +6,7 @@ selector entries added and its node affinity narrowed), the selectors of the wor
 Job's template (but for the scheduling directives of a suspended Job that never started)
 and completions (but for an elastic Indexed Job), and a PriorityClass's value and
 preemption policy, in upstream's words. The apiserver's update
-(``cluster/store/apiserver.py``) calls ``validate_update`` with the stored object and the
+(``cluster/apiserver/apiserver.py``) calls ``validate_update`` with the stored object and the
 new one, after the new one passed create-time validation and got its defaults, and
 before anything is written; a failure raises ``FieldError``. The controllers' typed
 patches do not come through here: they write only fields upstream lets them write.

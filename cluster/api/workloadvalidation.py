@@ -4,7 +4,7 @@ Owns the field rules of reference k8s-workloads.md §1.2, §2.2, §3.2, §4.2 an
 upstream's field paths and messages in upstream's shape (``spec.replicas: Invalid value:
 -1: must be greater than or equal to 0``), so ``kubectl apply`` of a bad manifest prints
 what a real apiserver would. ``validation.validate`` calls ``CHECKS[kind]`` after the
-metadata checks; validation runs before defaulting (``cluster/store/workloaddefaults.py``),
+metadata checks; validation runs before defaulting (``cluster/apiserver/workloaddefaults.py``),
 so a field the apiserver defaults may be absent here.
 """
 

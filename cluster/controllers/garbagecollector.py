@@ -4,7 +4,7 @@ Owns what upstream's collector decides over its dependency graph: deleting depen
 owners are all gone, carrying out Foreground deletion (dependents first, then the owner's
 ``foregroundDeletion`` finalizer) and Orphan deletion (the owner's ownerReference stripped
 from every dependent, then its ``orphan`` finalizer). The apiserver sets those finalizers
-from DeleteOptions' propagationPolicy (``cluster/store/apiserver.py``).
+from DeleteOptions' propagationPolicy (``cluster/apiserver/apiserver.py``).
 
 Who calls it: the controller manager (``manager.py``) feeds it the watch events of every kind
 it watches (every kind in ``cluster/api/kinds.py`` but Events, which upstream's collector

@@ -1,6 +1,6 @@
 """The namespace controller (upstream's ``pkg/controller/namespace``): emptying a deleted namespace.
 
-Owns the middle of a namespace's deletion. The apiserver (``cluster/store/apiserver.py``)
+Owns the middle of a namespace's deletion. The apiserver (``cluster/apiserver/apiserver.py``)
 marks a deleted namespace Terminating and refuses new content in it; this controller
 deletes everything inside, and once nothing is left takes the ``kubernetes`` entry out of
 ``spec.finalizers`` (upstream's ``namespaces/finalize``), after which the apiserver removes

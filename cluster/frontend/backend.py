@@ -17,7 +17,7 @@ from ..api import codec
 from ..api.errors import BadRequest, Cause, Expired, Invalid
 from ..api.kinds import BY_KIND, CUSTOM, Resource, deleted_answer
 from ..api.requests import Bind, Create, Delete, Evict, Patch, Request, Update, UpdateStatus, WatchChunk
-from ..store.apiserver import APIServer
+from ..apiserver.apiserver import APIServer
 
 
 def apply_one(api: APIServer, req: Request, now: float, dry_run: bool = False) -> dict[str, Any] | None:

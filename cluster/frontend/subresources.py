@@ -22,7 +22,7 @@ from ..api.kinds import BY_KIND
 from ..api.requests import Patch
 from ..api.selectors import LabelSelector
 from ..api.subresourcewrites import SetEphemeralContainers, SetNamespaceFinalizers
-from ..store.defaults import default_container
+from ..apiserver.defaults import default_container
 from . import connect, fieldvalidation, podlog, query
 from .backend import object_invalid
 from .paths import Target

@@ -36,9 +36,9 @@ from typing import Any, TextIO
 
 from ..api import codec
 from ..api.requests import Bind, Outcome, Request
-from ..store.apiserver import APIServer
-from ..store.durable import restart_in_memory
-from ..store.window import DEFAULT_WINDOW, Window
+from ..apiserver.apiserver import APIServer
+from ..apiserver.durable import restart_in_memory
+from ..apiserver.window import DEFAULT_WINDOW, Window
 from . import gcpolicy
 from .cluster import SETTLE_HORIZON, Cluster, Informer, Layout, RuntimeRefused
 from .commands import Command

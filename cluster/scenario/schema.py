@@ -24,7 +24,7 @@ from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..kubelet.kubeletconfig import check_kubelet
 from ..kubelet.node import NodeConfig
 from ..scheduler.config import ConfigError, build_config
-from ..store.admission import BUILTIN_NAMESPACES
+from ..apiserver.admission import BUILTIN_NAMESPACES
 from ..yunikorn import config as yk_config
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec

@@ -8,7 +8,7 @@ import pytest
 from actors.apiserver import APIServerActor
 from actors.informer import Informer
 from cluster.api.requests import Create
-from cluster.store.window import Window
+from cluster.apiserver.window import Window
 
 pytestmark = pytest.mark.ray
 

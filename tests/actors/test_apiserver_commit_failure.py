@@ -11,8 +11,8 @@ from cluster.api.errors import ServiceUnavailable
 from cluster.api.patches import Apply
 from cluster.api.requests import Create, Patch, Update, WatchChunk
 from cluster.kubelet.component import lease
-from cluster.store import durable as durable_mod
-from cluster.store.wal import WalError
+from cluster.apiserver import durable as durable_mod
+from cluster.apiserver.wal import WalError
 
 Actor = APIServerActor.__ray_actor_class__  # the plain class Ray wraps
 

@@ -6,7 +6,7 @@ import asyncio
 from actors import informer as informer_mod
 from actors.informer import Informer
 from cluster.api.errors import StatusError
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 
 def _pod(name):

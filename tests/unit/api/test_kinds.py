@@ -9,7 +9,7 @@ from cluster.api.kinds import BY_KIND, BY_PLURAL, RESOURCES
 from cluster.api.objects import KINDS
 from cluster.api.requests import Create, Update
 from cluster.api.validation import ValidationError, validate
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 
 def test_every_kind_and_plural_appears_once_and_objects_kinds_follows_the_table():

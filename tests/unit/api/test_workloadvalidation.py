@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from cluster.api.errors import Invalid
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 POD = {"containers": [{"name": "c", "image": "nginx"}]}
 

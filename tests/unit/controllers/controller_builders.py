@@ -12,7 +12,7 @@ from cluster.controllers.manager import ControllerManager
 from cluster.controllers.writes import Writes, requests
 from cluster.kubelet.component import lease as kubelet_lease
 from cluster.runtime.reflector import Reflector
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"

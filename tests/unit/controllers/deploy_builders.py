@@ -21,7 +21,7 @@ from cluster.controllers.manager import ControllerManager
 from cluster.controllers.replicaset import ReplicaSetController
 from cluster.controllers.writes import failure_hook, requests
 from cluster.runtime.reflector import Reflector
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 CONTAINERS = [{"name": "c", "image": "nginx:1"}]
 

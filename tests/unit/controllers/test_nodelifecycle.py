@@ -19,7 +19,7 @@ from cluster.controllers.nodelifecycle import (
     unknown_conditions,
 )
 from cluster.controllers.writes import requests
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 GONE_QUIET = [
     ("condition", "n1", "Ready", "Unknown", "NodeStatusUnknown"),

@@ -5,7 +5,7 @@ from cluster.api.errors import NotFound
 from cluster.api.patches import NodeTaints
 from cluster.api.requests import Patch
 from cluster.controllers.nodetaints import NodeTaintController, tainting_patch, wanted_taints
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 MP = "node.kubernetes.io/memory-pressure"
 

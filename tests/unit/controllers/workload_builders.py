@@ -20,7 +20,7 @@ from cluster.api.requests import Create
 from cluster.clock import rfc3339
 from cluster.controllers.writes import failure_hook, requests
 from cluster.runtime.reflector import Reflector
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 CONTAINERS = [{"name": "c", "image": "busybox"}]
 

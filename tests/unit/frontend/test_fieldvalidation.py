@@ -645,7 +645,7 @@ def test_every_object_kubemu_stores_passes_strict(monkeypatch):
     from cluster.api import codec
     from cluster.scenario.local import run_local
     from cluster.scenario.schema import load_file
-    from cluster.store.store import Store
+    from cluster.apiserver.store import Store
 
     refused: list[str] = []
     seen: set[str] = set()

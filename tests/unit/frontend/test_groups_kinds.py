@@ -11,7 +11,7 @@ from test_groups import PODS, call, new_handler
 
 from cluster.frontend import tables
 from cluster.frontend.handler import Handler
-from cluster.store import classadmission
+from cluster.apiserver import classadmission
 
 
 @pytest.fixture

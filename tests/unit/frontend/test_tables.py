@@ -645,7 +645,7 @@ def test_unknown_include_object_is_refused():
 
 
 def test_a_gated_pod_as_stored_shows_scheduling_gated_until_its_gates_go():
-    from cluster.store.apiserver import APIServer
+    from cluster.apiserver.apiserver import APIServer
 
     api = APIServer()
     spec = {"containers": [{"name": "c", "image": "x"}], "schedulingGates": [{"name": "example.com/quota"}]}
@@ -661,7 +661,7 @@ def test_a_counted_event_as_stored_shows_its_count_and_both_times():
     from cluster.api.eventcorrelation import EventCorrelator
     from cluster.api.events import make_event
     from cluster.api.requests import RecordEvent
-    from cluster.store.apiserver import APIServer
+    from cluster.apiserver.apiserver import APIServer
 
     api, recorder = APIServer(), EventCorrelator()
     pod_ = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}

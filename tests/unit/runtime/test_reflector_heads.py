@@ -10,7 +10,7 @@ from cluster.api.podhead import read_head
 from cluster.api.requests import Bind, Watch
 from cluster.runtime.component import WatchEvent
 from cluster.runtime.reflector import Reflector
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 
 def pod(name: str) -> dict:

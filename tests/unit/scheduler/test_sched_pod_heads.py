@@ -17,7 +17,7 @@ from cluster.api.requests import Bind, Create, Update
 from cluster.api.selectors import LabelSelector
 from cluster.runtime.component import WatchEvent
 from cluster.scheduler import Scheduler, intake
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 APP = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
 

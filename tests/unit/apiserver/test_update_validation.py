@@ -8,7 +8,7 @@ import pytest
 from store_builders import make_pod
 
 from cluster.api.errors import Invalid
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 TOL = {"key": "gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
 ZONE_A = {"key": "zone", "operator": "In", "values": ["a"]}

@@ -105,8 +105,8 @@ def _final_delete(fast: bool, shape: str, monkeypatch):
     events from before the delete, the store's objects after), with the plain-pod path
     (``plaindelete``) on or off."""
     from cluster.api.requests import Delete
-    from cluster.store import deletion as deletion_module
-    from cluster.store.apiserver import APIServer
+    from cluster.apiserver import deletion as deletion_module
+    from cluster.apiserver.apiserver import APIServer
 
     with monkeypatch.context() as m:
         if not fast:

@@ -6,8 +6,8 @@ from store_builders import make_pod
 
 from cluster.api import codec
 from cluster.api.errors import BadRequest, Expired
-from cluster.store.apiserver import APIServer
-from cluster.store.pages import OpenLists
+from cluster.apiserver.apiserver import APIServer
+from cluster.apiserver.pages import OpenLists
 
 
 def names(items) -> list[str]:

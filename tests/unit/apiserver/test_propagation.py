@@ -8,7 +8,7 @@ from cluster.api.errors import Invalid
 from cluster.api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, RemoveFinalizer, RemoveOwnerReferences
 from cluster.api.requests import Delete, Patch
 from cluster.clock import rfc3339
-from cluster.store.deletion import default_propagation
+from cluster.apiserver.deletion import default_propagation
 
 FG, ORPHAN = FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 

@@ -13,9 +13,9 @@ import msgpack
 import pytest
 
 from cluster.api import codec
-from cluster.store import snapshot
-from cluster.store.snapshot import SnapshotCorrupt, load_snapshot, write_snapshot
-from cluster.store.wal import WalError, recover
+from cluster.apiserver import snapshot
+from cluster.apiserver.snapshot import SnapshotCorrupt, load_snapshot, write_snapshot
+from cluster.apiserver.wal import WalError, recover
 
 
 def objects(n: int, kind: str = "Pod") -> dict:
@@ -73,9 +73,9 @@ _WRITER = textwrap.dedent(
     """
     import sys, time
     from cluster.api import codec
-    from cluster.store import snapshot
-    from cluster.store.store import Store
-    from cluster.store.wal import DurableLog
+    from cluster.apiserver import snapshot
+    from cluster.apiserver.store import Store
+    from cluster.apiserver.wal import DurableLog
 
     log = DurableLog(sys.argv[1], snapshot_every=10**9)
     store = Store.from_recovered(log.recovered, journal=log)

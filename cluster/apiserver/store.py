@@ -2,9 +2,9 @@
 
 Owns every object the apiserver serves, the global resourceVersion counter and, per kind, a
 bounded window of recent change events for watchers. The apiserver logic
-(``cluster/store/apiserver.py``) is its only writer; the apiserver actor calls ``list`` and
+(``cluster/apiserver/apiserver.py``) is its only writer; the apiserver actor calls ``list`` and
 ``events_since`` to serve clients. With a ``journal`` (the durable log, see
-``cluster/store/durable.py``) every write is also recorded there, reusing the bytes encoded
+``cluster/apiserver/durable.py``) every write is also recorded there, reusing the bytes encoded
 for the window.
 
 Each stored object is kept only as its msgpack bytes, encoded once on write (a decoded

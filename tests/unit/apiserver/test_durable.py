@@ -10,10 +10,10 @@ from store_builders import make_pod
 from cluster.api.errors import Expired
 from cluster.api.requests import Create, ListResult
 from cluster.runtime.reflector import Reflector
-from cluster.store import durable as durable_mod
-from cluster.store.durable import CLOCK_FILE, CommitFailed, Durable, Unrecoverable, uid_seed
-from cluster.store.store import Store
-from cluster.store.wal import DurableLog, WalError, recover
+from cluster.apiserver import durable as durable_mod
+from cluster.apiserver.durable import CLOCK_FILE, CommitFailed, Durable, Unrecoverable, uid_seed
+from cluster.apiserver.store import Store
+from cluster.apiserver.wal import DurableLog, WalError, recover
 
 
 class Journal:
@@ -169,7 +169,7 @@ def test_a_failed_snapshot_loses_no_write_and_is_retried_later(tmp_path, monkeyp
             d.commit()
             d.idle()
 
-    monkeypatch.setattr("cluster.store.wal.write_snapshot", no_space)
+    monkeypatch.setattr("cluster.apiserver.wal.write_snapshot", no_space)
     write(100)
     assert len(calls) == 1 and "No space left" in d.snapshot_error
     write(9)

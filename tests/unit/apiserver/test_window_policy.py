@@ -1,12 +1,12 @@
-"""The watch window keeps events by age and by bytes (cluster/store/window.py)."""
+"""The watch window keeps events by age and by bytes (cluster/apiserver/window.py)."""
 
 import pytest
 from store_builders import make_pod
 
 from cluster.api.errors import Expired
 from cluster.kubelet.component import lease
-from cluster.store.apiserver import APIServer
-from cluster.store.window import STAMP_STEP, Event, KindLog, Window
+from cluster.apiserver.apiserver import APIServer
+from cluster.apiserver.window import STAMP_STEP, Event, KindLog, Window
 
 
 def _ev(rv, size=10, etype="ADDED", name=None):

@@ -8,7 +8,7 @@ from cluster.api.errors import InternalError, NotFound
 from cluster.api.requests import Evict, UpdateStatus
 from cluster.clock import rfc3339
 from cluster.controllers.disruption import MAX_DISRUPTED_PODS, DisruptionController, pdb_status
-from cluster.store.eviction import BudgetRefused
+from cluster.apiserver.eviction import BudgetRefused
 
 
 def violation(needs, has, name="web"):

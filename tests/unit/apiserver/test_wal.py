@@ -8,9 +8,9 @@ from store_builders import make_pod
 
 from cluster.api import codec
 from cluster.api.errors import Expired
-from cluster.store import wal
-from cluster.store.store import Store
-from cluster.store.wal import DurableLog, Record, WalError, recover
+from cluster.apiserver import wal
+from cluster.apiserver.store import Store
+from cluster.apiserver.wal import DurableLog, Record, WalError, recover
 
 
 class Writer:

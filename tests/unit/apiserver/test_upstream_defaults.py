@@ -7,8 +7,8 @@ import pytest
 
 from cluster.api.errors import AlreadyExists, NotFound
 from cluster.clock import rfc3339
-from cluster.store.apiserver import APIServer
-from cluster.store.defaults import pull_policy
+from cluster.apiserver.apiserver import APIServer
+from cluster.apiserver.defaults import pull_policy
 
 CONTAINER = {"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}
 

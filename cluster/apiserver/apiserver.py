@@ -284,7 +284,7 @@ class APIServer(Deletion):
         the object when it does not exist."""
         self.store.at(now)
         if kind == "Lease" and not uid and isinstance(op, Apply) and self.store.renew(ns, name, op.obj):
-            return  # a kubelet's renewal, made in the stored bytes (store/leaserenew.py)
+            return  # a kubelet's renewal, made in the stored bytes (apiserver/leaserenew.py)
         try:
             obj = self._get(kind, ns, name)
         except NotFound:

@@ -10,8 +10,8 @@ from cluster.api.errors import Expired
 from cluster.api.requests import Bind
 from cluster.kubelet.component import lease
 from cluster.runtime.reflector import Reflector
-from cluster.store.apiserver import APIServer
-from cluster.store.window import Window
+from cluster.apiserver.apiserver import APIServer
+from cluster.apiserver.window import Window
 
 
 def _events(n):

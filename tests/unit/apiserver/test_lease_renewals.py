@@ -7,8 +7,8 @@ from cluster.api.objects import NODE_LEASE_NAMESPACE
 from cluster.api.patches import Apply
 from cluster.api.requests import Patch, Update
 from cluster.kubelet.component import lease
-from cluster.store.apiserver import APIServer
-from cluster.store.store import Store
+from cluster.apiserver.apiserver import APIServer
+from cluster.apiserver.store import Store
 
 NS = NODE_LEASE_NAMESPACE
 

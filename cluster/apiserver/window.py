@@ -2,7 +2,7 @@
 
 Owns ``Event`` (one change as the window keeps it), ``Window`` (how much history a kind
 keeps) and ``KindLog`` (one kind's events in resourceVersion order). The store
-(``cluster/store/store.py``) appends every write here and serves watches from it; a
+(``cluster/apiserver/store.py``) appends every write here and serves watches from it; a
 watcher whose resourceVersion the window no longer holds gets ``Expired`` and relists.
 
 How much stays, as upstream's watch cache does it: every event of the last ``fresh``

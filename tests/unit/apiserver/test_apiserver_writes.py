@@ -9,8 +9,8 @@ from cluster.api.errors import AlreadyAssigned, AlreadyExists, Conflict, Forbidd
 from cluster.api.patches import Apply, PodConditions
 from cluster.api.requests import Bind, Create, Patch, RecordEvent, UpdateStatus
 from cluster.kubelet.component import lease
-from cluster.store.admission import Admission
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.admission import Admission
+from cluster.apiserver.apiserver import APIServer
 
 
 def test_pod_defaults():

@@ -1,6 +1,6 @@
 import pytest
 
-from cluster.store.apiserver import APIServer
+from cluster.apiserver.apiserver import APIServer
 
 
 @pytest.fixture

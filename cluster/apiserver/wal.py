@@ -1,7 +1,7 @@
 """The apiserver's durable log: an append-only record of every store mutation, periodic
 snapshots, and recovery from both after a restart.
 
-The apiserver owns one ``DurableLog`` through ``cluster/store/durable.py``: its ``Store``
+The apiserver owns one ``DurableLog`` through ``cluster/apiserver/durable.py``: its ``Store``
 calls ``record_put``/``record_remove`` for every write, ``commit()`` runs before the actor
 acknowledges the writes to anyone, and ``maybe_snapshot(store)`` between batches. On start
 the Store is built with ``Store.from_recovered(log.recovered)``. Everything here is plain

@@ -7,10 +7,10 @@ from cluster.api import codec
 from cluster.api.events import make_event
 from cluster.api.patches import Apply
 from cluster.api.requests import Patch, RecordEvent
-from cluster.store.apiserver import APIServer
-from cluster.store.eventttl import EVENT_TTL_SECONDS, EventExpiry
-from cluster.store.store import Store
-from cluster.store.wal import Recovered
+from cluster.apiserver.apiserver import APIServer
+from cluster.apiserver.eventttl import EVENT_TTL_SECONDS, EventExpiry
+from cluster.apiserver.store import Store
+from cluster.apiserver.wal import Recovered
 
 POD = {"kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}
 
