@@ -29,11 +29,11 @@ from actors.packing import pack_reply, unpack
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import ListPage, ListResult, Outcome, Request, WatchChunk
-from cluster.clock import Clock, ClockSpec
-from cluster.frontend.backend import apply_one
 from cluster.apiserver.apiserver import APIServer
 from cluster.apiserver.durable import DEFAULT_SNAPSHOT_EVERY, CommitFailed, Durable, Unrecoverable
 from cluster.apiserver.window import DEFAULT_WINDOW, Window
+from cluster.clock import Clock, ClockSpec
+from cluster.frontend.backend import apply_one
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)

@@ -34,13 +34,13 @@ from actors.informer import Informer
 from actors.packing import pack
 from cluster.api.errors import StatusError
 from cluster.api.requests import Outcome, Request, Watch
+from cluster.apiserver.window import DEFAULT_WINDOW, Window
 from cluster.clock import Clock, ClockSpec
 from cluster.runtime.cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefused, drain
 from cluster.runtime.cluster import Informer as InformerLike
 from cluster.runtime.commands import Command
 from cluster.runtime.component import ComponentSpec, WatchEvent
 from cluster.runtime.stepper import Answer, Stepper
-from cluster.apiserver.window import DEFAULT_WINDOW, Window
 
 CATCH_UP_WAIT = 10.0  # real seconds the driver's watch has to catch up at the end of a run
 SETTLE_PATIENCE = 120.0  # real seconds one instant may take before the run moves on regardless

@@ -21,10 +21,10 @@ from ..api.durations import parse_duration
 from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..apiserver.admission import BUILTIN_NAMESPACES
 from ..kubelet.kubeletconfig import check_kubelet
 from ..kubelet.node import NodeConfig
 from ..scheduler.config import ConfigError, build_config
-from ..apiserver.admission import BUILTIN_NAMESPACES
 from ..yunikorn import config as yk_config
 from . import defaults as pod_defaults
 from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec

@@ -10,9 +10,9 @@ from actors.apiserver import APIServerActor
 from cluster.api.errors import ServiceUnavailable
 from cluster.api.patches import Apply
 from cluster.api.requests import Create, Patch, Update, WatchChunk
-from cluster.kubelet.component import lease
 from cluster.apiserver import durable as durable_mod
 from cluster.apiserver.wal import WalError
+from cluster.kubelet.component import lease
 
 Actor = APIServerActor.__ray_actor_class__  # the plain class Ray wraps
 

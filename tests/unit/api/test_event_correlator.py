@@ -8,9 +8,9 @@ import pytest
 from cluster.api.eventcorrelation import AGGREGATE_MAX, COMBINED_PREFIX, EventCorrelator
 from cluster.api.events import SPAM_BURST, EventDraft, make_event
 from cluster.api.requests import RecordEvent
-from cluster.clock import rfc3339
 from cluster.apiserver.apiserver import APIServer
 from cluster.apiserver.eventsink import candidates
+from cluster.clock import rfc3339
 
 POD = {"kind": "Pod", "metadata": {"name": "web-1", "namespace": "default", "uid": "u1"}}
 OTHER = {"kind": "Pod", "metadata": {"name": "web-2", "namespace": "default", "uid": "u2"}}

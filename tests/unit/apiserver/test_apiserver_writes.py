@@ -8,9 +8,9 @@ from store_builders import make_pod
 from cluster.api.errors import AlreadyAssigned, AlreadyExists, Conflict, Forbidden, Invalid, NotFound, StatusError
 from cluster.api.patches import Apply, PodConditions
 from cluster.api.requests import Bind, Create, Patch, RecordEvent, UpdateStatus
-from cluster.kubelet.component import lease
 from cluster.apiserver.admission import Admission
 from cluster.apiserver.apiserver import APIServer
+from cluster.kubelet.component import lease
 
 
 def test_pod_defaults():

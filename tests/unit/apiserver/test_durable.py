@@ -9,11 +9,11 @@ from store_builders import make_pod
 
 from cluster.api.errors import Expired
 from cluster.api.requests import Create, ListResult
-from cluster.runtime.reflector import Reflector
 from cluster.apiserver import durable as durable_mod
 from cluster.apiserver.durable import CLOCK_FILE, CommitFailed, Durable, Unrecoverable, uid_seed
 from cluster.apiserver.store import Store
 from cluster.apiserver.wal import DurableLog, WalError, recover
+from cluster.runtime.reflector import Reflector
 
 
 class Journal:

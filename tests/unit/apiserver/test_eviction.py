@@ -6,9 +6,9 @@ from store_builders import make_pod
 from cluster.api.codec import decode
 from cluster.api.errors import InternalError, NotFound
 from cluster.api.requests import Evict, UpdateStatus
+from cluster.apiserver.eviction import BudgetRefused
 from cluster.clock import rfc3339
 from cluster.controllers.disruption import MAX_DISRUPTED_PODS, DisruptionController, pdb_status
-from cluster.apiserver.eviction import BudgetRefused
 
 
 def violation(needs, has, name="web"):

@@ -6,9 +6,9 @@ from cluster.api.codec import decode
 from cluster.api.objects import NODE_LEASE_NAMESPACE
 from cluster.api.patches import Apply
 from cluster.api.requests import Patch, Update
-from cluster.kubelet.component import lease
 from cluster.apiserver.apiserver import APIServer
 from cluster.apiserver.store import Store
+from cluster.kubelet.component import lease
 
 NS = NODE_LEASE_NAMESPACE
 

@@ -7,8 +7,8 @@ from store_builders import make_pod
 from cluster.api.errors import Invalid
 from cluster.api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, RemoveFinalizer, RemoveOwnerReferences
 from cluster.api.requests import Delete, Patch
-from cluster.clock import rfc3339
 from cluster.apiserver.deletion import default_propagation
+from cluster.clock import rfc3339
 
 FG, ORPHAN = FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 

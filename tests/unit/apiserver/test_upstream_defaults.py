@@ -6,9 +6,9 @@ defaulted as a create, and the messages and timestamps upstream gives."""
 import pytest
 
 from cluster.api.errors import AlreadyExists, NotFound
-from cluster.clock import rfc3339
 from cluster.apiserver.apiserver import APIServer
 from cluster.apiserver.defaults import pull_policy
+from cluster.clock import rfc3339
 
 CONTAINER = {"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}
 

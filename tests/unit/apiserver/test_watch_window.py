@@ -8,10 +8,10 @@ from store_builders import make_pod
 from cluster.api.codec import decode
 from cluster.api.errors import Expired
 from cluster.api.requests import Bind
-from cluster.kubelet.component import lease
-from cluster.runtime.reflector import Reflector
 from cluster.apiserver.apiserver import APIServer
 from cluster.apiserver.window import Window
+from cluster.kubelet.component import lease
+from cluster.runtime.reflector import Reflector
 
 
 def _events(n):

@@ -4,9 +4,9 @@ import pytest
 from store_builders import make_pod
 
 from cluster.api.errors import Expired
-from cluster.kubelet.component import lease
 from cluster.apiserver.apiserver import APIServer
 from cluster.apiserver.window import STAMP_STEP, Event, KindLog, Window
+from cluster.kubelet.component import lease
 
 
 def _ev(rv, size=10, etype="ADDED", name=None):

@@ -7,12 +7,12 @@ from __future__ import annotations
 from cluster.api.objects import NODE_LEASE_NAMESPACE
 from cluster.api.patches import Apply
 from cluster.api.requests import Patch, UpdateStatus
+from cluster.apiserver.apiserver import APIServer
 from cluster.clock import rfc3339
 from cluster.controllers.manager import ControllerManager
 from cluster.controllers.writes import Writes, requests
 from cluster.kubelet.component import lease as kubelet_lease
 from cluster.runtime.reflector import Reflector
-from cluster.apiserver.apiserver import APIServer
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 
 from cluster.api.requests import Bind, Delete, UpdateStatus
+from cluster.apiserver.apiserver import APIServer
 from cluster.clock import parse_timestamp, rfc3339
 from cluster.controllers.deployment import DeploymentController
 from cluster.controllers.garbagecollector import GarbageCollector
@@ -21,7 +22,6 @@ from cluster.controllers.manager import ControllerManager
 from cluster.controllers.replicaset import ReplicaSetController
 from cluster.controllers.writes import failure_hook, requests
 from cluster.runtime.reflector import Reflector
-from cluster.apiserver.apiserver import APIServer
 
 CONTAINERS = [{"name": "c", "image": "nginx:1"}]
 

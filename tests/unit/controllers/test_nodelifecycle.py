@@ -8,6 +8,7 @@ from controller_builders import NOT_READY, UNREACHABLE, Loop, cond, lease, node,
 from cluster.api.errors import Conflict, Invalid, NotFound
 from cluster.api.patches import NodeConditions
 from cluster.api.requests import Patch
+from cluster.apiserver.apiserver import APIServer
 from cluster.clock import rfc3339
 from cluster.controllers.nodelifecycle import (
     MONITOR_PERIOD,
@@ -19,7 +20,6 @@ from cluster.controllers.nodelifecycle import (
     unknown_conditions,
 )
 from cluster.controllers.writes import requests
-from cluster.apiserver.apiserver import APIServer
 
 GONE_QUIET = [
     ("condition", "n1", "Ready", "Unknown", "NodeStatusUnknown"),

@@ -4,8 +4,8 @@ apiserver's taint patch that applies them."""
 from cluster.api.errors import NotFound
 from cluster.api.patches import NodeTaints
 from cluster.api.requests import Patch
-from cluster.controllers.nodetaints import NodeTaintController, tainting_patch, wanted_taints
 from cluster.apiserver.apiserver import APIServer
+from cluster.controllers.nodetaints import NodeTaintController, tainting_patch, wanted_taints
 
 MP = "node.kubernetes.io/memory-pressure"
 

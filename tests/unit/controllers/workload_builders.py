@@ -17,10 +17,10 @@ import copy
 
 from cluster.api.errors import Forbidden, NotAttempted
 from cluster.api.requests import Create
+from cluster.apiserver.apiserver import APIServer
 from cluster.clock import rfc3339
 from cluster.controllers.writes import failure_hook, requests
 from cluster.runtime.reflector import Reflector
-from cluster.apiserver.apiserver import APIServer
 
 CONTAINERS = [{"name": "c", "image": "busybox"}]
 

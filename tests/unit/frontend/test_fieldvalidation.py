@@ -643,9 +643,9 @@ def test_an_unsupported_mode_is_422_on_the_verbs_options(verb, options):
 # ---- what kubemu writes itself -----------------------------------------------------------
 def test_every_object_kubemu_stores_passes_strict(monkeypatch):
     from cluster.api import codec
+    from cluster.apiserver.store import Store
     from cluster.scenario.local import run_local
     from cluster.scenario.schema import load_file
-    from cluster.apiserver.store import Store
 
     refused: list[str] = []
     seen: set[str] = set()

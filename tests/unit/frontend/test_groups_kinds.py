@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_groups import PODS, call, new_handler
 
+from cluster.apiserver import classadmission
 from cluster.frontend import tables
 from cluster.frontend.handler import Handler
-from cluster.apiserver import classadmission
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import pytest
 from cluster.api.codec import decode, encode
 from cluster.api.podhead import read_head
 from cluster.api.requests import Bind, Watch
+from cluster.apiserver.apiserver import APIServer
 from cluster.runtime.component import WatchEvent
 from cluster.runtime.reflector import Reflector
-from cluster.apiserver.apiserver import APIServer
 
 
 def pod(name: str) -> dict:

@@ -15,9 +15,9 @@ from sched_builders import make_node, make_pod, make_scheduler
 from cluster.api.codec import encode
 from cluster.api.requests import Bind, Create, Update
 from cluster.api.selectors import LabelSelector
+from cluster.apiserver.apiserver import APIServer
 from cluster.runtime.component import WatchEvent
 from cluster.scheduler import Scheduler, intake
-from cluster.apiserver.apiserver import APIServer
 
 APP = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
 
