@@ -51,6 +51,7 @@ from .nodetaints import NodeTaintController
 from .ownedpods import ParkedPods, pod_key
 from .podgc import PodGC
 from .podrecord import PodRecord, PodRecords
+from .reconciler import ReconcilerStep
 from .replicaset import ReplicaSetController
 from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionController
@@ -160,6 +161,7 @@ class ControllerManager:
         self.controllers = default_controllers() if controllers is None else controllers
         self._recorder = EventCorrelator()  # client-go's recorder: counts, combines and rations events
         self._by_kind: dict[str, list] = {}
+        self._steps = [c for c in self.controllers if isinstance(c, ReconcilerStep)]
         for c in self.controllers:
             for kind in c.kinds:
                 self._by_kind.setdefault(kind, []).append(c)
@@ -269,6 +271,8 @@ class ControllerManager:
     def on_failed(self, request: Request, error: StatusError, now: float) -> None:
         """A request the apiserver refused with ``error``: tell every controller that asks to
         hear of such failures (each ignores items that are not its own)."""
+        for c in self._steps:
+            c.on_failed(request, error, now)
         hook = failure_hook(request)
         if hook is None:
             return

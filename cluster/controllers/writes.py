@@ -61,6 +61,8 @@ class Writes:
     job_status: list = field(default_factory=list)  # (ns, name, uid, status)
     cronjob_status: list = field(default_factory=list)  # (ns, name, uid, status)
     hpa_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    # Typed requests from reconcilers (``reconciler.py``), sent as they are.
+    requests: list = field(default_factory=list)
     finalizers: list = field(default_factory=list)  # (kind, ns, name, uid, metadata finalizer to drop)
     namespace_finalize: list = field(default_factory=list)  # (name, uid): drop spec.finalizers' kubernetes
     events: list = field(default_factory=list)  # Event objects, or ``EventDraft``s of them
@@ -105,6 +107,7 @@ ORDER: tuple[tuple[str, Callable[[Any], Request] | None], ...] = (
     ("job_status", _status("Job")),
     ("cronjob_status", _status("CronJob")),
     ("hpa_status", _status("HorizontalPodAutoscaler")),
+    ("requests", lambda item: item),
     # A finalizer may be the last thing holding its object: after every other write about it.
     ("finalizers", lambda item: Patch(item[0], item[1], item[2], item[3], RemoveFinalizer(item[4]))),
     ("namespace_finalize", lambda item: Patch("Namespace", "", item[0], item[1], FinalizeNamespace())),
