@@ -1,0 +1,2 @@
+"""The Ray runtime: thin actor shells around ``cluster/`` (the apiserver actor, the one generic
+component shell), placement and faults."""

@@ -34,6 +34,7 @@ from cluster.apiserver.durable import DEFAULT_SNAPSHOT_EVERY, CommitFailed, Dura
 from cluster.apiserver.window import DEFAULT_WINDOW, Window
 from cluster.clock import Clock, ClockSpec
 from cluster.frontend.backend import apply_one
+from cluster.runtime.instants import Instants
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
@@ -54,6 +55,7 @@ class APIServerActor(APIServerClock, Profiled):
         self.durable = Durable(data_dir, seed, window, snapshot_every) if data_dir else None
         self.api = APIServer(seed=seed, window=window) if self.durable is None else self.durable.api
         self.data_dir = data_dir
+        self.instants = Instants()  # where a held clock moved on (apiserverclock.py)
         self.restore_clock()  # a restart: writes go on on the cluster's timeline (apiserverclock.py)
         self._changed: asyncio.Event | None = None
         self.writes = 0

@@ -162,12 +162,12 @@ class RayCluster(RayFaults, Cluster):
         """The coordinator's own watch covers every kind a component or the driver watches
         (built again, from a list, when one is added)."""
         assert self.stepper is not None  # a stepped cluster's
-        kinds |= set(self.stepper.kinds())
+        kinds = kinds | set(self.stepper.kinds())  # a new set: the driver's own kinds stay as they are
         if self._watch is None or kinds - set(self._watch.reflector.rv):
             self._watch = Informer(self.api, [Watch(kind, lazy=True) for kind in sorted(kinds)])
             self._dirty = True
 
-    async def _look(self) -> None:
+    async def _look(self) -> list[WatchEvent]:
         """Read what was written since the coordinator's watch last looked: whom it concerns."""
         stepper, watch = self.stepper, self._watch
         assert stepper is not None and watch is not None  # a started stepped cluster's
@@ -176,23 +176,36 @@ class RayCluster(RayFaults, Cluster):
         stepper.polled(self._rv, events)
         self._driver_behind |= any(ev.kind in self._driver_kinds for ev in events)
         self._dirty = False
+        return events
 
     async def settle_watch(self, informer: InformerLike) -> list[WatchEvent]:
         """Ask the components due now, and those that writes concern, until every one is
         done with the instant and nobody wrote since the coordinator's watch looked; then
         the events the driver's ``informer`` has not had."""
+        await self.claim_nodes()  # the driver's Node writes start or stop kubelets first
         stepper = self.stepper
         if stepper is None:
             return await super().settle_watch(informer)
         self._driver_kinds = set(informer.reflector.rv)
         self._cover(self._driver_kinds)
-        now, began = self.clock.now(), time.monotonic()
-        noted = began
         if self._dirty:  # the driver wrote, or a component was told something
             await self._look()
+        await self._settle(self.clock.now())
+        if not self._driver_behind:
+            return []
+        self._driver_behind = False
+        return await drain(informer)
+
+    async def _settle(self, now: float, move: bool = True) -> None:
+        """Ask until every live component is done with the instant ``now`` (``move``: the
+        question moves its clock there; else it stays where its events put it)."""
+        stepper = self.stepper
+        assert stepper is not None  # a stepped cluster's
+        began = noted = time.monotonic()
         while waiting := stepper.to_ask(live := self._live()):
             stepper.rounds += 1
-            if any(await asyncio.gather(*[self._ask(key, live[key], now) for key in waiting])):
+            at = now if move else None
+            if any(await asyncio.gather(*[self._ask(key, live[key], at) for key in waiting])):
                 await self._look()
             if time.monotonic() - noted >= SETTLE_NOTE_EVERY:
                 noted = time.monotonic()
@@ -202,12 +215,8 @@ class RayCluster(RayFaults, Cluster):
                     stepper.give_up(live)
                     break
                 self.log(f"kubemu: at {now:.1f}s waiting for {names} ({noted - began:.0f}s real so far)")
-        if not self._driver_behind:
-            return []
-        self._driver_behind = False
-        return await drain(informer)
 
-    async def _ask(self, key: Hashable, actor: Any, now: float) -> bool:
+    async def _ask(self, key: Hashable, actor: Any, now: float | None) -> bool:
         """Ask one component (``ComponentActor.step``); whether it wrote since it last said."""
         stepper = self.stepper
         assert stepper is not None  # asked only in a stepped cluster
@@ -238,6 +247,8 @@ class RayCluster(RayFaults, Cluster):
         if stepper is None:
             return
         live, now = self._live(), self.clock.now()
+        if await self._stretch(live, now, until):
+            return
         target = stepper.next_time(live, now, until)
         if target is None or target <= now:
             return
@@ -251,6 +262,59 @@ class RayCluster(RayFaults, Cluster):
             answer = stepper.answers.get(key)
             if answer is not None and answer.wake_at is not None and answer.wake_at <= at:
                 stepper.forget(key)
+
+    async def _stretch(self, live: dict[Hashable, Any], now: float, until: float | None) -> bool:
+        """Let the node hosts run their heartbeats ahead (``Stepper.stretch``), the components
+        their writes concern catch up, and the clock stand at the last instant run; whether
+        there was such a stretch. Not while the driver watches Leases (it would miss the
+        renewals' instants)."""
+        stepper = self.stepper
+        assert stepper is not None  # a stepped cluster's
+        plan = None
+        if "Lease" not in self._driver_kinds:
+            hosts = [k for k in live if isinstance(k, int)]
+            plan = stepper.stretch(hosts, [k for k in live if not isinstance(k, int)], now, until)
+        if plan is None:
+            return False
+        end, due = plan
+        reached = [r for r in await asyncio.gather(*[self._beat(k, live[k], end) for k in due]) if r is not None]
+        # The Lease watchers are asked while the coordinator looks (they had the renewals
+        # meanwhile, as they were written); whoever had not seen them all is asked again.
+        # None of them moves its clock: each is where its events, one instant a reply, put it.
+        watchers = [k for k in stepper.watchers("Lease") if k in live]
+        look = asyncio.ensure_future(self._look())
+        await asyncio.gather(look, *[self._ask(k, live[k], None) for k in watchers])
+        events = look.result()
+        await self._settle(now, move=False)
+        at = max([now, *reached])
+        if at <= now:  # nobody ran ahead (busy, or restarted): the plain jump instead
+            return False
+        stepper.stretches += 1
+        if any(ev.kind != "Lease" for ev in events) or any(r < at for r in reached):
+            stepper.spills += 1
+        self.clock.hold(at)
+        stepper.jumped()
+        for key in live:  # a host that stopped early is due again at once
+            answer = stepper.answers.get(key)
+            if answer is not None and answer.wake_at is not None and answer.wake_at <= at:
+                stepper.forget(key)
+        return True
+
+    async def _beat(self, key: Hashable, actor: Any, end: float) -> float | None:
+        """One host's part of a stretch (``ComponentActor.beat``): the last instant it ran,
+        or None when it could not (asked again at the next instant, as ``_ask`` would)."""
+        stepper = self.stepper
+        assert stepper is not None  # a stepped cluster's
+        try:
+            answer, reached = await actor.beat.remote(end)
+        except (ActorUnavailableError, RayActorError):
+            stepper.forget(key)
+            return None
+        if not answer.running:
+            stepper.forget(key)
+            return None
+        stepper.record(key, answer)
+        return reached
 
     async def restart(self, component: str, node: str | None = None) -> float:
         took = await super().restart(component, node)

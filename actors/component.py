@@ -12,8 +12,8 @@ In a stepped cluster (``cluster/runtime/stepper.py``; the coordinator is
 ``actors/cluster.py``) the clock is held: it stands at an instant until ``step`` moves it
 (work due then runs at once) or a watch reply brings events written at a later instant
 (``Informer.server_now``), and ``step`` answers once the component is done with the
-instant. A held clock's loop turns only for events, failures, a boot or due work, as the
-local runtime's does; a write's reply wakes the loop, so nothing waits for a watch to time
+instant; ``beat`` runs a node host's heartbeats ahead of it (a stretch). A held clock's
+loop turns only for events, failures, a boot or due work, as the local runtime's does; a write's reply wakes the loop, so nothing waits for a watch to time
 out.
 
 Restartable (``max_restarts=-1``): Ray re-runs the constructor after a crash or
@@ -40,7 +40,7 @@ from actors.informer import Informer
 from actors.packing import pack
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import ServiceUnavailable, StatusError
-from cluster.api.requests import Bind
+from cluster.api.requests import Bind, Patch
 from cluster.clock import Clock, ClockSpec
 from cluster.runtime.component import RESTART, START, Batch, CommandError, ComponentSpec, Failure, Result
 from cluster.runtime.stepper import NOT_RUNNING, Answer
@@ -124,18 +124,48 @@ class ComponentActor(Profiled):
                 seen = self.informer.reflector.resource_version()
                 return Answer(False, seen, self.result.wake_at, self.result.next_change, self.replies)
 
+    async def beat(self, until: float) -> tuple[Answer, float]:
+        """A stepped cluster's heartbeat stretch (``Stepper.stretch``): run, at each of their
+        instants before ``until``, the timers due then, which the coordinator knows to be
+        background ones, sending each instant's writes at that instant without waiting
+        for the coordinator; stop early after an instant that wrote anything but a Lease
+        (what it wrote is the cluster's to react to at that instant). Answers as ``step``
+        does once the reply is in, with the last instant it ran."""
+        if self._task is None or self._task.done() or not self.clock.started or not self.clock.held:
+            return NOT_RUNNING, self.clock.now()
+        if not (await self.step(None, 0)).idle:  # whatever came in first is handled first
+            return await self.step(None, 0), self.clock.now()
+        instants: list[tuple[float, list]] = []  # (instant, its writes), sent in one call
+        while not self._held_up() and (wake := self.result.wake_at) is not None and wake < until:
+            self.clock.hold(wake)
+            try:
+                self.result = self.component.reconcile(Batch(wake, [], [], ""))
+            except Exception as e:  # as in ``_run``: a fault of the component's restarts it
+                self._restart_after(e)
+                self._poll = None  # the old informer's watch goes with it (``_run`` sees this)
+                self._wake.set()
+                break
+            if self.result.writes:
+                instants.append((wake, self.result.writes))
+            if not all(heartbeat(req) for req in self.result.writes):
+                break
+        if instants:
+            # One call: Ray runs an async actor's calls in no set order, and these must be
+            # applied instant after instant.
+            blobs = [(at, pack(writes)) for at, writes in instants]
+            fut = self.api.write_instants.remote(blobs).future()
+            fut.add_done_callback(_waker(asyncio.get_running_loop(), self._wake))
+            self.inflight.append((fut, [req for _, writes in instants for req in writes]))
+        return await self.step(None, 0), self.clock.now()
+
+    def _held_up(self) -> bool:
+        """Anything to handle before running ahead: a failed write, a boot, events, a list."""
+        poll = self._poll
+        return bool(self.failures or self.boot or poll is None or poll.done() or not self.informer.settled())
+
     def _busy(self) -> bool:
         """Anything in flight, due or not yet handled (a reply, a watch reply, a list)."""
-        poll = self._poll
-        return bool(
-            self.inflight
-            or self.failures
-            or self.boot
-            or self._due()
-            or poll is None
-            or poll.done()
-            or not self.informer.settled()
-        )
+        return bool(self.inflight or self._due() or self._held_up())
 
     async def command(self, command, now: float | None = None) -> str | CommandError:
         """A chaos command; ``now``: a stepped cluster's instant, which the held clock moves to."""
@@ -190,6 +220,8 @@ class ComponentActor(Profiled):
     async def _run(self) -> None:
         poll: asyncio.Future | None = None
         while True:
+            if poll is not self._poll:  # dropped with a component restarted by ``beat``
+                poll = None
             if poll is None:
                 poll = self._poll = asyncio.ensure_future(self.informer.poll(self._wait()))
                 self._turned.set()  # a new watch call: whoever waits for quiet looks again
@@ -283,6 +315,11 @@ class ComponentActor(Profiled):
                 else:
                     tally(self.windows, req, now)
         self.inflight = keep
+
+
+def heartbeat(req: Any) -> bool:
+    """Whether a write is a heartbeat: a kubelet's Lease renewal."""
+    return isinstance(req, Patch) and req.kind == "Lease"
 
 
 def tally(windows: dict[str, list], req: Any, now: float) -> None:

@@ -1,8 +1,9 @@
 """Emulated time.
 
-Every component reads time through a ``Clock``; nothing under ``cluster/`` reads the wall
-clock itself. The actor shells build a ``Clock`` from a ``ClockSpec`` (shared by the whole
-emulation) and a real-time source they pass in; tests use ``FakeClock`` and move it by
+Every component reads time through a ``Clock``; no component reads the wall clock itself
+(the few modules that must are listed in docs/architecture.md §15). The actor shells
+build a ``Clock`` from a ``ClockSpec`` (shared by the whole emulation) and a real-time
+source they pass in; tests use ``FakeClock`` and move it by
 hand. Emulated time is in seconds since the scenario started, and 0 until the clock is
 started, so slow actor start-up never eats into a scenario's timeline. A clock either runs
 (``start``: ``emulated = (source() - real_start) * time_scale``; benchmarks, ``kubemu

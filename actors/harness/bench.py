@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from actors.harness.workloads import WORKLOADS
+from actors.harness.workloads import PREEMPT_ASYNC, PREEMPT_WORKLOADS, WORKLOADS
 
 CHAOS_NODES_PER_HOST = 50  # the soak's default: many small hosts, so killHost takes a rack, not the cluster
 
@@ -26,16 +26,20 @@ def run_bench(
     pods: int,
     nodes_per_host: int | None = None,
     log=None,
-    workload: str = "basic",
+    workload: str = "default",
     chaos: dict | None = None,
     pods_per_node: int = 10,
     rate: float = 500.0,
     kubelets: bool = True,
+    accelerate: bool = True,
+    explain: str = "failed",
 ) -> dict:
     """``chaos``: the chaos bench's options (kill_rate, duration, time_scale, seed, targets,
     restarts), as ``benchchaos.run_chaos`` takes them; ``pods_per_node``: density's;
     ``rate``: startup's pods created per second; ``kubelets``: schedule's (False: no
-    kubelet runs, as in scheduler_perf)."""
+    kubelet runs, as in scheduler_perf); ``accelerate``: schedule's and preempt's (False:
+    the scheduler's plain reference cycle); ``explain``: schedule's and density's (what the
+    scheduler records as SchedulingResults)."""
     log = log or (lambda s: print(s, file=sys.stderr))
     if nodes < 1:
         raise ValueError(f"--nodes: {nodes} must be at least 1")
@@ -45,12 +49,14 @@ def run_bench(
         raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
     opts = chaos or {}  # the options of the bench ``name``, as its function takes them
     if name == "schedule":
-        opts = {"kubelets": kubelets}
+        opts = {"kubelets": kubelets, "explain": explain}
+    if name in ("schedule", "preempt"):
+        opts["accelerate"] = accelerate
     if name == "density":
         from actors.harness.benchdensity import check
 
         check(nodes, pods_per_node)
-        opts = {"pods_per_node": pods_per_node}
+        opts = {"pods_per_node": pods_per_node, "explain": explain}
     if name == "startup":
         from actors.harness.benchstartup import check as check_rate
 
@@ -59,6 +65,7 @@ def run_bench(
     if name == "yunikorn":
         from actors.harness import benchyunikorn
 
+        workload = "basic" if workload == "default" else workload
         if workload not in benchyunikorn.WORKLOADS:
             raise ValueError(
                 f"--workload: {workload!r} is not one of {', '.join(benchyunikorn.WORKLOADS)} (bench yunikorn)"
@@ -70,7 +77,14 @@ def run_bench(
             return benchyunikorn.throughput(nodes, pods, log, runtime, nodes_per_host or 0)
         finally:
             _shutdown_ray()
-    if workload not in WORKLOADS:
+    if name == "preempt":
+        workload = PREEMPT_ASYNC if workload == "default" else workload
+        if workload not in PREEMPT_WORKLOADS:
+            raise ValueError(f"--workload: {workload!r} is not one of {', '.join(PREEMPT_WORKLOADS)} (bench preempt)")
+        opts["workload"] = workload
+    elif workload == "default":
+        workload = "basic"
+    elif workload not in WORKLOADS:
         raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
     if name in ("cycle", "preempt-cycle", "local"):
         from actors.harness import benchcycle
@@ -97,7 +111,7 @@ async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, 
     if name == "density":
         from actors.harness.benchdensity import density
 
-        return await density(nodes, opts["pods_per_node"], nodes_per_host or 0, log)
+        return await density(nodes, opts["pods_per_node"], nodes_per_host or 0, log, opts["explain"])
     if name == "startup":
         from actors.harness.benchstartup import startup
 
@@ -110,8 +124,10 @@ async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, 
     from actors.harness import benchray
 
     if name == "preempt":
-        return await benchray.preempt(nodes, pods, nodes_per_host or 0, log)
-    return await benchray.schedule(nodes, pods, nodes_per_host or 0, workload, log, opts["kubelets"])
+        return await benchray.preempt(nodes, pods, nodes_per_host or 0, log, opts["workload"], opts["accelerate"])
+    return await benchray.schedule(
+        nodes, pods, nodes_per_host or 0, workload, log, opts["kubelets"], opts["accelerate"], opts["explain"]
+    )
 
 
 def _shutdown_ray() -> None:

@@ -27,6 +27,9 @@ garbage collection:
 - ``bytesPerPod``: in the full cluster, (RSS with every pod Running - RSS with none) /
   (N x M).
 
+``--explain all`` makes the scheduler record every pod's SchedulingResult (the objects the
+apiserver stores and the scheduler's bounded records): their cost is then in ``bytesPerPod``.
+
 Both sums include the driver, whose watch holds a key per pod and node: small beside the
 cluster's cost, and in ``peakRssByKind.driver`` for whoever wants it out. A run in which not
 every node is Ready or not every pod Running within its limit says so, reports
@@ -98,6 +101,14 @@ def per(more: int | None, less: int | None, count: int) -> int | None:
     return round((more - less) / count)
 
 
+async def _explained(cluster: RayCluster, log) -> tuple[int, int]:
+    """The SchedulingResult objects the apiserver holds and their encoded bytes."""
+    listed = await cluster.api.list.remote("SchedulingResult")
+    found = (len(listed.items), sum(len(b) for b in listed.items))
+    log(f"{found[0]} SchedulingResults stored, {found[1]} bytes encoded")
+    return found
+
+
 class Phase:
     """One cluster brought up with the sampler told which processes are its actors."""
 
@@ -108,9 +119,11 @@ class Phase:
         self.pids: dict[int, str] = {}
 
     @classmethod
-    async def up(cls, nodes: int, nodes_per_host: int, sampler: Sampler) -> tuple[Phase, float, bool]:
+    async def up(
+        cls, nodes: int, nodes_per_host: int, sampler: Sampler, explain: str = "failed"
+    ) -> tuple[Phase, float, bool]:
         t0 = time.time()
-        phase = cls(ray_cluster(nodes, nodes_per_host), sampler)
+        phase = cls(ray_cluster(nodes, nodes_per_host, explain=explain), sampler)
         c = phase.cluster
         phase.pids = await actor_pids([("apiserver", c.api), *c.actors()])
         sampler.set_roles(phase.pids)
@@ -133,7 +146,7 @@ class Phase:
         self.sampler.set_roles({})
 
 
-async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> dict:
+async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log, explain: str = "failed") -> dict:
     from actors.raycluster import init_ray
 
     check(nodes, pods_per_node)
@@ -141,20 +154,22 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
     sampler = Sampler().start()
     pods = nodes * pods_per_node
     rss_small = rss_nodes = rss_pods = None
+    explained = (0, 0)
     to_ready, to_running, ready, running = 0.0, None, False, False
     try:
         init_ray()
         hosts = hosts_for(nodes, nodes_per_host)
         small = small_size(nodes)
         if small:
-            phase, took, small_ready = await Phase.up(small, nodes_per_host or math.ceil(small / hosts), sampler)
+            per_host = nodes_per_host or math.ceil(small / hosts)
+            phase, took, small_ready = await Phase.up(small, per_host, sampler, explain)
             try:
                 log(f"small cluster: {len(phase.watch.ready)}/{small} nodes Ready in {took:.1f}s")
                 if small_ready:
                     rss_small = _logged(log, "small cluster", await phase.settled_rss())
             finally:
                 await phase.down()
-        phase, to_ready, ready = await Phase.up(nodes, nodes_per_host, sampler)
+        phase, to_ready, ready = await Phase.up(nodes, nodes_per_host, sampler, explain)
         watch = phase.watch
         try:
             log(f"{len(watch.ready)}/{nodes} nodes Ready on {len(phase.cluster.hosts)} hosts in {to_ready:.1f}s")
@@ -170,6 +185,7 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
                 log(f"{len(watch.running)}/{pods} pods Running {to_running:.1f}s after the first create")
                 if running:
                     rss_pods = _logged(log, f"{pods} pods Running", await phase.settled_rss())
+                explained = await _explained(phase.cluster, log)  # after the reading: the list is the driver's
         finally:
             await phase.down()
     finally:
@@ -185,6 +201,9 @@ async def density(nodes: int, pods_per_node: int, nodes_per_host: int, log) -> d
         "nodes": nodes,
         "podsPerNode": pods_per_node,
         "pods": pods,
+        "explain": explain,
+        "schedulingResults": explained[0],
+        "schedulingResultBytes": explained[1],
         "hosts": len(phase.cluster.hosts),
         "seconds": round(time.time() - t_start, 1),
         "secondsToReady": round(to_ready, 2),

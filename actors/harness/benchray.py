@@ -7,7 +7,9 @@ samples it each second (``throughput.py``). ``preempt``: PreemptionAsync's shape
 node is first filled with four low-priority 900m pods; then, while a 3-CPU high-priority
 pod arrives every 200 ms (each preempting three), M measured 100m pods are created and
 scheduled into the room the low-priority pods leave; the rate counts the measured pods'
-binds only (``Bind:pod`` in the scheduler's write windows).
+binds only (``Bind:pod`` in the scheduler's write windows). ``preempt --workload basic``:
+PreemptionBasic's shape (``preempt_basic``). ``--no-accelerate`` runs either with the
+scheduler's plain reference cycle.
 
 Both run without the controller-manager, as scheduler_perf runs with only an apiserver
 and the scheduler (its actor exists but its clock never starts). Both print the CPU
@@ -29,9 +31,14 @@ import ray
 from actors.cluster import RayCluster
 from actors.harness.throughput import SAMPLE_SECONDS, Throughput
 from actors.harness.workloads import (
+    BASIC_PRIORITY_CLASS,
     CREATE_BATCH,
     FILL_PER_NODE,
+    PREEMPT_ASYNC,
+    PREEMPT_BASIC,
     PRIORITY_CLASSES,
+    basic_high_pod,
+    basic_low_pod,
     bench_pod,
     bench_pools,
     preempt_pod,
@@ -41,17 +48,35 @@ from actors.profiling import release_free_memory
 from actors.raycluster import init_ray
 from cluster.api.requests import Create
 from cluster.scenario.layout import expand_pools, layout
+from cluster.scheduler import SchedulerConfig
+from cluster.scheduler.accel import Accelerate
 
 ROLES = {"controller-manager": "controllers", "host": "hosts"}  # actor role -> how the report names it
 
 
 def ray_cluster(
-    nodes: int, nodes_per_host: int, seed: int = 1, time_scale: float = 1.0, schedulers=("default-scheduler",)
+    nodes: int,
+    nodes_per_host: int,
+    seed: int = 1,
+    time_scale: float = 1.0,
+    schedulers=("default-scheduler",),
+    accelerate: bool = True,
+    explain: str = "failed",
 ) -> RayCluster:
+    """``accelerate``: False runs the scheduler's plain reference cycle (``--no-accelerate``);
+    ``explain``: what the scheduler records as SchedulingResults (``--explain``)."""
     init_ray()
     cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
+    config = None if accelerate else SchedulerConfig(accelerate=Accelerate.all(False))
+    if explain != "failed":
+        config = SchedulerConfig(accelerate=Accelerate.all(accelerate), explain=explain)
     plan = layout(
-        expand_pools(bench_pools(nodes)), seed=seed, nodes_per_host=nodes_per_host, cpus=cpus, schedulers=schedulers
+        expand_pools(bench_pools(nodes)),
+        seed=seed,
+        nodes_per_host=nodes_per_host,
+        cpus=cpus,
+        schedulers=schedulers,
+        scheduler_config=config,
     )
     return RayCluster(plan, seed=seed, time_scale=time_scale)
 
@@ -165,13 +190,22 @@ async def _scheduler_stats(cluster: RayCluster) -> dict:
     return stats
 
 
-async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, log, kubelets: bool = True) -> dict:
+async def schedule(
+    nodes: int,
+    pods: int,
+    nodes_per_host: int,
+    workload: str,
+    log,
+    kubelets: bool = True,
+    accelerate: bool = True,
+    explain: str = "failed",
+) -> dict:
     """SchedulingBasic: ``INIT_PODS`` pods are bound first, then ``pods`` measured pods are
     created while the scheduler runs, as scheduler_perf does. Without ``kubelets`` the node
     hosts' clocks never start: the nodes are API objects only (registered Ready, no Lease
     renewals) and bound pods never start, as in scheduler_perf."""
     t0 = time.time()
-    cluster = ray_cluster(nodes, nodes_per_host)
+    cluster = ray_cluster(nodes, nodes_per_host, accelerate=accelerate, explain=explain)
     try:
         await cluster.prime()
         await cluster.start_clock(roles=["host", "scheduler"] if kubelets else ["scheduler"])
@@ -201,6 +235,8 @@ async def schedule(nodes: int, pods: int, nodes_per_host: int, workload: str, lo
         "hosts": len(cluster.hosts),
         "kubelets": kubelets,
         "bindConflicts": stats.get("bindConflicts", 0),
+        "accelerate": accelerate,
+        "explain": explain,
     }
 
 
@@ -232,11 +268,16 @@ def _measured(
     }
 
 
-async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
-    """PreemptionAsync: every node holds four low-priority 900m pods; while a 3-CPU
-    high-priority pod arrives every ``CHURN_EVERY`` seconds (each preempting three), the
-    ``pods`` measured 100m pods are created and scheduled into the room left."""
-    cluster = ray_cluster(nodes, nodes_per_host)
+async def preempt(
+    nodes: int, pods: int, nodes_per_host: int, log, workload: str = PREEMPT_ASYNC, accelerate: bool = True
+) -> dict:
+    """PreemptionAsync (``workload`` async, the default): every node holds four
+    low-priority 900m pods; while a 3-CPU high-priority pod arrives every ``CHURN_EVERY``
+    seconds (each preempting three), the ``pods`` measured 100m pods are created and
+    scheduled into the room left. PreemptionBasic (``basic``): ``preempt_basic``."""
+    if workload == PREEMPT_BASIC:
+        return await preempt_basic(nodes, pods, nodes_per_host, log, accelerate)
+    cluster = ray_cluster(nodes, nodes_per_host, accelerate=accelerate)
     fill = nodes * FILL_PER_NODE
     try:
         await cluster.prime()
@@ -265,7 +306,56 @@ async def preempt(nodes: int, pods: int, nodes_per_host: int, log) -> dict:
         await cluster.shutdown()
     note = f"; {stats['preemptions']} preemptions, {stats['victims']} victims meanwhile"
     out = _measured("preempt", nodes, fill, pods, (first, last, count), rate_of, cpu, log, note)
-    return {**out, "preemptions": stats["preemptions"], "victims": stats["victims"]}
+    return {**out, "preemptions": stats["preemptions"], "victims": stats["victims"], "accelerate": accelerate}
+
+
+async def preempt_basic(nodes: int, pods: int, nodes_per_host: int, log, accelerate: bool = True) -> dict:
+    """scheduler_perf's PreemptionBasic: every node (4 CPU) is filled with four priority-0
+    900m pods (grace period 0); then ``pods`` measured 3-CPU priority-10 pods are created,
+    each of which must preempt three of them. No kubelet runs (the nodes are API objects,
+    as in scheduler_perf), so a victim's delete removes it at once. The rate is the
+    measured pods' binds from the first to the last, or from the first measured create when
+    the binds came in under a second (a wave bound in a batch or two)."""
+    cluster = ray_cluster(nodes, nodes_per_host, accelerate=accelerate)
+    fill = nodes * FILL_PER_NODE
+    try:
+        await cluster.prime()
+        await cluster.start_clock(roles=["scheduler"])
+        await scheduler_caught_up(cluster)
+        await create_all(cluster, [BASIC_PRIORITY_CLASS] + [basic_low_pod(i) for i in range(fill)])
+        _, _, count = await wait_binds(cluster, fill, max(120.0, fill / 50), kind="Bind:low")
+        if count < fill:
+            raise RuntimeError(unbound_note("low-priority", count, fill))
+        log(f"{fill} priority-0 pods bound on {nodes} nodes; {pods} measured priority-10 pods")
+        await settle_gc(cluster)
+        await dump_profiles(cluster, log, reset=True)
+        cpu0, rate_of = await cpu_seconds(cluster), Throughput()
+        created = time.time()
+        creating = asyncio.ensure_future(create_all(cluster, [basic_high_pod(i) for i in range(pods)]))
+        first, last, count = await wait_binds(
+            cluster, pods, max(120.0, pods / 10), throughput=rate_of, kind="Bind:high"
+        )
+        # A wave of preemptors is bound in a few batches, so first bind to last can be ~0:
+        # the window then starts at the first create instead (a lower bound on the rate).
+        window = (min(first, created) if last - first < 1.0 else first, last, count)
+        await creating
+        cpu = _spent(cpu0, await cpu_seconds(cluster))
+        stats = await _scheduler_stats(cluster)
+        await dump_profiles(cluster, log)
+    finally:
+        await cluster.shutdown()
+    note = f"; {stats['preemptions']} preemptions, {stats['victims']} victims"
+    out = _measured("preempt", nodes, fill, pods, window, rate_of, cpu, log, note)
+    seconds = out["seconds"]
+    preemption_rate = round(stats["preemptions"] / seconds, 1) if seconds else None
+    return {
+        **out,
+        "workload": PREEMPT_BASIC,
+        "preemptions": stats["preemptions"],
+        "victims": stats["victims"],
+        "preemptionsPerSecond": preemption_rate,
+        "accelerate": accelerate,
+    }
 
 
 def _prefix(pod: dict) -> str:

@@ -55,11 +55,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--runtime", choices=["ray", "local"], help="where the components run (default: spec.runtime)")
     run.add_argument("--report", metavar="PATH", help="write the JSON report here")
     run.add_argument("--trace", metavar="PATH", help="write the trace of every write here (local runtime)")
+    run.add_argument("--html", metavar="PATH", help="write the report as one self-contained HTML page with charts")
     run.add_argument("--serve", action="store_true", help="serve the Kubernetes API while the scenario runs (local)")
     run.add_argument("--address", default="127.0.0.1")
     run.add_argument("--port", type=int, default=6443, help="with --serve")
     run.add_argument("--kubeconfig", default="kubemu.kubeconfig", help="with --serve")
     run.add_argument("--insecure-http", action="store_true", help="with --serve: plain HTTP, loopback only")
+    run.add_argument(
+        "--no-accelerate",
+        action="store_true",
+        help="the scheduler runs its plain reference cycle (spec.scheduler.accelerate=false)",
+    )
     run.add_argument(
         "--set",
         dest="overrides",
@@ -73,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("--runtime", choices=["ray", "local"])
     val.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     _serve_parser(sub)
+    _explain_parser(sub)
     bench = sub.add_parser("bench", help="run a benchmark; the last line printed is one JSON object")
     bench.add_argument(
         "benchmark",
@@ -106,9 +113,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--nodes-per-host", type=int, default=None, help="default: 0 (automatic); chaos: 50")
     bench.add_argument(
         "--workload",
-        default="basic",
-        help="schedule: basic (SchedulingBasic) or mixed (a third of the pods with affinity or spread constraints); "
-        "yunikorn: basic, local or soak",
+        default="default",
+        help="schedule: basic (SchedulingBasic, the default) or mixed (a third of the pods with affinity or spread "
+        "constraints); preempt: async (PreemptionAsync, the default) or basic (PreemptionBasic); "
+        "yunikorn: basic (the default), local or soak",
     )
     bench.add_argument(
         "--no-kubelets",
@@ -116,9 +124,21 @@ def _parser() -> argparse.ArgumentParser:
         help="schedule: no kubelet runs, nodes are API objects only and bound pods never start "
         "(scheduler_perf's way; default: every node's kubelet runs)",
     )
+    bench.add_argument(
+        "--no-accelerate",
+        action="store_true",
+        help="schedule, preempt: the scheduler runs its plain reference cycle (no speed-ups)",
+    )
+    bench.add_argument(
+        "--explain",
+        choices=["failed", "all", "none"],
+        help="schedule, density: what the scheduler records as SchedulingResults (spec.scheduler.explain; "
+        "default failed)",
+    )
     bench.add_argument("--pods-per-node", type=int, default=10, help="density: pods per node (default 10; at most 110)")
     bench.add_argument("--rate", type=float, default=500.0, help="startup: pods created per second (default 500)")
     bench.add_argument("--client", default="aiohttp", help="api: aiohttp (default) or python (the kubernetes client)")
+    bench.add_argument("--html", metavar="PATH", help="also write the figures as a self-contained HTML chart page")
     soak = bench.add_argument_group("chaos")
     soak.add_argument("--kill-rate", type=float, default=0.05, help="faults per emulated second (default 0.05)")
     soak.add_argument("--duration", type=float, default=300.0, help="emulated seconds of faults (default 300)")
@@ -169,6 +189,21 @@ def _serve_parser(sub) -> None:
         help="emulated seconds a Job's pod runs (then exits 0) when it sets no kubemu.io/run-seconds (default 5)",
     )
     srv.add_argument("--scenario", metavar="FILE", help="serve this scenario's cluster while its timeline runs")
+    srv.add_argument(
+        "--service-cluster-ip-range",
+        dest="service_cidr",
+        default="10.96.0.0/12",
+        metavar="CIDR",
+        help="the range Services' ClusterIPs come from; the first address is the kubernetes Service's "
+        "(default 10.96.0.0/12)",
+    )
+    srv.add_argument(
+        "--manage-nodes",
+        choices=["all", "annotated", "none"],
+        default="all",
+        help="which Nodes created through the API get an emulated kubelet: all (default; not those annotated "
+        'kubemu.io/managed: "false"), annotated (only those annotated kubemu.io/managed: "true"), none',
+    )
 
 
 def _serve_options(args):
@@ -191,6 +226,8 @@ def _serve_options(args):
             "insecure_http",
             "runtime",
             "job_run_seconds",
+            "service_cidr",
+            "manage_nodes",
         )
         if hasattr(args, k)
     }
@@ -267,15 +304,56 @@ def _chaos_options(args) -> dict:
     }
 
 
+def _explain_parser(sub) -> None:
+    exp = sub.add_parser(
+        "explain", help="print why the scheduler placed a pod where it did, or why it could not (SchedulingResult)"
+    )
+    exp.add_argument("what", choices=["pod"])
+    exp.add_argument("pod", metavar="NS/NAME", help="the pod (namespace default when omitted)")
+    exp.add_argument("--report", metavar="PATH", help="read a run's JSON report instead of a running kubemu serve")
+    exp.add_argument(
+        "--kubeconfig", help="the kubeconfig kubemu serve wrote (default: $KUBECONFIG, else kubemu.kubeconfig)"
+    )
+
+
+def _explain(args) -> int:
+    """``kubemu explain pod NS/NAME``: 0 printed, 1 the pod has no explanation, 2 bad input."""
+    import os
+
+    from actors.harness.explain_fetch import ExplainError, from_report, from_server, split_name
+    from cluster.scheduler.explain_text import render
+
+    try:
+        ns, name = split_name(args.pod)
+        if args.report:
+            result = from_report(args.report, ns, name)
+        else:
+            config = args.kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "kubemu.kubeconfig"
+            result = from_server(config, ns, name)
+    except ExplainError as e:
+        print(f"kubemu: {e}", file=sys.stderr)
+        return e.code
+    print(render(result), end="")
+    return 0
+
+
 def _load(args) -> Scenario:
     overrides = list(args.overrides)
     if args.runtime:
         overrides.append(f"spec.runtime={args.runtime}")
+    if getattr(args, "no_accelerate", False):
+        overrides.append("spec.scheduler.accelerate=false")
     return load_file(args.file, overrides)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "explain":
+        return _explain(args)
+    unwritable = _html_unwritable(getattr(args, "html", None))
+    if unwritable:
+        print(unwritable, file=sys.stderr)
+        return 2
     if args.command == "serve":
         scenario = None
         if args.scenario and args.runtime == "ray":
@@ -294,6 +372,18 @@ def main(argv: list[str] | None = None) -> int:
         nodes, pods = SHAPES.get(args.benchmark, DEFAULT_SHAPE)
         args.nodes = nodes if args.nodes is None else args.nodes
         args.pods = pods if args.pods is None else args.pods
+        if args.no_accelerate and args.benchmark not in ("schedule", "preempt"):
+            print(
+                f"kubemu: --no-accelerate: only bench schedule and preempt take it, not bench {args.benchmark}",
+                file=sys.stderr,
+            )
+            return 2
+        if args.explain and args.benchmark not in ("schedule", "density"):
+            print(
+                f"kubemu: --explain: only bench schedule and density take it, not bench {args.benchmark}",
+                file=sys.stderr,
+            )
+            return 2
         if args.no_kubelets and args.benchmark != "schedule":
             print(
                 f"kubemu: --no-kubelets: only bench schedule runs without kubelets, not bench {args.benchmark}",
@@ -308,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2
-        print(json.dumps(result))
+        _print_result(args, result)
         return 0
     if args.command == "bench" and args.benchmark == "rollout":
         from actors.harness.benchrollout import rollout
@@ -322,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2
-        print(json.dumps(result))
+        _print_result(args, result)
         return 0 if result.get("complete") else 1
     if args.command == "bench":
         from actors.harness.bench import run_bench
@@ -338,11 +428,13 @@ def main(argv: list[str] | None = None) -> int:
                 pods_per_node=args.pods_per_node,
                 rate=args.rate,
                 kubelets=not args.no_kubelets,
+                accelerate=not args.no_accelerate,
+                explain=args.explain or "failed",
             )
         except ValueError as e:
             print(f"kubemu: {e}", file=sys.stderr)
             return 2
-        print(json.dumps(result))
+        _print_result(args, result)
         return 1 if args.benchmark in FAIL_INCOMPLETE and not result.get("complete") else 0
     if getattr(args, "serve", False):
         if args.runtime == "ray":
@@ -375,7 +467,43 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         with open(args.report, "w") as f:
             json.dump(report, f, indent=1)
+    if args.html:
+        _write_html(args.html, report)
     return 0 if report["passed"] else 1
+
+
+def _print_result(args, result: dict) -> None:
+    """A bench's last line (one JSON object), after its chart page when ``--html`` asks."""
+    if args.html:
+        _write_html(args.html, result, bench=True)
+    print(json.dumps(result))
+
+
+def _html_unwritable(path: str | None) -> str | None:
+    """Why ``--html PATH`` cannot be written (checked before anything runs), or None."""
+    import os
+
+    if not path:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"kubemu: --html: {path} is a directory"
+    if not os.path.isdir(folder):
+        return f"kubemu: --html: cannot write {path}: no such directory {folder}"
+    if not os.access(folder, os.W_OK):
+        return f"kubemu: --html: cannot write {path}: permission denied"
+    return None
+
+
+def _write_html(path: str, report: dict, bench: bool = False) -> None:
+    """The report as a page (``cluster/viz``); a path that cannot be written is one line."""
+    from cluster.viz.reportpage import bench_page, report_page
+
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(bench_page(report) if bench else report_page(report))
+    except OSError as e:
+        print(f"kubemu: --html: cannot write {path}: {e.strerror}", file=sys.stderr)
 
 
 def _run(scenario: Scenario, trace: str | None) -> dict:

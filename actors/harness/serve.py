@@ -7,28 +7,38 @@ wall time, so ages and timestamps read right; the schedulers ``--schedulers`` na
 default one, YuniKorn mode or both; a ``--scenario`` brings its own list); the API server
 (``cluster/frontend/``) on ``--address:--port`` over TLS with a bearer token, or plain HTTP
 on loopback with ``--insecure-http``, with ``/metrics`` and, in YuniKorn mode, YuniKorn's
-REST API fed from the live components; and the kubeconfig that reaches it. Never imports
-Ray.
+REST API fed from the live components; and the kubeconfig that reaches it. The apiserver
+learns what upstream's flags tell it: the service range (``--service-cluster-ip-range``),
+the address and port it is really served at (the ``kubernetes`` Service's endpoints) and
+the CA clients trust (``extension-apiserver-authentication``, hence every namespace's
+``kube-root-ca.crt``). Nodes clients create through the API get a kubelet as
+``--manage-nodes`` says (``cluster/runtime/nodeclaim.py``). Never imports Ray.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import signal
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cluster.apiserver.serviceips import DEFAULT_SERVICE_CIDR, parse_cidr
 from cluster.clock import EPOCH
 from cluster.frontend import tls
 from cluster.frontend.backend import Backend, LocalBackend
 from cluster.frontend.handler import Handler
 from cluster.frontend.metrics import Metrics, storage_objects
 from cluster.frontend.server import start
+from cluster.frontend.ui import access as ui_access
 from cluster.frontend.yunikorn import YuniKornView
+from cluster.kubelet.adopt import adopting_host
 from cluster.runtime.cluster import Layout
 from cluster.runtime.local import LocalCluster
+from cluster.runtime.nodeclaim import POLICIES, NodeClaimer
 from cluster.runtime.paced import PacedCluster
 from cluster.scenario import report as reports
 from cluster.scenario.driver import run_scenario
@@ -55,6 +65,8 @@ class ServeOptions:
     seed: int = 1
     runtime: str = "local"  # or "ray": the components in actors (serve_ray.py)
     job_run_seconds: float = 5.0  # a Job pod without kubemu.io/run-seconds exits 0 after this
+    service_cidr: str = DEFAULT_SERVICE_CIDR  # --service-cluster-ip-range
+    manage_nodes: str = "all"  # --manage-nodes: which Nodes created through the API get a kubelet
 
 
 def check(opts: ServeOptions) -> None:
@@ -76,6 +88,14 @@ def check(opts: ServeOptions) -> None:
     for name in opts.schedulers:
         if name not in SCHEDULERS:
             raise ValueError(f"--schedulers: {name!r} is not one of {', '.join(SCHEDULERS)}")
+    try:
+        parse_cidr(opts.service_cidr)
+    except ValueError as e:
+        raise ValueError(f"--service-cluster-ip-range: {e}") from None
+    if opts.runtime == "ray" and opts.service_cidr != DEFAULT_SERVICE_CIDR:
+        raise ValueError(f"--service-cluster-ip-range: {opts.service_cidr} is served over the local runtime only")
+    if opts.manage_nodes not in POLICIES:
+        raise ValueError(f"--manage-nodes: {opts.manage_nodes!r} is not one of {', '.join(POLICIES)}")
     if opts.insecure_http and opts.address not in LOOPBACK:
         raise ValueError(f"--insecure-http: serving plain HTTP on {opts.address} would expose the API; use TLS")
 
@@ -121,7 +141,15 @@ def build_cluster(
     if not opts.scheduler:
         plan.control.pop("scheduler", None)
     # A component's fault is logged and survived: no client input may stop the server.
-    return PacedCluster(plan, seed=seed, start=start_at, time_scale=scale, keep=True, on_fault=log or print)
+    cluster = PacedCluster(plan, seed=seed, start=start_at, time_scale=scale, keep=True, on_fault=log or print)
+    cluster.log = log or print
+    cluster.manage_nodes(node_claimer(opts))  # a scenario's run sets its own
+    return cluster
+
+
+def node_claimer(opts: ServeOptions) -> NodeClaimer | None:
+    """What takes over the Nodes clients create (``--manage-nodes``); None for none."""
+    return None if opts.manage_nodes == "none" else NodeClaimer(opts.manage_nodes, adopting_host)
 
 
 def live_view(cluster: LocalCluster, role: str) -> dict[str, Any] | None:
@@ -151,6 +179,31 @@ async def pace(cluster: PacedCluster, backend: LocalBackend, stop: asyncio.Event
         await cluster.advance(None)
 
 
+# Told where the API listens (advertised IP, real port) and the CA's PEM (None over HTTP).
+Listening = Callable[[str, int, "str | None"], Awaitable[None]]
+
+
+def advertised_address(host: str) -> str:
+    """The IP the ``kubernetes`` endpoints name for ``--address`` (upstream's advertise
+    address): the address itself when it is one IP, the host's outbound IP when it means
+    every interface, a name resolved; 127.0.0.1 when nothing better is known."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            return socket.gethostbyname(host)
+        except OSError:
+            return "127.0.0.1"
+    if not ip.is_unspecified:
+        return str(ip)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("10.255.255.255", 1))  # a UDP connect sends nothing: it picks the route
+            return str(s.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
+
+
 async def listen(
     backend: Backend,
     metrics: Metrics,
@@ -158,21 +211,28 @@ async def listen(
     log: Callable[[str], None],
     yunikorn: YuniKornView | None = None,
     refresh: Callable[[], Awaitable[None]] | None = None,
+    on_listen: Listening | None = None,
 ) -> Any:
     """Serve the API from ``backend`` and write the kubeconfig; the runner (to clean up).
-    ``yunikorn`` and ``refresh`` are the handler's (``cluster/frontend/handler.py``)."""
+    ``yunikorn`` and ``refresh`` are the handler's (``cluster/frontend/handler.py``);
+    ``on_listen`` hears the real address, port (``--port 0`` picks a free one) and CA
+    before the kubeconfig is written, so a client never sees the defaults."""
     scheme = "http" if opts.insecure_http else "https"
     token, ca, context = "", None, None
     if not opts.insecure_http:
         ca, key = tls.certificate(opts.address)
         context, token = tls.server_context(ca, key), tls.token()
-    address = f"{opts.address}:{opts.port}"
-    handler = Handler(backend, token=token, address=address, metrics=metrics, yunikorn=yunikorn, refresh=refresh)
+    handler = Handler(backend, token=token, metrics=metrics, yunikorn=yunikorn, refresh=refresh)
     runner = await start(handler, opts.address, opts.port, context)
-    server = f"{scheme}://{opts.address}:{opts.port}"
+    port = int(runner.addresses[0][1]) if runner.addresses else opts.port
+    handler.address = f"{opts.address}:{port}"
+    if on_listen is not None:
+        await on_listen(advertised_address(opts.address), port, ca.decode() if ca is not None else None)
+    server = f"{scheme}://{opts.address}:{port}"
     tls.write_kubeconfig(opts.kubeconfig, tls.kubeconfig(server, token, ca))
     log(f"kubemu: the Kubernetes API is served at {server}")
     log(f"export KUBECONFIG={opts.kubeconfig}")
+    log(f"kubemu: the web view (this link works once): {ui_access(handler).login_url(server)}")
     return runner
 
 
@@ -196,6 +256,7 @@ async def serve(
         await serve_on_ray(opts, log, stop)
         return None
     cluster = build_cluster(opts, scenario, log)
+    cluster.api.services.configure(opts.service_cidr)
     if scenario is None:
         log(f"kubemu: {await cluster.start()} nodes registered")  # before any client can ask
     backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)
@@ -203,8 +264,14 @@ async def serve(
         storage=lambda: storage_objects(cluster.api.store.count),
         scheduler=lambda: scheduler_view(cluster),
         yunikorn=lambda: yunikorn_view(cluster),
+        controllers=lambda: (live_view(cluster, "controller-manager") or {}).get("controllers"),
     )
-    runner = await listen(backend, metrics, opts, log, yunikorn=lambda: yunikorn_view(cluster))
+
+    async def published(address: str, port: int, ca: str | None) -> None:
+        publish(cluster.api, address, port, ca, cluster.now())
+        cluster.poke()
+
+    runner = await listen(backend, metrics, opts, log, yunikorn=lambda: yunikorn_view(cluster), on_listen=published)
     report = None
     try:
         if scenario is not None:
@@ -219,6 +286,15 @@ async def serve(
         await cluster.shutdown()
         log("kubemu: stopped")
     return report
+
+
+def publish(api: Any, address: str, port: int, ca: str | None, now: float) -> None:
+    """Tell the apiserver where it is served and which CA clients trust; its bootstrap
+    (``cluster/apiserver/bootstrap_services.py``) writes them out at once."""
+    api.masters.advertise(address, port)
+    if ca is not None:
+        api.masters.publish_ca(ca)
+    api.write([], now)
 
 
 def _on_signals() -> asyncio.Event:

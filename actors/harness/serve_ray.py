@@ -21,7 +21,7 @@ import ray
 
 from actors import raycluster
 from actors.cluster import RayCluster
-from actors.harness.serve import ServeOptions, listen, serve_options_layout
+from actors.harness.serve import ServeOptions, listen, node_claimer, serve_options_layout
 from cluster.api import codec
 from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import Request, WatchChunk
@@ -30,6 +30,7 @@ from cluster.frontend.metrics import Metrics
 from cluster.scenario.layout import YUNIKORN
 
 POLL = 0.05  # real seconds between looks at the resourceVersion while a watch waits
+CLAIM_POLL = 0.1  # real seconds between looks for Nodes created or deleted through the API
 
 
 class RayBackend(Backend):
@@ -92,8 +93,11 @@ async def serve_on_ray(opts: ServeOptions, log: Callable[[str], None], stop: asy
     raycluster.init_ray(0)
     cpus = int(ray.available_resources().get("CPU", os.cpu_count() or 1))
     cluster = RayCluster(serve_options_layout(opts, cpus), seed=opts.seed, time_scale=opts.time_scale)
+    cluster.log = log
+    cluster.manage_nodes(node_claimer(opts))
     try:
         log(f"kubemu: {await cluster.start()} nodes registered on Ray")
+        claims = asyncio.create_task(claim_nodes(cluster, stop, log))
         backend = RayBackend(cluster)
         views = RayViews(cluster)
         metrics = Metrics(yunikorn=views.yunikorn)
@@ -101,9 +105,21 @@ async def serve_on_ray(opts: ServeOptions, log: Callable[[str], None], stop: asy
         try:
             await stop.wait()
         finally:
+            claims.cancel()
             await runner.cleanup()
     finally:
         await cluster.shutdown()
         if started_here and ray.is_initialized():
             ray.shutdown()
         log("kubemu: stopped")
+
+
+async def claim_nodes(cluster: RayCluster, stop: asyncio.Event, log: Callable[[str], None]) -> None:
+    """Start and stop kubelets for the Nodes clients create and delete, until ``stop``
+    (the local runtime does it within its instants; a running Ray clock has none)."""
+    while not stop.is_set():
+        try:
+            await cluster.claim_nodes()
+        except Exception as e:  # an actor out of reach for now: the next look tries again
+            log(f"kubemu: taking over Nodes created through the API: {type(e).__name__}: {e}")
+        await asyncio.sleep(CLAIM_POLL)

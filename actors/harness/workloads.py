@@ -10,6 +10,8 @@ in the room left). Used by every
 
 from __future__ import annotations
 
+from typing import Any
+
 from cluster.scenario.schema import NodePool
 
 CREATE_BATCH = 1000
@@ -100,3 +102,42 @@ def preempt_pod(name: str, priority_class: str) -> dict:
             ],
         },
     }
+
+
+# bench preempt's workloads: PreemptionAsync (the default) and PreemptionBasic.
+PREEMPT_ASYNC, PREEMPT_BASIC = "async", "basic"
+PREEMPT_WORKLOADS = (PREEMPT_ASYNC, PREEMPT_BASIC)
+# PreemptionBasic's measured pods have priority 10 (scheduler_perf sets spec.priority; here a
+# PriorityClass gives it, as priority admission requires) and its fill pods priority 0.
+BASIC_HIGH_CLASS_NAME = "bench-basic-high"
+BASIC_PRIORITY_CLASS = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": BASIC_HIGH_CLASS_NAME},
+    "value": 10,
+}
+
+
+def _basic_pod(name: str, cpu: str) -> dict:
+    res = {"cpu": cpu, "memory": "500Mi"}
+    container: dict[str, Any] = {"name": "pause", "image": "pause", "ports": [{"containerPort": 80}]}
+    container["resources"] = {"requests": dict(res), "limits": dict(res)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"terminationGracePeriodSeconds": 0, "containers": [container]},
+    }
+
+
+def basic_low_pod(i: int) -> dict:
+    """PreemptionBasic's fill pod (pod-low-priority.yaml): 900m, priority 0, grace 0."""
+    return _basic_pod(f"low-{i}", "900m")
+
+
+def basic_high_pod(i: int) -> dict:
+    """PreemptionBasic's measured pod (pod-high-priority.yaml): 3 CPU, priority 10."""
+    pod = _basic_pod(f"high-{i}", "3")
+    pod["spec"]["priorityClassName"] = BASIC_HIGH_CLASS_NAME
+    del pod["spec"]["terminationGracePeriodSeconds"]  # the template leaves it at the default
+    return pod

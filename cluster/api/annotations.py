@@ -19,7 +19,12 @@ MEMORY_USAGE = PREFIX + "memory-usage"
 CPU_USAGE = PREFIX + "cpu-usage"
 LOG = PREFIX + "log"  # text the emulated containers print (``containerlogs.py``)
 
-KNOWN = (START_SECONDS, RUN_SECONDS, EXIT_CODE, STOP_SECONDS, MEMORY_USAGE, CPU_USAGE, LOG)
+# Probe outcomes and lifecycle-hook times (grammar: ``probeoutcome.py``; read by the kubelet).
+READINESS, LIVENESS, STARTUP = PREFIX + "readiness", PREFIX + "liveness", PREFIX + "startup"
+POST_START_SECONDS, PRE_STOP_SECONDS = PREFIX + "post-start-seconds", PREFIX + "pre-stop-seconds"
+PROBE_KEYS = (READINESS, LIVENESS, STARTUP, POST_START_SECONDS, PRE_STOP_SECONDS)
+
+KNOWN = (START_SECONDS, RUN_SECONDS, EXIT_CODE, STOP_SECONDS, MEMORY_USAGE, CPU_USAGE, LOG, *PROBE_KEYS)
 
 
 class AnnotationError(ValueError):

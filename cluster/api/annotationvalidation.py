@@ -2,7 +2,8 @@
 
 Owns the create-time rules for kubemu's own annotations: the key must be a known one
 (optionally suffixed ``.<container>`` naming a container of the pod), usage annotations
-must be a quantity or a ``ramp(``/``spike(`` profile, and the emulation annotations must
+must be a quantity or a ``ramp(``/``spike(`` profile, probe outcomes and hook times must
+parse as ``probeoutcome`` reads them, and the emulation annotations must
 parse as ``annotations.emulation`` reads them. ``validation`` calls
 ``check_kubemu_annotations`` after a pod spec passes; the kubelet owns the profile grammar.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import annotations as ann
+from . import probeoutcome
 from .quantity import QuantityError
 from .quantity import parse as parse_quantity
 from .validationfields import ValidationError, _at, _key
@@ -56,6 +58,11 @@ def check_kubemu_annotations(obj: dict[str, Any], path: str, container_names: se
             raise ValidationError(p, key, f"names no container of this pod (containers: {names})")
         if base in _USAGE_KEYS:
             _check_usage(value, p)
+        elif base in ann.PROBE_KEYS:
+            try:
+                probeoutcome.check(base, value)
+            except ann.AnnotationError as e:
+                raise ValidationError(p, value, e.message) from None
         elif container:
             # Per-container overrides follow the same rule as the pod-wide key.
             _check_emulation({"metadata": {"annotations": {base: value}}}, apath, key)

@@ -121,7 +121,29 @@ class Forbidden(StatusError):
 
 
 class NotFound(StatusError):
+    """``details`` (name, group, resource), when set, names what was missing as upstream's
+    Status does: clients such as client-go read ``details.kind`` to tell which resource."""
+
     code, reason, retryable = 404, "NotFound", False
+    details: dict[str, str] | None = None
+
+    @classmethod
+    def of(cls, resource: str, group: str, name: str) -> NotFound:
+        """``<resource>[.<group>] "<name>" not found``, with upstream's details (whose
+        ``kind`` is the plural resource, not the Kind)."""
+        qualified = f"{resource}.{group}" if group else resource
+        err = cls(f'{qualified} "{name}" not found')
+        err.details = {"name": name, "group": group, "kind": resource} if group else {"name": name, "kind": resource}
+        return err
+
+    def _extra(self) -> dict[str, Any]:
+        return {"details": self.details} if self.details else {}
+
+    def status(self) -> dict[str, Any]:
+        out = super().status()
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
 
 
 class MethodNotAllowed(StatusError):

@@ -1,7 +1,7 @@
 """The core/v1 event recorder's correlator, as client-go's ``tools/record`` runs it.
 
 Owns what a recording component does to its Events before they reach the apiserver
-(reference k8s-api-fidelity.md §6.1), in upstream's three stages:
+(client-go's EventCorrelator), in upstream's three stages:
 
 1. Aggregation: events alike but for their message (same source, object, type and reason)
    are remembered per group with their distinct messages; the group forgets them once

@@ -1,6 +1,6 @@
 """events.k8s.io/v1 Event: the view of the stored core/v1 Events.
 
-Owns upstream's mapping between the two APIs of one storage (k8s-api-fidelity.md §6.3;
+Owns upstream's mapping between the two APIs of one storage (upstream's
 ``pkg/apis/events/v1/conversion.go``): ``involvedObject`` <-> ``regarding``, ``message`` <->
 ``note``, ``source`` <-> ``deprecatedSource``, ``firstTimestamp``/``lastTimestamp``/``count``
 <-> ``deprecatedFirstTimestamp``/``deprecatedLastTimestamp``/``deprecatedCount``,

@@ -22,6 +22,10 @@ from typing import Any
 
 _VERSION = re.compile(r"v([0-9]+)(?:(alpha|beta)([0-9]+))?")
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+READ_ONLY = ("get", "list", "watch")  # kinds only a component writes
+# kubemu's own group: its kinds' schema is written by hand (schema_kubemu.py); they have no
+# protobuf message and are served as JSON only, as upstream serves custom resources.
+OWN_GROUP = "kubemu.io"
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,16 @@ RESOURCES: tuple[Resource, ...] = (
         modeled=True,
     ),
     _r("Node", "v1", "nodes", False, short_names=("no",), subresources=("status",), modeled=True),
-    _r("Namespace", "v1", "namespaces", False, short_names=("ns",), subresources=("finalize", "status"), modeled=True),
+    _r(
+        "Namespace",
+        "v1",
+        "namespaces",
+        False,
+        short_names=("ns",),
+        subresources=("finalize", "status"),
+        modeled=True,
+        verbs=tuple(v for v in VERBS if v != "deletecollection"),  # upstream has no namespace deletecollection
+    ),
     _r("Event", "v1", "events", short_names=("ev",), modeled=True),
     _r("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False, short_names=("pc",), modeled=True),
     _r(
@@ -120,7 +133,7 @@ RESOURCES: tuple[Resource, ...] = (
     _r("ConfigMap", "v1", "configmaps", short_names=("cm",)),
     _r("Secret", "v1", "secrets"),
     _r("Service", "v1", "services", short_names=("svc",), categories=ALL, subresources=("status",)),
-    _r("ServiceAccount", "v1", "serviceaccounts", short_names=("sa",)),
+    _r("ServiceAccount", "v1", "serviceaccounts", short_names=("sa",), subresources=("token",)),
     _r("Endpoints", "v1", "endpoints", short_names=("ep",)),
     _r("PersistentVolume", "v1", "persistentvolumes", False, short_names=("pv",), subresources=("status",)),
     _r("PersistentVolumeClaim", "v1", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
@@ -167,7 +180,7 @@ RESOURCES: tuple[Resource, ...] = (
     ),
     _r("EndpointSlice", "discovery.k8s.io/v1", "endpointslices"),
     _r("StorageClass", "storage.k8s.io/v1", "storageclasses", False, short_names=("sc",)),
-    # kube-scheduler lists these before it schedules anything (reference k8s-http-api.md §8b).
+    # kube-scheduler lists these before it schedules anything (its informers' WaitForCacheSync).
     _r("CSINode", "storage.k8s.io/v1", "csinodes", False),
     _r("CSIDriver", "storage.k8s.io/v1", "csidrivers", False),
     _r("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities"),
@@ -197,7 +210,7 @@ RESOURCES: tuple[Resource, ...] = (
         categories=API_EXTENSIONS,
         subresources=("status",),
     ),
-    # Stored and validated; kubemu calls no webhooks and evaluates no policies.
+    # Stored and validated; webhooks given by url are called (frontend/webhookcall.py), no policy is evaluated.
     _r(
         "MutatingWebhookConfiguration",
         "admissionregistration.k8s.io/v1",
@@ -227,8 +240,19 @@ RESOURCES: tuple[Resource, ...] = (
         False,
         categories=API_EXTENSIONS,
     ),
+    # Stored; kubemu runs no signer, so a request is never approved or issued by itself.
+    _r(
+        "CertificateSigningRequest",
+        "certificates.k8s.io/v1",
+        "certificatesigningrequests",
+        False,
+        short_names=("csr",),
+        subresources=("approval", "status"),
+    ),
     # A pod's runtimeClassName is admitted against these (cluster/apiserver/admission.py).
     _r("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
+    # Written by the scheduler only (cluster/scheduler/explain.py): clients read, never write.
+    _r("SchedulingResult", "kubemu.io/v1alpha1", "schedulingresults", short_names=("sr",), verbs=READ_ONLY),
 )
 
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
@@ -237,7 +261,7 @@ assert len(BY_KIND) == len(RESOURCES) and len(BY_PLURAL) == len(RESOURCES), "a k
 
 # ---- one kind, more versions; kinds only created --------------------------------------------
 # A view serves a stored kind (``BY_KIND[view.kind]``) at a second group-version, converted
-# both ways as upstream converts between versions of one storage (k8s-api-fidelity.md §6.3):
+# both ways as upstream converts between versions of one storage:
 # ``cluster/api/conversion.py`` holds the converters, ``cluster/frontend/views.py`` serves them.
 VIEWS: tuple[Resource, ...] = (
     _r(
@@ -254,6 +278,7 @@ VIEWS: tuple[Resource, ...] = (
 CREATE_ONLY = ("create",)
 REVIEWS: tuple[Resource, ...] = (
     _r("SelfSubjectReview", "authentication.k8s.io/v1", "selfsubjectreviews", False, verbs=CREATE_ONLY),
+    _r("TokenReview", "authentication.k8s.io/v1", "tokenreviews", False, verbs=CREATE_ONLY),
     _r("LocalSubjectAccessReview", "authorization.k8s.io/v1", "localsubjectaccessreviews", verbs=CREATE_ONLY),
     _r("SelfSubjectAccessReview", "authorization.k8s.io/v1", "selfsubjectaccessreviews", False, verbs=CREATE_ONLY),
     _r("SelfSubjectRulesReview", "authorization.k8s.io/v1", "selfsubjectrulesreviews", False, verbs=CREATE_ONLY),
@@ -315,7 +340,7 @@ RETURNS_DELETED_OBJECT = frozenset(
 
 def deleted_answer(obj: dict[str, Any]) -> dict[str, Any]:
     """What a DELETE that removed ``obj`` answers: the object itself, or a success
-    ``Status`` naming it by its resource (plural) and uid (k8s-api-fidelity.md §4.2)."""
+    ``Status`` naming it by its resource (plural) and uid."""
     r = BY_KIND.get(obj.get("kind", "")) or CUSTOM.get(obj.get("kind", ""))
     if r is None or (r.group, r.plural) in RETURNS_DELETED_OBJECT:
         return obj
@@ -342,6 +367,12 @@ CUSTOM_VERSIONS: dict[str, tuple[Resource, ...]] = {}  # kind -> one per served 
 
 def served() -> list[Resource]:
     return [*RESOURCES, *(v for kind in CUSTOM for v in CUSTOM_VERSIONS.get(kind, ()))]
+
+
+def json_only(kind: str) -> bool:
+    """Whether objects of ``kind`` have no protobuf form: a custom kind, or one of kubemu's own."""
+    r = BY_KIND.get(kind)
+    return kind in CUSTOM or (r is not None and r.group == OWN_GROUP)
 
 
 def at_version(group: str, version: str, plural: str) -> Resource | None:

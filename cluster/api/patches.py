@@ -22,7 +22,7 @@ Owns each patch kind's rules, applied by the apiserver to the stored object in p
   ``namespaces/finalize`` subresource; the namespace controller's ``kubernetes``).
 
 The last three let an object marked for deletion go: the apiserver removes it when a patch
-leaves it with no finalizers (reference §8.3, "delete during update").
+leaves it with no finalizers (upstream's "delete during update" rule).
 
 ``apply(obj)`` returns whether anything changed: a patch that changes nothing writes
 nothing. A patch with a malformed body raises ``Invalid`` naming the field.
@@ -34,7 +34,9 @@ from typing import Any, NamedTuple
 
 from .errors import Conflict, Invalid
 from .objects import condition, set_condition
+from .quotapatch import QuotaStatus  # ResourceQuota status, resourceVersion-guarded (quota issue 40)
 from .subresourcewrites import SetEphemeralContainers, SetNamespaceFinalizers
+from .volumespatch import VolumeMerge  # claims and volumes, resourceVersion-guarded (volumes issue 40)
 
 Obj = dict[str, Any]
 CONDITION_STATUSES = ("True", "False", "Unknown")
@@ -235,4 +237,6 @@ PatchOp = (
     | FinalizeNamespace
     | SetEphemeralContainers  # the pods/ephemeralcontainers and namespaces/finalize
     | SetNamespaceFinalizers  # subresources (``subresourcewrites.py``)
+    | QuotaStatus
+    | VolumeMerge
 )

@@ -1,4 +1,4 @@
-"""Pod QoS class (upstream ComputePodQOS, reference §1.2, the 1.30-1.33 aggregate rule).
+"""Pod QoS class (upstream ComputePodQOS, the 1.30-1.33 aggregate rule).
 
 Owns the mapping pod -> Guaranteed / Burstable / BestEffort. The kubelet writes it to
 status.qosClass, the cgroup module picks the pod's parent cgroup from it, and eviction

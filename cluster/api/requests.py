@@ -48,6 +48,9 @@ class UpdateStatus(NamedTuple):
     name: str
     uid: str  # precondition; "" for none
     status: dict[str, Any]
+    # Labels and annotations written with the status (None: kept): upstream's status
+    # subresource keeps metadata changes for most kinds.
+    meta: dict[str, Any] | None = None
 
 
 class Patch(NamedTuple):
@@ -62,7 +65,7 @@ class Patch(NamedTuple):
 
 class Delete(NamedTuple):
     """Delete with DeleteOptions: ``uid`` is the precondition ("" for none), ``grace`` the
-    gracePeriodSeconds (None: the object's own; pods terminate gracefully, reference §8) and
+    gracePeriodSeconds (None: the object's own; pods terminate gracefully) and
     ``propagation`` the propagationPolicy: "Background", "Foreground", "Orphan", or "" for
     the kind's default (``cluster/apiserver/apiserver.py`` says which)."""
 

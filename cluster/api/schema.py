@@ -4,7 +4,9 @@ Owns the one answer to "which fields does upstream's typed decoder know, and of 
 each kind in ``kinds.RESOURCES``. The facts come from upstream's OpenAPI definitions of the release
 kubemu advertises (v1.33), generated into ``schema_table.py`` by ``cluster/api/schemagen.py`` from the
 ``kubernetes-validate`` package; nothing here is written by hand but the names of the Go types that
-decode themselves. Read by the HTTP front end's field validation
+decode themselves. kubemu's own group (``kubemu.io``), which upstream's definitions lack, is
+written by hand in the same notation in ``schema_kubemu.py`` and read beside the generated
+table. Read by the HTTP front end's field validation
 (``cluster/frontend/fieldvalidation.py``) on every create, update and patch.
 
 A field's type is a ``Type``: a ``code`` (below), and for structs the ``Struct``, for lists and
@@ -21,7 +23,13 @@ from __future__ import annotations
 
 from functools import cache
 
-from . import schema_table
+from . import schema_kubemu, schema_table
+
+# The generated table and kubemu's own group's hand-written one, read as one.
+_KINDS = {**schema_table.KINDS, **schema_kubemu.KINDS}
+_STRUCTS = {**schema_table.STRUCTS, **schema_kubemu.STRUCTS}
+_REQUIRED = {**schema_table.REQUIRED, **schema_kubemu.REQUIRED}
+_PATCH = {**schema_table.PATCH, **schema_kubemu.PATCH}
 
 # Type codes. Scalars first; STRUCT, LIST and MAP carry more.
 STRING = 0
@@ -72,8 +80,8 @@ class Struct:
         self.fields: dict[str, Type] = {}
         # What the OpenAPI documents publish (cluster/frontend/openapi_schemas.py): the fields
         # upstream marks required, and field -> its x-kubernetes-patch-strategy[:merge key].
-        self.required: tuple[str, ...] = tuple(schema_table.REQUIRED.get(key, "").split())
-        self.patch: dict[str, str] = dict(tag.split("=", 1) for tag in schema_table.PATCH.get(key, "").split())
+        self.required: tuple[str, ...] = tuple(_REQUIRED.get(key, "").split())
+        self.patch: dict[str, str] = dict(tag.split("=", 1) for tag in _PATCH.get(key, "").split())
 
     def __repr__(self) -> str:
         return f"Struct({self.package}.{self.name})"
@@ -108,7 +116,7 @@ class _Builder:
         s = self.structs.get(key)
         if s is None:
             s = self.structs[key] = Struct(key)  # registered first: a struct may contain itself
-            for spec in schema_table.STRUCTS[key].split():
+            for spec in _STRUCTS[key].split():
                 field, _, type_spec = spec.partition(":")
                 s.fields[field] = self.type(type_spec)
         return s
@@ -130,7 +138,7 @@ class _Builder:
 @cache
 def _built() -> _Builder:
     b = _Builder()
-    for key in schema_table.KINDS.values():
+    for key in _KINDS.values():
         b.struct(key)
     return b
 
@@ -141,7 +149,7 @@ RELEASE = schema_table.RELEASE
 def kind_struct(kind: str) -> Struct | None:
     """The top-level struct of a built-in kind (``Deployment`` -> ``apps.v1.Deployment``), or
     None for a kind without a built-in schema (a custom resource)."""
-    key = schema_table.KINDS.get(kind)
+    key = _KINDS.get(kind)
     return _built().structs[key] if key is not None else None
 
 
@@ -155,7 +163,7 @@ def kind_type(kind: str) -> Type | None:
 @cache
 def _kind_types() -> dict[str, Type]:
     out: dict[str, Type] = {}
-    for kind, key in (*schema_table.KINDS.items(), *schema_table.VERSIONED.items()):
+    for kind, key in (*_KINDS.items(), *schema_table.VERSIONED.items()):
         s = struct(key)
         out[kind] = Type(STRUCT, s.go, struct=s)
     return out
@@ -168,7 +176,7 @@ def struct(key: str) -> Struct:
 
 def kinds() -> tuple[str, ...]:
     """Every kind the table describes (the built-in kinds of ``kinds.RESOURCES``)."""
-    return tuple(schema_table.KINDS)
+    return tuple(_KINDS)
 
 
 def field_type(kind: str, path: str) -> Type | None:

@@ -17,7 +17,7 @@ durations (``60s``, ``1m30s``, ``2m``, ``250ms`` or a bare number of seconds). A
 (``to`` below ``from``) and a dip (``peak`` below ``base``) are allowed. Before the start a
 profile has its starting value.
 
-Which container uses what (docs/architecture.md §8): the pod-wide annotation applies to *each*
+Which container uses what (docs/architecture.md §12): the pod-wide annotation applies to *each*
 long-running container (sidecars and regular containers; init containers are not modelled
 as running) and ``kubemu.io/memory-usage.<container>`` overrides it for one. A pod's usage
 is the sum over its containers (``pod_usage``), so a single-container pod uses exactly the

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import codec
 from .annotationvalidation import check_kubemu_annotations
+from .errors import Cause
 from .objects import KINDS
 from .quantity import QuantityError
 from .quantity import parse as parse_quantity
@@ -65,6 +66,7 @@ __all__ = [
     "ValidationError",
     "NO_VALUE",
     "validate",
+    "validate_create",
     "validate_pod_spec",
     "API_VERSIONS",
     "HIGHEST_USER_PRIORITY",
@@ -245,25 +247,40 @@ def _check_sysctls(security: dict[str, Any], path: str) -> None:
     """``securityContext.sysctls``: every name valid and named once. All the bad names are
     reported together, as upstream's aggregate does (``[<e1>, <e2>]``), since a pod with
     one bad sysctl often has more."""
-    errors: list[str] = []
+    causes: list[Cause] = []
     seen: set[str] = set()
     for p, s in _items(security, "sysctls", path):
         name, npath = s.get("name"), _at(p, "name")
         if name in (None, ""):
-            errors.append(f"{npath}: Required value")
+            causes.append(Cause("FieldValueRequired", "Required value", npath))
             continue
         if not isinstance(name, str):
             raise ValidationError(npath, name, "must be a string")
         if len(name) > SYSCTL_MAX_LENGTH or not _SYSCTL.fullmatch(name):
             rule = f"must have at most {SYSCTL_MAX_LENGTH} characters and match regex {SYSCTL_PATTERN}"
-            errors.append(f"{npath}: Invalid value: {json.dumps(name)}: {rule}")
+            causes.append(Cause("FieldValueInvalid", f"Invalid value: {json.dumps(name)}: {rule}", npath))
         elif name in seen:
-            errors.append(f"{npath}: Duplicate value: {json.dumps(name)}")
+            causes.append(Cause("FieldValueDuplicate", f"Duplicate value: {json.dumps(name)}", npath))
         seen.add(name)
+    errors = [f"{c.field}: {c.message}" for c in causes]
     if len(errors) == 1:
-        raise ValidationError("", NO_VALUE, errors[0])
+        raise ValidationError("", NO_VALUE, errors[0], tuple(causes))
     if errors:
-        raise ValidationError("", NO_VALUE, "[" + ", ".join(errors) + "]")
+        raise ValidationError("", NO_VALUE, "[" + ", ".join(errors) + "]", tuple(causes))
+
+
+def validate_create(obj: dict[str, Any]) -> None:
+    """The rules only a create obeys, checked after ``validate``: a pod's ephemeral
+    containers come only through its ``ephemeralcontainers`` subresource."""
+    if obj.get("kind") == "Pod" and ((obj.get("spec") or {}).get("ephemeralContainers")):
+        field = "spec.ephemeralContainers"
+        raise ValidationError(
+            field, NO_VALUE, "Forbidden: cannot be set on create", (_forbidden(field, "cannot be set on create"),)
+        )
+
+
+def _forbidden(field: str, why: str) -> Cause:
+    return Cause("FieldValueForbidden", f"Forbidden: {why}", field)
 
 
 def _check_pod(obj: dict[str, Any], path: str) -> None:
@@ -517,4 +534,7 @@ def _check_workload_kind(kind: str, obj: dict[str, Any], path: str) -> None:
         template = (template or {}).get(field) if isinstance(template, dict) else None
     tpath = _at(path, ".".join(where))
     _check_metadata(_item_map(template, tpath), tpath, "Pod", name_required=False)
+    if ((template or {}).get("spec") or {}).get("ephemeralContainers"):
+        field, why = _at(tpath, "spec.ephemeralContainers"), "ephemeral containers not allowed in pod template"
+        raise ValidationError(field, NO_VALUE, f"Forbidden: {why}", (_forbidden(field, why),))
     _check_pod(template, tpath)

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from typing import Any, NoReturn, TypeGuard
 
+from .errors import Cause
+
 
 class _NoValue:
     """The sentinel for "this error shows no value"; pickles back to the same object."""
@@ -34,17 +36,19 @@ class ValidationError(ValueError):
 
     retryable = False
 
-    def __init__(self, path: str, value: Any = NO_VALUE, detail: str = "") -> None:
-        self.path, self.value, self.detail = path, value, detail
+    def __init__(self, path: str, value: Any = NO_VALUE, detail: str = "", causes: tuple[Cause, ...] = ()) -> None:
+        # ``causes``: one per field when several are reported together (an aggregate), so
+        # the Status names each field rather than one made-up field for them all.
+        self.path, self.value, self.detail, self.causes = path, value, detail, tuple(causes)
         body = detail
         if value is not NO_VALUE:
             shown = json.dumps(value, default=str, ensure_ascii=False)
             body = f"{shown} {detail}" if detail else shown
         super().__init__(f"{path}: {body}" if path else body)
 
-    def __reduce__(self) -> tuple[type[ValidationError], tuple[str, Any, str]]:
+    def __reduce__(self) -> tuple[type[ValidationError], tuple[str, Any, str, tuple[Cause, ...]]]:
         # Errors cross actor boundaries; rebuild from the fields, not from the message.
-        return (ValidationError, (self.path, self.value, self.detail))
+        return (ValidationError, (self.path, self.value, self.detail, self.causes))
 
 
 # ---- paths and small typed getters ---------------------------------------------------

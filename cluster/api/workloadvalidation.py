@@ -1,6 +1,6 @@
 """Validation of the workload kinds: Deployment, StatefulSet, Job, CronJob, HorizontalPodAutoscaler.
 
-Owns the field rules of reference k8s-workloads.md §1.2, §2.2, §3.2, §4.2 and §5.1, with
+Owns the field rules of upstream's apps, batch and autoscaling validation, with
 upstream's field paths and messages in upstream's shape (``spec.replicas: Invalid value:
 -1: must be greater than or equal to 0``), so ``kubectl apply`` of a bad manifest prints
 what a real apiserver would. ``validation.validate`` calls ``CHECKS[kind]`` after the

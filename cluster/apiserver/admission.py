@@ -2,7 +2,7 @@
 
 Owns defaulting (uid, timestamps, pod defaults, requests from limits, a namespace's
 ``kubernetes`` finalizer and Active phase), NamespaceLifecycle on create (the namespace
-must exist and not be Terminating), Priority admission (reference §10.3) and
+must exist and not be Terminating), Priority admission and
 DefaultTolerationSeconds, with RuntimeClass and DefaultIngressClass in ``classadmission.py``.
 The apiserver logic calls ``admit_create`` for every create and
 ``admit_update`` for every update; validation (``cluster/api/validation.py``) runs first,
@@ -21,6 +21,8 @@ from ..api.qos import pod_qos_class
 from ..clock import rfc3339
 from .classadmission import admit_default_ingress_class, admit_runtime_class
 from .defaults import default_pod, scheduling_gated
+from .quotaadmission import limit_defaults
+from .storageclassadmission import admit_default_storage_class, admit_storage_class
 
 DEFAULT_TOLERATION_SECONDS = 300
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
@@ -81,7 +83,7 @@ class Admission:
             ns = m.setdefault("namespace", "default")
             home = self._store.peek("Namespace", "", ns)
             if home is None:
-                raise NotFound(f'namespaces "{ns}" not found')
+                raise NotFound.of("namespaces", "", ns)
             if (home.get("status") or {}).get("phase") == "Terminating":
                 raise _terminating(kind, m, ns)
         else:
@@ -98,6 +100,10 @@ class Admission:
             _admit_namespace(obj)
         elif kind == "Ingress":
             admit_default_ingress_class(self._store, obj)
+        elif kind == "PersistentVolumeClaim":  # DefaultStorageClass (storageclassadmission.py)
+            admit_default_storage_class(self._store, obj)
+        elif kind == "StorageClass":
+            admit_storage_class(obj)
 
     def admit_update(self, kind: str, obj: dict, old: dict) -> None:
         """What an update gets before update validation compares it with ``old``: the
@@ -120,6 +126,7 @@ class Admission:
     def _admit_pod(self, pod: dict) -> None:
         spec = pod["spec"]
         default_pod(pod)
+        limit_defaults(self._store, pod)  # LimitRanger's defaults (quotaadmission.py)
         self._admit_priority(pod)
         _default_toleration_seconds(spec)
         admit_runtime_class(self._store, pod)  # after DefaultTolerationSeconds, as upstream's order

@@ -3,7 +3,7 @@
 Owns validation-then-admission on create (``generateName`` included), optimistic
 concurrency on update, the status, binding and eviction subresources (``eviction.py``),
 typed patches (``cluster/api/patches.py``), and deletion (its ``deletion.Deletion`` half,
-graceful as reference §8 describes). It holds the ``Store``. Both runtimes call it: the apiserver Ray actor
+graceful as upstream's is). It holds the ``Store``. Both runtimes call it: the apiserver Ray actor
 (``actors/apiserver.py``) and the in-process local runtime (``cluster/runtime/local.py``).
 
 Writes come in batches of typed requests (``cluster/api/requests.py``, docs/architecture.md §5):
@@ -52,16 +52,19 @@ from ..api.requests import (
     target,
 )
 from ..api.updatevalidation import validate_update
-from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
+from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate, validate_create
 from ..api.workloadvalidation import FieldError
 from ..clock import rfc3339
 from .admission import BUILTIN_NAMESPACES, Admission
+from .bootstrap_services import MasterServices
 from .deletion import CRD, Deletion, check_uid, finalized
 from .dryrun import DryRunStore
 from .eventsink import record_event
 from .eventttl import EVENT_TTL_SECONDS, MAX_EVENTS, EventExpiry
 from .eviction import charge_budget, mark_disruption_target
 from .pages import OpenLists
+from .quotaadmission import admit_limits_and_quota
+from .serviceips import ServiceIPs
 from .store import Store
 from .window import DEFAULT_WINDOW, Window
 from .workloaddefaults import default_object, has_generation, next_generation
@@ -85,6 +88,7 @@ class APIServer(Deletion):
         self.admission = Admission(self.store, seed)
         self.event_expiry = EventExpiry(event_ttl, max_events)
         self.pages = OpenLists()  # paginated lists in progress
+        self.services, self.masters = ServiceIPs(), MasterServices()  # ClusterIPs, NodePorts; `kubernetes` Service
         if store is None:
             self._bootstrap(start)
         self._sync_custom_kinds()  # a recovered store may hold CustomResourceDefinitions
@@ -121,6 +125,7 @@ class APIServer(Deletion):
             }
             pc.update(value=value, globalDefault=False, description=_SYSTEM_DESCRIPTIONS[name])
             self.create(pc, now)
+        self.masters.ensure(self, now)
 
     @contextmanager
     def dry_run(self) -> Iterator[None]:
@@ -143,6 +148,7 @@ class APIServer(Deletion):
         objects in them over (deserialized for this call), so creates store them as they are."""
         self.store.at(now)
         self.expire_events(now)
+        self.masters.ensure(self, now)  # the `kubernetes` Service back if deleted
         out: list[Outcome] = []
         stopped: dict[str, int] = {}  # slow-start group -> the batch that failed
         for req in requests:
@@ -169,9 +175,8 @@ class APIServer(Deletion):
         elif isinstance(req, Patch):
             self.patch(req.kind, req.namespace, req.name, req.uid, req.patch, now)
         elif isinstance(req, UpdateStatus):
-            self.update_status(
-                req.kind, req.namespace, req.name, req.uid, req.status if owned else codec.clone(req.status)
-            )
+            status = req.status if owned else codec.clone(req.status)
+            self.update_status(req.kind, req.namespace, req.name, req.uid, status, req.meta)
         elif isinstance(req, Delete):
             self.delete(req.kind, req.namespace, req.name, req.uid, req.grace, now, req.propagation)
         elif isinstance(req, Update):
@@ -188,8 +193,9 @@ class APIServer(Deletion):
         self.store.at(now)
         try:
             validate(obj)
+            validate_create(obj)
         except ValidationError as e:
-            raise Invalid(str(e)) from None
+            raise Invalid(str(e), e.causes) from None
         if not owned:
             obj = codec.clone(obj)
         kind = obj["kind"]
@@ -205,8 +211,13 @@ class APIServer(Deletion):
                     break
         if self.store.has(kind, ns, m["name"]):
             raise AlreadyExists(f'{_resource(kind)} "{m["name"]}" already exists')
+        admit_limits_and_quota(self.store, kind, obj, None, now)  # last, as upstream (quotaadmission.py)
+        if kind == "Service":
+            self.services.assign(obj, self.store)  # ClusterIPs and NodePorts (serviceips.py)
         self.store.put(kind, obj, "ADDED")
-        if kind == CRD:
+        if kind == "Service":
+            self.services.committed(self.store)
+        elif kind == CRD:
             self._sync_custom_kinds()
         elif kind == "Event":
             self._noted(obj, now)
@@ -245,7 +256,7 @@ class APIServer(Deletion):
         try:
             validate(obj)
         except ValidationError as e:
-            raise Invalid(str(e)) from None
+            raise Invalid(str(e), e.causes) from None
         new = codec.clone(obj)
         for field in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "namespace"):
             if field in current["metadata"]:
@@ -265,18 +276,29 @@ class APIServer(Deletion):
         if finalized(new):
             self._remove(new)
             return new
+        admit_limits_and_quota(self.store, kind, new, current, now)  # LimitRanger, ResourceQuota
+        if kind == "Service":
+            self.services.assign(new, self.store, current)
         self.store.put(kind, new, "MODIFIED")
+        if kind == "Service":
+            self.services.committed(self.store)
         if kind == "Event":
             self._noted(new, now)
         return new
 
     # -- subresources and patches ---------------------------------------------------------
-    def update_status(self, kind: str, ns: str, name: str, uid: str, status: dict) -> None:
-        """Replace ``status`` (stored as given: ``write`` copies what it is not handed); a uid
-        that is not the object's is a Conflict."""
+    def update_status(self, kind: str, ns: str, name: str, uid: str, status: dict, meta: dict | None = None) -> None:
+        """Replace ``status`` (stored as given: ``write`` copies what it is not handed) and the
+        labels and annotations ``meta`` gives; a uid that is not the object's is a Conflict."""
         obj = self._get(kind, ns, name)
         check_uid(obj, uid)
         obj["status"] = status
+        for field, value in (meta or {}).items():
+            if field in ("labels", "annotations"):
+                if value:
+                    obj["metadata"][field] = dict(value)
+                else:
+                    obj["metadata"].pop(field, None)
         self.store.put(kind, obj, "MODIFIED")
 
     def patch(self, kind: str, ns: str, name: str, uid: str, op: PatchOp, now: float) -> None:
@@ -374,7 +396,8 @@ class APIServer(Deletion):
             raise NotFound(f'the server doesn\'t have a resource type "{kind}"')
         obj = self.store.get(kind, ns if KINDS[kind][1] else "", name)
         if obj is None:
-            raise NotFound(f'{_resource(kind)} "{name}" not found')
+            r = kinds.BY_KIND.get(kind) or kinds.CUSTOM.get(kind)
+            raise NotFound.of(r.plural, r.group, name) if r else NotFound(f'{kind.lower()} "{name}" not found')
         return obj
 
 

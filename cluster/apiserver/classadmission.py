@@ -1,6 +1,6 @@
 """Admission by class: RuntimeClass for pods, DefaultIngressClass for Ingresses.
 
-Owns two of upstream's default admission plugins (k8s-api-fidelity.md §5.2), on create only:
+Owns two of upstream's default admission plugins, on create only:
 
 - RuntimeClass (``plugin/pkg/admission/runtimeclass``): a pod naming a RuntimeClass that does
   not exist is refused (403 ``pod rejected: RuntimeClass "x" not found``); the class's

@@ -1,5 +1,5 @@
-"""Upstream's defaulting of pods, pod templates and the core kinds (reference
-k8s-api-fidelity.md §5.1, §5.3, §5.4).
+"""Upstream's defaulting of pods, pod templates and the core kinds
+(upstream's SetDefaults_* functions).
 
 Owns the fields the apiserver fills in when a client leaves them out, as upstream's
 ``SetDefaults_*`` functions do on every decode: a PodSpec's (every template's too) and its

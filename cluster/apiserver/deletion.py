@@ -6,7 +6,7 @@ the store and the reads it uses), the uid precondition every write checks
 (``check_uid``), and when a finalized object goes (``finalized``). A stopped pod's final
 delete is settled from its stored bytes first (``plaindelete.py``).
 
-Graceful deletion of a pod (reference §8.1-8.3), as a state table:
+Graceful deletion of a pod (upstream's BeforeDelete), as a state table:
 
 | pod state                         | DELETE with grace g                | result                   |
 |-----------------------------------|------------------------------------|--------------------------|
@@ -74,7 +74,7 @@ PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")  # DeleteOptions.p
 # recreate it, and every kubelet's Lease lives in it, so it is protected too.
 IMMORTAL_NAMESPACES = BUILTIN_NAMESPACES
 CRD = "CustomResourceDefinition"
-_ORPHAN_BY_DEFAULT = frozenset({"Job"})  # batch/v1 Job's DefaultGarbageCollectionPolicy
+_ORPHAN_BY_DEFAULT = frozenset({"Job", "ReplicationController"})  # their v1 DefaultGarbageCollectionPolicy
 _GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 _POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
 
@@ -103,7 +103,7 @@ class Deletion:
     def _delete(
         self, kind: str, ns: str, name: str, uid: str | None, grace: int | None, now: float, propagation: str = ""
     ) -> bool:
-        """Delete per reference §8 and the tables above; ``propagation`` is DeleteOptions'
+        """Delete per the tables above; ``propagation`` is DeleteOptions'
         propagationPolicy ("" for the kind's default). True when the object is gone, False
         when it stays (terminating, or finalizers pending)."""
         if kind == "Namespace" and name in IMMORTAL_NAMESPACES:  # NamespaceLifecycle admission

@@ -6,7 +6,7 @@ already written, which read back as written, so a dry run sees its own steps (a 
 marks a pod terminating answers with the terminating pod). Writes stay here and are dropped
 with it: no resourceVersion is used, nothing reaches the watch window or the durable log,
 and no watcher hears of it. As upstream, a dry-run create answers without a
-resourceVersion and a dry-run update with the stored one (reference k8s-api-fidelity.md §2).
+resourceVersion and a dry-run update with the stored one.
 """
 
 from __future__ import annotations

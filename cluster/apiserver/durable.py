@@ -23,6 +23,7 @@ import os
 
 from ..api.errors import ServiceUnavailable
 from .apiserver import APIServer
+from .bootstrap_services import carry_serving
 from .store import Store
 from .wal import DurableLog, Recovered, WalError
 from .window import DEFAULT_WINDOW, Window
@@ -161,4 +162,6 @@ def restart_in_memory(api: APIServer, seed: int, window: Window = DEFAULT_WINDOW
     stream, and watch windows that start empty, so older watches get Expired."""
     rv, objects = api.store.snapshot_state()
     store = Store.from_recovered(Recovered(rv=rv, objects=objects), window, journal=api.store.journal)
-    return APIServer(seed=uid_seed(seed, rv), window=window, store=store)
+    new = APIServer(seed=uid_seed(seed, rv), window=window, store=store)
+    carry_serving(api, new)  # the range, address and CA kubemu serve gave it
+    return new

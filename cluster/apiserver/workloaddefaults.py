@@ -1,8 +1,8 @@
 """Defaulting of every kind but Pod, and ``metadata.generation``, as the apiserver applies them.
 
 Owns the fields the apiserver fills in for Deployments, ReplicaSets, DaemonSets,
-StatefulSets, Jobs, CronJobs and HorizontalPodAutoscalers (reference k8s-workloads.md
-§1.1, §2.1, §3.1, §4.1, §5.1; k8s-api-fidelity.md §5.4), the dispatch to the core kinds'
+StatefulSets, Jobs, CronJobs and HorizontalPodAutoscalers (upstream's
+SetDefaults_* of apps, batch and autoscaling), the dispatch to the core kinds'
 defaults (``defaults.py``, which also defaults every pod template), a DaemonSet's
 ``deprecated.daemonset.template.generation`` annotation (1 at create, one more whenever
 an update changes the template), and the ``metadata.generation`` rule: 1 at create, one

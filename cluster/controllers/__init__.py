@@ -1,9 +1,11 @@
 """kube-controller-manager emulation: the controllers that make a cluster heal.
 
-Each module is pure logic fed with watch events and asked for the writes it wants made;
-the controller-manager actor shell in ``actors/`` owns the informers, the timers and the
-apiserver calls (docs/architecture.md §8). Modules:
+Each module is pure logic: a ``Reconciler`` (``reconciler.py``) fed by its work queue
+(``workqueue.py``) returns typed writes for a key; the controller-manager component
+(``component.py``) runs them all over one set of informers (``manager.py``). Modules:
 
+- ``reconciler``, ``workqueue``: the controller runtime (keys, cache, indexers, back-off);
+- ``writes``: the writes of a sync and the order they land in;
 - ``disruption``: PodDisruptionBudget status, which the Eviction subresource and
   preemption read;
 - ``nodelifecycle``: node health from Lease renewals and status heartbeats, Unknown
@@ -16,8 +18,9 @@ apiserver calls (docs/architecture.md §8). Modules:
 - ``garbagecollector``: ownerReferences: dependents of deleted owners, Foreground and
   Orphan propagation;
 - ``namespace``: a deleted namespace's content, then its ``kubernetes`` finalizer;
-- ``writes``: the ``Writes`` a controller's sync returns and the order they are sent in;
-- ``manager``: the controller contract and the routing of watch events to controllers.
+- the workload controllers (``replicaset``, ``daemonset``, ``deployment``,
+  ``statefulset``, ``batchjob``, ``cronjobs``, ``jobttl``, ``hpa``);
+- ``manager``: the routing of watch events to controllers and the merge of their writes.
 """
 
 from .disruption import DisruptionController, pdb_status, pdbs_for_pod

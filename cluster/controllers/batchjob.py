@@ -1,6 +1,6 @@
 """The Job controller (batch/v1): pods run to completion, failures backed off and bounded.
 
-Owns what upstream's ``pkg/controller/job`` decides (reference k8s-workloads.md §3): how many
+Owns what upstream's ``pkg/controller/job`` decides: how many
 pods a Job runs (``completions``, ``parallelism``, Indexed completion with the
 ``batch.kubernetes.io/job-completion-index`` annotation and label and the ``<job>-<i>``
 hostname), succeeded and failed counts, the pod-failure backoff (``jobutil.backoff_delay``),

@@ -46,4 +46,5 @@ class ControllerManagerComponent(Component):
         return Result(writes, wake_at=wake, next_change=wake)
 
     def inspect(self, now: float) -> dict[str, Any]:
-        return {"failedWrites": self.failed_writes}
+        """``controllers``: each reconciler's counters under upstream's metric names."""
+        return {"failedWrites": self.failed_writes, "controllers": self.manager.metrics()}

@@ -1,6 +1,6 @@
 """The CronJob controller: Jobs on a cron schedule, on the emulated clock.
 
-Owns upstream's ``cronjob_controllerv2`` sync (reference k8s-workloads.md §4.3): the
+Owns upstream's ``cronjob_controllerv2`` sync : the
 ``status.active`` list kept against the owned Jobs (``SawCompletedJob``, ``MissingJob``),
 ``lastSuccessfulTime``, the most recent due time (only the latest missed run starts, never
 a backlog; ``TooManyMissedTimes`` past 100), ``startingDeadlineSeconds`` (``MissSchedule``),
@@ -9,32 +9,55 @@ a backlog; ``TooManyMissedTimes`` past 100), ``startingDeadlineSeconds`` (``Miss
 ``batch.kubernetes.io/cronjob-scheduled-timestamp`` annotation, a controller reference)
 and the history limits. Schedules are read in ``spec.timeZone`` (UTC when unset) on the
 emulated wall clock (emulated 0 is 2026-01-01T00:00:00Z), so a day of schedules runs in
-seconds of real time. Who calls it: the controller-manager, with CronJob and Job events; it
-wakes itself 0.1 s after each next run time.
+seconds of real time. Who calls it: the controller manager runs ``CronJobReconciler`` in a
+``ReconcilerStep`` (``reconciler.py``): a CronJob's events and its Jobs' (by their
+controller reference) name its key; its Jobs are read by the ``owner`` index; a CronJob
+is looked at again 0.1 s after its next run time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
 from ..api.cronschedule import CronError, Schedule, parse_schedule
 from ..api.events import make_event
 from ..api.objects import is_terminating, name_of, namespace_of, uid_of
+from ..api.requests import Create, Delete, UpdateStatus
 from ..clock import EPOCH, parse_timestamp, rfc3339
 from .jobutil import has_condition
-from .writes import Writes
+from .reconciler import Indexer, Key, ObjectCache, Outcome, Watches
 
-Key = tuple[str, str]
+Obj = dict[str, Any]
+Jobs = dict[Key, Obj]
 UNIX0 = EPOCH.timestamp()  # emulated 0 as Unix seconds
 SCHEDULED_AT = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 COMPONENT = "cronjob-controller"
 TOO_MANY_MISSED = 100
 
 
-def _controller_uid(obj: dict) -> str | None:
+def _controller_ref(obj: Obj) -> Obj | None:
     ref = next((r for r in (obj.get("metadata") or {}).get("ownerReferences") or () if r.get("controller")), None)
-    return ref.get("uid") if ref is not None and ref.get("kind") == "CronJob" else None
+    return ref if ref is not None and ref.get("kind") == "CronJob" else None
 
 
-def finished(job: dict) -> str | None:
+def owner_uid(job: Obj) -> Iterable[str]:
+    """The ``owner`` index: the uid of the CronJob controlling ``job``."""
+    ref = _controller_ref(job)
+    return (str(ref.get("uid") or ""),) if ref is not None else ()
+
+
+def _if_owned(job: Obj) -> Obj | None:
+    return job if _controller_ref(job) is not None else None
+
+
+def owner_key(event_type: str, job: Obj) -> Iterable[Key]:
+    """The CronJob a Job's event names: its controller's (the reconcile checks the uid)."""
+    ref = _controller_ref(job)
+    return ((namespace_of(job), str(ref.get("name") or "")),) if ref is not None else ()
+
+
+def finished(job: Obj) -> str | None:
     status = job.get("status") or {}
     return next((c for c in ("Complete", "Failed") if has_condition(status, c)), None)
 
@@ -54,59 +77,27 @@ def most_recent(schedule: Schedule, tz: str | None, earliest: float, now: float)
     return t1 + (missed - 1) * between, missed
 
 
-class CronJobController:
-    NAME = "cronjob"
-    kinds = ("CronJob", "Job")
+class CronJobReconciler:
+    name: ClassVar[str] = "cronjob"
+    # Of the Jobs, only those a CronJob controls are kept.
+    watches: ClassVar[tuple[Watches, ...]] = (Watches("CronJob"), Watches("Job", keys=owner_key, project=_if_owned))
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = (("Job", "owner", owner_uid),)
 
-    def __init__(self) -> None:
-        self._cronjobs: dict[Key, dict] = {}
-        self._jobs: dict[str, dict[Key, dict]] = {}  # cronjob uid -> its Jobs
-        self._job_owner: dict[Key, str] = {}
-        self._dirty: set[Key] = set()
-        self._wake: dict[Key, float] = {}
-        self._by_uid: dict[str, Key] = {}
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache
         self._deleting: set[str] = set()  # Jobs asked to go (their DELETED will follow)
 
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
-        key = (namespace_of(obj), name_of(obj))
-        if kind == "CronJob":
-            if etype == "DELETED":
-                self._cronjobs.pop(key, None)
-                self._wake.pop(key, None)
-                return
-            self._cronjobs[key] = obj
-            self._by_uid[uid_of(obj)] = key
-            self._dirty.add(key)
-            return
-        owner = self._job_owner.pop(key, None)
-        if owner is not None:
-            self._jobs.get(owner, {}).pop(key, None)
-        uid = _controller_uid(obj)
-        if etype != "DELETED" and uid is not None:
-            self._job_owner[key] = uid
-            self._jobs.setdefault(uid, {})[key] = obj
-        for u in {owner, uid} - {None}:
-            if u in self._by_uid:
-                self._dirty.add(self._by_uid[u])
-
-    def next_wakeup(self) -> float | None:
-        return min(self._wake.values(), default=None)
-
-    def sync(self, now: float) -> Writes:
-        w = Writes()
-        due = {k for k, t in self._wake.items() if t <= now}
-        for key in sorted(self._dirty | due):
-            self._wake.pop(key, None)
-            cj = self._cronjobs.get(key)
-            if cj is not None:
-                self._sync_one(key, cj, now, w)
-        self._dirty.clear()
-        return w
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        out = Outcome()
+        cj = self.cache.get("CronJob", *key)
+        if cj is not None:
+            jobs = {(namespace_of(j), name_of(j)): j for j in self.cache.by_index("Job", "owner", uid_of(cj))}
+            self._sync_one(key, cj, jobs, now, out)
+        return out
 
     # -- one CronJob -----------------------------------------------------------------------
-    def _sync_one(self, key: Key, cj: dict, now: float, w: Writes) -> None:
+    def _sync_one(self, key: Key, cj: Obj, jobs: Jobs, now: float, w: Outcome) -> None:
         spec, status = cj.get("spec") or {}, dict(cj.get("status") or {})
-        jobs = self._jobs.get(uid_of(cj), {})
         status = self._reconcile_active(cj, jobs, status, now, w)
         if not is_terminating(cj) and not spec.get("suspend"):
             try:
@@ -126,7 +117,7 @@ class CronJobController:
             self._history(cj, jobs, w, now)
         self._write(key, cj, status, w)
 
-    def _reconcile_active(self, cj: dict, jobs: dict, status: dict, now: float, w: Writes) -> dict:
+    def _reconcile_active(self, cj: Obj, jobs: Jobs, status: Obj, now: float, w: Outcome) -> Obj:
         active = []
         for ref in status.get("active") or ():
             job = jobs.get((ref.get("namespace", ""), ref.get("name", "")))
@@ -148,7 +139,7 @@ class CronJobController:
             out["lastSuccessfulTime"] = max(times, key=lambda s: parse_timestamp(s) or 0.0)
         return out
 
-    def _run_due(self, key: Key, cj: dict, schedule: Schedule, jobs: dict, status: dict, now: float, w: Writes) -> dict:
+    def _run_due(self, key: Key, cj: Obj, schedule: Schedule, jobs: Jobs, status: Obj, now: float, w: Outcome) -> Obj:
         spec = cj.get("spec") or {}
         tz = spec.get("timeZone")
         deadline = spec.get("startingDeadlineSeconds")
@@ -164,7 +155,7 @@ class CronJobController:
             self._event(w, cj, "TooManyMissedTimes", message, now, "Warning")
         nxt = schedule.next(unix_now, tz)
         if nxt is not None:
-            self._wake[key] = nxt - UNIX0 + 0.1
+            w.requeue_at = nxt - UNIX0 + 0.1
         if due is None or (last is not None and UNIX0 + last >= due):
             return status
         name = f"{name_of(cj)}-{int(due // 60)}"
@@ -179,12 +170,12 @@ class CronJobController:
                 job = jobs.get((ref.get("namespace", ""), ref.get("name", ""))) or {}
                 self._delete(w, cj, ref.get("namespace", ""), ref.get("name", ""), uid_of(job) if job else "", now)
             status = {k: v for k, v in status.items() if k != "active"}
-        w.creates.append(self._job(cj, name, due))
+        w.writes.append(Create(self._job(cj, name, due)))
         self._event(w, cj, "SuccessfulCreate", f"Created job {name}", now)
         ref = {"kind": "Job", "namespace": namespace_of(cj), "name": name, "apiVersion": "batch/v1"}
         return {**status, "active": [*(status.get("active") or ()), ref], "lastScheduleTime": rfc3339(due - UNIX0)}
 
-    def _job(self, cj: dict, name: str, due: float) -> dict:
+    def _job(self, cj: Obj, name: str, due: float) -> Obj:
         template = (cj.get("spec") or {}).get("jobTemplate") or {}
         tmeta = template.get("metadata") or {}
         m = cj.get("metadata") or {}
@@ -203,7 +194,7 @@ class CronJobController:
         meta["ownerReferences"] = [owner]
         return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": dict(template.get("spec") or {})}
 
-    def _history(self, cj: dict, jobs: dict, w: Writes, now: float) -> None:
+    def _history(self, cj: Obj, jobs: Jobs, w: Outcome, now: float) -> None:
         spec = cj.get("spec") or {}
         for condition, field, default in (
             ("Complete", "successfulJobsHistoryLimit", 3),
@@ -217,17 +208,17 @@ class CronJobController:
             for job in done[: max(0, len(done) - int(limit))]:
                 self._delete(w, cj, namespace_of(job), name_of(job), uid_of(job), now)
 
-    def _write(self, key: Key, cj: dict, status: dict, w: Writes) -> None:
+    def _write(self, key: Key, cj: Obj, status: Obj, w: Outcome) -> None:
         if status != (cj.get("status") or {}):
-            self._cronjobs[key] = {**cj, "status": status}  # what we sent: the next sync reads it
-            w.cronjob_status.append((namespace_of(cj), name_of(cj), uid_of(cj), status))
+            self.cache.put("CronJob", {**cj, "status": status})  # what we sent: the next sync reads it
+            w.writes.append(UpdateStatus("CronJob", namespace_of(cj), name_of(cj), uid_of(cj), status))
 
-    def _delete(self, w: Writes, cj: dict, ns: str, name: str, uid: str, now: float) -> None:
+    def _delete(self, w: Outcome, cj: Obj, ns: str, name: str, uid: str, now: float) -> None:
         if uid and uid in self._deleting:
             return
         self._deleting.add(uid)
-        w.deletes.append(("Job", ns, name, uid, "Background"))
+        w.writes.append(Delete("Job", ns, name, uid, None, "Background"))
         self._event(w, cj, "SuccessfulDelete", f"Deleted job {name}", now)
 
-    def _event(self, w: Writes, cj: dict, reason: str, message: str, now: float, type: str = "Normal") -> None:
+    def _event(self, w: Outcome, cj: Obj, reason: str, message: str, now: float, type: str = "Normal") -> None:
         w.events.append(make_event(cj, reason, message, now, type=type, component=COMPONENT))

@@ -1,6 +1,6 @@
 """The Deployment controller: ReplicaSets per pod template, rolled as the strategy says.
 
-Owns what upstream's ``pkg/controller/deployment`` decides (reference k8s-workloads.md §1):
+Owns what upstream's ``pkg/controller/deployment`` decides:
 which owned ReplicaSet is new (``deploymentutil.find_new``), creating it
 (``<deployment>-<pod-template-hash>``, revision annotations), the RollingUpdate and
 Recreate steps, proportional scaling of a rollout in flight, history cleanup beyond

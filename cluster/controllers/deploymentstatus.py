@@ -1,4 +1,4 @@
-"""A Deployment's status and conditions (reference k8s-workloads.md §1.8), pure.
+"""A Deployment's status and conditions (upstream's deployment sync status), pure.
 
 Owns the counters a Deployment reports from its ReplicaSets, the ``Available`` condition,
 the ``Progressing`` condition's transitions (created / found / progressing / complete /

@@ -1,6 +1,6 @@
 """The Deployment controller's arithmetic, as pure functions over plain ReplicaSet dicts.
 
-Owns what upstream's ``deployment/util`` decides (reference k8s-workloads.md §1.3-§1.9):
+Owns what upstream's ``deployment/util`` decides:
 the pod-template hash, which ReplicaSet is "new", maxSurge/maxUnavailable resolved with
 upstream's rounding, the size of the new ReplicaSet at each step (``new_rs_replicas``),
 the old ReplicaSets' scale-down plan of a rolling update (``old_scale_down``), the

@@ -4,14 +4,17 @@ Owns the arithmetic of a PDB's ``status`` (currentHealthy, desiredHealthy, expec
 disruptionsAllowed, disruptedPods, observedGeneration and the ``DisruptionAllowed``
 condition), which pods a PDB covers, and which pods count as healthy. Who uses it:
 
-- ``DisruptionController`` is driven by the controller-manager actor (issue 6): the actor
-  feeds it PDB and pod watch events (``on_pdb``, ``on_pod``), calls ``sync(now)`` and sends
-  the returned status writes in one ``update_status("PodDisruptionBudget", ...)`` batch; it
-  also arms a timer for ``next_recheck()`` so expired ``disruptedPods`` entries are dropped.
+- ``DisruptionReconciler`` runs in the controller manager in a ``ReconcilerStep``
+  (``reconciler.py``): a PDB's events name its key, a pod's event the keys of the PDBs
+  that select it (before and after the change); the reconcile writes the PDB's status
+  when it differs and looks again when the earliest ``disruptedPods`` entry expires. Pods
+  are parked until the first PDB (``ownedpods.ParkedPods``). ``DisruptionController``
+  feeds the same reconciler directly (``on_pdb``, ``on_pod``, ``sync``), for checks that
+  want the controller's answer without a manager.
 - The apiserver's Eviction subresource (``APIServer.evict``) uses ``pdbs_for_pod``,
   ``pod_is_healthy`` and ``set_disruption_condition`` so both sides agree on the rules.
 - Preemption reads the resulting ``status.disruptionsAllowed`` and ``status.disruptedPods``
-  from its PDB informer (reference §6.4); it does not import this module.
+  from its PDB informer; it does not import this module.
 
 Everything here is pure: time is passed in as emulated seconds, nothing reads a clock.
 
@@ -57,6 +60,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from ..api.objects import is_terminating, labels_of, name_of, namespace_of
 from ..api.pdb import (
@@ -75,7 +79,9 @@ from ..api.pdb import (
     set_condition,
     set_disruption_condition,
 )
+from ..api.requests import UpdateStatus
 from ..clock import from_rfc3339
+from .reconciler import Indexer, ObjectCache, Outcome, ReconcilerStep, Watches
 
 __all__ = [
     "DELETION_TIMEOUT",
@@ -87,6 +93,7 @@ __all__ = [
     "ALWAYS_ALLOW",
     "IF_HEALTHY_BUDGET",
     "DisruptionController",
+    "DisruptionReconciler",
     "pdb_status",
     "pdbs_for_pod",
     "covered_pods",
@@ -107,6 +114,7 @@ _PERCENT = re.compile(r"([0-9]+)%")
 _COMPARED = ("currentHealthy", "desiredHealthy", "expectedPods", "disruptionsAllowed", "observedGeneration")
 
 Key = tuple[str, str]  # (namespace, name)
+Obj = dict[str, Any]
 
 
 # ---- which pods, which are healthy ---------------------------------------------------
@@ -115,7 +123,7 @@ Key = tuple[str, str]  # (namespace, name)
 # ---- the numbers ---------------------------------------------------------------------
 
 
-def scaled_value(value, total: int) -> int:
+def scaled_value(value: Any, total: int) -> int:
     """An int-or-percent against ``total``; a percentage is rounded up, as upstream does."""
     if isinstance(value, bool):
         raise ValueError(f"invalid value for IntOrString: {value!r}")
@@ -127,7 +135,7 @@ def scaled_value(value, total: int) -> int:
     return -(-int(m.group(1)) * total // 100)
 
 
-def expected_and_desired(spec: dict, count: int) -> tuple[int, int]:
+def expected_and_desired(spec: dict[str, Any], count: int) -> tuple[int, int]:
     """(expectedPods, desiredHealthy) for ``count`` covered pods; ValueError on a bad spec."""
     if spec.get("maxUnavailable") is not None:
         return count, max(0, count - scaled_value(spec["maxUnavailable"], count))
@@ -136,7 +144,7 @@ def expected_and_desired(spec: dict, count: int) -> tuple[int, int]:
     return count, 0
 
 
-def _live_disrupted(recorded: dict | None, pods: list[dict], now: float) -> dict[str, str]:
+def _live_disrupted(recorded: dict[str, Any] | None, pods: list[dict[str, Any]], now: float) -> dict[str, str]:
     """The ``disruptedPods`` entries still in force: their pod is covered, not yet
     terminating, and the eviction is younger than DELETION_TIMEOUT."""
     if not recorded:
@@ -156,11 +164,11 @@ def _live_disrupted(recorded: dict | None, pods: list[dict], now: float) -> dict
     return live
 
 
-def _count_healthy(pods: list[dict], disrupted: dict[str, str]) -> int:
+def _count_healthy(pods: list[dict[str, Any]], disrupted: dict[str, str]) -> int:
     return sum(1 for p in pods if not is_terminating(p) and name_of(p) not in disrupted and pod_is_healthy(p))
 
 
-def pdb_status(pdb: dict, pods: Iterable[dict], now: float) -> dict:
+def pdb_status(pdb: dict[str, Any], pods: Iterable[dict[str, Any]], now: float) -> dict[str, Any]:
     """The status the disruption controller would write for ``pdb`` given ``pods`` at ``now``.
 
     ``pods`` may include pods of other namespaces or labels; they are filtered here.
@@ -191,7 +199,7 @@ def pdb_status(pdb: dict, pods: Iterable[dict], now: float) -> dict:
     return status
 
 
-def _fail_safe(old: dict, message: str, now: float) -> dict:
+def _fail_safe(old: dict[str, Any], message: str, now: float) -> dict[str, Any]:
     """Upstream's answer to a PDB it cannot evaluate: allow no disruption, say why."""
     status = {**old, "disruptionsAllowed": 0, "conditions": [dict(c) for c in old.get("conditions") or ()]}
     cond = {
@@ -208,14 +216,14 @@ def _fail_safe(old: dict, message: str, now: float) -> dict:
 # ---- the condition -------------------------------------------------------------------
 
 
-def _disruption_condition(status: dict | None) -> tuple | None:
+def _disruption_condition(status: dict[str, Any] | None) -> tuple[Any, ...] | None:
     for c in (status or {}).get("conditions") or ():
         if c.get("type") == DISRUPTION_ALLOWED:
             return (c.get("status"), c.get("reason"), c.get("message") or "")
     return None
 
 
-def status_needs_write(old: dict | None, new: dict) -> bool:
+def status_needs_write(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
     """True when ``new`` differs from ``old`` in a field the controller owns."""
     old = old or {}
     if any((old.get(f) or 0) != (new.get(f) or 0) for f in _COMPARED):
@@ -225,7 +233,7 @@ def status_needs_write(old: dict | None, new: dict) -> bool:
     return _disruption_condition(old) != _disruption_condition(new)
 
 
-def recheck_time(status: dict) -> float | None:
+def recheck_time(status: dict[str, Any]) -> float | None:
     """When the earliest ``disruptedPods`` entry of ``status`` expires, or None."""
     times = []
     for stamp in (status.get("disruptedPods") or {}).values():
@@ -240,95 +248,91 @@ def recheck_time(status: dict) -> float | None:
 
 
 class _Budget:
+    """What the cache keeps of a PDB: the object and its selector, compiled once per
+    version (used on every pod event)."""
+
     __slots__ = ("pdb", "selector")
 
-    def __init__(self, pdb: dict):
+    def __init__(self, pdb: Obj):
         self.pdb = pdb
-        self.selector = selector_of(pdb)  # compiled once per PDB version, used on every pod event
+        self.selector = selector_of(pdb)
+
+
+PDB = "PodDisruptionBudget"
+
+
+def _budgets_selecting(cache: ObjectCache, event_type: str, pod: Obj) -> list[Key]:
+    """The PDBs whose selector matches ``pod``'s labels (a relist's DELETED carries only
+    the key: the cached copy, also asked, has the labels)."""
+    ns, labels = namespace_of(pod), labels_of(pod)
+    return [
+        (ns, name_of(b.pdb)) for b in cache.by_index(PDB, "namespace", ns, ordered=False) if b.selector.matches(labels)
+    ]
+
+
+def _in_namespace(obj: Any) -> tuple[str]:
+    return (namespace_of(obj.pdb if isinstance(obj, _Budget) else obj),)
+
+
+class DisruptionReconciler:
+    """A PDB's key in; its status out when it differs from what the PDB carries (a written
+    status is what the next reconcile reads until the watch answers)."""
+
+    name: ClassVar[str] = "disruption"
+    watches: ClassVar[tuple[Watches, ...]] = (
+        Watches(PDB, project=_Budget),
+        Watches("Pod", route=_budgets_selecting),
+    )
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = (
+        (PDB, "namespace", _in_namespace),
+        ("Pod", "namespace", _in_namespace),
+    )
+
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache
+
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        budget: _Budget | None = self.cache.projected(PDB, *key)
+        if budget is None:
+            return Outcome()
+        pods = self.cache.by_index("Pod", "namespace", key[0], ordered=False)
+        status = pdb_status(budget.pdb, covered_pods(budget.pdb, pods, budget.selector), now)
+        out = Outcome(requeue_at=recheck_time(status))
+        if status_needs_write(budget.pdb.get("status"), status):
+            self.cache.put(PDB, {**budget.pdb, "status": status})
+            uid = (budget.pdb.get("metadata") or {}).get("uid", "")
+            out.writes.append(UpdateStatus(PDB, key[0], key[1], uid, status))
+        return out
 
 
 class DisruptionController:
-    """PDBs and pods by key, the PDBs whose status may be stale, and when to look again.
-
-    Feed it watch events, then call ``sync(now)``: it recomputes each PDB touched since the
-    last call (or whose disruptedPods entry has expired) and returns the statuses that
-    differ from what the PDB carries. A returned status is assumed written; the watch
-    event that follows the write confirms it (or, if the write lost, brings the truth and
-    marks the PDB for another look).
-    """
+    """``DisruptionReconciler`` fed directly: PDB and pod events in (``on_pdb``,
+    ``on_pod``), ``sync(now)`` -> (namespace, name, status) of each PDB whose status
+    should change, in key order; ``next_recheck()`` when an expired ``disruptedPods``
+    entry is next dropped."""
 
     def __init__(self) -> None:
-        self._budgets: dict[str, dict[str, _Budget]] = {}  # namespace -> name -> budget
-        self._pods: dict[str, dict[str, dict]] = {}  # namespace -> name -> pod
-        self._dirty: set[Key] = set()
-        self._recheck: dict[Key, float] = {}
+        self.step = ReconcilerStep(DisruptionReconciler, sort_keys=True)
 
-    # -- events ----------------------------------------------------------------------
-    def on_pdb(self, event_type: str, pdb: dict) -> None:
-        ns, name = namespace_of(pdb), name_of(pdb)
-        bucket = self._budgets.setdefault(ns, {})
-        if event_type == "DELETED":
-            bucket.pop(name, None)
-            self._dirty.discard((ns, name))
-            self._recheck.pop((ns, name), None)
-            return
-        bucket[name] = _Budget(pdb)
-        self._dirty.add((ns, name))
+    def on_pdb(self, event_type: str, pdb: Obj) -> None:
+        self.step.on_event(PDB, event_type, pdb, 0.0)
 
-    def on_pod(self, event_type: str, pod: dict) -> None:
-        ns, name = namespace_of(pod), name_of(pod)
-        bucket = self._pods.setdefault(ns, {})
-        old = bucket.get(name)
-        # Wake the PDBs the pod left as well as those it joined; a relist's DELETED carries
-        # only the key, so the stored copy is what has the labels.
-        if old is not None:
-            self._mark(ns, labels_of(old))
-        if old is None or labels_of(old) != labels_of(pod):
-            self._mark(ns, labels_of(pod))
-        if event_type == "DELETED":
-            bucket.pop(name, None)
-        else:
-            bucket[name] = pod
+    def on_pod(self, event_type: str, pod: Obj) -> None:
+        self.step.on_event("Pod", event_type, pod, 0.0)
 
-    def _mark(self, ns: str, labels: dict) -> None:
-        for name, budget in self._budgets.get(ns, {}).items():
-            if budget.selector.matches(labels):
-                self._dirty.add((ns, name))
-
-    # -- sync ------------------------------------------------------------------------
-    def sync(self, now: float) -> list[tuple[str, str, dict]]:
-        """(namespace, name, status) for each PDB whose status should change, by key order."""
-        due = {k for k, t in self._recheck.items() if t <= now}
-        writes = []
-        for ns, name in sorted(self._dirty | due):
-            budget = self._budgets.get(ns, {}).get(name)
-            if budget is None:
-                continue
-            pods = covered_pods(budget.pdb, self._pods.get(ns, {}).values(), budget.selector)
-            status = pdb_status(budget.pdb, pods, now)
-            when = recheck_time(status)
-            if when is None:
-                self._recheck.pop((ns, name), None)
-            else:
-                self._recheck[(ns, name)] = when
-            if status_needs_write(budget.pdb.get("status"), status):
-                budget.pdb = {**budget.pdb, "status": status}
-                writes.append((ns, name, status))
-        self._dirty.clear()
-        return writes
+    def sync(self, now: float) -> list[tuple[str, str, Obj]]:
+        return [(r.namespace, r.name, r.status) for r in self.step.sync(now).requests if isinstance(r, UpdateStatus)]
 
     def next_recheck(self) -> float | None:
-        """The emulated time the next disruptedPods entry expires (arm a timer for it)."""
-        return min(self._recheck.values(), default=None)
+        return self.step.next_wakeup()
 
-    # -- reads -----------------------------------------------------------------------
-    def pdb(self, namespace: str, name: str) -> dict | None:
-        budget = self._budgets.get(namespace, {}).get(name)
+    def pdb(self, namespace: str, name: str) -> Obj | None:
+        budget: _Budget | None = self.step.cache.projected(PDB, namespace, name)
         return budget.pdb if budget else None
 
     def pdb_count(self) -> int:
-        return sum(len(b) for b in self._budgets.values())
+        return self.step.cache.count(PDB)
 
     def pending(self) -> int:
-        """How many PDBs wait for a sync."""
-        return len(self._dirty)
+        """How many PDBs wait for a reconcile."""
+        return self.step.queue.depth()

@@ -1,7 +1,7 @@
 """The HorizontalPodAutoscaler controller (autoscaling/v2; every metric source type).
 
 Owns what upstream's ``pkg/controller/podautoscaler/horizontal.go`` does each sync period
-(reference k8s-workloads.md §5): read the target's scale (a Deployment, ReplicaSet or
+read the target's scale (a Deployment, ReplicaSet or
 StatefulSet in the HPA's namespace: ``spec.replicas`` and ``spec.selector``), compute a
 proposal per metric (``hpasources``: Resource and ContainerResource from the selected pods'
 usage, ``hpametrics``; Pods, Object and External fail as upstream fails with no metrics
@@ -11,14 +11,15 @@ clamp), scale the target when the count changes, and report ``status`` with the
 AbleToScale / ScalingActive / ScalingLimited conditions, the ``SuccessfulRescale`` Event
 and the Warning Events of each failure, with upstream's reasons and messages.
 
-Who calls it: the controller-manager (``manager.ControllerManager``) feeds it HPA, target
-and Pod events (kept as caches: upstream reads the scale and the pods afresh each period;
-until the first HPA the pods are parked, ``ownedpods.ParkedPods``, as nothing reads them)
-and sends what ``sync(now)`` returns: the target with ``spec.replicas`` changed
-(``updates``, carrying the resourceVersion it was read at), ``hpa_status`` and Events. A
-refused target update is reported through ``on_object_update_failed``: the next sync
-writes the FailedUpdateScale condition and a ``FailedRescale`` Event, and the following
-period tries again.
+Who calls it: the controller manager runs ``HorizontalPodAutoscalerReconciler`` in a
+``ReconcilerStep`` (``reconciler.py``): an HPA's events name its key; its targets and the
+pods are only cached (upstream reads the scale and the pods afresh each period; until the
+first HPA the pods are parked, ``ownedpods.ParkedPods``, as nothing reads them). A
+reconcile evaluates an HPA that is due and returns the target with ``spec.replicas``
+changed (an ``Update`` carrying the resourceVersion it was read at), its status and
+Events; it looks again when the next period is due. A refused target update comes back as
+the HPA's next reconcile (``ObjectCache.refused``): it writes the FailedUpdateScale
+condition and a ``FailedRescale`` Event, and the following period tries again.
 
 Metrics are kubemu's declared usage (``kubemu.io/cpu-usage`` / ``memory-usage``) evaluated
 at the instant of the sync, where upstream's metrics-server averages over a scrape
@@ -46,19 +47,20 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..api import codec
 from ..api.events import make_event
 from ..api.objects import labels_of, name_of, namespace_of, uid_of
 from ..api.quantity import QuantityError, parse
+from ..api.requests import Update, UpdateStatus
 from ..api.selectors import LabelSelector, SelectorError
 from ..clock import rfc3339
 from . import hpametrics as hm
 from . import hparecommend as rc
 from .hpasources import MetricFailed, evaluate
-from .ownedpods import ParkedPods, error_text
-from .writes import Writes
+from .ownedpods import error_text
+from .reconciler import Indexer, ObjectCache, Outcome, Watches
 
 Key = tuple[str, str]
 TargetKey = tuple[str, str, str]  # (kind, namespace, name)
@@ -157,15 +159,29 @@ class _Rescale:
     events_before: tuple[list[rc.ScaleEvent], list[rc.ScaleEvent]]
 
 
-class HorizontalPodAutoscalerController:
-    """HorizontalPodAutoscalers; ``sync`` evaluates those due and returns their writes."""
+def _in_namespace(pod: dict) -> tuple[str]:
+    return (namespace_of(pod),)
 
-    NAME = "horizontal-pod-autoscaler"
+
+def _none(event_type: str, obj: dict) -> tuple[()]:
+    return ()  # only cached: read when an HPA is due
+
+
+class HorizontalPodAutoscalerReconciler:
+    """HorizontalPodAutoscalers: a due HPA evaluated, its writes returned."""
+
+    name: ClassVar[str] = "horizontal-pod-autoscaler"
     COMPONENT = "horizontal-pod-autoscaler"
-    kinds = ("HorizontalPodAutoscaler", "Deployment", "ReplicaSet", "StatefulSet", "Pod")
+    watches: ClassVar[tuple[Watches, ...]] = (
+        Watches("HorizontalPodAutoscaler"),
+        *(Watches(kind, keys=_none) for kind in TARGET_RESOURCES),
+        Watches("Pod", keys=_none),
+    )
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = (("Pod", "namespace", _in_namespace),)
 
     def __init__(
         self,
+        cache: ObjectCache,
         *,
         sync_period: float = SYNC_PERIOD,
         tolerance: float = hm.TOLERANCE,
@@ -174,68 +190,41 @@ class HorizontalPodAutoscalerController:
         initial_readiness_delay: float = hm.INITIAL_READINESS_DELAY,
         configurable_tolerance: bool = False,  # upstream's alpha HPAConfigurableTolerance gate
     ) -> None:
+        self.cache = cache
         self.sync_period, self.tolerance = sync_period, tolerance
         self.downscale_stabilization = downscale_stabilization
         self.readiness = hm.Readiness(cpu_initialization_period, initial_readiness_delay)
         self.configurable_tolerance = configurable_tolerance
         self._hpas: dict[Key, _HPA] = {}
-        self._targets: dict[TargetKey, dict] = {}
-        self._pods: dict[str, dict[str, dict]] = {}  # namespace -> name -> pod
         self._inflight: dict[TargetKey, _Rescale] = {}
-        self._out = Writes()
-        self._flush_at: float | None = None  # reports of refusals wait for this sync
-        self._parked = ParkedPods()  # pods before the first HPA (the manager may share them)
+        self._out = Outcome()
 
-    @property
-    def parking(self) -> ParkedPods:
-        return self._parked
-
-    # -- events --------------------------------------------------------------------------
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
-        ns, name = namespace_of(obj), name_of(obj)
-        if kind == "Pod":
-            if self._parked.park(etype, obj):
-                return
-            pods = self._pods.setdefault(ns, {})
-            if etype == "DELETED":
-                pods.pop(name, None)
-            else:
-                pods[name] = obj
-        elif kind == "HorizontalPodAutoscaler":
-            for pod in self._parked.release():
-                self._pods.setdefault(namespace_of(pod), {})[name_of(pod)] = pod
-            self._on_hpa(etype, obj, now)
-        elif etype == "DELETED":
-            self._targets.pop((kind, ns, name), None)
-        else:
-            self._targets[(kind, ns, name)] = obj
-
-    def _on_hpa(self, etype: str, obj: dict, now: float) -> None:
-        key = (namespace_of(obj), name_of(obj))
-        st = self._hpas.get(key)
-        if etype == "DELETED":
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        obj = self.cache.get("HorizontalPodAutoscaler", *key)
+        if obj is None:
             self._hpas.pop(key, None)
-            for ref in [t for t, r in self._inflight.items() if r.hpa == key]:
-                del self._inflight[ref]
-        elif st is None or uid_of(st.obj) != uid_of(obj):
-            self._hpas[key] = _HPA(obj, due=now)  # evaluated at first sight
+            self._drop_inflight(key)
+            return Outcome()
+        st = self._hpas.get(key)
+        if st is None or uid_of(st.obj) != uid_of(obj):
+            st = self._hpas[key] = _HPA(obj, due=now)  # evaluated at first sight
         else:
             st.obj = obj  # a spec change waits for the period, as upstream's rate-limited queue
-
-    # -- the controller contract -----------------------------------------------------------
-    def sync(self, now: float) -> Writes:
-        for key in sorted(k for k, st in self._hpas.items() if st.due <= now):
-            self._reconcile(key, self._hpas[key], now)
-        out, self._out, self._flush_at = self._out, Writes(), None
+        self._out = out = Outcome()
+        for req, error in self.cache.refused(key):
+            if isinstance(req, Update):
+                self._refused(req.obj, error, now)
+        if st.due <= now:
+            self._reconcile(key, st, now)
+        out.requeue_at = st.due
         return out
 
-    def next_wakeup(self) -> float | None:
-        times = [st.due for st in self._hpas.values()]
-        if self._flush_at is not None:
-            times.append(self._flush_at)
-        return min(times, default=None)
+    def _drop_inflight(self, key: Key) -> None:
+        for ref in [t for t, r in self._inflight.items() if r.hpa == key]:
+            del self._inflight[ref]
 
-    def on_object_update_failed(self, obj: dict, error: Any, now: float) -> None:
+    def _refused(self, obj: dict, error: Any, now: float) -> None:
+        """A target update of ours was refused: report it as upstream does."""
         rescale = self._inflight.pop((obj.get("kind", ""), namespace_of(obj), name_of(obj)), None)
         st = self._hpas.get(rescale.hpa) if rescale is not None else None
         if rescale is None or st is None or uid_of(st.obj) != rescale.uid:
@@ -244,20 +233,18 @@ class HorizontalPodAutoscalerController:
         status = rescale.failed_status
         msg = f"the HPA controller was unable to update the target scale: {text}"
         _set_condition(status.setdefault("conditions", []), ABLE, False, "FailedUpdateScale", msg, rescale.at)
-        self._out.hpa_status.append((*rescale.hpa, rescale.uid, status))
+        self._out.writes.append(UpdateStatus("HorizontalPodAutoscaler", *rescale.hpa, rescale.uid, status))
         message = f"New size: {rescale.desired}; reason: {rescale.reason}; error: {text}"
         self._out.events.append(
             make_event(st.obj, "FailedRescale", message, now, type=WARNING, component=self.COMPONENT)
         )
         if st.evaluated == rescale.at:  # upstream records a scale event only once it succeeded
             st.up_events, st.down_events = rescale.events_before
-        self._flush_at = now
 
     # -- one HPA ---------------------------------------------------------------------------
     def _reconcile(self, key: Key, st: _HPA, now: float) -> None:
         st.due, st.evaluated = now + self.sync_period, now
-        for ref in [t for t, r in self._inflight.items() if r.hpa == key]:
-            del self._inflight[ref]
+        self._drop_inflight(key)
         r = _Reconcile(st.obj, now, self.COMPONENT)
         target, error = self._scale_target(st.obj)
         if target is None:
@@ -291,7 +278,8 @@ class HorizontalPodAutoscalerController:
 
     def _finish(self, st: _HPA, r: _Reconcile, status: dict) -> None:
         if status != r.original:
-            self._out.hpa_status.append((namespace_of(st.obj), name_of(st.obj), uid_of(st.obj), status))
+            ns, name, uid = namespace_of(st.obj), name_of(st.obj), uid_of(st.obj)
+            self._out.writes.append(UpdateStatus("HorizontalPodAutoscaler", ns, name, uid, status))
         self._out.events.extend(r.events)
 
     def _scale_target(self, hpa: dict) -> tuple[dict | None, str]:
@@ -305,7 +293,7 @@ class HorizontalPodAutoscalerController:
         resource = TARGET_RESOURCES.get(kind)
         if group != "apps" or resource is None:
             return None, f'no matches for kind "{kind}" in group "{group}"'
-        target = self._targets.get((kind, namespace_of(hpa), name))
+        target = self.cache.get(kind, namespace_of(hpa), name)
         if target is None:
             return None, f'{resource}.apps "{name}" not found'
         return target, ""
@@ -366,7 +354,7 @@ class HorizontalPodAutoscalerController:
         current, desired, reason, metrics = plan
         scaled = codec.clone(target)
         scaled.setdefault("spec", {})["replicas"] = desired
-        self._out.updates.append(scaled)
+        self._out.writes.append(Update(scaled))
         failed = _status(st.obj, current, int(r.original.get("desiredReplicas") or 0), metrics,
                          r.original.get("lastScaleTime"), copy.deepcopy(r.conditions))  # fmt: skip
         ref = (target.get("kind", ""), namespace_of(target), name_of(target))
@@ -441,7 +429,7 @@ class HorizontalPodAutoscalerController:
             return None, "selector is required"
         st.selector = selector
         ns = namespace_of(st.obj)
-        pods = [p for _, p in sorted(self._pods.get(ns, {}).items()) if selector.matches(labels_of(p))]
+        pods = [p for p in self.cache.by_index("Pod", "namespace", ns) if selector.matches(labels_of(p))]
         # Pods of one template share their labels: match each label set once per HPA.
         label_sets = {tuple(sorted(labels_of(p).items())) for p in pods}
         sharing = sorted(

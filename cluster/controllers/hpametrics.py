@@ -1,7 +1,7 @@
 """The HorizontalPodAutoscaler's metrics: reading the pods and one Resource metric's proposal.
 
-Owns upstream's replica calculation for a Resource metric (``replica_calculator.go``;
-reference k8s-workloads.md §5.2) as pure functions of the pods and the emulated time:
+Owns upstream's replica calculation for a Resource metric (``replica_calculator.go``)
+as pure functions of the pods and the emulated time:
 
 - reading a pod: its usage of a resource now (``pod_metric``: the figure ``kubectl top``
   shows, from ``cluster/api/podmetrics.py``), its summed request (``pod_request``) and its group

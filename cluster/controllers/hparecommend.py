@@ -1,7 +1,7 @@
 """The HorizontalPodAutoscaler's normalisation of a proposed replica count.
 
 Owns what upstream's ``horizontal.go`` does between the metrics' largest proposal and the
-scale it writes (reference k8s-workloads.md §5.2 step 6), as pure functions:
+scale it writes (upstream's normalizeDesiredReplicas and its stabilization), as pure functions:
 
 - without ``behavior`` (``normalize``): the largest recommendation of the downscale
   stabilisation window, the ``max(2 * current, 4)`` scale-up limit, the clamp to

@@ -3,21 +3,26 @@
 Owns, for every Job with ``spec.ttlSecondsAfterFinished``, when it finished (its
 ``completionTime``, or its ``Failed`` condition's transition time) and the delete once the
 TTL has passed (0: right away), with Foreground propagation so its pods go first, as
-upstream's ``pkg/controller/ttlafterfinished``. Who calls it: the controller-manager, with
-Job events; it sleeps until the earliest expiry (``next_wakeup``).
+upstream's ``pkg/controller/ttlafterfinished``. Who calls it: the controller manager runs
+``TTLAfterFinishedReconciler`` in a ``ReconcilerStep`` (``reconciler.py``) over Job
+events; the cache keeps of a Job only its expiry and uid (``expiry``), and a Job not yet
+due is looked at again at its expiry.
 """
 
 from __future__ import annotations
 
-from ..api.objects import name_of, namespace_of, uid_of
+from typing import Any, ClassVar
+
+from ..api.objects import uid_of
+from ..api.requests import Delete
 from ..clock import parse_timestamp
 from .jobutil import has_condition
-from .writes import Writes
+from .reconciler import Indexer, Key, ObjectCache, Outcome, Watches
 
-Key = tuple[str, str]
+Obj = dict[str, Any]
 
 
-def finish_time(job: dict) -> float | None:
+def finish_time(job: Obj) -> float | None:
     status = job.get("status") or {}
     if has_condition(status, "Complete") and status.get("completionTime"):
         return parse_timestamp(status["completionTime"])
@@ -27,34 +32,31 @@ def finish_time(job: dict) -> float | None:
     return None
 
 
-class TTLAfterFinishedController:
-    kinds = ("Job",)
+def expiry(job: Obj) -> tuple[float, str] | None:
+    """(when the Job is due to go, its uid); None when it has no TTL, has not finished or
+    is already going."""
+    ttl = (job.get("spec") or {}).get("ttlSecondsAfterFinished")
+    if ttl is None or (job.get("metadata") or {}).get("deletionTimestamp"):
+        return None
+    finished = finish_time(job)
+    return None if finished is None else (finished + float(ttl), uid_of(job))
 
-    def __init__(self) -> None:
-        self._due: dict[Key, tuple[float, str]] = {}  # job -> (expiry, uid)
-        self._asked: set[str] = set()
 
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
-        key = (namespace_of(obj), name_of(obj))
-        ttl = (obj.get("spec") or {}).get("ttlSecondsAfterFinished")
-        finished = finish_time(obj)
-        if (
-            etype == "DELETED"
-            or ttl is None
-            or finished is None
-            or (obj.get("metadata") or {}).get("deletionTimestamp")
-        ):
-            self._due.pop(key, None)
-            return
-        self._due[key] = (finished + float(ttl), uid_of(obj))
+class TTLAfterFinishedReconciler:
+    """A Job's key in; its Foreground delete out once its TTL has passed."""
 
-    def sync(self, now: float) -> Writes:
-        out = Writes()
-        for key in sorted(k for k, (t, uid) in self._due.items() if t <= now and uid not in self._asked):
-            uid = self._due[key][1]
-            self._asked.add(uid)
-            out.deletes.append(("Job", key[0], key[1], uid, "Foreground"))
-        return out
+    name: ClassVar[str] = "ttl-after-finished"
+    watches: ClassVar[tuple[Watches, ...]] = (Watches("Job", project=expiry),)
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
 
-    def next_wakeup(self) -> float | None:
-        return min((t for t, uid in self._due.values() if uid not in self._asked), default=None)
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache
+
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        due: tuple[float, str] | None = self.cache.projected("Job", *key)
+        if due is None:
+            return Outcome()
+        at, uid = due
+        if at > now:
+            return Outcome(requeue_at=at)
+        return Outcome(writes=[Delete("Job", key[0], key[1], uid, None, "Foreground")])

@@ -1,4 +1,4 @@
-"""The Job controller's rules as pure functions (reference k8s-workloads.md §3).
+"""The Job controller's rules as pure functions (upstream's pkg/controller/job).
 
 Owns the pod-failure backoff (``backoff_delay``), the compressed index list of Indexed
 Jobs (``compress_indexes``), a pod's completion index, which podFailurePolicy rule a
@@ -7,6 +7,9 @@ failed pod matches (``match_failure_policy``) and the Job's conditions. Called b
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from ..api.objects import condition
 from ..clock import parse_timestamp, rfc3339
@@ -20,10 +23,10 @@ def backoff_delay(failures: int) -> float:
     for 0, then 10 s doubling, capped at 10 minutes (the post-1.27 cap; it was 6 minutes)."""
     if failures <= 0:
         return 0.0
-    return min(BACKOFF_BASE * 2 ** (failures - 1), BACKOFF_MAX)
+    return min(BACKOFF_BASE * 2.0 ** (failures - 1), BACKOFF_MAX)
 
 
-def compress_indexes(indexes) -> str:
+def compress_indexes(indexes: Iterable[int]) -> str:
     """Indexes as upstream's ``completedIndexes``: runs of three or more consecutive
     indexes as ``a-b``, pairs and singles listed, in order: {0, 1, 2, 4, 6, 7} -> "0-2,4,6,7"."""
     out: list[str] = []
@@ -46,7 +49,7 @@ def _range(run: list[int]) -> str:
     return f"{run[0]}-{run[-1]}"
 
 
-def index_of(pod: dict) -> int | None:
+def index_of(pod: dict[str, Any]) -> int | None:
     raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(INDEX_KEY)
     try:
         return int(raw) if raw is not None else None
@@ -54,7 +57,7 @@ def index_of(pod: dict) -> int | None:
         return None
 
 
-def finished_at(pod: dict, now: float) -> float:
+def finished_at(pod: dict[str, Any], now: float) -> float:
     """When a finished pod finished: its latest container ``finishedAt``, else now."""
     times = []
     for cs in (pod.get("status") or {}).get("containerStatuses") or ():
@@ -65,7 +68,7 @@ def finished_at(pod: dict, now: float) -> float:
     return max(times, default=now)
 
 
-def _exit_codes(pod: dict) -> list[tuple[str, int]]:
+def _exit_codes(pod: dict[str, Any]) -> list[tuple[str, int]]:
     out = []
     for cs in (pod.get("status") or {}).get("containerStatuses") or ():
         term = (cs.get("state") or {}).get("terminated")
@@ -74,7 +77,9 @@ def _exit_codes(pod: dict) -> list[tuple[str, int]]:
     return out
 
 
-def match_failure_policy(policy: dict | None, pod: dict) -> tuple[int, dict, str | None] | None:
+def match_failure_policy(
+    policy: dict[str, Any] | None, pod: dict[str, Any]
+) -> tuple[int, dict[str, Any], str | None] | None:
     """(rule index, rule, container) of the first podFailurePolicy rule a failed pod
     matches, or None: ``onExitCodes`` (In / NotIn, NotIn never matching exit 0, an optional
     containerName) or ``onPodConditions`` (type and status, status True by default)."""
@@ -95,7 +100,7 @@ def match_failure_policy(policy: dict | None, pod: dict) -> tuple[int, dict, str
     return None
 
 
-def fail_job_message(pod: dict, index: int, container: str | None) -> str:
+def fail_job_message(pod: dict[str, Any], index: int, container: str | None) -> str:
     m = pod.get("metadata") or {}
     if container is None:
         return f"Pod {m.get('namespace')}/{m.get('name')} has condition matching FailJob rule at index {index}"
@@ -106,7 +111,9 @@ def fail_job_message(pod: dict, index: int, container: str | None) -> str:
     )
 
 
-def with_condition(status: dict, kind: str, state: str, reason: str, message: str, now: float) -> dict:
+def with_condition(
+    status: dict[str, Any], kind: str, state: str, reason: str, message: str, now: float
+) -> dict[str, Any]:
     """``status`` with the condition set (its transition time kept when nothing changed)."""
     conds = [dict(c) for c in status.get("conditions") or ()]
     for c in conds:
@@ -129,5 +136,5 @@ def with_condition(status: dict, kind: str, state: str, reason: str, message: st
     return {**status, "conditions": conds}
 
 
-def has_condition(status: dict, kind: str) -> bool:
+def has_condition(status: dict[str, Any], kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True" for c in status.get("conditions") or ())

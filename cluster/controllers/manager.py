@@ -1,36 +1,43 @@
 """The controller-manager's loop logic: which controller hears which event, and the writes.
 
-Owns the contract every controller in this package keeps and the routing of events to
-them (the ``Writes`` a sync returns and their order as requests are in ``writes``). The
-controller-manager component (``component.py``) is the only caller: it feeds each watch
-batch to ``ControllerManager.on_events``, reports refused requests through ``on_failed``,
-calls ``sync(now)`` and asks to run again at ``next_wakeup()``.
+Owns the routing of events to the controllers and the merge of their writes (their order
+as requests is ``writes.ORDER``: ``writes.ranked``). The controller-manager component
+(``component.py``) is the only caller: it feeds each watch batch to
+``ControllerManager.on_events``, reports refused requests through ``on_failed``, calls
+``sync(now)`` and asks to run again at ``next_wakeup()``.
 
-A controller is any object with:
+A controller is a ``Reconciler`` (``reconciler.py``: the kinds it watches and the keys an
+event names, declared indexers and cache features, ``reconcile(key, now) -> Outcome``) in
+a ``ReconcilerStep``, which owns its work queue and routes a refused write back to the key
+that asked for it. The step is the shape the manager drives, the one every controller
+had before the reconcilers:
 
 - ``kinds``: the kinds of watch events it wants (a tuple of kind names);
 - ``on_event(kind, event_type, obj, now)``: remember what changed (no writes here);
 - ``sync(now) -> Writes``: everything it wants written now; a returned write is assumed
   sent, and the watch event that follows it is how the controller learns the outcome;
 - ``next_wakeup() -> float | None``: the emulated time it next needs a ``sync`` although
-  no event came (a grace period or a tolerationSeconds deadline), or None.
+  no event came, or None.
 
-A controller that keeps every pod but reads only a few fields of each may have
-``on_pod_record(event_type, record, now)``: it then hears pod events as a
-``podrecord.PodRecord`` (those fields and the pod's encoded bytes) instead of through
-``on_event``. The manager builds one record per pod event and hands the same one to each
-such controller (pod GC and the taint manager), so a pod costs its bytes and a record, not
-a decoded dict (about five times the bytes) per controller that keeps it.
+Controllers not yet written as reconcilers (node lifecycle, the garbage collector and the
+workload controllers: Deployment, ReplicaSet, DaemonSet, StatefulSet, Job) keep that
+shape directly, with its optional hooks, found by name: ``on_pod_record`` (pod events as
+the shared ``podrecord.PodRecord``), ``on_lease_head`` (a Lease judged by its head),
+``parking`` (``ownedpods.ParkedPods``) and the ``on_*_failed`` callbacks of
+``writes.failure_hook``. A reconciler declares the same things instead: ``Watches.records``,
+``Watches.names_only``, ``ReconcilerStep(parking=...)``, and reads its refusals from
+``ObjectCache.refused``. The manager builds one record per pod event and hands it to every
+controller that keeps records, so a pod costs its bytes and a record, not a decoded dict
+per such controller; it keeps one parked copy of the pods for every parked controller.
 
-Optionally, ``on_create_failed`` / ``on_update_failed`` / ``on_delete_failed`` /
-``on_status_failed`` / ``on_cascade_failed`` / ``on_patch_failed`` (pods and cascades) and
-``on_object_create_failed`` / ``on_object_update_failed`` (other kinds) hear of items the
-apiserver refused (``on_failed`` routes them; see
-``writes.failure_hook``). Adding a controller is adding it to ``default_controllers``, and a
-``Writes`` field plus an ``ORDER`` row in ``writes`` if it needs a new kind of write.
+Adding a controller is a ``ReconcilerStep`` in ``default_controllers``; its writes are
+typed requests (``cluster/api/requests.py``), placed by ``writes.rank``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from ..api.errors import StatusError
 from ..api.eventcorrelation import EventCorrelator
@@ -38,85 +45,34 @@ from ..api.leasehead import read_lease_head
 from ..api.requests import Request
 from ..runtime.component import WatchEvent
 from .batchjob import JobController
-from .cronjobs import CronJobController
+from .cronjobs import CronJobReconciler
 from .daemonset import DaemonSetController
 from .deployment import DeploymentController
-from .disruption import DisruptionController
+from .disruption import DisruptionReconciler
+from .endpoints import service_endpoint_steps
 from .garbagecollector import GarbageCollector
-from .hpa import HorizontalPodAutoscalerController
-from .jobttl import TTLAfterFinishedController
-from .namespace import NamespaceController
+from .hpa import HorizontalPodAutoscalerReconciler
+from .jobttl import TTLAfterFinishedReconciler
+from .namespace import NamespaceReconciler
 from .nodelifecycle import NodeLifecycleController
-from .nodetaints import NodeTaintController
+from .nodetaints import NodeTaintReconciler
 from .ownedpods import ParkedPods, pod_key
-from .podgc import PodGC
+from .persistentvolume import PersistentVolumeStep
+from .podgc import PodGCReconciler
 from .podrecord import PodRecord, PodRecords
 from .reconciler import ReconcilerStep
 from .replicaset import ReplicaSetController
+from .replicationcontroller import ReplicationControllerController
+from .resourcequota import ResourceQuotaStep
+from .serviceaccount import RootCAReconciler, ServiceAccountReconciler
 from .statefulset import StatefulSetController
-from .tainteviction import TaintEvictionController
-from .writes import Writes, failure_hook
+from .tainteviction import TaintEvictionReconciler, by_node
+from .writes import Writes, failure_hook, ranked
 
-
-class NodeTaintStep:
-    """Taint Nodes by Condition (``nodetaints``) in the controller shape: the latest copy of
-    each node seen since the last sync is checked once."""
-
-    kinds = ("Node",)
-
-    def __init__(self) -> None:
-        self.controller = NodeTaintController()
-        self._seen: dict[str, tuple[str, dict]] = {}
-
-    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
-        self._seen[(obj.get("metadata") or {}).get("name", "")] = (event_type, obj)
-
-    def sync(self, now: float) -> Writes:
-        out = Writes()
-        for name in sorted(self._seen):
-            patch = self.controller.on_node(*self._seen[name])
-            if patch is not None:
-                out.node_taints.append(patch)
-        self._seen.clear()
-        return out
-
-    def next_wakeup(self) -> float | None:
-        return None
-
-
-class DisruptionStep:
-    """The disruption controller in the controller shape; a write carries the PDB's uid."""
-
-    kinds = ("PodDisruptionBudget", "Pod")
-
-    def __init__(self) -> None:
-        self.controller = DisruptionController()
-        # Without budgets nothing reads the pods, and most clusters have none (the
-        # controller-manager used to not even watch pods then).
-        self._parked = ParkedPods()
-
-    @property
-    def parking(self) -> ParkedPods:
-        return self._parked
-
-    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
-        if kind == "Pod":
-            if not self._parked.park(event_type, obj):
-                self.controller.on_pod(event_type, obj)
-            return
-        for pod in self._parked.release():
-            self.controller.on_pod("ADDED", pod)
-        self.controller.on_pdb(event_type, obj)
-
-    def sync(self, now: float) -> Writes:
-        out = Writes()
-        for ns, name, status in self.controller.sync(now):
-            uid = ((self.controller.pdb(ns, name) or {}).get("metadata") or {}).get("uid", "")
-            out.pdb_status.append((ns, name, uid, status))
-        return out
-
-    def next_wakeup(self) -> float | None:
-        return self.controller.next_recheck()
+# A controller is any object keeping the contract in the module docstring (a
+# ``ReconcilerStep`` is one); the shapes differ too much for one Protocol until every
+# controller is a reconciler.
+Controller = Any
 
 
 LIST_ORDER = (
@@ -133,34 +89,52 @@ LIST_ORDER = (
 )
 
 
-def default_controllers(job_run_seconds: float | None = 5.0) -> list:
+def default_controllers(job_run_seconds: float | None = 5.0) -> list[Controller]:
     """``job_run_seconds``: how long a Job's pod runs when its template does not say."""
     return [
         NodeLifecycleController(),
-        NodeTaintStep(),
-        TaintEvictionController(),
-        PodGC(),
-        DisruptionStep(),
+        ReconcilerStep(NodeTaintReconciler, sort_keys=True),
+        ReconcilerStep(TaintEvictionReconciler, sort_keys=True, records=PodRecords(), order=by_node),
+        ReconcilerStep(PodGCReconciler, records=PodRecords()),
+        # Without budgets nothing reads the pods, and most clusters have none.
+        ReconcilerStep(DisruptionReconciler, sort_keys=True, parking=ParkedPods()),
         DeploymentController(),
         ReplicaSetController(),
+        ReplicationControllerController(),  # issue 40
         DaemonSetController(),
         StatefulSetController(),
         JobController(default_run_seconds=job_run_seconds),
-        TTLAfterFinishedController(),
-        CronJobController(),
-        HorizontalPodAutoscalerController(),
+        ReconcilerStep(TTLAfterFinishedReconciler, sort_keys=True),
+        ReconcilerStep(CronJobReconciler, sort_keys=True),
+        ReconcilerStep(
+            HorizontalPodAutoscalerReconciler,
+            sort_keys=True,
+            parking=ParkedPods(),
+            unparked_by=("HorizontalPodAutoscaler",),
+        ),
         GarbageCollector(),
-        NamespaceController(),
+        ReconcilerStep(NamespaceReconciler, sort_keys=True),
+        ResourceQuotaStep(),  # issue 40
+        ReconcilerStep(ServiceAccountReconciler, sort_keys=True),  # issue 40: ServiceAccounts, root CA, endpoints
+        ReconcilerStep(RootCAReconciler, sort_keys=True),
+        *service_endpoint_steps(),
+        PersistentVolumeStep(),  # issue 40: volumes
     ]
+
+
+def _takes_records(c: Controller) -> bool:
+    """Whether ``c`` hears pod events as the shared ``PodRecord`` (a reconciler whose pod
+    watch declares ``records``; an older controller with ``on_pod_record``)."""
+    return bool(c.takes_records) if isinstance(c, ReconcilerStep) else hasattr(c, "on_pod_record")
 
 
 class ControllerManager:
     """Routes watch events to the controllers that want them and merges their writes."""
 
-    def __init__(self, controllers: list | None = None):
+    def __init__(self, controllers: list[Controller] | None = None) -> None:
         self.controllers = default_controllers() if controllers is None else controllers
         self._recorder = EventCorrelator()  # client-go's recorder: counts, combines and rations events
-        self._by_kind: dict[str, list] = {}
+        self._by_kind: dict[str, list[Controller]] = {}
         self._steps = [c for c in self.controllers if isinstance(c, ReconcilerStep)]
         for c in self.controllers:
             for kind in c.kinds:
@@ -173,21 +147,21 @@ class ControllerManager:
         self._parkers = [c.parking for c in parkers]
         # Only an event a parked controller hears can end its parking (its first owner).
         self._unparking_kinds = {k for c in parkers for k in c.kinds if k != "Pod"}
-        self._latest: dict | None = {} if self._parkers else None
+        self._latest: dict[Any, Any] | None = {} if self._parkers else None
         for parking in self._parkers:
             parking.share(self._latest if self._latest is not None else {})
         # (controller, its on_lease_head or None) for every controller hearing Leases.
         self._lease_takers = [(c, getattr(c, "on_lease_head", None)) for c in self._by_kind.get("Lease", ())]
-        takes_records = any(hasattr(c, "on_pod_record") for c in self._by_kind.get("Pod", ()))
+        takes_records = any(_takes_records(c) for c in self._by_kind.get("Pod", ()))
         self._records = PodRecords() if takes_records else None
-        self._pod_routes: list = []
+        self._pod_routes: list[tuple[Any, bool]] = []
         self._reroute()
 
     def _reroute(self) -> None:
         """Who hears pod events now, and how (a record or the dict); once no controller is
         parked, the shared copy goes."""
         self._pod_routes = [
-            (c.on_pod_record, True) if hasattr(c, "on_pod_record") else (c.on_event, False)
+            (c.on_pod_record, True) if _takes_records(c) else (c.on_event, False)
             for c in self._by_kind.get("Pod", ())
             if not (getattr(c, "parking", None) and c.parking.on)
         ]
@@ -208,7 +182,7 @@ class ControllerManager:
         takers = self._lease_takers
         return frozenset(("Lease",)) if takers and all(by_head for _, by_head in takers) else frozenset()
 
-    def on_events(self, events, now: float) -> None:
+    def on_events(self, events: Iterable[Any], now: float) -> None:
         """``events``: the batch's ``WatchEvent``s (kind, type, object, encoded bytes)."""
         by_kind = self._by_kind
         for ev in events:
@@ -233,7 +207,7 @@ class ControllerManager:
             if head is None or by_head is None or not by_head(ev.type, head, now):
                 c.on_event("Lease", ev.type, ev.obj, now)
 
-    def _on_pod(self, event_type: str, obj: dict, raw: bytes | None, now: float) -> None:
+    def _on_pod(self, event_type: str, obj: dict[str, Any], raw: bytes | None, now: float) -> None:
         latest, rec = self._latest, None
         if self._records is not None:
             # The parked copy is the record every keeper got (its bytes are kept anyway);
@@ -257,9 +231,17 @@ class ControllerManager:
                 deliver("Pod", event_type, obj, now)
 
     def sync(self, now: float) -> Writes:
+        """Every controller's writes as typed requests (``out.requests``) in landing order,
+        each row's in controller order, and their events (``out.events``), correlated."""
         out = Writes()
+        pairs: list[tuple[int, Request]] = []
         for c in self.controllers:
-            out.extend(c.sync(now))
+            w = c.sync(now)
+            if w.events:
+                out.events += w.events
+            pairs += ranked(w)
+        pairs.sort(key=lambda pair: pair[0])  # stable: controller order within a row
+        out.requests = [req for _, req in pairs]
         if out.events:
             out.events = self._recorder.correlate(out.events, now)
         return out
@@ -267,6 +249,11 @@ class ControllerManager:
     def next_wakeup(self) -> float | None:
         times = [t for t in (c.next_wakeup() for c in self.controllers) if t is not None]
         return min(times, default=None)
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """Each reconciler's work-queue and reconcile counters (``ReconcilerStep.metrics``),
+        by controller name."""
+        return {c.name: c.metrics() for c in self._steps}
 
     def on_failed(self, request: Request, error: StatusError, now: float) -> None:
         """A request the apiserver refused with ``error``: tell every controller that asks to

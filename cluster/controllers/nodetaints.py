@@ -1,7 +1,7 @@
 """Taint Nodes by Condition: the node lifecycle controller's NoSchedule tainting pass.
 
 Owns the map from a Node's conditions (and ``spec.unschedulable``) to the NoSchedule
-taints the scheduler filters on (reference §3.5, upstream ``doNoScheduleTaintingPass``):
+taints the scheduler filters on (upstream's ``doNoScheduleTaintingPass``):
 MemoryPressure=True -> ``node.kubernetes.io/memory-pressure``, DiskPressure=True ->
 ``disk-pressure``, PIDPressure=True -> ``pid-pressure``, NetworkUnavailable=True ->
 ``network-unavailable``, Ready=False -> ``not-ready``, Ready=Unknown -> ``unreachable``,
@@ -9,13 +9,21 @@ MemoryPressure=True -> ``node.kubernetes.io/memory-pressure``, DiskPressure=True
 are this controller's: it adds the ones a node's state calls for and removes the rest;
 every other taint is left alone.
 
-Who calls it: the controller-manager actor feeds it Node watch events (``on_node``) and
-sends the returned patches in one ``patch_node_taints`` batch. The kubelets report the
-conditions; they never write taints themselves, as upstream. The NoExecute taints of
-unreachable and not-ready nodes belong to the node lifecycle controller's other pass.
+Who calls it: the controller manager runs ``NodeTaintReconciler`` in a ``ReconcilerStep``
+(``reconciler.py``) over Node events; a node's cache entry is only the patch its state
+calls for (``Watches.project``), so the pass costs nothing per node in line. The kubelets
+report the conditions; they never write taints themselves, as upstream. The NoExecute
+taints of unreachable and not-ready nodes belong to the node lifecycle controller's other
+pass.
 """
 
 from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..api.patches import NodeTaints
+from ..api.requests import Patch
+from .reconciler import Indexer, Key, ObjectCache, Outcome, Watches
 
 NO_SCHEDULE = "NoSchedule"
 
@@ -31,12 +39,13 @@ CONDITION_TAINTS = {
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 OWNED_KEYS = frozenset([*CONDITION_TAINTS.values(), UNSCHEDULABLE_TAINT])
 
-Patch = tuple[str, list[dict], list[dict]]  # (node name, taints to add, taints to remove)
+Obj = dict[str, Any]
+TaintPatch = tuple[str, list[Obj], list[Obj]]  # (node name, taints to add, taints to remove)
 
 
-def wanted_taints(node: dict) -> set[str]:
+def wanted_taints(node: Obj) -> set[str]:
     """The keys of the NoSchedule taints the node's state calls for."""
-    keys = set()
+    keys: set[str] = set()
     for c in (node.get("status") or {}).get("conditions") or ():
         key = CONDITION_TAINTS.get((c.get("type"), c.get("status")))
         if key is not None:
@@ -46,7 +55,7 @@ def wanted_taints(node: dict) -> set[str]:
     return keys
 
 
-def tainting_patch(node: dict) -> Patch | None:
+def tainting_patch(node: Obj) -> TaintPatch | None:
     """The patch that brings the node's NoSchedule condition taints in line, or None."""
     have = {
         t.get("key")
@@ -62,10 +71,19 @@ def tainting_patch(node: dict) -> Patch | None:
     return name, add, remove
 
 
-class NodeTaintController:
-    """Watches Nodes and returns the taint patches to send."""
+class NodeTaintReconciler:
+    """A node's key in, the taint patch its state calls for out (none when in line)."""
 
-    def on_node(self, event_type: str, node: dict) -> Patch | None:
-        if event_type == "DELETED":
-            return None
-        return tainting_patch(node)
+    name: ClassVar[str] = "node-taints"
+    watches: ClassVar[tuple[Watches, ...]] = (Watches("Node", project=tainting_patch),)
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
+
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache
+
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        patch: TaintPatch | None = self.cache.projected("Node", "", key[1])
+        if patch is None:
+            return Outcome()
+        name, add, remove = patch
+        return Outcome(writes=[Patch("Node", "", name, "", NodeTaints(tuple(add), tuple(remove)))])

@@ -50,7 +50,7 @@ class PodRecord:
         evicted: bool,
         terminating: bool,
         created: float,
-        tolerations: list[dict] | None,
+        tolerations: list[dict[str, Any]] | None,
         raw: bytes,
     ) -> None:
         self.key = key
@@ -81,7 +81,7 @@ class PodRecords:
 
     def __init__(self) -> None:
         self._tolerations = SharedValues(MAX_SHARED_TOLERATIONS)
-        self._last: list[dict] | None = None  # the most recent shared list: the fast path
+        self._last: list[dict[str, Any]] | None = None  # the most recent shared list: the fast path
         self._stamp: tuple[str, float] = ("", NO_TIME)  # the last creationTimestamp read
 
     def make(self, pod: dict[str, Any], raw: bytes | None, key: Key | None = None) -> PodRecord:
@@ -114,17 +114,18 @@ class PodRecords:
             self._stamp = (stamp, when)
         return when
 
-    def _shared(self, tolerations: Any) -> list[dict] | None:
+    def _shared(self, tolerations: Any) -> list[dict[str, Any]] | None:
         """``tolerations``, or an equal (==) list seen before. Equal lists are
         interchangeable: the taint manager compares their fields with == and reads
         tolerationSeconds as a number."""
         if not tolerations:
-            return tolerations  # None or [] as the pod has it: the taint manager tells them apart
+            # None or [] as the pod has it: the taint manager tells them apart.
+            return tolerations  # type: ignore[no-any-return]
         last = self._last
         if last is not None and tolerations == last:
             return last
         try:
-            shared: list[dict] = self._tolerations.keep(
+            shared: list[dict[str, Any]] = self._tolerations.keep(
                 tuple(tuple(sorted(t.items())) for t in tolerations), tolerations
             )
         except (AttributeError, TypeError):  # not a list of flat dicts: keep the pod's own

@@ -18,19 +18,19 @@ Lifecycle of a key:
 | state    | enters on                                  | leaves to                                  |
 |----------|--------------------------------------------|--------------------------------------------|
 | ready    | an event naming it, a due requeue          | reconcile at the next sync                 |
-| held     | ``requeue_after``, an error, a refusal     | ready when due (earlier wins)              |
-| idle     | a reconcile with no error (failures forgotten) | ready on the next event                |
+| held     | ``requeue_after``/``requeue_at``, an error, a refusal | ready when due (earlier wins); a reconcile of the key drops its hold |
+| idle     | a reconcile with no error (failures forgotten, but a key whose writes were refused keeps them until a reconcile of it asks for nothing) | ready on the next event |
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, KeysView
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from ..api.errors import StatusError
-from ..api.requests import Create, Delete, Patch, Request, Update, UpdateStatus
+from ..api.requests import Create, Delete, Patch, RecordEvent, Request, Update, UpdateStatus
 from .workqueue import WorkQueue
 from .writes import Writes
 
@@ -44,13 +44,48 @@ def own_key(event_type: str, obj: Obj) -> Iterable[Key]:
     return ((meta.get("namespace") or "", meta.get("name") or ""),)
 
 
+Projection = Callable[[Obj], Any]
+
+
 @dataclass(frozen=True)
 class Watches:
     """A kind the reconciler hears, and the keys an event of it names (its own by default;
-    e.g. a pod's event may name the Services selecting it)."""
+    e.g. a pod's event may name the Services selecting it).
+
+    ``project``, when given, is what the cache keeps of each object instead of the object
+    (what the reconciler reads of it, e.g. a Node's taint verdict): the cache then costs a
+    few bytes per object, not a decoded dict. A projection of None keeps nothing, so
+    ``get`` answers None as for an object never seen. Indexers of a projected kind see the
+    projection; a projected kind's ``keys`` see only the new object (the cache has no old
+    one to ask)."""
 
     kind: str
     keys: Callable[[str, Obj], Iterable[Key]] = own_key
+    project: Projection | None = None
+    # The cache keeps only the kind's names by namespace (``ObjectCache.names``), and an
+    # update (MODIFIED) is not read at all: for a reconciler that only asks what is left
+    # in a namespace (a Lease renewal then costs nothing, not even its decoding).
+    names_only: bool = False
+    # Keys that depend on what the cache holds (e.g. the budgets whose selector matches a
+    # pod): called with the cache, instead of ``keys``.
+    route: Callable[[ObjectCache, str, Obj], Iterable[Key]] | None = None
+    # Pods kept as the records the manager builds once per event and shares among the
+    # controllers that keep records (``podrecord.PodRecord``: its bytes and a few fields,
+    # a fifth of a decoded pod); ``keys``/``route`` and the indexers then see the record.
+    records: bool = False
+    # An event names keys only when what the cache keeps of the object changed (with
+    # ``project``: e.g. a Node's NoExecute taints, not its every heartbeat); a DELETED names
+    # none when ``deletes`` is False (the object's last state stands, as a deleted node's
+    # taints for the pods still bound to it).
+    on_change: bool = False
+    deletes: bool = True
+    # With ``records``: an update names keys only when ``changed`` of the record differs
+    # from the previous record's (e.g. a pod's node and tolerations: its status changes
+    # then cost the cache's update alone).
+    changed: Callable[[Any], Any] | None = None
+
+    def keys_of(self, cache: ObjectCache, event_type: str, obj: Obj) -> Iterable[Key]:
+        return self.keys(event_type, obj) if self.route is None else self.route(cache, event_type, obj)
 
 
 @dataclass
@@ -58,9 +93,16 @@ class Outcome:
     writes: list[Request] = field(default_factory=list)
     requeue_after: float | None = None  # emulated seconds until the key is looked at again
     error: str | None = None  # transient: retried after the rate limiter's back-off
+    # Events about the writes (``events.make_event`` drafts or Event dicts): they land after
+    # every write and go through the manager's event correlator.
+    events: list[Any] = field(default_factory=list)
+    # An emulated time to look again at (a deadline the object states): exact where
+    # ``now + requeue_after`` would round; the earlier of the two wins.
+    requeue_at: float | None = None
 
 
-Indexer = Callable[[Obj], Iterable[str]]
+_NOTHING = object()  # what ``put`` replaced when the cache held nothing
+Indexer = Callable[[Any], Iterable[str]]  # an object (or its projection) to its index values
 
 
 class ObjectCache:
@@ -68,50 +110,182 @@ class ObjectCache:
     indexer): ``get``, ``list`` (optionally one namespace) and ``by_index``."""
 
     def __init__(self) -> None:
-        self._objs: dict[str, dict[Key, Obj]] = {}
+        self._objs: dict[str, dict[Key, Any]] = {}  # projections of projected kinds
         self._indexers: dict[str, dict[str, Indexer]] = {}
-        self._index: dict[tuple[str, str], dict[str, set[Key]]] = {}
+        # (kind, index) -> value -> keys, an insertion-ordered set
+        self._index: dict[tuple[str, str], dict[str, dict[Key, None]]] = {}
+        self._projections: dict[str, Projection] = {}
+        self._watched: dict[tuple[str, Key], Any] = {}  # the watch's copies ``put`` replaced
+        self._names: dict[str, dict[str, set[str]]] = {}  # names-only kinds: namespace -> names
+        self._refused: dict[Key, list[tuple[Request, StatusError]]] = {}
+        # (kind, key) -> what the cache held of an object the watch has just deleted, until
+        # the end of the sync (client-go's last known state of a deleted object).
+        self._tombstones: dict[tuple[str, Key], Any] = {}
+
+    def names_only(self, kind: str) -> None:
+        """Keep only ``kind``'s names by namespace (``Watches.names_only``)."""
+        self._names.setdefault(kind, {})
+
+    def names(self, kind: str, namespace: str) -> builtins.list[str]:
+        """The names of a names-only kind's objects in ``namespace``, sorted."""
+        return sorted(self._names.get(kind, {}).get(namespace, ()))
+
+    def refuse(self, key: Key, request: Request, error: StatusError) -> None:
+        """A write ``key``'s reconcile asked for was refused (``ReconcilerStep.on_failed``)."""
+        self._refused.setdefault(key, []).append((request, error))
+
+    def refused(self, key: Key) -> builtins.list[tuple[Request, StatusError]]:
+        """The writes of ``key`` refused since its last reconcile, with the errors: what an
+        upstream controller's call would have returned. Read once: the next call is empty."""
+        return self._refused.pop(key, []) if self._refused else []
+
+    def project(self, kind: str, fn: Projection) -> None:
+        """Keep ``fn(obj)`` of each ``kind`` object instead of the object (``Watches.project``)."""
+        self._projections[kind] = fn
 
     def add_indexer(self, kind: str, name: str, fn: Indexer) -> None:
         self._indexers.setdefault(kind, {})[name] = fn
         table = self._index.setdefault((kind, name), {})
         for key, obj in self._objs.get(kind, {}).items():
             for value in fn(obj):
-                table.setdefault(value, set()).add(key)
+                table.setdefault(value, {})[key] = None
 
-    def apply(self, kind: str, event_type: str, obj: Obj) -> Obj | None:
-        """Take a watch event; returns the copy it replaced (None if new)."""
+    def apply(self, kind: str, event_type: str, obj: Obj) -> Any:
+        """Take a watch event; returns the copy (or projection) it replaced (None if new)."""
         key = next(iter(own_key(event_type, obj)))
+        names = self._names.get(kind)
+        if names is not None:
+            self._apply_name(names, event_type, key)
+            return None
+        if self._watched:
+            self._watched.pop((kind, key), None)  # the watch's word replaces what was put
+        project = self._projections.get(kind)
+        if project is not None and event_type != "DELETED":
+            obj = project(obj)
+        return self._store(kind, key, None if event_type == "DELETED" else obj)
+
+    def _store(self, kind: str, key: Key, value: Any) -> Any:
+        """Keep ``value`` under ``key`` (None: nothing) and move the indexes; returns the
+        value replaced. An index keeps its keys in the order they joined a value, so a
+        key whose index values do not change keeps its place."""
         objs = self._objs.setdefault(kind, {})
-        old = objs.pop(key, None) if event_type == "DELETED" else objs.get(key)
-        if event_type != "DELETED":
-            objs[key] = obj
+        old = objs.pop(key, None) if value is None else objs.get(key)
+        if value is not None:
+            objs[key] = value
+        elif old is not None:
+            self._tombstones[(kind, key)] = old
         for name, fn in self._indexers.get(kind, {}).items():
+            before = tuple(fn(old)) if old is not None else ()
+            after = tuple(fn(value)) if value is not None else ()
+            if before == after:
+                continue  # the common update: nothing moves
             table = self._index[(kind, name)]
-            if old is not None:
-                for value in fn(old):
-                    keys = table.get(value)
-                    if keys is not None:
-                        keys.discard(key)
-                        if not keys:
-                            del table[value]
-            if event_type != "DELETED":
-                for value in fn(obj):
-                    table.setdefault(value, set()).add(key)
+            for v in before:
+                keys = table.get(v)
+                if keys is not None and v not in after:
+                    keys.pop(key, None)
+                    if not keys:
+                        del table[v]
+            for v in after:
+                if v not in before:
+                    table.setdefault(v, {})[key] = None
         return old
+
+    @staticmethod
+    def _apply_name(names: dict[str, set[str]], event_type: str, key: Key) -> None:
+        ns, name = key
+        if event_type == "DELETED":
+            left = names.get(ns)
+            if left is not None:
+                left.discard(name)
+                if not left:
+                    del names[ns]
+        elif event_type == "ADDED":
+            names.setdefault(ns, set()).add(name)
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self._objs.get(kind, {}).get((namespace, name))
+
+    def projected(self, kind: str, namespace: str, name: str) -> Any:
+        """What the cache keeps of a projected kind's object (``Watches.project``), or None."""
+        return self._objs.get(kind, {}).get((namespace, name))
+
+    def put(self, kind: str, obj: Obj) -> None:
+        """Replace the cached copy with what a reconciler just sent (read-your-writes until
+        the watch shows the write: the next reconcile reads what was asked for)."""
+        key = next(iter(own_key("MODIFIED", obj)))
+        project = self._projections.get(kind)
+        old = self._store(kind, key, project(obj) if project is not None else obj)
+        self._watched.setdefault((kind, key), _NOTHING if old is None else old)
+
+    def unput(self, kind: str, namespace: str, name: str) -> None:
+        """A write ``put`` stood for was refused: the watch's copy again."""
+        watched = self._watched.pop((kind, (namespace, name)), None)
+        if watched is not None:
+            self._store(kind, (namespace, name), None if watched is _NOTHING else watched)
+
+    def last_seen(self, kind: str, key: Key) -> Any:
+        """What the cache held of ``key``: its current copy, or, for an object deleted since
+        the last sync, the copy it had (a relist's DELETED carries only the key)."""
+        current = self._objs.get(kind, {}).get(key)
+        return current if current is not None else self._tombstones.get((kind, key))
+
+    def end_sync(self) -> None:
+        """The sync is over: the deleted objects' last copies go."""
+        if self._tombstones:
+            self._tombstones.clear()
+
+    def count(self, kind: str) -> int:
+        return len(self._objs.get(kind, ()))
+
+    def keep(self, kind: str, key: Key, value: Any) -> Any:
+        """Keep ``value`` as what the cache holds of ``key`` (None: nothing), as a
+        projection: the manager's shared pod record (``Watches.records``). Returns the
+        value it replaced."""
+        if self._watched:
+            self._watched.pop((kind, key), None)
+        return self._store(kind, key, value)
+
+    def index_values(self, kind: str, index: str) -> KeysView[str]:
+        """Every value ``index`` has now (e.g. every node some pod names)."""
+        return self._index.get((kind, index), {}).keys()
+
+    def index_keys(self, kind: str, index: str, value: str) -> builtins.list[Key]:
+        """The keys whose ``index`` values include ``value``, sorted."""
+        return sorted(self._index.get((kind, index), {}).get(value, ()))
+
+    def index_count(self, kind: str, index: str, value: str) -> int:
+        return len(self._index.get((kind, index), {}).get(value, ()))
 
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
         objs = self._objs.get(kind, {})
         keys = sorted(k for k in objs if namespace is None or k[0] == namespace)
         return [objs[k] for k in keys]
 
-    def by_index(self, kind: str, index: str, value: str) -> builtins.list[Obj]:
-        keys = self._index.get((kind, index), {}).get(value, ())
+    def by_index(self, kind: str, index: str, value: str, *, ordered: bool = True) -> builtins.list[Any]:
+        """The objects whose ``index`` values include ``value``: in key order, or (``ordered``
+        False) in the order they joined the value, which costs no sort."""
+        keys: Iterable[Key] = self._index.get((kind, index), {}).get(value, {})
         objs = self._objs.get(kind, {})
-        return [objs[k] for k in sorted(keys)]
+        return [objs[k] for k in (sorted(keys) if ordered else keys)]
+
+
+class Parking(Protocol):
+    """Events of one kind kept aside until the reconciler has anything to do with them
+    (``ownedpods.ParkedPods``: pods before the first owner or budget)."""
+
+    @property
+    def on(self) -> bool: ...
+
+    def park(self, etype: str, obj: Obj) -> bool: ...
+
+    def release(self) -> builtins.list[Obj]: ...
+
+
+class RecordMaker(Protocol):
+    """``podrecord.PodRecords``: a pod dict to its record."""
+
+    def make(self, pod: Obj, raw: bytes | None) -> Any: ...
 
 
 class Reconciler(Protocol):
@@ -138,72 +312,181 @@ class ReconcilerStep:
 
     ``make(cache)`` builds the reconciler over the cache it reads; the step keeps the
     cache current from the watch, queues the keys each event names, and at ``sync`` runs
-    ``reconcile`` for every due key."""
+    ``reconcile`` for every due key: in the order they became due, or, with
+    ``sort_keys``, in key order (what a controller that must replay the same whatever
+    order its events came in asks for)."""
 
-    def __init__(self, make: Callable[[ObjectCache], Reconciler], cache: ObjectCache | None = None) -> None:
+    def __init__(
+        self,
+        make: Callable[[ObjectCache], Reconciler],
+        cache: ObjectCache | None = None,
+        *,
+        sort_keys: bool = False,
+        parking: Parking | None = None,
+        parked_kind: str = "Pod",
+        unparked_by: tuple[str, ...] | None = None,
+        records: RecordMaker | None = None,
+        order: Callable[[ObjectCache, Key], Any] | None = None,
+    ) -> None:
         self.cache = cache or ObjectCache()
         self.reconciler = make(self.cache)
+        for w in self.reconciler.watches:
+            if w.project is not None:
+                self.cache.project(w.kind, w.project)
+            if w.names_only:
+                self.cache.names_only(w.kind)
         for kind, name, fn in self.reconciler.indexers:
             self.cache.add_indexer(kind, name, fn)
         self.queue: WorkQueue[Key] = WorkQueue()
-        self._routes = {w.kind: w.keys for w in self.reconciler.watches}
+        self.sort_keys = sort_keys
+        # With ``sort_keys``, the sort key of a due key (default: the key itself), e.g. a
+        # pod's node first, so a sync's writes come in the order an upstream pass makes them.
+        self._order = order
+        # ``parked_kind`` events go to ``parking`` until the first event of a kind in
+        # ``unparked_by`` (None: any other kind); the manager shares one parked copy among
+        # the controllers that park.
+        self._parking, self._parked_kind, self._unparked_by = parking, parked_kind, unparked_by
+        self._routes = {w.kind: w for w in self.reconciler.watches}
+        # Pod events as records (``Watches.records``): ``records`` makes them of the pods
+        # handed over as dicts; the manager hands its shared ones to ``on_pod_record``.
+        self._records = records
+        pods = self._routes.get("Pod")
+        self.takes_records = pods is not None and pods.records
+        if self.takes_records and records is None:
+            raise ValueError(f"{self.reconciler.name}: a records watch needs records= (podrecord.PodRecords())")
         self.kinds = tuple(self._routes)
         # Write target -> the key that asked, for this sync's writes and the last one's (a
         # refusal comes back in the batch after the sync that sent it).
         self._issued: dict[tuple[str, str, str], Key] = {}
         self._issued_before: dict[tuple[str, str, str], Key] = {}
-        self.reconciles = 0
-        self.errors = 0
+        # Reconciles by controller-runtime's result label: success, error, requeue_after.
+        self.results: dict[str, int] = {"success": 0, "error": 0, "requeue_after": 0}
+        self.refused = 0
+        # Keys whose writes were refused and not yet seen through: their failures are kept
+        # (the back-off grows) until a reconcile of theirs asks for nothing more.
+        self._refused_keys: set[Key] = set()
 
     @property
     def name(self) -> str:
         return self.reconciler.name
 
+    @property
+    def parking(self) -> Parking | None:
+        return self._parking
+
     def on_event(self, kind: str, event_type: str, obj: Obj, now: float) -> None:
+        route = self._routes[kind]
+        if route.names_only and event_type == "MODIFIED":
+            return  # an update changes no name
+        parking = self._parking
+        if parking is not None and parking.on:
+            if kind == self._parked_kind:
+                parking.park(event_type, obj)
+                return
+            if self._unparked_by is None or kind in self._unparked_by:
+                for parked in parking.release():  # the first event that ends the parking
+                    self.on_event(self._parked_kind, "ADDED", parked, now)
+        if self.takes_records and kind == "Pod":
+            assert self._records is not None
+            self.on_pod_record(event_type, self._records.make(obj, None), now)
+            return
         old = self.cache.apply(kind, event_type, obj)
-        keys = self._routes[kind]
-        for key in keys(event_type, obj):
+        cache = self.cache
+        if route.on_change and not self._changed(route, event_type, obj, old):
+            return
+        for key in route.keys_of(cache, event_type, obj):
             self.queue.add(key)
-        if old is not None and event_type == "MODIFIED":
-            for key in keys(event_type, old):  # keys the object named before it changed
+        if old is not None and route.project is None:
+            for key in route.keys_of(cache, event_type, old):  # keys the object named before it changed
+                self.queue.add(key)
+
+    def _changed(self, route: Watches, event_type: str, obj: Obj, old: Any) -> bool:
+        if event_type == "DELETED":
+            return route.deletes and old is not None
+        key = next(iter(own_key(event_type, obj)))
+        return bool(self.cache.projected(route.kind, *key) != old)
+
+    def on_pod_record(self, event_type: str, rec: Any, now: float) -> None:
+        """A pod event as its record (``Watches.records``)."""
+        route, cache = self._routes["Pod"], self.cache
+        old = cache.keep("Pod", rec.key, None if event_type == "DELETED" else rec)
+        changed = route.changed
+        if changed is not None and old is not None and event_type != "DELETED" and changed(old) == changed(rec):
+            return
+        for key in route.keys_of(cache, event_type, rec):
+            self.queue.add(key)
+        if old is not None:
+            for key in route.keys_of(cache, event_type, old):
                 self.queue.add(key)
 
     def sync(self, now: float) -> Writes:
         out = Writes()
         self._issued_before, self._issued = self._issued, {}
-        for key in self.queue.pop_ready(now):
-            self.reconciles += 1
-            outcome = self.reconciler.reconcile(key, now)
-            for req in outcome.writes:
-                t = target(req)
-                if t is not None:
-                    self._issued[t] = key
-            out.requests.extend(outcome.writes)
-            if outcome.error is not None:
-                self.errors += 1
-                self.queue.add_rate_limited(key, now)
-                continue
-            self.queue.forget(key)
-            if outcome.requeue_after is not None:
-                self.queue.add_after(key, outcome.requeue_after, now)
+        keys = self.queue.pop_ready(now)
+        if self.sort_keys:
+            order, cache = self._order, self.cache
+            keys.sort(key=None if order is None else lambda k: order(cache, k))
+        for key in keys:
+            self._reconcile(key, now, out)
+        self.cache.end_sync()
         return out
+
+    def _reconcile(self, key: Key, now: float, out: Writes) -> None:
+        self.queue.unhold(key)  # this reconcile's outcome says when to look again
+        outcome = self.reconciler.reconcile(key, now)
+        self.cache.refused(key)  # what it did not read of its refusals is past
+        for req in outcome.writes:
+            if isinstance(req, RecordEvent):
+                out.events.append(req.event)  # through the correlator, as every event
+                continue
+            t = target(req)
+            if t is not None:
+                self._issued[t] = key
+            out.requests.append(req)
+        out.events += outcome.events
+        if outcome.error is not None:
+            self.results["error"] += 1
+            self.queue.add_rate_limited(key, now)
+            return
+        if not outcome.writes or key not in self._refused_keys:
+            self.queue.forget(key)
+            self._refused_keys.discard(key)
+        requeue = outcome.requeue_after is not None or outcome.requeue_at is not None
+        self.results["requeue_after" if requeue else "success"] += 1
+        if outcome.requeue_after is not None:
+            self.queue.add_after(key, outcome.requeue_after, now)
+        if outcome.requeue_at is not None:
+            self.queue.add_at(key, outcome.requeue_at, now)
 
     def next_wakeup(self) -> float | None:
         return self.queue.next_ready()
 
+    def on_lease_head(self, event_type: str, head: object, now: float) -> bool:
+        """Whether a Lease event read by its head alone is handled (``manager.py``): a
+        renewal (MODIFIED) is, when the reconciler keeps only the Leases' names."""
+        route = self._routes.get("Lease")
+        return route is not None and route.names_only and event_type == "MODIFIED"
+
     def on_failed(self, request: Request, error: StatusError, now: float) -> None:
         t = target(request)
         key = (self._issued.get(t) or self._issued_before.get(t)) if t is not None else None
-        if key is not None:
-            self.errors += 1
+        if key is not None and t is not None:
+            self.refused += 1
+            self._refused_keys.add(key)
+            self.cache.unput(*t)
+            self.cache.refuse(key, request, error)
             self.queue.add_rate_limited(key, now)
 
-    def metrics(self) -> dict[str, float]:
-        """Counters with upstream's workqueue and controller-runtime meanings."""
+    def metrics(self) -> dict[str, Any]:
+        """Counters under upstream's names: client-go's workqueue metrics (depth, adds,
+        retries: a retry is a reconcile error's or a refused write's) and
+        controller-runtime's reconciles by result and reconcile errors; ``refused_writes``
+        is kubemu's own (the writes of this controller the apiserver refused)."""
         return {
-            "depth": self.queue.depth(),
-            "adds": self.queue.adds,
-            "retries": self.queue.retries,
-            "reconciles": self.reconciles,
-            "errors": self.errors,
+            "workqueue_depth": self.queue.depth(),
+            "workqueue_adds_total": self.queue.adds,
+            "workqueue_retries_total": self.queue.retries,
+            "controller_runtime_reconcile_total": dict(self.results),
+            "controller_runtime_reconcile_errors_total": self.results["error"],
+            "refused_writes": self.refused,
         }

@@ -1,7 +1,7 @@
 """The StatefulSet controller: pods with stable names, created, replaced and rolled in order.
 
-Owns what upstream's ``pkg/controller/statefulset`` decides (reference k8s-workloads.md
-§2): pod ``i`` is ``<set>-<i>`` for i from ``ordinals.start``, with ``hostname`` = its name,
+Owns what upstream's ``pkg/controller/statefulset`` decides:
+pod ``i`` is ``<set>-<i>`` for i from ``ordinals.start``, with ``hostname`` = its name,
 ``subdomain`` = ``serviceName`` and the labels ``statefulset.kubernetes.io/pod-name``,
 ``apps.kubernetes.io/pod-index`` and ``controller-revision-hash`` (the name of the
 ControllerRevision it was made from; ``statefulsetrevisions`` owns those). One sync
@@ -56,8 +56,7 @@ emulated instant would never end. Orphan pods named ``<set>-<n>`` and orphan
 ControllerRevisions the selector matches are adopted; an owned pod whose labels stop
 matching is released, one that matches under another name is ignored (upstream releases
 it). A set being deleted only reports status (its pods and revisions are the garbage
-collector's). Not modelled: volumeClaimTemplates (no PVCs are created or retained),
-``maxUnavailable``.
+collector's). Claims from volumeClaimTemplates: ``statefulsetclaims.py``. Not modelled: ``maxUnavailable``.
 """
 
 from __future__ import annotations
@@ -79,6 +78,7 @@ from .ownedpods import (
     error_text,
     is_pod_ready,
 )
+from .statefulsetclaims import add_claims, release_claims
 from .statefulsetrevisions import RevisionBook, RevisionIndex, RevisionPlan, pod_revision_for, template_of
 from .workload import WorkloadController, Writes
 
@@ -356,6 +356,7 @@ class StatefulSetController(WorkloadController[_Set]):
             return True  # OrderedReady waits for it to be gone
         if monotonic and not first_unhealthy and not self._available(st, r, min_ready, now):
             return True
+        release_claims(st.obj, r.pod, r.ordinal, w.requests)  # whenScaled: Delete (statefulsetclaims.py)
         self._delete(st, r, now, w)
         return True
 
@@ -382,6 +383,7 @@ class StatefulSetController(WorkloadController[_Set]):
         pod["spec"]["hostname"] = r.name
         if spec.get("serviceName"):
             pod["spec"]["subdomain"] = spec["serviceName"]
+        add_claims(st.obj, pod, r.ordinal, w.creates)  # volumeClaimTemplates (statefulsetclaims.py)
         st.awaiting[r.name] = (name_of(rev), now)
         r.creating, r.revision = True, name_of(rev)
         w.pod_creates.append(pod)

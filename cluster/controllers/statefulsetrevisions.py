@@ -1,7 +1,7 @@
 """A StatefulSet's ControllerRevisions: naming, hashing, choosing, cleaning up.
 
 Owns what upstream's ``controller/history`` package and the revision half of
-``statefulset/stateful_set_control.go`` decide (reference k8s-workloads.md §2.3): every
+``statefulset/stateful_set_control.go`` decide: every
 distinct pod template of a StatefulSet is stored as a ControllerRevision ``<set>-<hash>``
 whose ``data`` is the patch that reapplies the template; ``plan_revisions`` picks the
 revision pods below the update boundary run (``currentRevision``) and the one the template

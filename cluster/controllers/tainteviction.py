@@ -8,14 +8,18 @@ GetMatchingTolerations picks them); a matched toleration without ``tolerationSec
 does not limit the time, so when none of them has one the pod stays for good. The taints
 usually come from ``nodelifecycle`` (``node.kubernetes.io/unreachable`` and ``not-ready``,
 which every pod tolerates for 300 s through the apiserver's DefaultTolerationSeconds
-admission), but any NoExecute taint counts. Who calls it: the controller-manager actor
-(through ``manager.ControllerManager``) feeds it Node watch events and each pod event as a
-``podrecord.PodRecord`` (``on_pod_record``; ``on_event`` takes a pod dict and makes the
-record), calls ``sync(now)`` and sends the returned ``Writes``: the pod's DisruptionTarget
-condition (reason ``DeletionByTaintManager``), then a normal graceful delete (the pod's
-own grace period), and a ``TaintManagerEviction`` Event. It sleeps no longer than
-``next_wakeup()``, the earliest eviction deadline. A pod is kept as its record; the whole
-pod is decoded from the record's bytes only to write about it.
+admission), but any NoExecute taint counts. Who calls it: the controller manager runs
+``TaintEvictionReconciler`` in a ``ReconcilerStep`` (``reconciler.py``): a pod's events
+name its key, a node's the keys of its pods when its NoExecute taints change. The cache
+keeps a pod as the manager's shared ``podrecord.PodRecord`` (``Watches.records``; the
+whole pod is decoded from the record's bytes only to write about it) and a node as its
+NoExecute taints. A reconcile writes the pod's DisruptionTarget condition (reason
+``DeletionByTaintManager``), then a normal graceful delete (the pod's own grace period),
+and a ``TaintManagerEviction`` Event, and asks to look again at the eviction deadline. It
+re-judges a pod only when its node, the node's taints or its tolerations differ from those
+it judged last, so an unchanged pod costs a lookup. A refused eviction comes back as the
+pod's next reconcile (after the work queue's back-off) and fires again when a retry can
+help.
 
 A pod's eviction, as a state table:
 
@@ -46,14 +50,16 @@ place (as upstream); pod GC deals with pods on nodes that are gone.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ..api.events import make_event
 from ..api.objects import condition, name_of, uid_of
+from ..api.patches import PodConditions
+from ..api.requests import Delete, Patch
 from ..api.taints import tolerates_taint
 from ..clock import rfc3339
-from ..runtime.timers import Handle, TimerQueue
-from .podrecord import PodRecord, PodRecords
-from .writes import Writes
+from .podrecord import PodRecord
+from .reconciler import Indexer, ObjectCache, Outcome, Watches
 
 NO_EXECUTE = "NoExecute"
 DISRUPTION_TARGET = {
@@ -71,11 +77,13 @@ Key = tuple[str, str]  # (namespace, name)
 # ---- pure helpers ----------------------------------------------------------------------
 
 
-def no_execute_taints(node: dict) -> list[dict]:
+def no_execute_taints(node: dict[str, Any]) -> list[dict[str, Any]]:
     return [t for t in (node.get("spec") or {}).get("taints") or () if t.get("effect") == NO_EXECUTE]
 
 
-def matching_tolerations(taints: list[dict], tolerations: list[dict] | None) -> tuple[bool, list[dict]]:
+def matching_tolerations(
+    taints: list[dict[str, Any]], tolerations: list[dict[str, Any]] | None
+) -> tuple[bool, list[dict[str, Any]]]:
     """(every taint tolerated?, the first toleration that tolerates each taint)."""
     used = []
     for taint in taints:
@@ -86,7 +94,7 @@ def matching_tolerations(taints: list[dict], tolerations: list[dict] | None) -> 
     return True, used
 
 
-def min_toleration_seconds(used: list[dict]) -> float | None:
+def min_toleration_seconds(used: list[dict[str, Any]]) -> float | None:
     """The smallest tolerationSeconds of ``used`` (0 or less: at once), or None when none
     of them limits the time (tolerated forever)."""
     if not used:
@@ -102,129 +110,114 @@ def min_toleration_seconds(used: list[dict]) -> float | None:
     return None if least is None else float(least)
 
 
-def _pod_ref(key: Key, rec: PodRecord | None) -> dict:
+def _pod_ref(key: Key, rec: PodRecord | None) -> dict[str, Any]:
     # A relist's DELETED event carries only the key; the Event still names the pod.
     return rec.pod() if rec is not None else {"kind": "Pod", "metadata": {"namespace": key[0], "name": key[1]}}
 
 
 # ---- the controller --------------------------------------------------------------------
 
+Taints = tuple[dict[str, Any], ...]
+
 
 @dataclass
 class _Eviction:
     created: float
     deadline: float
-    timer: Handle | None = None
     fired: bool = False
+    # What the pod was judged against: (node, its NoExecute taints, the pod's tolerations).
+    judged: tuple[str, Taints, Any] = ("", (), None)
 
 
-class TaintEvictionController:
+def _node_taints(node: dict[str, Any]) -> Taints:
+    """What the cache keeps of a Node: its NoExecute taints (() for none: a node deleted
+    is absent, which is not the same, see ``Watches.deletes``)."""
+    return tuple(no_execute_taints(node))
+
+
+def _pods_on(cache: ObjectCache, event_type: str, node: dict[str, Any]) -> list[Key]:
+    return cache.index_keys("Pod", "node", name_of(node))
+
+
+def _own(event_type: str, rec: Any) -> tuple[Key]:
+    return (rec.key,)
+
+
+def _judged_by(rec: PodRecord) -> tuple[str, Any]:
+    """What of a pod its judgement reads (its node's taints aside): a pod event that changes
+    neither names no key (its record is kept all the same, for the eviction to read)."""
+    return (rec.node, rec.tolerations)
+
+
+def _bound_to(rec: PodRecord) -> tuple[str, ...]:
+    return (rec.node,) if rec.node else ()
+
+
+def by_node(cache: ObjectCache, key: Key) -> tuple[str, Key]:
+    """The order a sync's pods are judged in: by node, then by key (as upstream's pass over
+    a tainted node's pods, so evictions due together are sent in that order)."""
+    rec = cache.last_seen("Pod", key)
+    return (rec.node if rec is not None else "", key)
+
+
+class TaintEvictionReconciler:
     """Pods on NoExecute-tainted nodes and their eviction deadlines (see the state table)."""
 
-    kinds = ("Node", "Pod")
+    name: ClassVar[str] = "taint-eviction-controller"
+    watches: ClassVar[tuple[Watches, ...]] = (
+        Watches("Node", route=_pods_on, project=_node_taints, on_change=True, deletes=False),
+        Watches("Pod", keys=_own, records=True, changed=_judged_by),
+    )
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = (("Pod", "node", _bound_to),)
 
-    def __init__(self) -> None:
-        self._taints: dict[str, list[dict]] = {}  # node -> its NoExecute taints (non-empty)
-        self._pods: dict[Key, PodRecord] = {}  # bound pods
-        self._on_node: dict[str, set[Key]] = {}
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache
         self._work: dict[Key, _Eviction] = {}
-        self._timers = TimerQueue()  # tokens: (namespace, name); one live timer per scheduled eviction
-        self._dirty_nodes: set[str] = set()
-        self._dirty_pods: set[Key] = set()
-        self._pending = Writes()  # cancellations noticed between syncs (their Events)
-        self._records = PodRecords()  # for pods handed over as dicts
 
-    # -- events ----------------------------------------------------------------------
-    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
-        if kind == "Node":
-            self._node_event(event_type, obj)
-        elif kind == "Pod":
-            self.on_pod_record(event_type, self._records.make(obj, None), now)
-
-    def _node_event(self, event_type: str, node: dict) -> None:
-        name = name_of(node)
-        if event_type == "DELETED":
-            self._taints.pop(name, None)
-            return
-        taints = no_execute_taints(node)
-        if taints == self._taints.get(name, []):
-            return
-        if taints:
-            self._taints[name] = taints
-        else:
-            self._taints.pop(name, None)
-        self._dirty_nodes.add(name)
-
-    def on_pod_record(self, event_type: str, rec: PodRecord, now: float) -> None:
-        key = rec.key
-        old = self._pods.get(key)
-        node = rec.node if event_type != "DELETED" else ""
-        moved = old is None or old.node != node
-        if old is not None and moved:
-            self._unindex(key, old)
-        if not node:
-            self._cancel(key, old, now, self._pending)  # gone (or never bound): nothing to evict
-            return
-        self._pods[key] = rec
-        self._on_node.setdefault(node, set()).add(key)
-        # Equal tolerations are usually one list shared by the records: identity answers first.
-        tolerations = rec.tolerations
-        if moved or (old is not None and old.tolerations is not tolerations and old.tolerations != tolerations):
-            self._dirty_pods.add(key)
-
-    def _unindex(self, key: Key, old: PodRecord) -> None:
-        self._pods.pop(key, None)
-        keys = self._on_node.get(old.node)
-        if keys is not None:
-            keys.discard(key)
-            if not keys:
-                del self._on_node[old.node]
-
-    # -- sync ------------------------------------------------------------------------
-    def sync(self, now: float) -> Writes:
-        out, self._pending = self._pending, Writes()
-        done: set[Key] = set()
-        for node in sorted(self._dirty_nodes):
-            for key in sorted(self._on_node.get(node, ())):
-                self._process(key, self._taints.get(node), now, out)
-                done.add(key)
-        for key in sorted(self._dirty_pods - done):
-            rec = self._pods.get(key)
-            taints = self._taints.get(rec.node) if rec is not None else None
-            if taints:  # an untainted node has nothing scheduled for its pods to cancel
-                self._process(key, taints, now, out)
-        self._dirty_nodes.clear()
-        self._dirty_pods.clear()
-        self._fire(now, out)
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        out = Outcome()
+        rec: PodRecord | None = self.cache.projected("Pod", *key)
+        work = self._work.get(key)
+        if work is not None and work.fired and any(e.retryable for _, e in self.cache.refused(key)):
+            work.fired, work.deadline = False, now  # its delete was refused: fire again
+        if rec is None or not rec.node:
+            self._cancel(key, self.cache.last_seen("Pod", key), now, out)  # gone (or never bound)
+            return out
+        taints: Taints | None = self.cache.projected("Node", "", rec.node)
+        if taints is not None:  # a node that is gone keeps its pods' schedules (pod GC deals with its pods)
+            judged = (rec.node, taints, rec.tolerations)
+            if work is None or work.judged != judged:
+                self._process(key, rec, judged, now, out)
+        work = self._work.get(key)
+        if work is not None and not work.fired:
+            if work.deadline <= now:
+                self._fire(key, work, rec, now, out)
+            else:
+                out.requeue_at = work.deadline
         return out
 
-    def _process(self, key: Key, taints: list[dict] | None, now: float, out: Writes) -> None:
-        rec = self._pods[key]
+    def _process(self, key: Key, rec: PodRecord, judged: tuple[str, Taints, Any], now: float, out: Outcome) -> None:
+        taints = judged[1]
         if not taints:
             self._cancel(key, rec, now, out)
             return
-        tolerated, used = matching_tolerations(taints, rec.tolerations)
+        tolerated, used = matching_tolerations(list(taints), rec.tolerations)
         if not tolerated:
             self._cancel(key, rec, now, out)
-            self._schedule(key, now, now)
+            self._work[key] = _Eviction(now, now, judged=judged)
             return
         seconds = min_toleration_seconds(used)
         if seconds is None:
             self._cancel(key, rec, now, out)
             return
-        if key not in self._work:  # a scheduled (or fired) eviction keeps its first start
-            self._schedule(key, now, now + seconds)
+        work = self._work.get(key)
+        if work is None:  # a scheduled (or fired) eviction keeps its first start
+            self._work[key] = _Eviction(now, now + seconds, judged=judged)
+        else:
+            work.judged = judged
 
-    def _schedule(self, key: Key, created: float, deadline: float) -> None:
-        old = self._work.get(key)
-        if old is not None:
-            self._timers.cancel(old.timer)
-        self._work[key] = _Eviction(created, deadline, self._timers.schedule(deadline, key))
-
-    def _cancel(self, key: Key, rec: PodRecord | None, now: float, out: Writes) -> None:
+    def _cancel(self, key: Key, rec: PodRecord | None, now: float, out: Outcome) -> None:
         work = self._work.pop(key, None)
-        if work is not None:
-            self._timers.cancel(work.timer)
         if work is not None and not work.fired:
             out.events.append(
                 make_event(
@@ -236,18 +229,10 @@ class TaintEvictionController:
                 )
             )
 
-    def _fire(self, now: float, out: Writes) -> None:
-        for key in self._timers.pop_due(now):
-            work = self._work.get(key)
-            if work is None or work.fired:
-                continue
-            work.fired = True
-            rec = self._pods.get(key)
-            if rec is None or rec.terminating:
-                continue  # already on its way out: one delete is enough
-            self._evict(key, rec, now, out)
-
-    def _evict(self, key: Key, rec: PodRecord, now: float, out: Writes) -> None:
+    def _fire(self, key: Key, work: _Eviction, rec: PodRecord, now: float, out: Outcome) -> None:
+        work.fired = True
+        if rec.terminating:
+            return  # already on its way out: one delete is enough
         ns, name = key
         pod = rec.pod()
         uid = uid_of(pod)
@@ -256,14 +241,9 @@ class TaintEvictionController:
         )
         current = condition(pod, "DisruptionTarget") or {}
         if any(current.get(k) != v for k, v in DISRUPTION_TARGET.items()):
-            out.pod_conditions.append(
-                (ns, name, uid, [{**DISRUPTION_TARGET, "lastTransitionTime": rfc3339(now)}], None)
-            )
-        out.pod_deletes.append((ns, name, uid, None))
-
-    # -- timers and reads ------------------------------------------------------------
-    def next_wakeup(self) -> float | None:
-        return self._timers.next_time()
+            cond = {**DISRUPTION_TARGET, "lastTransitionTime": rfc3339(now)}
+            out.writes.append(Patch("Pod", ns, name, uid, PodConditions((cond,), None)))
+        out.writes.append(Delete("Pod", ns, name, uid, None))
 
     def scheduled(self) -> dict[Key, float]:
         """(namespace, name) -> eviction deadline, for every eviction not yet fired."""

@@ -80,10 +80,16 @@ class WorkQueue(Generic[K]):
             self._ready[key] = None
 
     def add_after(self, key: K, delay: float, now: float) -> None:
-        if delay <= 0:
+        if delay > 0:
+            self.add_at(key, now + delay, now)
+        else:
+            self.add(key)
+
+    def add_at(self, key: K, at: float, now: float) -> None:
+        """Hold ``key`` until the emulated time ``at`` (at once if it has passed)."""
+        if at <= now:
             self.add(key)
             return
-        at = now + delay
         if key in self._ready or self._held_at.get(key, float("inf")) <= at:
             return  # already due sooner
         self._held_at[key] = at
@@ -95,6 +101,10 @@ class WorkQueue(Generic[K]):
 
     def forget(self, key: K) -> None:
         self.limiter.forget(key)
+
+    def unhold(self, key: K) -> None:
+        """Drop ``key``'s pending hold: a reconcile that just ran says anew when to look again."""
+        self._held_at.pop(key, None)  # its heap entry is skipped as superseded
 
     def pop_ready(self, now: float) -> list[K]:
         """Every key due at ``now``, in the order they became due; the queue keeps none of them."""

@@ -1,18 +1,23 @@
-"""The writes a controller asks for, and their order as typed requests.
+"""The writes a controller asks for, and the order they land in.
 
-Owns ``Writes``, the builder every controller's ``sync(now)`` returns (one list per kind of
-write, items as plain tuples and objects), ``requests``, which turns it into the typed
-requests of ``cluster/api/requests.py`` in the order they must land (a pod's
-DisruptionTarget condition or Failed phase before its delete, a namespace's Terminating
-phase before its content goes, the removal of a finalizer, which may let its object go,
-after every other write, Events last, so a report never shows an Event for a write that
-was not made), and ``failure_hook``, which says which controller callback hears of a
-refused request.
+Owns ``Writes``, what a controller's ``sync(now)`` returns: typed requests of
+``cluster/api/requests.py`` (``requests``: what reconcilers return) and Events (``events``:
+drafts the manager's correlator completes), plus one list of plain tuples per kind of
+write for the controllers not yet written as reconcilers. ``ORDER`` is the order writes
+land in, one row per kind of write: a pod's DisruptionTarget condition or Failed phase
+before its delete, a namespace's Terminating phase before its content goes, the removal
+of a finalizer, which may let its object go, after every other write, Events last, so a
+report never shows an Event for a write that was not made. ``rank`` places a typed
+request in its row (the row of the tuple field the same write would have been put in);
+``ranked`` and ``requests`` sort a sync's writes by row, stably, so one controller's
+writes of a row keep their order and a merged sync keeps its controllers' order within
+a row. ``failure_hook`` says which callback of an older controller hears of a refused
+request (a reconciler hears of it through its key instead).
 
-Deletes come in two shapes. ``pod_deletes`` name no propagation policy (the workload
-controllers, pod GC, taint eviction: upstream's pod deletes send none); ``deletes`` are the
-garbage collector's and the namespace controller's, of any kind, and always name one, as
-upstream's do. That is how ``failure_hook`` tells whose a refused delete was.
+Deletes come in two shapes. Pod deletes that name no propagation policy (the workload
+controllers, pod GC, taint eviction: upstream's pod deletes send none) land with the
+pods' writes; deletes that name one (the garbage collector's, the namespace controller's,
+a Job's TTL) land after them, as upstream's cascades.
 """
 
 from __future__ import annotations
@@ -35,37 +40,37 @@ from ..api.requests import Create, Delete, Patch, RecordEvent, Request, Update, 
 
 @dataclass
 class Writes:
-    node_conditions: list = field(default_factory=list)  # (node, [conditions])
-    node_taints: list = field(default_factory=list)  # (node, taints to add, taints to remove)
+    node_conditions: list[Any] = field(default_factory=list)  # (node, [conditions])
+    node_taints: list[Any] = field(default_factory=list)  # (node, taints to add, taints to remove)
     # Full objects of any kind but Pod (a Deployment's ReplicaSets, a CronJob's Jobs, a
     # StatefulSet's ControllerRevisions), created before any pod.
-    creates: list = field(default_factory=list)
+    creates: list[Any] = field(default_factory=list)
     # Full objects of any kind but Pod carrying the resourceVersion they were read at (a
     # stale one is a Conflict): a ReplicaSet scaled by its Deployment, an HPA's target.
-    updates: list = field(default_factory=list)
-    pod_creates: list = field(default_factory=list)  # full Pod dicts (ReplicaSet, DaemonSet)
+    updates: list[Any] = field(default_factory=list)
+    pod_creates: list[Any] = field(default_factory=list)  # full Pod dicts (ReplicaSet, DaemonSet)
     # Full Pod dicts carrying the resourceVersion they were read at: ownerReference
     # adoptions and releases.
-    pod_updates: list = field(default_factory=list)
-    pod_conditions: list = field(default_factory=list)  # (ns, name, uid, [conditions], None)
-    pod_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    pod_deletes: list = field(default_factory=list)  # (ns, name, uid, grace)
-    namespace_status: list = field(default_factory=list)  # ("", name, uid, status)
-    owner_refs: list = field(default_factory=list)  # (kind, ns, name, uid, owner uids to drop[, unblock the rest])
-    deletes: list = field(default_factory=list)  # (kind, ns, name, uid, propagation): cascades
-    pdb_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    replicaset_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    daemonset_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    deployment_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    statefulset_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    job_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    cronjob_status: list = field(default_factory=list)  # (ns, name, uid, status)
-    hpa_status: list = field(default_factory=list)  # (ns, name, uid, status)
+    pod_updates: list[Any] = field(default_factory=list)
+    pod_conditions: list[Any] = field(default_factory=list)  # (ns, name, uid, [conditions], None)
+    pod_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    pod_deletes: list[Any] = field(default_factory=list)  # (ns, name, uid, grace)
+    namespace_status: list[Any] = field(default_factory=list)  # ("", name, uid, status)
+    owner_refs: list[Any] = field(default_factory=list)  # (kind, ns, name, uid, owner uids to drop[, unblock the rest])
+    deletes: list[Any] = field(default_factory=list)  # (kind, ns, name, uid, propagation): cascades
+    pdb_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    replicaset_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    daemonset_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    deployment_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    statefulset_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    job_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    cronjob_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
+    hpa_status: list[Any] = field(default_factory=list)  # (ns, name, uid, status)
     # Typed requests from reconcilers (``reconciler.py``), sent as they are.
-    requests: list = field(default_factory=list)
-    finalizers: list = field(default_factory=list)  # (kind, ns, name, uid, metadata finalizer to drop)
-    namespace_finalize: list = field(default_factory=list)  # (name, uid): drop spec.finalizers' kubernetes
-    events: list = field(default_factory=list)  # Event objects, or ``EventDraft``s of them
+    requests: list[Any] = field(default_factory=list)
+    finalizers: list[Any] = field(default_factory=list)  # (kind, ns, name, uid, metadata finalizer to drop)
+    namespace_finalize: list[Any] = field(default_factory=list)  # (name, uid): drop spec.finalizers' kubernetes
+    events: list[Any] = field(default_factory=list)  # Event objects, or ``EventDraft``s of them
 
     def extend(self, other: Writes) -> None:
         for f in fields(self):
@@ -88,7 +93,7 @@ ORDER: tuple[tuple[str, Callable[[Any], Request] | None], ...] = (
     ("node_taints", lambda item: Patch("Node", "", item[0], "", NodeTaints(tuple(item[1]), tuple(item[2])))),
     ("creates", Create),
     ("updates", Update),
-    ("pod_creates", None),  # as slow starts: ``_pod_creates``
+    ("pod_creates", None),  # as slow starts: ``_slow_start``
     ("pod_updates", Update),
     ("pod_conditions", lambda item: Patch("Pod", item[0], item[1], item[2], PodConditions(tuple(item[3]), item[4]))),
     ("pod_status", _status("Pod")),
@@ -115,40 +120,107 @@ ORDER: tuple[tuple[str, Callable[[Any], Request] | None], ...] = (
 )
 
 
-def requests(w: Writes) -> list[Request]:
-    """``w`` as typed requests, in ``ORDER``."""
-    out: list[Request] = []
-    for name, make in ORDER:
+_SLOT = {name: i for i, (name, _) in enumerate(ORDER)}
+_STATUS_SLOT = {
+    "Pod": _SLOT["pod_status"],
+    "Namespace": _SLOT["namespace_status"],
+    "PodDisruptionBudget": _SLOT["pdb_status"],
+    "ReplicaSet": _SLOT["replicaset_status"],
+    "DaemonSet": _SLOT["daemonset_status"],
+    "Deployment": _SLOT["deployment_status"],
+    "StatefulSet": _SLOT["statefulset_status"],
+    "Job": _SLOT["job_status"],
+    "CronJob": _SLOT["cronjob_status"],
+    "HorizontalPodAutoscaler": _SLOT["hpa_status"],
+}
+_PATCH_SLOT = {
+    NodeConditions: _SLOT["node_conditions"],
+    NodeTaints: _SLOT["node_taints"],
+    PodConditions: _SLOT["pod_conditions"],
+    RemoveOwnerReferences: _SLOT["owner_refs"],
+    RemoveFinalizer: _SLOT["finalizers"],
+    FinalizeNamespace: _SLOT["namespace_finalize"],
+}
+_OTHER = _SLOT["requests"]
+
+
+def rank(req: Request) -> int:
+    """Where a typed request lands among a sync's writes: its ``ORDER`` row (the row of the
+    ``Writes`` field the same write would have been put in); writes no row names land at
+    the ``requests`` row."""
+    if isinstance(req, Patch):
+        return _PATCH_SLOT.get(type(req.patch), _OTHER)
+    if isinstance(req, UpdateStatus):
+        return _STATUS_SLOT.get(req.kind, _OTHER)
+    if isinstance(req, Create):
+        return _SLOT["pod_creates"] if req.obj.get("kind") == "Pod" else _SLOT["creates"]
+    if isinstance(req, Update):
+        return _SLOT["pod_updates"] if req.obj.get("kind") == "Pod" else _SLOT["updates"]
+    if isinstance(req, Delete):
+        return _SLOT["pod_deletes"] if req.kind == "Pod" and not req.propagation else _SLOT["deletes"]
+    if isinstance(req, RecordEvent):
+        return _SLOT["events"]
+    return _OTHER
+
+
+def ranked(w: Writes) -> list[tuple[int, Request]]:
+    """``w``'s writes but its events as typed requests, each with its ``rank``, in that order
+    (stable: a controller's writes of one row keep the order it made them in)."""
+    out: list[tuple[int, Request]] = []
+    for slot, (name, make) in enumerate(ORDER):
+        if name in ("requests", "events"):
+            continue
         items = getattr(w, name)
-        out += _pod_creates(items) if make is None else map(make, items)
+        if items:
+            maker = Create if make is None else make
+            out += [(slot, maker(item)) for item in items]
+    if w.requests:
+        out += [(rank(r), r) for r in w.requests]
+        out.sort(key=_first)
     return out
 
 
-def _pod_creates(pods: list[dict]) -> list[Request]:
+def _first(pair: tuple[int, Request]) -> int:
+    return pair[0]
+
+
+def requests(w: Writes) -> list[Request]:
+    """``w`` as typed requests, in ``ORDER``: a stable sort by ``rank``, so writes of one
+    row keep their order (a merged ``Writes``, ``ControllerManager.sync``'s, holds its
+    controllers' writes in controller order); a pod create with a controller gets its
+    slow-start batch; events last."""
+    out = _slow_start(ranked(w))
+    out += [RecordEvent(built(item)) for item in w.events]
+    return out
+
+
+def _slow_start(pairs: list[tuple[int, Request]]) -> list[Request]:
     """One owner's pod creates of one sync, as upstream's slowStartBatch sends them: in
     batches of 1, 2, 4, ... (the i-th create is in batch log2(i + 1)); once one is refused,
-    the apiserver attempts none of the owner's later batches (``Create.slow_start``)."""
+    the apiserver attempts none of the owner's later batches (``Create.slow_start``). A
+    create that names its batch already keeps it."""
     sent: dict[str, int] = {}
     out: list[Request] = []
-    for pod in pods:
-        uid = _controller_uid(pod)
-        if not uid:
-            out.append(Create(pod))
-            continue
-        i = sent.get(uid, 0)
-        sent[uid] = i + 1
-        out.append(Create(pod, (uid, (i + 1).bit_length() - 1)))
+    pod_creates = _SLOT["pod_creates"]
+    for slot, req in pairs:
+        if slot == pod_creates and isinstance(req, Create) and req.slow_start is None:
+            uid = _controller_uid(req.obj)
+            if uid:
+                i = sent.get(uid, 0)
+                sent[uid] = i + 1
+                req = Create(req.obj, (uid, (i + 1).bit_length() - 1))
+        out.append(req)
     return out
 
 
-def _controller_uid(pod: dict) -> str:
+def _controller_uid(pod: dict[str, Any]) -> str:
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller"):
             return str(ref.get("uid") or "")
     return ""
 
 
-def failure_hook(req: Request) -> tuple[str, tuple] | None:
+def failure_hook(req: Request) -> tuple[str, tuple[Any, ...]] | None:
     """The ``on_<what>_failed`` callback that hears of a refused ``req``, and its leading
     arguments; None for requests nobody needs to hear about (the watch shows what stands)."""
     if isinstance(req, Create):

@@ -39,7 +39,7 @@ def _apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | Non
     if isinstance(req, Update):
         return codec.clone(api.update(req.obj, now))
     if isinstance(req, UpdateStatus):
-        api.update_status(req.kind, req.namespace, req.name, req.uid, codec.clone(req.status))
+        api.update_status(req.kind, req.namespace, req.name, req.uid, codec.clone(req.status), codec.clone(req.meta))
         return codec.clone(api.get(req.kind, req.namespace, req.name))
     if isinstance(req, Delete):
         before = codec.clone(api.get(req.kind, req.namespace, req.name))
@@ -107,9 +107,15 @@ class Backend(ABC):
             raise object_invalid(obj, e) from None
 
     async def update_status(
-        self, kind: str, ns: str, name: str, status: dict[str, Any], dry_run: bool = False
+        self,
+        kind: str,
+        ns: str,
+        name: str,
+        status: dict[str, Any],
+        dry_run: bool = False,
+        meta: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        return _object(await self.write(UpdateStatus(kind, ns, name, "", status), dry_run))
+        return _object(await self.write(UpdateStatus(kind, ns, name, "", status, meta), dry_run))
 
     async def delete(
         self,

@@ -1,6 +1,6 @@
 """The connect subresources of a pod: ``exec``, ``attach``, ``portforward`` and ``proxy``.
 
-Owns what the apiserver answers to them (reference k8s-api-fidelity.md §13). kubemu runs
+Owns what the apiserver answers to them. kubemu runs
 no process, so no kubelet could ever take the stream: every request is checked as upstream
 checks it before dialling a kubelet (the pod exists: else 404; a container name is given
 when the pod has several, and names one of them: else upstream's 400s; the pod is bound:

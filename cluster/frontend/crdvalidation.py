@@ -2,7 +2,7 @@
 and its type checks.
 
 Owns what the apiserver's custom-resource handler does with a decoded object before storing it
-(reference k8s-api-fidelity.md §3.6): drop every field its version's ``openAPIV3Schema`` does not
+(upstream's structural-schema pruning): drop every field its version's ``openAPIV3Schema`` does not
 declare (except under ``x-kubernetes-preserve-unknown-fields``, and the root's or an embedded
 resource's ``apiVersion``/``kind``/``metadata``), drop unknown or malformed ``metadata`` fields, drop
 ``null`` where the schema neither allows it (``nullable``) nor defaults it, and report the pruned

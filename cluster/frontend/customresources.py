@@ -1,8 +1,8 @@
 """Custom resources at their versions: which schema checks a write, which version stores it,
 and how a stored object is handed out.
 
-Owns what upstream's custom-resource handler does around storage (reference
-k8s-api-fidelity.md §3.6): every ``served`` version of a CustomResourceDefinition is reachable
+Owns what upstream's custom-resource handler does around storage:
+every ``served`` version of a CustomResourceDefinition is reachable
 at ``/apis/<group>/<version>/...``; objects are stored once, at the storage version. A write
 is checked against the schema of the version the URL names (``schema``, for
 ``fieldvalidation``) and stored at the storage version; what storage hands back is pruned and
@@ -42,6 +42,8 @@ class CustomView:
     version: str  # the version the URL names
     storage_version: str
     schemas: Mapping[str, Schema | None] = field(default_factory=dict)  # version -> openAPIV3Schema
+    # The version's ``subresources.scale``: where its replicas, observed replicas and selector are.
+    scale: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def api_version(self) -> str:
@@ -95,7 +97,9 @@ def view_from(crd: Mapping[str, Any], r: Resource) -> CustomView | None:
     if r.version not in served:
         return None
     storage = next((str(v["name"]) for v in versions if v.get("storage")), r.version)
-    return CustomView(r.group, r.version, storage, schemas)
+    this = next(v for v in versions if str(v["name"]) == r.version)
+    scale = (this.get("subresources") or {}).get("scale")
+    return CustomView(r.group, r.version, storage, schemas, scale if isinstance(scale, Mapping) else {})
 
 
 async def view_of(h: Handler, r: Resource) -> CustomView | None:

@@ -5,10 +5,10 @@ Owns what kubectl and the client libraries read before they touch an object: ``/
 the aggregated discovery lists (``/api``, ``/apis`` as ``apidiscovery.k8s.io`` v2 or
 v2beta1), the legacy ones (``/api``, ``/apis``, ``/api/v1``, ``/apis/{group}/{version}``), and the
 ``endpoints`` of every kind that the OpenAPI documents describe (v3 in ``openapi_v3.py``,
-Swagger 2.0 in ``openapi_v2.py``; reference k8s-http-api.md §2.1, §2.2). ``answer``
+Swagger 2.0 in ``openapi_v2.py``). ``answer``
 serves ``/api``, ``/apis`` and ``/openapi/...`` (through those two modules):
 it reads the Accept header clause by clause as upstream's discovery wrapper does
-(k8s-api-fidelity.md §1.2) and sets the ETag, Vary and Cache-Control headers of aggregated
+and sets the ETag, Vary and Cache-Control headers of aggregated
 answers (304 on a matching If-None-Match). Called by ``handler.py``; pure data, no I/O.
 """
 
@@ -56,13 +56,15 @@ _SUBRESOURCE_KINDS = {
     "eviction": ("policy", "v1", "Eviction", ["create"]),
     "scale": ("autoscaling", "v1", "Scale", ["get", "patch", "update"]),
     "log": ("", "v1", "Pod", ["get"]),
-    # Connect subresources answer with their options kind (reference k8s-api-fidelity.md §1.5).
+    # Connect subresources answer with their options kind, as upstream's discovery lists them.
     "attach": ("", "v1", "PodAttachOptions", ["create", "get"]),
     "exec": ("", "v1", "PodExecOptions", ["create", "get"]),
     "portforward": ("", "v1", "PodPortForwardOptions", ["create", "get"]),
     "proxy": ("", "v1", "PodProxyOptions", ["create", "delete", "get", "patch", "update"]),
     "ephemeralcontainers": ("", "v1", "Pod", ["get", "patch", "update"]),
     "finalize": ("", "v1", "Namespace", ["update"]),
+    "approval": ("certificates.k8s.io", "v1", "CertificateSigningRequest", ["get", "patch", "update"]),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest", ["create"]),  # serviceaccounts/token
 }
 
 
@@ -149,6 +151,15 @@ def legacy_groups() -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+def group_document(name: str) -> dict[str, Any] | None:
+    """``/apis/{group}``: one group's APIGroup (its versions, the preferred one first), as
+    the group list names it; None if the group is not served."""
+    for g in legacy_groups()["groups"]:
+        if g["name"] == name:
+            return {"kind": "APIGroup", "apiVersion": "v1", **g}
+    return None
+
+
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
     """``/api/v1`` or ``/apis/{group}/{version}`` as an APIResourceList; None if not served."""
     served = _in(group, version)
@@ -206,7 +217,7 @@ _OBJECT_VERBS = ("get", "update", "patch", "delete")
 
 
 def endpoints(r: Resource) -> list[Endpoint]:
-    """The URLs of ``r``: its collection, one object, then each subresource (k8s-http-api.md §2.2)."""
+    """The URLs of ``r``: its collection, one object, then each subresource."""
     prefix = f"/apis/{r.group}/{r.version}" if r.group else f"/api/{r.version}"
     scope = "/namespaces/{namespace}" if r.namespaced else ""
     collection = f"{prefix}{scope}/{r.plural}"
@@ -306,7 +317,7 @@ def _written(clause: Clause) -> str:
 
 
 def negotiate(accept: str) -> Choice:
-    """What ``/api`` and ``/apis`` answer an Accept header with (k8s-api-fidelity.md §1.2);
+    """What ``/api`` and ``/apis`` answer an Accept header with;
     NotAcceptable when no clause can be served."""
     if not accept:
         return Choice(_WRITTEN[0], "")
@@ -366,6 +377,11 @@ def answer(
             return _aggregated_answer(core, choice, headers.get("if-none-match", ""))
         legacy = legacy_versions(address) if core else legacy_groups()
         return Response(200, _encode(legacy, choice.media_type), choice.media_type)  # no ETag, as upstream
+    if path.startswith("/apis/") and path.count("/") == 2:
+        doc = group_document(path.removeprefix("/apis/"))
+        if doc is None:
+            raise NotFound(NOT_FOUND)
+        return Response(200, _encode(doc, JSON), JSON)
     if path.startswith("/openapi/"):
         # Imported here: both build on this module's endpoints and negotiation.
         from . import openapi_v2, openapi_v3

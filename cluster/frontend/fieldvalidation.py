@@ -1,7 +1,7 @@
 """``fieldValidation``: what a create, update or patch does with unknown, duplicate and mistyped fields.
 
 Owns the apiserver's answer to a request body field its schema does not know, a JSON key given
-twice and a value of the wrong type (reference k8s-api-fidelity.md §3): the ``fieldValidation``
+twice and a value of the wrong type: the ``fieldValidation``
 query value (``parse_mode``), the object to store (unknown fields dropped, as upstream's decode
 drops them), the ``Warning`` texts under Warn, and the errors under Strict or for a type mismatch,
 with upstream's codes and words per verb. Built-in kinds are checked against

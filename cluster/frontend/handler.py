@@ -33,16 +33,19 @@ from ..api.errors import (
     UnsupportedMediaType,
 )
 from ..api.kinds import CUSTOM
-from . import discovery, protobuf, tables, views
+from . import discovery, protobuf, satokens, tables, views
 from .backend import Backend
 from .metrics import CONTENT_TYPE_LATEST, Metrics, request_labels
 from .metricsapi import answer as metrics_answer
 from .metricsapi import is_metrics_path
 from .paths import NOT_FOUND, Target, group_version, target
 from .subresources import bindings
+from .ui import answer as ui_answer
+from .ui import is_ui_path
 from .verbs import collection_verb, object_verb, subresource_verb
 from .watch import watch_lines
-from .wire import Request, Response, WatchStream, error, ok
+from .webhookcall import Webhooks
+from .wire import Request, Response, WatchStream, error, not_allowed, ok
 from .yunikorn import YuniKornView, is_rest_path
 from .yunikorn import answer as yunikorn_answer
 
@@ -50,6 +53,7 @@ LOG = logging.getLogger("kubemu.api")
 MAX_BODY = 3 * 1024 * 1024  # upstream's request body limit
 OPEN_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 # Body media types the API decodes ("" counts as JSON, as upstream); patches name their own.
+WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 BODY_TYPES = ("", "application/json", "application/yaml", "application/vnd.kubernetes.protobuf", "application/x-yaml")
 
 
@@ -81,6 +85,7 @@ class Handler:
         self.metrics = metrics or Metrics()
         self.yunikorn: YuniKornView = yunikorn or _no_yunikorn
         self.refresh = refresh or _nothing_to_refresh
+        self.webhooks = Webhooks()  # the admission webhooks a write through here must pass
 
     async def handle(self, req: Request) -> Response | WatchStream:
         t0 = time.perf_counter()
@@ -106,9 +111,16 @@ class Handler:
 
     async def _handle(self, req: Request) -> Response | WatchStream:
         try:
+            if is_ui_path(req.path):  # the web view checks its own access (token, or its cookie)
+                return await ui_answer(self, req)
+            satokens.IDENTITY.set(None)  # the admin's, unless a ServiceAccount token says otherwise
             if self.token and req.path not in OPEN_PATHS:
-                if req.headers.get("authorization", "") != f"Bearer {self.token}":
-                    raise Unauthorized("Unauthorized")
+                auth = req.headers.get("authorization", "")
+                if auth != f"Bearer {self.token}":
+                    who = await satokens.identity(self, auth[7:]) if auth.startswith("Bearer ") else None
+                    if who is None:
+                        raise Unauthorized("Unauthorized")
+                    satokens.IDENTITY.set(who)
             if len(req.body) > MAX_BODY:
                 raise RequestEntityTooLarge(f"the request body is too large: {len(req.body)} bytes (at most 3 MiB)")
             return await self._route(req)
@@ -167,6 +179,9 @@ class Handler:
         return discovery.answer(path, req.headers, self.address, crds, req.query)
 
     async def _resource(self, req: Request, t: Target) -> Response | WatchStream:
+        verb = WRITE_VERBS.get(req.method)
+        if verb is not None and not t.subresource and verb not in t.resource.verbs:
+            raise not_allowed(req.method, t.resource.plural)  # a read-only kind (kinds.READ_ONLY)
         if not t.name:
             return await collection_verb(self, req, t)
         if t.subresource:

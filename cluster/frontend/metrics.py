@@ -99,6 +99,7 @@ from prometheus_client.utils import floatToGoString
 
 from ..api.errors import NotFound
 from ..api.kinds import RESOURCES, Resource
+from .controllermetrics import ControllersCollector, ControllersView
 from .paths import group_version, target
 from .yunikorn import YuniKornCollector, YuniKornView
 
@@ -380,6 +381,7 @@ class Metrics:
         storage: Storage = _no_objects,
         scheduler: SchedulerView = _no_scheduler,
         yunikorn: YuniKornView = _no_yunikorn,
+        controllers: ControllersView | None = None,  # the controller manager's view: controllermetrics.py
     ):
         self.registry = CollectorRegistry()
         self._requests = Counter(
@@ -415,6 +417,8 @@ class Metrics:
         self.registry.register(_SchedulerCollector(scheduler))
         self.registry.register(_WithoutCreated(self.scheduling_attempt_duration, self.pod_scheduling_sli_duration))
         self.registry.register(YuniKornCollector(yunikorn))
+        if controllers is not None:  # a front end with controllers behind it
+            self.registry.register(ControllersCollector(controllers))
 
     def observe_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
         """One request answered: ``verb`` and ``resource`` as ``request_labels`` gives them,

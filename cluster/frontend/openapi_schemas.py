@@ -25,9 +25,12 @@ from functools import cache
 from typing import Any
 
 from ..api import schema as S
+from ..api import schema_kubemu
 from ..api.kinds import BY_KIND, CUSTOM, Resource, discoverable
 from ..api.strategicpatch import _list_strategy  # how the server merges each list: one table
 from . import metricsapi
+from . import openapi_descriptions as descriptions
+from .openapi_descriptions import field_description
 
 Schema = dict[str, Any]
 V2_REF, V3_REF = "#/definitions/", "#/components/schemas/"
@@ -40,6 +43,7 @@ _PACKAGES = {
     "apiextensions": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
     "apiregistration": "io.k8s.kube-aggregator.pkg.apis.apiregistration",
     "metrics": "io.k8s.metrics.pkg.apis.metrics",
+    "kubemu": "io.kubemu",  # kubemu's own group (schema_kubemu.py): named as a custom kind would be
 }
 _EXTENSIONS = _PACKAGES["apiextensions"] + ".v1."
 _DATE_TIME = {"type": "string", "format": "date-time"}
@@ -193,6 +197,13 @@ def _patch_tags(s: S.Struct, field: str, t: S.Type, merged: Mapping[tuple[str, s
     return tags
 
 
+def _tags(s: S.Struct, field: str, t: S.Type, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
+    """A field's patch tags and, for the common fields, its description."""
+    tags = _patch_tags(s, field, t, merged)
+    text = schema_kubemu.DESCRIPTIONS.get((_key(s), field)) or field_description(_key(s), field, t.struct is not None)
+    return {"description": text, **tags} if text else tags
+
+
 def field_schema(t: S.Type, v2: bool, extra: Schema | None = None) -> Schema:
     """The schema of one field of type ``t`` (``extra``: its patch tags)."""
     extra = extra or {}
@@ -214,7 +225,7 @@ def field_schema(t: S.Type, v2: bool, extra: Schema | None = None) -> Schema:
 def struct_schema(s: S.Struct, v2: bool, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
     out: Schema = {"type": "object"}
     if s.fields:
-        out["properties"] = {f: field_schema(t, v2, _patch_tags(s, f, t, merged)) for f, t in s.fields.items()}
+        out["properties"] = {f: field_schema(t, v2, _tags(s, f, t, merged)) for f, t in s.fields.items()}
     if s.required:
         out["required"] = list(s.required)
     return out
@@ -223,6 +234,8 @@ def struct_schema(s: S.Struct, v2: bool, merged: Mapping[tuple[str, str], set[st
 def describe(r: Resource) -> str:
     """kubemu's own one-line description of a kind: what kubemu does with it."""
     stored = BY_KIND.get(r.kind)
+    if r.kind in schema_kubemu.KIND_DESCRIPTIONS and stored == r:
+        return schema_kubemu.KIND_DESCRIPTIONS[r.kind]
     if stored is not None and stored != r:
         return f"{r.kind} served at {r.api_version}: the stored {stored.api_version} {r.kind}, converted."
     if "list" not in r.verbs:
@@ -423,9 +436,9 @@ def _kube_native(s: Schema, v2: bool) -> None:
 
 def _type_meta(s: Schema, v2: bool) -> None:
     props = s["properties"] = dict(s.get("properties") or {})
-    props["apiVersion"] = {"type": "string"}
-    props["kind"] = {"type": "string"}
-    props["metadata"] = ref(META + "ObjectMeta", v2)
+    props["apiVersion"] = {"description": descriptions.API_VERSION, "type": "string"}
+    props["kind"] = {"description": descriptions.KIND, "type": "string"}
+    props["metadata"] = ref(META + "ObjectMeta", v2, description=descriptions.METADATA)
 
 
 def custom_schema(r: Resource, crd: Mapping[str, Any] | None, v2: bool) -> Schema:

@@ -5,7 +5,7 @@ Owns the v2 document and its wire forms. Those kubectl versions build their sche
 validator from ``/openapi/v2`` before ``create``/``apply``/``replace``, and a 404 there ends the
 command; they then look for each object's kind in the paths: a ``patch`` operation whose
 ``x-kubernetes-group-version-kind`` is the kind and whose parameters name ``fieldValidation``
-lets them hand validation to the server (k8s-api-fidelity.md §3.5, k8s-http-api.md §2.2).
+lets them hand validation to the server.
 The paths come from ``discovery.endpoints`` (for every resource discovery lists); the v3
 documents (``openapi_v3.py``) are converted from the same path items. ``definitions`` are
 ``openapi_schemas``' models: every kind (custom ones from their definitions' schemas), its

@@ -1,5 +1,5 @@
 """What a resource request's Accept header asks the answer to be: the object (or list) as it
-is, or a ``meta.k8s.io`` Table, v1 or v1beta1 (reference k8s-http-api.md §2.4, §3.1, §5.1).
+is, or a ``meta.k8s.io`` Table, v1 or v1beta1.
 
 Owns the choice upstream's resource handlers make (``NegotiateOutputMediaType`` with the
 endpoint's ``AllowsMediaTypeTransform``), clause by clause in the header's order of

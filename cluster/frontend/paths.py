@@ -39,6 +39,8 @@ def target(group: str, version: str, rest: list[str]) -> Target:
     ns_subresource = len(rest) == 3 and (group, rest[2]) not in BY_PLURAL
     if len(rest) >= 3 and rest[0] == "namespaces" and not ns_subresource:
         namespace, rest = rest[1], rest[2:]
+    if len(rest) > 3 and rest[2] == "proxy":
+        rest = rest[:3]  # <resource>/NAME/proxy/<path>: the rest is the proxied request's own path
     if not rest or len(rest) > 3:
         raise NotFound(NOT_FOUND)
     resource = at_version(group, version, rest[0])  # a custom kind at any version it serves

@@ -1,6 +1,6 @@
 """``GET pods/<name>/log``: an emulated container's log, read or followed.
 
-Owns the log endpoint (reference k8s-api-fidelity.md §13.1): its query parameters
+Owns the log endpoint: its query parameters
 (``container``, ``previous``, ``timestamps``, ``sinceSeconds``, ``sinceTime``,
 ``tailLines``, ``limitBytes``, ``follow``) read and refused as upstream (a number that is
 not one: 400; a value ``ValidatePodLogOptions`` refuses: 422 on ``PodLogOptions``), the

@@ -52,8 +52,9 @@ def answer(req: Request, ans: Response | WatchStream) -> Response | WatchStream:
     """``ans`` in protobuf, for a request whose Accept the handler found ``preferred``.
 
     A JSON object, list or Status is re-encoded; a watch becomes upstream's length-prefixed
-    ``WatchEvent`` stream. What has no protobuf (a custom resource, a Table, /version) stays JSON
-    when the Accept allows JSON, and is a 406 for a custom resource when it does not."""
+    ``WatchEvent`` stream. What has no protobuf (a custom resource or one of kubemu's own kinds,
+    a Table, /version) stays JSON when the Accept allows JSON, and is a 406 for a custom or
+    kubemu's own resource when it does not."""
     accept = req.headers.get("accept", "")
     try:
         if isinstance(ans, WatchStream):
@@ -81,8 +82,7 @@ def _response(req: Request, ans: Response, accept: str) -> Response:
 
 def _is_custom(obj: dict[str, Any]) -> bool:
     kind = str(obj.get("kind", ""))
-    custom = kinds.CUSTOM.get(kind.removesuffix("List")) or kinds.CUSTOM.get(kind)
-    return custom is not None
+    return kinds.json_only(kind.removesuffix("List")) or kinds.json_only(kind)
 
 
 def _json_acceptable(accept: str) -> bool:
@@ -97,7 +97,7 @@ def _watch(req: Request, ans: WatchStream, accept: str) -> Response | WatchStrea
         return ans
     watched = _watched(req.path)
     if watched is None or lookup(*watched) is None:
-        if watched is not None and watched[1] in kinds.CUSTOM and not _json_acceptable(accept):
+        if watched is not None and kinds.json_only(watched[1]) and not _json_acceptable(accept):
             return error(NotAcceptable(_CUSTOM_TYPES))
         return ans
     return WatchStream(_frames(ans.lines), PROTOBUF + ";stream=watch")

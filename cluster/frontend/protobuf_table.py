@@ -31,6 +31,10 @@ KINDS: dict[str, str] = {
     "apps/v1 StatefulSet": "apps.v1.StatefulSet",
     "apps/v1 StatefulSetList": "apps.v1.StatefulSetList",
     "authentication.k8s.io/v1 SelfSubjectReview": "authentication.v1.SelfSubjectReview",
+    "certificates.k8s.io/v1 CertificateSigningRequest": "certificates.v1.CertificateSigningRequest",
+    "certificates.k8s.io/v1 CertificateSigningRequestList": "certificates.v1.CertificateSigningRequestList",
+    "authentication.k8s.io/v1 TokenReview": "authentication.v1.TokenReview",
+    "authentication.k8s.io/v1 TokenRequest": "authentication.v1.TokenRequest",  # serviceaccounts/token
     "authorization.k8s.io/v1 LocalSubjectAccessReview": "authorization.v1.LocalSubjectAccessReview",
     "authorization.k8s.io/v1 SelfSubjectAccessReview": "authorization.v1.SelfSubjectAccessReview",
     "authorization.k8s.io/v1 SelfSubjectRulesReview": "authorization.v1.SelfSubjectRulesReview",
@@ -131,6 +135,7 @@ LIST_WRAPPERS: frozenset[str] = frozenset(
     {
         "authentication.v1.ExtraValue",
         "authorization.v1.ExtraValue",
+        "certificates.v1.ExtraValue",
         "meta.v1.Verbs",
     }
 )
@@ -231,6 +236,19 @@ MESSAGES: dict[str, str] = {
     "authentication.v1.ExtraValue": "1 items:[string]",
     "authentication.v1.SelfSubjectReview": "1 metadata:meta.v1.ObjectMeta, 2 status:authentication.v1.SelfSubjectReviewStatus",
     "authentication.v1.SelfSubjectReviewStatus": "1 userInfo:authentication.v1.UserInfo",
+    "authentication.v1.TokenRequest": "1 metadata:meta.v1.ObjectMeta, 2 spec:authentication.v1.TokenRequestSpec, 3 status:authentication.v1.TokenRequestStatus",
+    "authentication.v1.TokenRequestSpec": "1 audiences:[string], 4 expirationSeconds:int64*, 3 boundObjectRef:authentication.v1.BoundObjectReference*",
+    "authentication.v1.TokenRequestStatus": "1 token, 2 expirationTimestamp:Time",
+    "authentication.v1.BoundObjectReference": "1 kind, 2 apiVersion, 3 name, 4 uid",
+    "certificates.v1.CertificateSigningRequest": "1 metadata:meta.v1.ObjectMeta, 2 spec:certificates.v1.CertificateSigningRequestSpec, 3 status:certificates.v1.CertificateSigningRequestStatus",
+    "certificates.v1.CertificateSigningRequestCondition": "1 type!, 6 status!, 2 reason, 3 message, 4 lastUpdateTime:Time, 5 lastTransitionTime:Time",
+    "certificates.v1.CertificateSigningRequestList": "1 metadata:meta.v1.ListMeta, 2 items:[certificates.v1.CertificateSigningRequest]!",
+    "certificates.v1.CertificateSigningRequestSpec": "1 request:bytes*, 7 signerName!, 8 expirationSeconds:int32*, 5 usages:[string], 2 username, 3 uid, 4 groups:[string], 6 extra:{certificates.v1.ExtraValue}",
+    "certificates.v1.CertificateSigningRequestStatus": "1 conditions:[certificates.v1.CertificateSigningRequestCondition], 2 certificate:bytes*",
+    "certificates.v1.ExtraValue": "1 items:[string]",
+    "authentication.v1.TokenReview": "1 metadata:meta.v1.ObjectMeta, 2 spec:authentication.v1.TokenReviewSpec, 3 status:authentication.v1.TokenReviewStatus",
+    "authentication.v1.TokenReviewSpec": "1 token, 2 audiences:[string]",
+    "authentication.v1.TokenReviewStatus": "1 authenticated:bool, 2 user:authentication.v1.UserInfo, 4 audiences:[string], 3 error",
     "authentication.v1.UserInfo": "1 username, 2 uid, 3 groups:[string], 4 extra:{authentication.v1.ExtraValue}",
     "authorization.v1.ExtraValue": "1 items:[string]",
     "authorization.v1.FieldSelectorAttributes": "1 rawSelector, 2 requirements:[meta.v1.FieldSelectorRequirement]",

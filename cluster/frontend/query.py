@@ -407,7 +407,7 @@ _OPTIONS_OF = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchO
 def dry_run(method: str, query: Mapping[str, str], body_value: Any = None) -> bool:
     """Whether a write is a dry run: ``dryRun=All`` in the query or, for a DELETE or an
     eviction, ``"dryRun": ["All"]`` in its options. "" or nothing means a real write; any
-    other value is upstream's 422 naming the verb's options kind (k8s-api-fidelity.md §2)."""
+    other value is upstream's 422 naming the verb's options kind."""
     values: list[Any] = [query["dryRun"]] if "dryRun" in query else []
     if body_value is not None:
         if not isinstance(body_value, list) or not all(isinstance(v, str) for v in body_value):

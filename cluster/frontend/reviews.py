@@ -2,7 +2,8 @@
 
 Owns the answers of authorization.k8s.io/v1 (SelfSubjectAccessReview, SelfSubjectRulesReview,
 SubjectAccessReview, LocalSubjectAccessReview) and authentication.k8s.io/v1 SelfSubjectReview,
-which ``kubectl auth can-i`` and ``kubectl auth whoami`` create. kubemu has one identity, the
+which ``kubectl auth can-i`` and ``kubectl auth whoami`` create, and TokenReview (who a
+bearer token is: the admin's, a ServiceAccount's this server issued, or nobody's). kubemu has one identity, the
 token of its kubeconfig (user ``kubemu-admin`` in ``system:masters``), and authorizes every
 request that carries it; it evaluates no RBAC. So every access review answers ``allowed:
 true``, saying why in ``status.reason``, and a rules review lists everything, as a
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.errors import BadRequest, Cause, Invalid, NotFound
 from ..api.kinds import Resource
-from . import fieldvalidation, outputformat
+from . import fieldvalidation, outputformat, satokens
 from .bodies import body_object, checked
 from .paths import NOT_FOUND
 from .wire import Request, Response, not_allowed, ok
@@ -60,7 +61,7 @@ async def answer(h: Handler, req: Request, r: Resource, namespace: str, rest: li
         raise Invalid(f'{r.kind}.{r.group} "" is invalid: {detail}', tuple(causes))
     meta = review.get("metadata") or {}
     review["metadata"] = {**meta, "creationTimestamp": None}
-    review["status"] = _status(r.kind)
+    review["status"] = await _token_status(h, review) if r.kind == "TokenReview" else _status(r.kind)
     answered = ok(review, 201)
     headers = tuple(("Warning", w) for w in fieldvalidation.warning_headers(warnings))
     return answered._replace(headers=answered.headers + headers)
@@ -68,7 +69,9 @@ async def answer(h: Handler, req: Request, r: Resource, namespace: str, rest: li
 
 def _status(kind: str) -> dict[str, Any]:
     if kind == "SelfSubjectReview":
-        return {"userInfo": {"username": USER, "groups": list(GROUPS)}}
+        who = satokens.IDENTITY.get()  # a ServiceAccount token's (satokens.py), else the admin's
+        user, groups = who if who is not None else (USER, GROUPS)
+        return {"userInfo": {"username": user, "groups": list(groups)}}
     if kind == "SelfSubjectRulesReview":
         return {
             "resourceRules": EVERYTHING + SELF_REVIEWS,
@@ -78,6 +81,26 @@ def _status(kind: str) -> dict[str, Any]:
     return {"allowed": True, "reason": REASON}
 
 
+async def _token_status(h: Handler, review: dict[str, Any]) -> dict[str, Any]:
+    """Who a TokenReview's token is: the kubeconfig's admin, a ServiceAccount this server
+    issued a token for (``satokens.py``), or nobody (``authenticated`` false, no user)."""
+    spec = review.get("spec") or {}
+    token = spec.get("token") or ""
+    user: str
+    groups: tuple[str, ...]
+    if token == h.token:
+        user, groups = USER, GROUPS
+    else:
+        who = await satokens.identity(h, token)
+        if who is None:
+            return {"user": {}}
+        user, groups = who
+    status: dict[str, Any] = {"authenticated": True, "user": {"username": user, "groups": list(groups), "extra": {}}}
+    if spec.get("audiences"):
+        status["audiences"] = list(spec["audiences"])
+    return status
+
+
 def _invalid(field: str, value: Any, detail: str) -> Cause:
     shown = json.dumps(value) if value is not None else '"null"'
     return Cause("FieldValueInvalid", f"Invalid value: {shown}: {detail}", field)
@@ -85,6 +108,10 @@ def _invalid(field: str, value: Any, detail: str) -> Cause:
 
 def _causes(r: Resource, review: dict[str, Any], namespace: str) -> list[Cause]:
     """Upstream's checks of an access review (``pkg/apis/authorization/validation``)."""
+    if r.kind == "TokenReview":
+        if not (review.get("spec") or {}).get("token"):
+            raise BadRequest("token is required for TokenReview in authentication")
+        return []
     if r.kind in ("SelfSubjectReview", "SelfSubjectRulesReview"):
         return []
     spec = review.get("spec") or {}

@@ -1,7 +1,7 @@
 """The subresources kubectl and schedulers use, and the table ``verbs.py`` dispatches by.
 
-Owns how each maps onto the apiserver's typed operations (reference k8s-http-api.md
-§2.6): ``binding`` is the scheduler's bind (201 and a success Status), ``eviction`` goes
+Owns how each maps onto the apiserver's typed operations:
+``binding`` is the scheduler's bind (201 and a success Status), ``eviction`` goes
 through the PodDisruptionBudget check (201, or 429 when a budget forbids it), ``status``
 replaces or patches only the status (a Namespace's phase checked as upstream),
 ``scale`` reads and writes ``spec.replicas`` as an ``autoscaling/v1 Scale``,
@@ -14,8 +14,8 @@ portforward, proxy) are ``connect.py``'s and the log ``podlog.py``'s. Called by 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..api.errors import BadRequest, Cause, Conflict, Invalid, MethodNotAllowed
 from ..api.kinds import BY_KIND
@@ -23,8 +23,9 @@ from ..api.requests import Patch
 from ..api.selectors import LabelSelector
 from ..api.subresourcewrites import SetEphemeralContainers, SetNamespaceFinalizers
 from ..apiserver.defaults import default_container
-from . import connect, fieldvalidation, podlog, query
+from . import connect, fieldvalidation, podlog, query, satokens
 from .backend import object_invalid
+from .customresources import view_of
 from .paths import Target
 from .wire import Request, Response, not_allowed, ok, success
 
@@ -37,18 +38,27 @@ def _refuse(req: Request, t: Target) -> MethodNotAllowed:
 
 
 async def status(h: Handler, req: Request, t: Target) -> Response:
+    """GET, PUT or PATCH only the status; a custom resource answered at the version the URL
+    names, as its object is."""
+    view = await view_of(h, t.resource)
+    out = await _status(h, req, t)
+    return ok(view.answer(out) if view is not None else out)
+
+
+async def _status(h: Handler, req: Request, t: Target) -> dict[str, Any]:
     kind, ns, name = t.resource.kind, t.namespace, t.name
     if req.method == "GET":
-        return ok(await h.backend.get(kind, ns, name))
+        return await h.backend.get(kind, ns, name)
     if req.method == "PUT":
         body = h.body(req)
         if not isinstance(body, dict):
             raise BadRequest(f"the request body must be a {kind} object")
         dry = query.dry_run(req.method, req.query)
         new_status = body.get("status") or {}
+        current = await h.backend.get(kind, ns, name)
         if kind == "Namespace":
-            new_status = _namespace_status(await h.backend.get(kind, ns, name), new_status)
-        return ok(await h.backend.update_status(kind, ns, name, new_status, dry))
+            new_status = _namespace_status(current, new_status)
+        return await h.backend.update_status(kind, ns, name, new_status, dry, _status_meta(kind, current, body))
     if req.method == "PATCH":
         dry = query.dry_run(req.method, req.query)
         current = await h.backend.get(kind, ns, name)
@@ -56,8 +66,29 @@ async def status(h: Handler, req: Request, t: Target) -> Response:
         new_status = new.get("status") or {}
         if kind == "Namespace":
             new_status = _namespace_status(current, new_status)
-        return ok(await h.backend.update_status(kind, ns, name, new_status, dry))
+        return await h.backend.update_status(kind, ns, name, new_status, dry, _status_meta(kind, current, new))
     raise _refuse(req, t)
+
+
+# What a status write keeps of a new object's metadata, by kind: its labels and annotations,
+# as upstream's status strategies do, except where one puts the old ones back.
+_STATUS_KEEPS_OLD = {"Deployment": ("labels",)}
+
+
+def _status_meta(kind: str, current: dict[str, Any], new: Any) -> dict[str, Any] | None:
+    """The labels and annotations a status write changes (None: none)."""
+    meta = (new.get("metadata") if isinstance(new, dict) else None) or {}
+    if not isinstance(meta, dict):
+        return None
+    old = current.get("metadata") or {}
+    out = {}
+    for field in ("labels", "annotations"):
+        if field in _STATUS_KEEPS_OLD.get(kind, ()):
+            continue
+        value = meta.get(field) or {}
+        if isinstance(value, dict) and value != (old.get(field) or {}):
+            out[field] = {str(k): str(v) for k, v in value.items()}
+    return out or None
 
 
 def _namespace_status(ns: dict[str, Any], new: Any) -> dict[str, Any]:
@@ -86,7 +117,7 @@ async def binding(h: Handler, req: Request, t: Target) -> Response:
     uid = ((body.get("metadata") or {}).get("uid") or "") if isinstance(body, dict) else ""
     await h.backend.bind(t.namespace, t.name, uid, node, query.dry_run(req.method, req.query))
     # Upstream answers a Status; client-go ignores the body, and the Python client can only
-    # parse a Binding, so the Binding is echoed (reference §7.3).
+    # parse a Binding, so the Binding is echoed.
     return ok({**body, "kind": "Binding", "apiVersion": "v1"}, 201)
 
 
@@ -117,27 +148,70 @@ async def eviction(h: Handler, req: Request, t: Target) -> Response:
 
 
 async def scale(h: Handler, req: Request, t: Target) -> Response:
+    """A Scale of the object; a custom resource's replicas and selector are where its
+    definition's ``subresources.scale`` paths say (upstream's defaults: ``.spec.replicas``,
+    ``.status.replicas``, no selector)."""
     kind, ns, name = t.resource.kind, t.namespace, t.name
+    view = await view_of(h, t.resource)
+    paths = _ScalePaths.of(view.scale) if view is not None else None
     obj = await h.backend.get(kind, ns, name)
     if req.method in ("PUT", "PATCH"):
         dry = query.dry_run(req.method, req.query)
-        current = _scale_of(obj)
+        current = _scale_of(obj, paths)
         new = h.body(req) if req.method == "PUT" else h.patch(current, req, "Scale")
         replicas = ((new or {}).get("spec") or {}).get("replicas") if isinstance(new, dict) else None
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             raise BadRequest(f"spec.replicas: {replicas!r} must be a non-negative integer")
-        obj.setdefault("spec", {})["replicas"] = replicas
+        _set_path(obj, paths.spec if paths else ".spec.replicas", replicas)
         obj = await h.backend.update(obj, dry)
     elif req.method != "GET":
         raise _refuse(req, t)
-    return ok(_scale_of(obj))
+    return ok(_scale_of(obj, paths))
 
 
-def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
+class _ScalePaths(NamedTuple):
+    spec: str
+    status: str
+    selector: str
+
+    @classmethod
+    def of(cls, scale: Mapping[str, Any]) -> _ScalePaths:
+        return cls(
+            str(scale.get("specReplicasPath") or ".spec.replicas"),
+            str(scale.get("statusReplicasPath") or ".status.replicas"),
+            str(scale.get("labelSelectorPath") or ""),
+        )
+
+
+def _get_path(obj: Any, path: str) -> Any:
+    for part in path.strip(".").split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.strip(".").split(".")
+    for part in parents:
+        child = obj.get(part)
+        obj = obj.setdefault(part, {}) if not isinstance(child, dict) else child
+        if not isinstance(child, dict):
+            obj.clear()
+    obj[last] = value
+
+
+def _scale_of(obj: dict[str, Any], paths: _ScalePaths | None = None) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     spec, status_ = obj.get("spec") or {}, obj.get("status") or {}
+    if paths is not None:  # a custom resource
+        found = _get_path(obj, paths.selector) if paths.selector else ""
+        spec = {"replicas": _get_path(obj, paths.spec) or 0}
+        status_ = {"replicas": _get_path(obj, paths.status) or 0, "selector": found if isinstance(found, str) else ""}
     selector = spec.get("selector")
     shown = str(LabelSelector.from_dict(selector)) if isinstance(selector, dict) else ""
+    if paths is not None:
+        shown = status_["selector"]
+    if obj.get("kind") == "ReplicationController" and isinstance(selector, dict):  # a plain map (issue 40)
+        shown = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -232,12 +306,14 @@ async def log(h: Handler, req: Request, t: Target) -> Any:
 # because ``verbs.subresource_verb`` is annotated ``-> Response``.
 SUBRESOURCES: dict[str, Callable[[Handler, Request, Target], Awaitable[Any]]] = {
     "status": status,
+    "approval": status,  # a CertificateSigningRequest's conditions: part of its status
     "binding": binding,
     "eviction": eviction,
     "scale": scale,
     "log": log,
     "ephemeralcontainers": ephemeral_containers,
     "finalize": finalize,
+    "token": satokens.token_request,  # serviceaccounts/NAME/token (satokens.py)
     "exec": connect.exec_,
     "attach": connect.attach,
     "portforward": connect.portforward,

@@ -1,5 +1,5 @@
 """Server-side printing: ``meta.k8s.io/v1`` Table objects, which ``kubectl get`` asks for
-(``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``; reference k8s-http-api.md §2.4).
+(``Accept: application/json;as=Table;v=v1;g=meta.k8s.io``).
 
 Each kind has the columns upstream's printers give it (pkg/printers/internalversion), in
 ``PRINTERS``: a kind maps to its column definitions and a function computing one row's
@@ -23,8 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api.objects import KINDS
+from . import tables_endpoints as endpoint_cells
+from . import tables_explain as explain_cells
 from . import tables_groups as group_cells
 from . import tables_kinds as cells
+from . import tables_volumes as volume_cells
 from . import tables_workloads as workload_cells
 from .tables_kinds import human_duration
 
@@ -312,6 +315,11 @@ PRINTERS: dict[str, KindPrinter] = {
     ),
     "Service": SERVICE,
     **GROUP_PRINTERS,
+    **{k: KindPrinter((NAME, *(Column(*c) for c in cols)), fn) for k, (cols, fn) in volume_cells.PRINTERS.items()},
+    **{k: KindPrinter((NAME, *(Column(*c) for c in cols)), fn) for k, (cols, fn) in endpoint_cells.PRINTERS.items()},
+    "SchedulingResult": KindPrinter(
+        (NAME, *(Column(n, t, d, p) for n, t, d, p in explain_cells.COLUMNS)), explain_cells.scheduling_result_cells
+    ),
 }
 
 

@@ -2,11 +2,11 @@
 the subresources (status, binding, eviction, scale, log).
 
 Owns what each verb reads from the request and asks of the ``Backend``, as the Kubernetes
-apiserver answers it (reference k8s-http-api.md §1, §2.3, §2.6): a created object comes
+apiserver answers it: a created object comes
 back with 201, a list as a ``<Kind>List`` (or a ``Table`` when kubectl asks for one:
 ``outputformat.py``, which also answers 406 for an Accept nothing can satisfy), a patch of a
 missing object creates it only for server-side apply, a graceful delete returns the
-terminating object. A DELETE of a collection (k8s-api-fidelity.md §4.4) lists what its
+terminating object. A DELETE of a collection lists what its
 selectors, ``limit`` and ``continue`` select, deletes each item with the request's
 DeleteOptions (propagation, grace, preconditions, dryRun), ignoring the ones already gone,
 stops at the first other refusal, and answers 200 with the list as it was before the
@@ -24,10 +24,12 @@ import orjson
 from ..api.errors import BadRequest, MethodNotAllowed, NotFound
 from ..api.kinds import CUSTOM
 from ..api.objects import name_of, namespace_of
-from . import fieldvalidation, outputformat, query, tables
+from . import applyyaml, fieldvalidation, outputformat, query, tables
 from .customresources import CustomView, view_of
 from .paths import Target
 from .subresources import SUBRESOURCES
+from .webhookcall import admitted
+from .webhooks import MUTATING, VALIDATING, Attributes
 from .wire import Request, Response, WatchStream, not_allowed, ok
 
 if TYPE_CHECKING:
@@ -48,8 +50,8 @@ async def collection_verb(h: Handler, req: Request, t: Target) -> Response | Wat
         dry = query.dry_run(req.method, req.query)
         view = await view_of(h, t.resource)
         obj, warnings = await _checked(h, req, t, _object_for(h, req, t), mode, fieldvalidation.CREATE, view)
-        created = await h.backend.create(_stored(view, obj), dry)
-        return _warned(ok(_answer(view, created), 201), warnings)
+        created, said = await _admitted(h, t, "CREATE", obj, None, dry, view)
+        return _warned(ok(created, 201), warnings + said)
     if req.method == "DELETE":
         return await _delete_collection(h, req, t, table)
     raise _method(req, t)
@@ -107,10 +109,16 @@ async def _delete_collection(h: Handler, req: Request, t: Target, table: str) ->
     view = await view_of(h, t.resource)
     rv, page, cont, _ = await _listed(h, t, opts, view)
     for obj in page:
+        ns, name = namespace_of(obj), name_of(obj)
+
+        async def delete(_: Any, dry_run: bool, ns: str = ns, name: str = name) -> Any:
+            return await h.backend.delete(r.kind, ns, name, pre.get("uid") or "", grace, policy, dry_run)
+
         try:
-            await h.backend.delete(r.kind, namespace_of(obj), name_of(obj), pre.get("uid") or "", grace, policy, dry)
+            await admitted(h.webhooks, h.backend, Attributes("DELETE", r, ns, name, None, obj, dry), delete)
         except NotFound:
             continue  # gone meanwhile: what the request wanted
+    _configured(h, t)
     if table:
         return _table(h, t, page, rv, opts.include_object, table, cont)
     return ok(_list_of(t, page, rv, cont))
@@ -160,7 +168,8 @@ async def object_verb(h: Handler, req: Request, t: Target) -> Response:
         mode = fieldvalidation.parse_mode(req.query, fieldvalidation.UPDATE)
         dry = query.dry_run(req.method, req.query)
         obj, warnings = await _checked(h, req, t, _object_for(h, req, t, name), mode, fieldvalidation.UPDATE, view)
-        return _warned(ok(_answer(view, await h.backend.update(_stored(view, obj), dry))), warnings)
+        updated, said = await _admitted(h, t, "UPDATE", obj, None, dry, view)
+        return _warned(ok(updated), warnings + said)
     if req.method == "PATCH":
         return await _patch(h, req, t, view)
     if req.method == "DELETE":
@@ -168,8 +177,50 @@ async def object_verb(h: Handler, req: Request, t: Target) -> Response:
         options = body if isinstance(body, dict) else None
         grace, policy, pre = query.delete_options(req.query, options)
         dry = query.dry_run(req.method, req.query, (options or {}).get("dryRun"))
-        return ok(_answer(view, await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy, dry)))
+
+        async def delete(_: Any, dry_run: bool) -> Any:
+            return _answer(view, await h.backend.delete(kind, ns, name, pre.get("uid") or "", grace, policy, dry_run))
+
+        a = Attributes("DELETE", t.resource, ns, name, None, None, dry)
+        deleted, said = await admitted(h.webhooks, h.backend, a, delete, lambda: _current(h, t, view))
+        _configured(h, t)
+        return _warned(ok(deleted), said)
     raise _method(req, t)
+
+
+async def _current(h: Handler, t: Target, view: CustomView | None) -> dict[str, Any]:
+    got: dict[str, Any] = _answer(view, await h.backend.get(t.resource.kind, t.namespace, t.name))
+    return got
+
+
+async def _admitted(
+    h: Handler,
+    t: Target,
+    operation: str,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    dry: bool,
+    view: CustomView | None,
+) -> tuple[Any, list[str]]:
+    """A create or an update of ``obj`` behind the admission webhooks (``webhookcall.py``);
+    returns the object as the client sees it and the webhooks' warnings."""
+
+    async def write(o: Any, dry_run: bool) -> Any:
+        stored = _stored(view, o)
+        done = await (h.backend.create(stored, dry_run) if operation == "CREATE" else h.backend.update(stored, dry_run))
+        return _answer(view, done)
+
+    name = name_of(obj) if (obj.get("metadata") or {}).get("name") else ""
+    a = Attributes(operation, t.resource, t.namespace, name, obj, old, dry)
+    out = await admitted(h.webhooks, h.backend, a, write, lambda: _current(h, t, view))
+    _configured(h, t)
+    return out
+
+
+def _configured(h: Handler, t: Target) -> None:
+    """After a write of a webhook configuration: the next write reads them again."""
+    if t.resource.kind in (MUTATING, VALIDATING):
+        h.webhooks.invalidate()
 
 
 async def _patch(h: Handler, req: Request, t: Target, view: CustomView | None) -> Response:
@@ -196,13 +247,17 @@ async def _patch(h: Handler, req: Request, t: Target, view: CustomView | None) -
     if ns:
         meta["namespace"] = ns
     new, warnings = await _checked(h, req, t, new, mode, verb, view)
+    if apply:
+        warnings += applyyaml.strict_check(req.body, mode)
     if current is None:
-        return _warned(ok(_answer(view, await h.backend.create(_stored(view, new), dry)), 201), warnings)
+        created, said = await _admitted(h, t, "CREATE", new, None, dry, view)
+        return _warned(ok(created, 201), warnings + said)
     meta = new["metadata"]
     meta["resourceVersion"] = current["metadata"].get("resourceVersion")
     if new == current:
         return _warned(ok(current), warnings)  # a patch that changes nothing writes nothing
-    return _warned(ok(_answer(view, await h.backend.update(_stored(view, new), dry))), warnings)
+    updated, said = await _admitted(h, t, "UPDATE", new, current, dry, view)
+    return _warned(ok(updated), warnings + said)
 
 
 def _stored(view: CustomView | None, obj: dict[str, Any]) -> dict[str, Any]:

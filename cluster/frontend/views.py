@@ -1,8 +1,8 @@
 """A stored kind served at a second group-version: requests converted in, answers converted out.
 
 Owns how the HTTP API serves a view (``kinds.VIEWS``: ``autoscaling/v1`` HorizontalPodAutoscaler
-over the stored autoscaling/v2 ones, ``events.k8s.io/v1`` Event over the stored core Events;
-reference k8s-api-fidelity.md §6.3): one storage, two views. A request to a view is checked
+over the stored autoscaling/v2 ones, ``events.k8s.io/v1`` Event over the stored core Events):
+one storage, two views. A request to a view is checked
 against the view's own schema (``fieldValidation`` as for any kind), converted to the stored
 version (``cluster/api/conversion.py``) and carried out by the stored kind's verbs
 (``verbs.py``, ``watch.py``) unchanged; whatever comes back (an object, a list, a Table's

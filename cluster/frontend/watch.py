@@ -1,6 +1,6 @@
 """A watch over HTTP: one JSON event per line, as the apiserver streams them.
 
-Owns the stream a ``?watch=true`` request gets (reference k8s-http-api.md §4): the
+Owns the stream a ``?watch=true`` request gets: the
 synthetic ADDED events of the current state when the client starts from nothing (no
 resourceVersion, "0", or ``sendInitialEvents``), then every change after the start,
 filtered by namespace and selectors, BOOKMARK lines when asked for, one ``ERROR`` event
@@ -16,7 +16,9 @@ DELETED (its last matching state, at the change's resourceVersion), one that sta
 matching as ADDED, and changes of an object that matched neither before nor after are not
 sent. The watch learns what matched from its initial events; a watch started at a
 resourceVersion learns it from the state when it starts (kubemu keeps no previous
-objects), so a change replayed from before then is judged against that state.
+objects): a change replayed from before then, to an object the watch has not seen yet,
+counts as a change of a matching object when it matches (MODIFIED, as upstream sends for
+an object whose labels did not change).
 Called by ``handler.py``.
 """
 
@@ -76,6 +78,13 @@ class _Head(msgspec.Struct):
 _META = msgspec.msgpack.Decoder(_Head)  # an object's name and labels from its stored bytes
 
 
+def _rv(obj: dict[str, Any]) -> int:
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 class _Matching:
     """Which objects of a selective watch match now: key -> the object as it last matched,
     encoded as the store encodes it (a change's bytes are the store's own, shared)."""
@@ -83,6 +92,11 @@ class _Matching:
     def __init__(self, selective: bool) -> None:
         self.selective = selective
         self.now: dict[tuple[str, str], bytes] = {}
+        # A watch started at a resourceVersion learns what matched from the state at
+        # ``known_at``, later than that: a change replayed from before it, of an object the
+        # watch has not judged yet, is taken to have matched before if it matches after.
+        self.known_at = 0
+        self.judged: set[tuple[str, str]] = set()
 
     def note(self, key: tuple[str, str], data: bytes) -> None:
         if self.selective:
@@ -95,6 +109,10 @@ class _Matching:
             return (etype, None) if wanted else None
         key = (namespace_of(obj), name_of(obj))
         matched = key in self.now
+        if not matched and etype == "MODIFIED" and key not in self.judged and _rv(obj) <= self.known_at:
+            matched = wanted  # replayed from before the state the watch knows: see __init__
+        if self.known_at:
+            self.judged.add(key)
         if etype == "DELETED":
             # The deleted object is its last state, which is also its previous one.
             self.now.pop(key, None)
@@ -139,13 +157,15 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
     if rv is not None and matching.selective and fs is None:
         # A label selector alone, from a resourceVersion: what matches now is read from each
         # object's metadata, without decoding the rest (every re-watch of an informer pays it).
-        _, stored = await h.backend.list_encoded(kind, node_names)
+        matching.known_at, stored = await h.backend.list_encoded(kind, node_names)
         for data in stored:
             m = _META.decode(data).metadata
             if (not t.namespace or m.namespace == t.namespace) and opts.label_selector.matches(m.labels):
                 matching.note((m.namespace, m.name), data)
     elif rv is None or matching.selective:
         listed_rv, items = await h.backend.list(kind, node_names)
+        if rv is not None:
+            matching.known_at = listed_rv
         for obj in sorted(items, key=lambda o: (namespace_of(o), name_of(o))):
             if wanted(obj):
                 matching.note((namespace_of(obj), name_of(obj)), codec.encode(obj))

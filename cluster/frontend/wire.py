@@ -47,7 +47,12 @@ def ok(obj: Any, status: int = 200, content_type: str = JSON) -> Response:
 
 
 def error(e: StatusError) -> Response:
-    return Response(e.code, dumps(e.status()))
+    status = e.status()
+    # As upstream's error writer: a Status suggesting a delay carries it as Retry-After too,
+    # which is what makes client-go wait and retry by itself.
+    delay = (status.get("details") or {}).get("retryAfterSeconds") or 0
+    headers = (("Retry-After", str(delay)),) if delay > 0 else ()
+    return Response(e.code, dumps(status), headers=headers)
 
 
 def success(code: int, details: dict[str, Any] | None = None) -> Response:

@@ -9,7 +9,8 @@ values), ``pods`` (per-pod state and its API status), ``kubelet`` (the lifecycle
 ``devices`` and ``deviceplugin``, whose checkpoint format is ``devicecheckpoint``),
 ``pressure`` (usage from ``usage``, OOM kills, the loop
 of the eviction manager in ``eviction`` with thresholds from ``evictionconfig``),
-``kubeletconfig`` (the configuration keys and their check), ``outbox`` (batched
+``probes`` (probes, init containers and lifecycle hooks of the pods whose ``podlife``
+declares them), ``kubeletconfig`` (the configuration keys and their check), ``outbox`` (batched
 outputs), ``host`` (routing inside one node-host actor). The node-host actor shell in
 ``actors/`` imports ``NodeHost`` and ``NodeConfig`` from here.
 """

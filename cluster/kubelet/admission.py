@@ -1,4 +1,4 @@
-"""Kubelet pod admission (upstream's admit handler chain, reference §4.2-4.4).
+"""Kubelet pod admission (upstream's admit handler chain and GeneralPredicates).
 
 Owns the ordered admission checks and the Reason/Message a rejected pod gets. ``Kubelet``
 calls ``admit`` once per new pod with a ``NodeView``: the node's name, labels, taints,
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from ..api.nodeaffinity import ERR_REASON_POD as NODE_AFFINITY_DESC
 from ..api.nodeaffinity import pod_matches_node_selector_and_affinity
 from ..api.objects import labels_of, node_name_of, uid_of
+from ..api.placement import resource_fit
 from ..api.predicates import ERR_REASON_NODE_NAME as NODE_NAME_DESC
 from ..api.predicates import ERR_REASON_NODE_PORTS as NODE_PORTS_DESC
 from ..api.predicates import host_ports
@@ -111,17 +112,19 @@ def fits_resources(pod: dict, requests: dict, node: NodeView) -> list:
     """NodeResourcesFit: pod count first, then cpu, memory, ephemeral-storage, the rest."""
     out = []
     allowed = node.allocatable.get(PODS, 0)
-    if node.pod_count + 1 > allowed:
-        out.append(InsufficientResource(PODS, 1, node.pod_count, allowed))
     # Upstream iterates the scalar resources in map order; kubemu sorts them by name.
     scalars = sorted(n for n in requests if n not in (CPU, MEMORY, EPHEMERAL, PODS))
-    for name in (CPU, MEMORY, EPHEMERAL, *scalars):
-        want = requests.get(name, 0)
-        if want <= 0:
-            continue
-        used, cap = node.used.get(name, 0), node.allocatable.get(name, 0)
-        if want > cap - used:
-            out.append(InsufficientResource(name, want, used, cap))
+    wanted = [(name, requests.get(name, 0)) for name in (CPU, MEMORY, EPHEMERAL, *scalars)]
+    too_many, shortages = resource_fit(
+        [(name, want) for name, want in wanted if want > 0],
+        lambda name: node.allocatable.get(name, 0) - node.used.get(name, 0),
+        node.pod_count,
+        allowed,
+    )
+    if too_many:
+        out.append(InsufficientResource(PODS, 1, node.pod_count, allowed))
+    for name, _ in shortages:
+        out.append(InsufficientResource(name, requests[name], node.used.get(name, 0), node.allocatable.get(name, 0)))
     return out
 
 

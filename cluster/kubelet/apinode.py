@@ -5,8 +5,8 @@ watch event is read into one (``read_node``) and the node a kubelet falls back t
 (``configured_node``). Upstream's kubelet keeps a Node informer restricted to its own node
 and admits against the cached object, so a label or taint set through the API is what the
 next admission sees; until the Node is in that cache, or once it is deleted, it admits
-against the node its local configuration describes (``getNodeAnyWay``; reference
-k8s-api-fidelity §12, k8s-behaviour §4). Nothing is re-checked when the Node changes
+against the node its local configuration describes (``getNodeAnyWay``, then
+upstream's GeneralPredicates). Nothing is re-checked when the Node changes
 later: a running pod stays whatever its node becomes (``IgnoredDuringExecution``).
 
 ``spec.unschedulable`` is deliberately not read: upstream's admission ignores it (a pod

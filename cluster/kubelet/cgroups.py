@@ -1,4 +1,4 @@
-"""The cgroup values a real kubelet would write for a pod (reference §2).
+"""The cgroup values a real kubelet would write for a pod (upstream's pkg/kubelet/cm).
 
 Owns the kernel constants, the integer cpu conversions (Go int64 truncating division), the
 pod-level cgroup (upstream ResourceConfigForPod with enforceCPULimits on, the default

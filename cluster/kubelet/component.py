@@ -41,8 +41,11 @@ MAX_ERRORS = 20
 
 
 class NodeHostComponent(Component):
-    def __init__(self, configs: list[NodeConfig], first_index: int = 0):
+    def __init__(self, configs: list[NodeConfig], first_index: int = 0, adopt: bool = False):
         self.host = NodeHost(configs, first_index)
+        # ``adopt``: the Nodes were created through the API (``adopt.py``); the kubelets post
+        # their status at once and never create them (a deleted one stays deleted).
+        self._adopt = adopt
         self._names = frozenset(self.host.node_names())
         self.errors: list[str] = []
         self._recorder = EventCorrelator()  # the kubelets' recorders (their keys name the node)
@@ -55,7 +58,9 @@ class NodeHostComponent(Component):
     def reconcile(self, batch: Batch) -> Result:
         host, now = self.host, batch.now
         if batch.boot:
-            host.register_all(now, restarted=batch.boot == RESTART)
+            host.register_all(now, restarted=batch.boot == RESTART or self._adopt)
+            if self._adopt:
+                host.outbox.node_creates.clear()
         for req, err in batch.failures:
             if not isinstance(err, (NotFound, Conflict, AlreadyExists)):
                 self.errors = [*self.errors, f"{type(req).__name__}: {err.reason}: {err.message}"][-MAX_ERRORS:]

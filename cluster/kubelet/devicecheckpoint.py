@@ -1,4 +1,4 @@
-"""The device manager's checkpoint file, ``kubelet_internal_checkpoint`` (reference §9.3).
+"""The device manager's checkpoint file, ``kubelet_internal_checkpoint``.
 
 Owns the file's format: encoding the device assignments and the registered resources
 into upstream's shape, and decoding and checking such a file. ``DeviceManager``

@@ -1,4 +1,4 @@
-"""The device plugin side of the device plugin API v1beta1, emulated (reference §9.1-9.2).
+"""The device plugin side of the device plugin API v1beta1, emulated.
 
 Owns the API's constants, the message values (frozen dataclasses standing in for the
 protobuf messages) and ``EmulatedPlugin``: one device plugin serving one extended resource
@@ -25,7 +25,7 @@ Emulation choices (upstream plugins are hardware-specific; these are kubemu's):
   ``_preference``); without topology it prefers the lowest indices.
 * Allocate, for ``nvidia.com/gpu``: env ``NVIDIA_VISIBLE_DEVICES`` = the comma-joined IDs,
   device specs ``/dev/nvidia<i>`` (``rw``), and a read-only mount of the driver directory
-  ``/usr/local/nvidia`` (the two things seed 004 says a GPU container needs). For any other
+  ``/usr/local/nvidia`` (the two things NVIDIA's plugin gives a GPU container). For any other
   resource: env ``<RESOURCE>_VISIBLE_DEVICES`` (the resource name upper-cased, every
   character other than a letter or digit turned into ``_``: ``EXAMPLE_COM_FPGA_VISIBLE_DEVICES``),
   device specs ``/dev/<name><i>``, no mounts. Both add the annotation ``<resource>: <IDs>``.

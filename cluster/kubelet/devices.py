@@ -1,4 +1,4 @@
-"""The kubelet's device manager (upstream devicemanager, reference §4.5 and §9.3).
+"""The kubelet's device manager (upstream's pkg/kubelet/cm/devicemanager).
 
 Owns, for one node: the registered device plugins (one endpoint per extended resource),
 the healthy and unhealthy device sets each plugin last reported through ListAndWatch, the

@@ -1,4 +1,4 @@
-"""Node-pressure eviction: the kubelet's eviction manager (upstream pkg/kubelet/eviction, reference §3).
+"""Node-pressure eviction: the kubelet's eviction manager (upstream pkg/kubelet/eviction).
 
 Owns, per node, the eviction signals observed from emulated usage, which thresholds are
 met, the pressure node conditions, which pod to evict and the eviction's message, and the
@@ -250,7 +250,7 @@ def _eviction_order(t: Threshold) -> tuple:
     return SIGNALS.index(t.signal), not t.hard, t.grace_period
 
 
-# ---- ranking (reference §3.4) ---------------------------------------------------------------
+# ---- ranking (upstream's rankMemoryPressure) -------------------------------------------------
 
 
 def _tie_break(p: PodStats) -> tuple:
@@ -410,7 +410,7 @@ class EvictionManager:
         return admit(pod_qos, tolerations, critical, self._conditions)
 
 
-# ---- admission under pressure (reference §3.5) ----------------------------------------------
+# ---- admission under pressure (upstream's evictionAdmitHandler) ------------------------------
 
 
 def _tolerates_memory_pressure(tolerations: Iterable[dict] | None) -> bool:

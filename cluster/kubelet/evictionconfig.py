@@ -1,4 +1,4 @@
-"""Eviction thresholds from a kubelet configuration (upstream ParseThresholdConfig, reference §3.2).
+"""Eviction thresholds from a kubelet configuration (upstream's ParseThresholdConfig).
 
 Owns the parsing and validation of the upstream KubeletConfiguration eviction keys
 (``evictionHard``, ``evictionSoft``, ``evictionSoftGracePeriod``, ``evictionMinimumReclaim``,

@@ -47,7 +47,9 @@ or taint set through the API counts from the next admission on, and running pods
 never checked again. "Resources" are the pod's effective requests, its exclusive CPUs,
 devices and host ports; releasing them returns all of these to the node.
 The eviction manager's loop, OOM timers and the pressure conditions are in
-``pressure.py``; ``spec.activeDeadlineSeconds`` in ``deadline.py``.
+``pressure.py``; ``spec.activeDeadlineSeconds`` in ``deadline.py``; probes, init
+containers and lifecycle hooks (PENDING runs the init containers, timer init; a liveness
+kill ends in timer killed, then as timer exit) in ``probes.py``.
 
 A delay of 0 runs its transition inline, so a pod without annotations is admitted and
 Running within one ``on_pod`` call (the outbox coalesces both statuses into one write).
@@ -81,9 +83,11 @@ from .deadline import DEADLINE, DeadlineMixin
 from .ephemeral import EPHEMERAL, EphemeralMixin
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
-from .node import NodeConfig, internal_ip, pod_ip
+from .node import NodeConfig, internal_ip
 from .nodestatus import DEVICES, HEAL, LEASE, NodeStatusMixin
 from .outbox import Outbox
+from .podips import PodIPs
+from .podlife import life_of
 from .pods import (
     BACKOFF,
     BACKOFF_INITIAL,
@@ -104,13 +108,14 @@ from .pods import (
 )
 from .podshape import PodShape, shape_of
 from .pressure import EVICT, LIFT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
+from .probes import INIT, KILLED, PROBE, ProbeMixin, stop_seconds
 from .reconcile import ReconcileMixin
 
 BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff starts afresh
 COMPONENT = "kubelet"
 
 
-class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, NodeStatusMixin):
+class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, ProbeMixin, NodeStatusMixin):
     __slots__ = (
         "config",
         "name",
@@ -124,7 +129,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
         "_used",
         "_ports",
         "_active",
-        "_ip_serial",
+        "_pod_ips",
         "_lease",
         "_lease_due",
         "_stopped",
@@ -155,7 +160,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
         self._used: dict[str, int] = {}  # summed requests of the pods holding resources
         self._ports: dict[tuple, int] = {}  # host ports of those pods, with how many hold each
         self._active = 0  # how many pods hold resources
-        self._ip_serial = 0
+        self._pod_ips = PodIPs(index)  # the node block's addresses (podips.py)
         self._lease: Handle | None = None
         self._lease_due = 0.0
         self._stopped = False
@@ -252,10 +257,12 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
                 self._on_deadline(rec, gen)  # a deadline's token carries its time
             elif kind == EPHEMERAL:
                 self._on_ephemeral(rec, gen)  # its token carries the container's index
+            elif kind == PROBE:
+                self._on_probe(rec, gen)  # ``probes.py``: its token carries (run, probe, phase)
             elif rec.gen == gen:  # else superseded
                 rec.timer = None
                 # Transitions happen at the scheduled time, so a late tick does not shift the trace.
-                {START: self._start, EXIT: self._exit, STOPPED: self._stop_done}[kind](rec, rec.due)
+                self._step(kind, rec, rec.due)
 
     # ---- queries ------------------------------------------------------------------
 
@@ -300,8 +307,13 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
         rec = PodRecord(pod, emu, now)
         shape = shape_of(pod)
         rec.qos = shape.qos
+        try:
+            rec.life = life_of(pod)
+        except AnnotationError:
+            rec.life = None  # as for ``emu`` above
         self._pods[rec.uid] = rec
         if self._adopt(rec, pod, now):
+            self._probes_adopted(rec, now)
             return
         if is_terminating(pod):
             self._confirm(rec, now)
@@ -313,12 +325,16 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
             return
         self._take(rec, pod, requests, shape)
         rec.pod_ip = self.host_ip if (pod.get("spec") or {}).get("hostNetwork") else self._next_ip()
-        if emu.start_seconds > 0:
+        first, delay = START, emu.start_seconds
+        if rec.life is not None:  # init containers first (``probes.py``), or postStart hooks
+            first = INIT if rec.life.initialized_at is None else START
+            delay += rec.life.post_start if first == START else 0.0
+        if delay > 0:
             self._write(rec)  # else the inline start below writes Running, which supersedes it
         if rec.usage is not None:
             self._ensure_sync(now)
         self._arm_deadline(rec)
-        self._after(rec, emu.start_seconds, START, now)
+        self._after(rec, delay, first, now)
 
     def admitted_node(self) -> AdmittedNode:
         """The labels and taints admission checks against: the stored Node's, else (not
@@ -338,8 +354,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
         self._write(rec)
 
     def _next_ip(self) -> str:
-        self._ip_serial += 1
-        return pod_ip(self.index, self._ip_serial - 1)
+        return self._pod_ips.take()
 
     def _take(self, rec: PodRecord, pod: dict, requests: dict[str, int], shape: PodShape | None = None) -> None:
         """An admitted (or adopted) pod holds its requests and ports and gets its cgroups."""
@@ -359,6 +374,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
     def _release(self, rec: PodRecord) -> None:
         if rec.requests is None:
             return
+        self._pod_ips.release(rec.pod_ip)  # the sandbox is gone: its address is free
         self.alloc.release(rec)
         self._active -= 1
         used = self._used
@@ -383,15 +399,30 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
         rec.timer = None
         rec.gen += 1
         if delay <= 0:
-            {START: self._start, EXIT: self._exit, STOPPED: self._stop_done}[kind](rec, t)
+            self._step(kind, rec, t)
             return
         rec.due = t + delay
         rec.timer = self._timers.schedule(rec.due, (self.name, kind, rec.uid, rec.gen))
+
+    def _step(self, kind: str, rec: PodRecord, t: float) -> None:
+        """Run the lifecycle transition ``kind`` of the record at ``t``."""
+        if kind == START:
+            self._start(rec, t)
+        elif kind == EXIT:
+            self._exit(rec, t)
+        elif kind == STOPPED:
+            self._stop_done(rec, t)
+        elif kind == INIT:
+            self._init_step(rec, t)
+        elif kind == KILLED:
+            self._killed(rec, t)
 
     def _start(self, rec: PodRecord, t: float) -> None:
         rec.state = RUNNING
         rec.started_at = rec.ready_at = t
         rec.runs += 1
+        if rec.life is not None:
+            self._probes_begin(rec, t)
         self._write(rec)
         if rec.usage is not None:
             self._schedule_oom(rec, t)
@@ -405,6 +436,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
         or killed by the kernel for memory (``oom`` names the containers killed)."""
         self._timers.cancel(rec.oom_timer)
         rec.oom_timer = None
+        self._probes_stop(rec)
         if code is None:
             code = rec.emu.exit_code
         assert rec.started_at is not None  # the run that ended had started
@@ -425,7 +457,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
             self._event(
                 rec, "BackOff", f"Back-off restarting failed container {name} in pod {rec.format_pod()}", t, "Warning"
             )
-        self._after(rec, rec.backoff, START, t)
+        self._after(rec, rec.backoff + (rec.life.post_start if rec.life is not None else 0.0), START, t)
 
     # ---- graceful deletion ----------------------------------------------------------
 
@@ -448,7 +480,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
 
     def _stop_end(self, rec: PodRecord, grace: float, now: float) -> float:
         assert rec.stop_begin is not None  # called once the pod is STOPPING
-        end = rec.stop_begin + min(rec.emu.stop_seconds, grace)
+        end = rec.stop_begin + stop_seconds(rec, grace)[0]  # preStop hooks first, then SIGTERM
         if rec.exit_at is not None:
             end = min(end, rec.exit_at)  # the container may exit on its own before SIGKILL
         return max(end, now)
@@ -479,6 +511,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Node
         timers.cancel(rec.deadline_timer)
         rec.timer = rec.oom_timer = rec.deadline_timer = None
         self._cancel_ephemeral(rec)
+        self._probes_stop(rec)
 
     # ---- outputs --------------------------------------------------------------------
 

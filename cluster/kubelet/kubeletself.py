@@ -1,7 +1,7 @@
 """What the kubelet's mixins use of the ``Kubelet`` they are part of.
 
 Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the methods of
-``PressureMixin``, ``ReconcileMixin``, ``DeadlineMixin`` and ``EphemeralMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
+``PressureMixin``, ``ReconcileMixin``, ``DeadlineMixin``, ``EphemeralMixin`` and ``ProbeMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
 it), for the type checker only (``pressure.py``, ``reconcile.py``, ``deadline.py`` and
 ``nodestatus.py`` import it under ``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
 call, their own methods included (one mixin calls the other's); ``Kubelet`` satisfies it,
@@ -18,6 +18,8 @@ from .apinode import AdmittedNode
 from .eviction import Eviction, EvictionManager, NodeStats, PodStats
 from .node import NodeConfig
 from .outbox import Outbox
+from .podips import PodIPs
+from .podlife import Probe
 from .pods import PodRecord
 from .podshape import PodShape
 
@@ -31,7 +33,7 @@ class KubeletSelf(Protocol):
     _outbox: Outbox
     _timers: TimerQueue
     _pods: dict[str, PodRecord]
-    _ip_serial: int
+    _pod_ips: PodIPs
     _stopped: bool
     _extra: dict[str, int]
     _extra_timer: Handle | None
@@ -49,6 +51,7 @@ class KubeletSelf(Protocol):
     def _take(self, rec: PodRecord, pod: dict, requests: dict[str, int], shape: PodShape | None = None) -> None: ...
     def _release(self, rec: PodRecord) -> None: ...
     def _exit(self, rec: PodRecord, t: float, code: int | None = None, oom: tuple[str, ...] = ()) -> None: ...
+    def _after(self, rec: PodRecord, delay: float, kind: str, t: float) -> None: ...
     def _on_deletion(self, rec: PodRecord, grace: float, now: float) -> None: ...
     def _stop_end(self, rec: PodRecord, grace: float, now: float) -> float: ...
     def _stop_at(self, rec: PodRecord, end: float, now: float) -> None: ...
@@ -77,6 +80,15 @@ class KubeletSelf(Protocol):
     # ---- ``EphemeralMixin``'s --------------------------------------------------------------
     def _ephemeral_next(self, rec: PodRecord, i: int, t: float) -> None: ...
     def _ephemeral_at(self, rec: PodRecord, i: int, due: float) -> None: ...
+
+    # ---- ``ProbeMixin``'s ------------------------------------------------------------------
+    def _probe_at(self, rec: PodRecord, i: int, at: float, phase: int = 0, background: bool = False) -> None: ...
+    def _probe_answer(
+        self, rec: PodRecord, i: int, ok: bool, t: float, began: float, answered: bool = True
+    ) -> None: ...
+    def _probes_resume(self, rec: PodRecord, container: str, t: float) -> None: ...
+    def _probes_stop(self, rec: PodRecord) -> None: ...
+    def _probe_kill(self, rec: PodRecord, p: Probe, t: float) -> None: ...
 
     # ---- ``ReconcileMixin``'s --------------------------------------------------------------
     def _retake(self, rec: PodRecord, pod: dict) -> None: ...

@@ -15,10 +15,13 @@ from fractions import Fraction
 from ..api.quantity import format_resource, parse, resource_int
 from ..api.resources import MEMORY, resource_list
 from ..clock import rfc3339
+from .podips import node_pod_cidr
 
 KUBELET_VERSION = "v1.31.0-kubemu"
 INSTANCE_TYPE = "kubemu"
 DEFAULT_EVICTION_HARD = {"memory.available": "100Mi"}
+# What a node pool's (and an adopted Node's) capacity gets when it does not say.
+DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
 
 # Node condition type -> (reason when healthy, message when healthy), upstream wording.
 _PRESSURE = {
@@ -77,23 +80,6 @@ def internal_ip(index: int) -> str:
     """Node addresses come from 10.0.0.0/9: index 0 is 10.0.0.1."""
     n = index + 1
     return f"10.{(n >> 16) & 0x7F}.{(n >> 8) & 0xFF}.{n & 0xFF}"
-
-
-def _pod_block(index: int) -> tuple[int, int]:
-    # One /24 per node in 10.128.0.0/9; more than 32768 nodes on one cluster wrap around.
-    n = index & 0x7FFF
-    return 128 + (n >> 8), n & 0xFF
-
-
-def pod_cidr(index: int) -> str:
-    a, b = _pod_block(index)
-    return f"10.{a}.{b}.0/24"
-
-
-def pod_ip(index: int, serial: int) -> str:
-    """The ``serial``-th pod IP of a node; reused after 254 pods, like a recycled pool."""
-    a, b = _pod_block(index)
-    return f"10.{a}.{b}.{serial % 254 + 1}"
 
 
 def node_labels(config: NodeConfig) -> dict:
@@ -181,7 +167,7 @@ def node_status(
 def node_object(
     config: NodeConfig, index: int, now: float, allocatable: dict[str, int], capacity: dict[str, int] | None = None
 ) -> dict:
-    cidr = pod_cidr(index)
+    cidr = node_pod_cidr(index)  # the node IPAM's block (podips.py)
     return {
         "apiVersion": "v1",
         "kind": "Node",

@@ -21,6 +21,7 @@ from ..clock import rfc3339
 if TYPE_CHECKING:
     from ..api.usage import ContainerUsage
     from ..runtime.timers import Handle
+    from .podlife import PodLife
 
 PENDING = "Pending"  # admitted; containers being created (start-seconds)
 RUNNING = "Running"
@@ -128,6 +129,7 @@ class PodRecord:
         "active_deadline",
         "deadline_timer",
         "ephemeral",
+        "life",
     )
 
     def __init__(self, pod: dict, emu: Emulation, now: float):
@@ -164,7 +166,7 @@ class PodRecord:
         self.stop_begin: float | None = None
         self.stop_end: float | None = None
         self.reason = self.message = ""
-        # What the eviction manager ranks by (reference §3.4) and quotes in its message.
+        # What the eviction manager ranks by (upstream's rankMemoryPressure) and quotes in its message.
         self.priority = int(spec.get("priority") or 0)
         self.grace = spec.get("terminationGracePeriodSeconds")
         self.static = _is_static_or_mirror(meta)
@@ -186,6 +188,7 @@ class PodRecord:
         self.active_deadline = deadline_seconds(spec.get("activeDeadlineSeconds"))
         self.deadline_timer: Handle | None = None  # ``deadline.py``
         self.ephemeral: tuple[EphemeralRun, ...] = ()  # ``ephemeral.py``, in the order added
+        self.life: PodLife | None = None  # probes, hooks, init containers (``podlife.py``); None without
 
     def key(self) -> tuple[str, str, str]:
         return (self.namespace, self.name, self.uid)
@@ -259,15 +262,19 @@ def _cond(ctype: str, status: str, ts: str, reason: str = "", message: str = "")
 
 def _conditions(rec: PodRecord) -> list[dict]:
     ready_ts = rfc3339(rec.ready_at)
-    if rec.state in (RUNNING, STOPPING):
+    life = rec.life
+    running = rec.state in (RUNNING, STOPPING)
+    if running and (life is None or life.all_ready(rec.app_names())):
         ready = [_cond("Ready", "True", ready_ts), _cond("ContainersReady", "True", ready_ts)]
     elif rec.state in TERMINAL:
         ready = [_cond(t, "False", ready_ts, "PodCompleted") for t in ("Ready", "ContainersReady")]
     else:
-        msg = f"containers with unready status: [{' '.join(rec.app_names())}]"
+        names = rec.app_names()
+        unready = [n for n in names if not life.ready(n)] if running and life is not None else names
+        msg = f"containers with unready status: [{' '.join(unready)}]"
         ready = [_cond(t, "False", ready_ts, "ContainersNotReady", msg) for t in ("Ready", "ContainersReady")]
     out = [
-        _cond("Initialized", "True", rfc3339(rec.admitted_at)),
+        _initialized(rec),
         *ready,
         _cond("PodScheduled", "True", rec.scheduled_ts),
     ]
@@ -275,6 +282,22 @@ def _conditions(rec: PodRecord) -> list[dict]:
         reason, message, t = rec.disruption
         out.append(_cond("DisruptionTarget", "True", rfc3339(t), reason, message))
     return out
+
+
+def _initialized(rec: PodRecord) -> dict:
+    life = rec.life
+    if life is None or not rec.init or rec.state in TERMINAL:
+        return _cond("Initialized", "True", rfc3339(rec.admitted_at))
+    if life.initialized_at is not None:
+        return _cond("Initialized", "True", rfc3339(life.initialized_at))
+    # A sidecar counts once started, a regular init container once completed.
+    left = [
+        n
+        for (n, _, side), (began, done) in zip(rec.init, life.init_times)
+        if done is None and not (side and began is not None)
+    ]
+    msg = f"containers with incomplete status: [{' '.join(left)}]"
+    return _cond("Initialized", "False", rfc3339(rec.admitted_at), "ContainersNotInitialized", msg)
 
 
 def _terminated(exit_info: tuple, name: str = "") -> dict:
@@ -306,32 +329,57 @@ def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
         return {"waiting": {"reason": "CrashLoopBackOff", "message": msg}}, last, False
     if rec.state in (SUCCEEDED, FAILED) and rec.last_exit:
         return _terminated(rec.last_exit, name), {}, False
-    return {"waiting": {"reason": "ContainerCreating"}}, {}, False
+    # Upstream's default waiting reason: PodInitializing in a pod with init containers.
+    return {"waiting": {"reason": "PodInitializing" if rec.init else "ContainerCreating"}}, {}, False
 
 
-def _container_status(name: str, image: str, state: dict, last: dict, running: bool, restarts: int) -> dict:
+def _container_status(
+    name: str, image: str, state: dict, last: dict, running: bool, restarts: int, ready: bool | None = None
+) -> dict:
     return {
         "name": name,
         "image": image,
         "imageID": "",
         "state": state,
         "lastState": last,
-        "ready": running,
+        "ready": running if ready is None else ready,
         "started": running,
         "restartCount": restarts,
     }
 
 
+def _long_running(rec: PodRecord, name: str, image: str) -> dict:
+    """The status of a regular or sidecar container: started and ready by its probes."""
+    state, last, running = _app_state(rec, name)
+    status = _container_status(name, image, state, last, running, rec.restarts)
+    if running and rec.life is not None:
+        status["started"] = rec.life.started(name)
+        status["ready"] = rec.life.ready(name)
+    return status
+
+
 def _init_statuses(rec: PodRecord) -> list[dict]:
-    # Regular init containers are emulated as completing instantly at admission.
-    done = _terminated((0, rec.admitted_at, rec.admitted_at, ()))
+    life = rec.life
     out = []
-    for name, image, sidecar in rec.init:
-        if sidecar:
-            state, last, running = _app_state(rec, name)
-            out.append(_container_status(name, image, state, last, running, rec.restarts))
-        else:
-            out.append(_container_status(name, image, done, {}, False, 0))
+    for i, (name, image, sidecar) in enumerate(rec.init):
+        began, done = life.init_times[i] if life is not None else (rec.admitted_at, rec.admitted_at)
+        if began is None:  # not started yet
+            out.append(_container_status(name, image, {"waiting": {"reason": "PodInitializing"}}, {}, False, 0))
+        elif sidecar and rec.state == PENDING:  # started, the pod's containers not yet
+            assert life is not None  # only a record with a life is Pending with a sidecar started
+            status = _container_status(name, image, {"running": {"startedAt": rfc3339(began)}}, {}, True, 0)
+            status["started"], status["ready"] = life.started(name), life.ready(name)
+            out.append(status)
+        elif sidecar:
+            status = _long_running(rec, name, image)
+            if rec.restarts == 0 and "running" in status["state"]:  # its first run began before the pod's
+                status["state"] = {"running": {"startedAt": rfc3339(began)}}
+            out.append(status)
+        elif done is None:
+            out.append(_container_status(name, image, {"running": {"startedAt": rfc3339(began)}}, {}, True, 0, False))
+        else:  # completed: upstream counts a completed init container ready, not started
+            state = _terminated((0, began, done, ()))
+            out.append(_container_status(name, image, state, {}, False, 0, True))
     return out
 
 
@@ -352,7 +400,8 @@ def _ephemeral_status(rec: PodRecord, run: EphemeralRun) -> dict:
 
 
 def _ips(rec: PodRecord, host_ip: str) -> dict:
-    return {"hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": rec.pod_ip, "podIPs": [{"ip": rec.pod_ip}]}
+    ips = {"hostIP": host_ip, "hostIPs": [{"ip": host_ip}]}
+    return {**ips, "podIP": rec.pod_ip, "podIPs": [{"ip": rec.pod_ip}]} if rec.pod_ip else ips  # "": block full
 
 
 def pod_status(rec: PodRecord, host_ip: str) -> dict:
@@ -367,10 +416,7 @@ def pod_status(rec: PodRecord, host_ip: str) -> dict:
             "hostIPs": [{"ip": host_ip}],
             "conditions": [_cond("PodScheduled", "True", rec.scheduled_ts)],
         }
-    statuses = []
-    for name, image in rec.containers:
-        state, last, running = _app_state(rec, name)
-        statuses.append(_container_status(name, image, state, last, running, rec.restarts))
+    statuses = [_long_running(rec, name, image) for name, image in rec.containers]
     status = {
         "phase": _PHASE[rec.state],
         "conditions": _conditions(rec),

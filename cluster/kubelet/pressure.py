@@ -298,7 +298,8 @@ class PressureMixin:
         self._cancel_timers(rec)
         if rec.state == STOPPING and rec.started_at is not None:
             assert rec.stop_begin is not None and rec.stop_end is not None  # set when the stop began
-            on_its_own = rec.stop_end >= rec.stop_begin + rec.emu.stop_seconds
+            hook = min(rec.life.pre_stop, rec.stop_end - rec.stop_begin) if rec.life is not None else 0.0
+            on_its_own = rec.stop_end >= rec.stop_begin + hook + rec.emu.stop_seconds
             rec.last_exit = (EXIT_SIGTERM if on_its_own else EXIT_KILLED, rec.started_at, t, ())
         rec.state, rec.evicting, rec.ready_at = FAILED, False, t
         self._release(rec)

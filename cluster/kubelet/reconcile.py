@@ -45,6 +45,7 @@ from ..clock import parse_timestamp
 from ..runtime.component import WatchEvent
 from . import admission
 from .eviction import IMMEDIATE_EVICTION_GRACE_PERIOD, REASON
+from .podips import PodIPs
 from .pods import (
     BACKOFF,
     BACKOFF_INITIAL,
@@ -165,7 +166,7 @@ class ReconcileMixin:
 
     __slots__ = ()
 
-    _ip_serial: int  # the kubelet's slot this part assigns, declared for the type checker (``kubeletself.py``)
+    _pod_ips: PodIPs  # the kubelet's slot this part fills, declared for the type checker (``kubeletself.py``)
 
     def _adopt(self: KubeletSelf, rec: PodRecord, pod: dict, now: float) -> bool:
         """True when the pod is past admission here and is now adopted (or, terminating,
@@ -193,9 +194,7 @@ class ReconcileMixin:
         view = admission.NodeView(self.name, self.allocatable, {}, 0, self.admitted_node().labels)
         self.alloc.admit(pod, rec, requests, view)
         self._take(rec, pod, requests)
-        ip = rec.pod_ip.rsplit(".", 1)[-1]
-        if ip.isdigit() and not (pod.get("spec") or {}).get("hostNetwork"):
-            self._ip_serial = max(self._ip_serial, int(ip))  # the next new pod gets the next address
+        self._pod_ips.hold(rec.pod_ip)  # no new pod gets the adopted pod's address
 
     def _resume(self: KubeletSelf, rec: PodRecord, now: float) -> None:
         """Schedule what is left of the adopted state's timers."""

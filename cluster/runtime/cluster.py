@@ -7,6 +7,10 @@ this process over a virtual clock) and the Ray runtime (``actors/cluster.py``: c
 in actors). Also owns ``Fleet``: which host runs which node, and which nodes and hosts are
 dead, removed or partitioned, so chaos picks among the living and health checks skip the
 dead; and the chaos operations both runtimes implement alike on top of node commands.
+With a ``NodeClaimer`` (``manage_nodes``), ``claim_nodes`` starts a kubelet for each Node
+created through the API that kubemu takes over and stops that of each Node deleted
+(``nodeclaim.py``): the local runtime at the end of each round of an instant, the Ray
+runtime before it settles one (and ``kubemu serve --runtime ray`` on a timer).
 
 Time, as the driver sees it: ``now()`` is emulated seconds. In a ``virtual`` cluster
 nothing moves until the driver calls ``advance``, which jumps to the next thing that
@@ -24,9 +28,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..api.requests import Delete, Outcome, Request
+from ..api.requests import Delete, Outcome, Request, Watch
 from .commands import Command, KillNode, Partition
-from .component import ComponentSpec, WatchEvent
+from .component import CommandError, ComponentSpec, WatchEvent
+from .nodeclaim import NodeClaimer
 from .reflector import Reflector
 
 SETTLE_HORIZON = 10.0  # emulated seconds: a change due sooner than this keeps a run going
@@ -109,6 +114,8 @@ class Cluster(ABC):
         self.fleet = Fleet()
         # Per role ("scheduler", "yunikorn"): the counters of its instances before restarts.
         self.carried: dict[str, dict[str, int]] = {}
+        self.claimer: NodeClaimer | None = None  # takes over Nodes created through the API
+        self._claims: Informer | None = None  # the claimer's watch on Nodes
 
     # -- time and the driver's view -----------------------------------------------------
     @abstractmethod
@@ -127,7 +134,7 @@ class Cluster(ABC):
         """One object as stored; raises the apiserver's ``StatusError`` (NotFound, ...)."""
 
     @abstractmethod
-    def informer(self, kinds: Sequence[str]) -> Informer: ...
+    def informer(self, kinds: Sequence[str] | Sequence[Watch]) -> Informer: ...
 
     async def settle(self) -> None:  # noqa: B027 - only the local runtime has instants to settle
         """Run everything due now until nothing more happens at this instant (local)."""
@@ -211,6 +218,35 @@ class Cluster(ABC):
                 await self.kill_node(n)
         self.fleet.removed_nodes.update(names)
         return await self.write([Delete("Node", "", n) for n in names])
+
+    def manage_nodes(self, claimer: NodeClaimer | None) -> None:
+        """Take over the Nodes created through the API that ``claimer`` says (none: None)."""
+        self.claimer, self._claims = claimer, None
+
+    async def claim_nodes(self) -> bool:
+        """Start a kubelet for each Node the claimer takes over and stop the kubelet of each
+        Node deleted through the API (``nodeclaim.py``); whether it did either."""
+        if self.claimer is None:
+            return False
+        if self._claims is None:
+            self._claims = self.informer([Watch("Node", lazy=True)])
+        events = await self._claims.poll(0.0)
+        if not events:
+            return False
+        adopt, release = self.claimer.decide(events, self.fleet, self.log)
+        for name in release:
+            try:
+                await self.kill_node(name)  # "already down" for a node chaos killed
+            except (RuntimeRefused, CommandError) as e:  # its host is gone: nothing runs it anyway
+                self.log(f"kubemu: node {name} was deleted; stopping its kubelet: {e}")
+            self.fleet.removed_nodes.add(name)
+            self.log(f"kubemu: node {name} was deleted through the API; its kubelet stopped")
+        for spec in adopt:
+            self.fleet.dead_nodes.difference_update(spec.nodes)  # a name used again
+            self.fleet.removed_nodes.difference_update(spec.nodes)
+            await self.add_host(spec)
+            self.log(f"kubemu: node {', '.join(spec.nodes)} was created through the API; a kubelet runs it")
+        return bool(adopt or release)
 
     async def scheduler_stats(self, role: str = "scheduler") -> dict[str, Any]:
         """A scheduler's view with its counters over the whole run, across its restarts

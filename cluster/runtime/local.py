@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..api import codec
-from ..api.requests import Bind, Outcome, Request
+from ..api.requests import Bind, Outcome, Request, Watch
 from ..apiserver.apiserver import APIServer
 from ..apiserver.durable import restart_in_memory
 from ..apiserver.window import DEFAULT_WINDOW, Window
@@ -79,9 +79,9 @@ def _state(m: Member, now: float) -> str:
 
 
 class LocalInformer:
-    def __init__(self, cluster: LocalCluster, kinds: Sequence[str]):
+    def __init__(self, cluster: LocalCluster, kinds: Sequence[str] | Sequence[Watch]):
         self.cluster = cluster
-        self.reflector = Reflector(list(kinds))
+        self.reflector = Reflector(kinds)
 
     async def poll(self, timeout: float = 0.0) -> list[WatchEvent]:
         return self.cluster.poll(self.reflector)
@@ -131,7 +131,9 @@ class LocalCluster(Cluster):
         return sum(len(spec.nodes) for spec in self.fleet.hosts)
 
     async def settle(self) -> None:
-        while self._round():
+        # Once the components are done, Nodes created or deleted through the API start or
+        # stop kubelets (``nodeclaim.py``), whose first batches run at this instant too.
+        while self._round() or await self.claim_nodes():
             pass
 
     async def advance(self, until: float | None) -> None:
@@ -248,7 +250,7 @@ class LocalCluster(Cluster):
         got: dict[str, Any] = codec.clone(self.api.get(kind, ns, name))
         return got
 
-    def informer(self, kinds: Sequence[str]) -> LocalInformer:
+    def informer(self, kinds: Sequence[str] | Sequence[Watch]) -> LocalInformer:
         return LocalInformer(self, kinds)
 
     async def catch_up(self, informer: Informer) -> list[WatchEvent]:

@@ -1,7 +1,8 @@
 """Driving a scenario through an emulated cluster, under either runtime.
 
 Owns the run loop: it feeds the timeline to the cluster (creates, deletes, patches, node
-pools added and removed, chaos, scale, rollback), watches Pods, Nodes, Events and the
+pools added, removed and scaled, Nodes created and deleted through the API, chaos, scale,
+rollback), watches Pods, Nodes, Events and the
 workload kinds (``KINDS``) into a ``Mirror`` like any other client, lets ``ScenarioRun``
 judge the expectations, ends the run when they allow it and the cluster has settled, and
 builds the report. It talks to the cluster only through ``cluster/runtime/cluster.py``'s
@@ -28,9 +29,11 @@ from typing import Any
 from ..api.errors import StatusError
 from ..api.objects import phase_of
 from ..api.requests import Create, Delete, Update
+from ..kubelet.adopt import adopting_host
 from ..runtime.cluster import Cluster, Informer, RuntimeRefused
 from ..runtime.commands import DeviceHealth, DevicePlugin, Pressure
 from ..runtime.component import CommandError
+from ..runtime.nodeclaim import NodeClaimer
 from . import report as reports
 from .chaos import ChaosSpec
 from .layout import expand_pools, host_spec
@@ -40,8 +43,8 @@ from .randomchaos import RandomChaos
 from .repeat import batches
 from .rollout import Refused, rolled_back, scaled
 from .runner import ScenarioRun
-from .schema import Scenario, Step
-from .schema_workloads import RollbackSpec, ScaleSpec
+from .schema import NodePool, Scenario, Step
+from .schema_workloads import PoolScale, RollbackSpec, ScaleSpec
 
 PROGRESS_EVERY = 2.0  # real seconds between progress lines
 RESOURCES_EVERY = 0.25  # real seconds between reads of the kubelets' PodResources view (a running clock)
@@ -61,6 +64,7 @@ KINDS = (
     "CronJob",
     "HorizontalPodAutoscaler",
     "PodDisruptionBudget",
+    "SchedulingResult",  # the report's schedulingResults (cluster/scheduler/explain.py)
 )
 
 Log = Callable[[str], None]
@@ -69,8 +73,16 @@ Log = Callable[[str], None]
 class Timeline:
     """Runs due steps against the cluster; random chaos steps keep running on later turns."""
 
-    def __init__(self, cluster: Cluster, log: Log, taken: dict[str, int] | None = None, mirror: Mirror | None = None):
+    def __init__(
+        self,
+        cluster: Cluster,
+        log: Log,
+        taken: dict[str, int] | None = None,
+        mirror: Mirror | None = None,
+        pools: dict[str, NodePool] | None = None,
+    ):
         self.cluster, self.log = cluster, log
+        self.pools = pools or {}  # namePrefix -> the pool a ``scale: {pool}`` step adds nodes of
         self.mirror = mirror or Mirror()  # what the watch shows, for rollback (as kubectl lists)
         self.taken = {} if taken is None else taken  # namePrefix -> next index, for addNodes
         self.randoms: list[RandomChaos] = []
@@ -88,15 +100,20 @@ class Timeline:
                 log(f"delete {d.kind}/{d.namespace}/{d.name}: {err.reason}: {err.message}")
         for p in step.patches():
             await self.patch(p)
-        if step.scale is not None:
+        if isinstance(step.scale, PoolScale):
+            await self.scale_pool(step.scale)
+        elif step.scale is not None:
             await self.scale(step.scale)
         if step.rollback is not None:
             await self.rollback(step.rollback)
         if step.addNodes is not None:
-            configs = expand_pools([step.addNodes], self.taken)
-            if configs:
-                await cluster.add_host(host_spec(configs, len(cluster.fleet.host_index)))
-            log(f"addNodes: {', '.join(c.name for c in configs) or 'none'}")
+            await self.add_nodes(step.addNodes, "addNodes")
+        for node in step.node_creates():  # as kubectl create: a kubelet takes it over (nodeclaim.py)
+            (err,) = await cluster.write([Create(node)])
+            log(f"createNode {node['metadata'].get('name')}: " + (f"{err.reason}: {err.message}" if err else "created"))
+        for name in step.node_deletes():  # as kubectl delete: its kubelet stops, pod GC takes its pods
+            (err,) = await cluster.write([Delete("Node", "", name)])
+            log(f"deleteNode {name}: " + (f"{err.reason}: {err.message}" if err else "deleted"))
         if step.removeNodes is not None:
             names = step.removeNodes.names
             for name, err in zip(names, await cluster.remove_nodes(names)):
@@ -104,6 +121,34 @@ class Timeline:
                     log(f"removeNodes {name}: {err.reason}: {err.message}")
         if step.chaos is not None:
             await self.chaos(step.chaos, now)
+
+    async def add_nodes(self, pool: NodePool, what: str) -> None:
+        configs = expand_pools([pool], self.taken)
+        if configs:
+            await self.cluster.add_host(host_spec(configs, len(self.cluster.fleet.host_index)))
+        self.log(f"{what}: {', '.join(c.name for c in configs) or 'none'}")
+
+    async def scale_pool(self, s: PoolScale) -> None:
+        """A node pool to ``s.count`` nodes: new ones numbered on, or the newest removed
+        (``removeNodes``'s way: kubelet stopped, Node deleted, pods to pod GC)."""
+        fleet, prefix = self.cluster.fleet, s.pool + "-"
+        members = sorted(
+            (int(n[len(prefix) :]), n)
+            for n in fleet.host_index
+            if n.startswith(prefix) and n[len(prefix) :].isdigit() and n not in fleet.removed_nodes
+        )
+        if s.count > len(members):
+            pool = self.pools[s.pool].model_copy(update={"count": s.count - len(members)})
+            await self.add_nodes(pool, f"scale pool {s.pool} to {s.count}: added")
+            return
+        gone = [n for _, n in reversed(members[s.count :])]
+        if not gone:
+            self.log(f"scale pool {s.pool} to {s.count}: it has {s.count} nodes")
+            return
+        for name, err in zip(gone, await self.cluster.remove_nodes(gone)):
+            if err is not None:
+                self.log(f"scale pool {s.pool} {name}: {err.reason}: {err.message}")
+        self.log(f"scale pool {s.pool} to {s.count}: removed {', '.join(gone) or 'none'}")
 
     async def patch(self, p: PatchSpec) -> None:
         kind, ns, name = p.target()
@@ -207,11 +252,17 @@ async def run_scenario(scenario: Scenario, cluster: Cluster, log: Log) -> dict:
     taken: dict[str, int] = {}
     expand_pools(spec.cluster.nodes, taken)
     cluster.log = log
+    pools = {p.namePrefix: p for p in spec.cluster.nodes}
+    for step in spec.timeline:
+        if step.addNodes is not None:
+            pools.setdefault(step.addNodes.namePrefix, step.addNodes)
+    if spec.cluster.manageNodes != "none":
+        cluster.manage_nodes(NodeClaimer(spec.cluster.manageNodes, adopting_host))
     try:
         registered = await cluster.start()
         log(f"kubemu: {registered} nodes on {len(cluster.fleet.hosts)} hosts registered in {time.time() - wall0:.1f}s")
         mirror, run = Mirror(), ScenarioRun(scenario)
-        timeline = Timeline(cluster, log, taken, mirror)
+        timeline = Timeline(cluster, log, taken, mirror, pools)
         informer = cluster.informer(KINDS + tuple(k for k in run.object_kinds() if k not in KINDS))
         # Every component has listed what it watches before the first object exists (a
         # component listing kind by kind while they are created would see them out of order).

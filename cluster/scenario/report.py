@@ -80,7 +80,30 @@ def build(run: ScenarioRun, mirror: Mirror, counters: dict, wall_seconds: float)
         "nodes": [_node(n, mirror) for _, n in sorted(mirror.nodes.items())],
         "events": [_event(ev) for ev in sorted(mirror.events, key=event_time)],
         "metrics": metrics(mirror, counters),
+        "schedulingResults": scheduling_results(mirror),
+        # The pictures' data (additive: ``sampler.py``, ``preemptions``).
+        **run.sampler.report(mirror),
+        "preemptions": preemptions(mirror.events),
     }
+
+
+def scheduling_results(mirror: Mirror) -> list[dict]:
+    """The scheduler's explanations (``SchedulingResult``, ``cluster/scheduler/explain.py``)
+    of the pods still there: every pod that failed an attempt, every pod with ``explain: all``."""
+    found = mirror.objects.get("SchedulingResult", {})
+    return [{"namespace": ns, "name": name, **(obj.get("status") or {})} for (ns, name), obj in sorted(found.items())]
+
+
+def preemptions(events: list[dict]) -> list[dict]:
+    """Who preempted whom: per preemptor (the default scheduler names it by uid and node in
+    its Preempted event; YuniKorn by what took the room), the victims in the order evicted."""
+    out: dict[str, dict] = {}
+    for ev in sorted((e for e in events if e.get("reason") == "Preempted"), key=event_time):
+        message = ev.get("message") or ""
+        by, _, node = message.removeprefix("Preempted by ").removeprefix("pod ").partition(" on node ")
+        entry = out.setdefault(by, {"time": event_time(ev), "preemptor": by, "node": node or None, "victims": []})
+        entry["victims"].append(involved_ref(ev))
+    return list(out.values())
 
 
 def _usage(usage: dict | None) -> dict | None:
@@ -117,7 +140,7 @@ def _pod(p: dict, mirror: Mirror) -> dict:
         "startTime": st.get("startTime"),
         "restartCount": sum(c.get("restartCount", 0) for c in st.get("containerStatuses") or ()),
         # What the kubelet holds for the pod (its PodResources view): the pod cgroup with
-        # the containers' values (reference §2), exclusive CPUs, devices and their env.
+        # the containers' values (as upstream's kubelet writes them), exclusive CPUs, devices and their env.
         "cgroup": cgroup,
         "cpuset": (held or {}).get("cpuset"),
         "devices": (held or {}).get("devices") or {},

@@ -1,8 +1,8 @@
 """The ``scale`` and ``rollback`` timeline actions, as kubectl performs them.
 
 Owns the client-side logic of ``kubectl scale`` (a new ``spec.replicas``; a Job's
-``spec.parallelism``) and ``kubectl rollout undo [--to-revision=N]`` (reference
-k8s-workloads.md §1.10), as pure functions from the objects read to the object to write
+``spec.parallelism``) and ``kubectl rollout undo [--to-revision=N]``,
+as pure functions from the objects read to the object to write
 or a refusal. The driver (``driver.Timeline``) reads the objects (the ReplicaSets from its
 watch), calls these and sends the update; a refusal is logged and the run goes on.
 

@@ -14,6 +14,7 @@ from collections import deque
 
 from .expectations import Tracker
 from .mirror import Mirror
+from .sampler import Sampler
 from .schema import INVARIANTS, Expectation, Scenario, Step
 
 
@@ -31,6 +32,7 @@ class ScenarioRun:
             list(spec.expect) + [Expectation(always=True, invariant=name) for name in INVARIANTS if name not in asked]
         )
         self.ended_at: float | None = None
+        self.sampler = Sampler()  # the report's time series (its pictures)
 
     def due(self, now: float) -> list[Step]:
         out = []
@@ -52,6 +54,7 @@ class ScenarioRun:
     def observe(self, mirror: Mirror, now: float) -> None:
         mirror.check_invariants(now)
         self.tracker.observe(mirror, now)
+        self.sampler.observe(mirror, now)
 
     def over(self, mirror: Mirror, now: float) -> bool:
         if now >= self.scenario.spec.duration:
@@ -61,6 +64,7 @@ class ScenarioRun:
     def finish(self, mirror: Mirror, now: float) -> None:
         mirror.check_invariants(now)
         self.tracker.finish(mirror, now)
+        self.sampler.observe(mirror, now, final=True)
         self.ended_at = now
 
     @property

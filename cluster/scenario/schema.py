@@ -22,8 +22,10 @@ from ..api.quantity import QuantityError, parse
 from ..api.resources import is_extended
 from ..api.validation import SYSTEM_PRIORITY_CLASSES, ValidationError, validate
 from ..apiserver.admission import BUILTIN_NAMESPACES
+from ..kubelet.adopt import NotAdoptable, node_config
 from ..kubelet.kubeletconfig import check_kubelet
-from ..kubelet.node import NodeConfig
+from ..kubelet.node import DEFAULT_CAPACITY, NodeConfig
+from ..runtime.nodeclaim import wanted
 from ..scheduler.config import ConfigError, build_config
 from ..yunikorn import config as yk_config
 from . import defaults as pod_defaults
@@ -31,10 +33,9 @@ from .chaos import CHAOS_ACTIONS, ChaosError, ChaosSpec
 from .chaos import check as check_chaos
 from .patchstep import PatchSpec
 from .schema_expect import INVARIANTS, Expectation, expectation_problem
-from .schema_workloads import RollbackSpec, ScaleSpec
+from .schema_workloads import AnyScale, PoolScale, RollbackSpec
 from .strict import Strict
 
-DEFAULT_CAPACITY = {"pods": "110", "ephemeral-storage": "100Gi"}
 __all__ = ["CHAOS_ACTIONS", "DEFAULT_CAPACITY", "INVARIANTS", "Scenario", "ScenarioError", "load", "load_file"]
 
 
@@ -70,6 +71,8 @@ class ClusterSpec(Strict):
     schedulers: list[SchedulerName] = Field(default_factory=_default_schedulers, min_length=1)
     # How long a Job's pod runs (then exits 0) when its template sets no kubemu.io/run-seconds.
     jobRunSeconds: float = Field(default=5.0, ge=0)
+    # Which Nodes created through the API get a kubelet (cluster/runtime/nodeclaim.py).
+    manageNodes: Literal["all", "annotated", "none"] = "all"
 
 
 class DeleteSpec(Strict):
@@ -90,8 +93,10 @@ class Step(Strict):
     chaos: ChaosSpec | None = None
     addNodes: NodePool | None = None  # a pool; a shared namePrefix continues its numbering
     removeNodes: RemoveNodes | None = None  # the Node objects are deleted
+    createNode: dict[str, Any] | list[dict[str, Any]] | None = None  # Node manifests, created as kubectl would
+    deleteNode: str | list[str] | None = None  # Node names, deleted through the API as kubectl would
     patch: PatchSpec | list[PatchSpec] | None = None  # applied in order (patchstep.py)
-    scale: ScaleSpec | None = None  # kubectl scale (rollout.py)
+    scale: AnyScale | None = None  # kubectl scale (rollout.py), or a node pool's count
     rollback: RollbackSpec | None = None  # kubectl rollout undo (rollout.py)
 
     _at = field_validator("at", mode="before")(lambda cls, v: parse_duration(v))
@@ -100,6 +105,16 @@ class Step(Strict):
         if self.patch is None:
             return []
         return self.patch if isinstance(self.patch, list) else [self.patch]
+
+    def node_creates(self) -> list[dict[str, Any]]:
+        if self.createNode is None:
+            return []
+        return self.createNode if isinstance(self.createNode, list) else [self.createNode]
+
+    def node_deletes(self) -> list[str]:
+        if self.deleteNode is None:
+            return []
+        return self.deleteNode if isinstance(self.deleteNode, list) else [self.deleteNode]
 
     def deletes(self) -> list[DeleteSpec]:
         if self.delete is None:
@@ -249,6 +264,8 @@ def _check_semantics(s: Scenario) -> None:
         if step.addNodes is not None:
             _check_pool(step.addNodes, f"spec.timeline[{j}].addNodes")
         manifests += check_repeats(step.create, f"spec.timeline[{j}].create")
+        manifests += _node_manifests(step, f"spec.timeline[{j}].createNode")
+    _check_pool_scales(spec)
     _check_chaos(spec)
     _apply_defaults(spec)
     classes = set(SYSTEM_PRIORITY_CLASSES)
@@ -267,6 +284,11 @@ def _check_semantics(s: Scenario) -> None:
             namespaces.add(obj["metadata"]["name"])
     for path, obj in manifests:
         _check_references(path, obj, classes, namespaces)
+        if path.split(".")[-1].startswith("createNode") and wanted(spec.cluster.manageNodes, _annotations(obj)):
+            try:
+                node_config(obj)  # what the kubelet taking it over would refuse
+            except NotAdoptable as e:
+                raise ScenarioError(f"{path}.{e}") from None
     for i, exp in enumerate(spec.expect):
         problem = expectation_problem(exp, f"spec.expect[{i}]")
         if problem:
@@ -299,21 +321,85 @@ def _apply_defaults(spec: ScenarioSpec) -> None:
         pod_defaults.apply(spec.defaults, step.create)
 
 
-def _node_capacities(spec: ScenarioSpec) -> dict[str, dict[str, str]]:
-    """Every node the scenario creates (pools, then addNodes steps), with its capacity."""
-    taken: dict[str, int] = {}
-    out = {}
-    pools = list(spec.cluster.nodes) + [s.addNodes for s in spec.timeline if s.addNodes is not None]
-    for pool in pools:
-        for _ in range(pool.count):
-            i = taken.get(pool.namePrefix, 0)
-            taken[pool.namePrefix] = i + 1
-            out[f"{pool.namePrefix}-{i}"] = {**DEFAULT_CAPACITY, **{k: str(v) for k, v in pool.capacity.items()}}
+def _node_manifests(step: Step, path: str) -> list[tuple[str, dict]]:
+    """A ``createNode`` step's manifests to validate; ``kind: Node`` and ``apiVersion: v1``
+    are filled in when left out, any other kind is refused."""
+    items = step.node_creates()
+    out = []
+    for i, obj in enumerate(items):
+        p = f"{path}[{i}]" if isinstance(step.createNode, list) else path
+        kind = obj.setdefault("kind", "Node")
+        if kind != "Node":
+            raise ScenarioError(f"{p}.kind: {json.dumps(kind)} must be Node (create other kinds with create)")
+        obj.setdefault("apiVersion", "v1")
+        out.append((p, obj))
     return out
 
 
+def _annotations(obj: dict) -> dict[str, str] | None:
+    annotations = (obj.get("metadata") or {}).get("annotations")
+    return annotations if isinstance(annotations, dict) else None
+
+
+def _check_pool_scales(spec: ScenarioSpec) -> None:
+    pools = {p.namePrefix for p in spec.cluster.nodes} | {s.addNodes.namePrefix for s in spec.timeline if s.addNodes}
+    for j, step in enumerate(spec.timeline):
+        if isinstance(step.scale, PoolScale) and step.scale.pool not in pools:
+            raise ScenarioError(
+                f"spec.timeline[{j}].scale.pool: {json.dumps(step.scale.pool)} is not a node pool of this scenario "
+                "(a namePrefix under spec.cluster.nodes or an addNodes step)"
+            )
+
+
+def _node_capacities(spec: ScenarioSpec) -> dict[str, dict[str, str]]:
+    """Every node the scenario may have (pools, addNodes steps, pools scaled up, Nodes
+    created through the API), with its capacity."""
+    taken: dict[str, int] = {}
+    live: dict[str, list[str]] = {}  # namePrefix -> its nodes, oldest first
+    pools: dict[str, NodePool] = {}
+    out = {}
+
+    def add(pool: NodePool, count: int) -> None:
+        pools.setdefault(pool.namePrefix, pool)
+        for _ in range(count):
+            i = taken.get(pool.namePrefix, 0)
+            taken[pool.namePrefix] = i + 1
+            name = f"{pool.namePrefix}-{i}"
+            live.setdefault(pool.namePrefix, []).append(name)
+            out[name] = {**DEFAULT_CAPACITY, **{k: str(v) for k, v in pool.capacity.items()}}
+
+    for pool in spec.cluster.nodes:
+        add(pool, pool.count)
+    for obj in spec.objects:
+        _add_api_node(out, obj)
+    for step in spec.timeline:
+        if step.addNodes is not None:
+            add(step.addNodes, step.addNodes.count)
+        if isinstance(step.scale, PoolScale) and step.scale.pool in pools:
+            members = live.get(step.scale.pool, [])
+            add(pools[step.scale.pool], max(0, step.scale.count - len(members)))
+            del members[step.scale.count :]
+        for obj in step.create + step.node_creates():
+            _add_api_node(out, obj)
+    return out
+
+
+def _add_api_node(out: dict[str, dict[str, str]], obj: Any) -> None:
+    """A Node manifest's name and the capacity its kubelet would have (none: not adoptable)."""
+    if not isinstance(obj, dict) or obj.get("kind") != "Node":
+        return
+    try:
+        out[str((obj.get("metadata") or {}).get("name"))] = node_config(obj).capacity
+    except NotAdoptable:
+        out[str((obj.get("metadata") or {}).get("name"))] = {}
+
+
 def _check_chaos(spec: ScenarioSpec) -> None:
-    steps = [(j, s) for j, s in enumerate(spec.timeline) if s.chaos is not None or s.removeNodes is not None]
+    steps = [
+        (j, s)
+        for j, s in enumerate(spec.timeline)
+        if s.chaos is not None or s.removeNodes is not None or s.deleteNode is not None
+    ]
     if not steps:
         return
     nodes = _node_capacities(spec)
@@ -322,6 +408,12 @@ def _check_chaos(spec: ScenarioSpec) -> None:
             if name not in nodes:
                 raise ScenarioError(
                     f"spec.timeline[{j}].removeNodes.names[{i}]: {json.dumps(name)} is not a node of this scenario"
+                )
+        for i, name in enumerate(step.node_deletes()):
+            if name not in nodes:
+                where = f"[{i}]" if isinstance(step.deleteNode, list) else ""
+                raise ScenarioError(
+                    f"spec.timeline[{j}].deleteNode{where}: {json.dumps(name)} is not a node of this scenario"
                 )
         try:
             if step.chaos is not None:

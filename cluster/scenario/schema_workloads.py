@@ -10,14 +10,15 @@ at load, and the ``scale`` and ``rollback`` timeline actions (``schema.py`` uses
     timeline:
     - {at: 60s, scale: {kind: Deployment, name: web, replicas: 20}}
     - {at: 90s, rollback: {name: web}}               # toRevision: N (0 or absent: the previous)
+    - {at: 120s, scale: {pool: node, count: 5}}      # a node pool: nodes added, or removed newest first
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from ..api.objects import KINDS
 from .objectexpect import PathError, parse_path
@@ -38,6 +39,25 @@ class ScaleSpec(Strict):
     namespace: str = "default"
     name: str
     replicas: int = Field(ge=0)  # a Job's spec.parallelism
+
+
+class PoolScale(Strict):
+    pool: str  # a node pool's namePrefix (spec.cluster.nodes or an addNodes step)
+    count: int = Field(ge=0)
+
+
+def _scale_kind(v: Any) -> str:
+    """Which of the two ``scale`` shapes a step holds: a node pool's names ``pool``."""
+    if isinstance(v, PoolScale) or (isinstance(v, dict) and "pool" in v):
+        return "PoolScale"
+    return "ScaleSpec"
+
+
+# The tags start upper-case, so an error's field path leaves them out (schema._pydantic_line).
+AnyScale = Annotated[
+    Annotated[ScaleSpec, Tag("ScaleSpec")] | Annotated[PoolScale, Tag("PoolScale")],
+    Discriminator(_scale_kind),
+]
 
 
 class RollbackSpec(Strict):

@@ -24,10 +24,13 @@ from ..api.patches import PodConditions
 from ..api.requests import Bind, Delete, Patch, RecordEvent, Request, Watch
 from ..runtime.component import Batch, Component, Result
 from .output import ScheduleOutput
+from .plugins.volumebinding import KINDS as VOLUME_KINDS
+from .plugins.volumebinding import VolumeFeed
 from .scheduler import Scheduler, SchedulerConfig
 
 BATCH = 500  # scheduling cycles per batch before the writes go out
-WATCHES = (Watch("Namespace"), Watch("Node"), Watch("Pod", heads=True), Watch("PodDisruptionBudget"))
+WATCHES: tuple[Watch, ...] = (Watch("Namespace"), Watch("Node"), Watch("Pod", heads=True), Watch("PodDisruptionBudget"))
+WATCHES += tuple(Watch(kind) for kind in VOLUME_KINDS)  # VolumeBinding's (issue 40)
 
 
 class SchedulerComponent(Component):
@@ -35,6 +38,7 @@ class SchedulerComponent(Component):
         self.scheduler = Scheduler(config, seed=seed)
         self.binds_done = 0
         self._recorder = EventCorrelator()  # the core/v1 recorder: repeats count up one Event
+        self.volumes = VolumeFeed(self.scheduler)  # claims, volumes, classes for VolumeBinding
 
     def watches(self) -> tuple[Watch, ...]:
         return WATCHES
@@ -49,6 +53,8 @@ class SchedulerComponent(Component):
                 s.on_pod_event(ev, now)
             elif kind == "Node":
                 s.on_node(ev.type, ev.obj, now, ev.raw)
+            elif kind in VOLUME_KINDS:
+                self.volumes.on_event(kind, ev.type, ev.obj, now)
             else:
                 handlers[kind](ev.type, ev.obj, now)
         for req, err in batch.failures:
@@ -63,7 +69,10 @@ class SchedulerComponent(Component):
             out.events = self._recorder.correlate(out.events, now)
         ready = s.has_ready()
         wake = now if ready else s.next_wakeup()
-        return Result(requests(out), wake_at=wake, next_change=wake)
+        writes = self.volumes.writes() + requests(out)  # PreBind's volume writes before the binds
+        if s.explain is not None:
+            writes += s.explain.writes()  # SchedulingResult objects (explain.py), after the pods' writes
+        return Result(writes, wake_at=wake, next_change=wake)
 
     def inspect(self, now: float) -> dict[str, Any]:
         return dict(self.scheduler.stats, pending=self.scheduler.pending_count())

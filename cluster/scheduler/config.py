@@ -4,7 +4,8 @@ Owns reading the upstream configuration shape: top-level ``percentageOfNodesToSc
 ``podInitialBackoffSeconds``, ``podMaxBackoffSeconds``, ``profiles`` each with
 ``schedulerName``, ``percentageOfNodesToScore``, ``plugins`` (per extension point, and
 ``multiPoint``, with ``enabled``/``disabled`` lists and score ``weight``s) and
-``pluginConfig`` (args by plugin name). Called by scenario validation (so a bad config
+``pluginConfig`` (args by plugin name), and kubemu's own ``accelerate`` (``accel.Accelerate``:
+``true``, ``false`` or the accelerators by name). Called by scenario validation (so a bad config
 stops the run before anything starts) and by the driver, which hands the result to the
 scheduler actor. Every error is a ``ConfigError`` whose message names the field path.
 
@@ -23,6 +24,8 @@ import json
 from typing import Any
 
 from ..api.objects import DEFAULT_SCHEDULER
+from .accel import Accelerate
+from .explain import MODES as EXPLAIN_MODES
 from .framework import EXTENSION_POINTS, POINT_CLASSES, PluginSpec, ProfileConfig
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .scheduler import Scheduler, SchedulerConfig
@@ -35,6 +38,8 @@ _TOP = {
     "podMaxBackoffSeconds",
     "profiles",
     "parallelism",
+    "accelerate",
+    "explain",
 }
 _PROFILE = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
 _POINTS = ("multiPoint",) + EXTENSION_POINTS
@@ -82,7 +87,16 @@ def build_config(raw: dict | None, path: str = "spec.scheduler") -> SchedulerCon
     if not isinstance(profiles_raw, list):
         raise _fail(f"{path}.profiles", profiles_raw, "must be a list")
     profiles = tuple(_profile(p, f"{path}.profiles[{i}]") for i, p in enumerate(profiles_raw))
+    try:
+        accelerate = Accelerate.parse(raw.get("accelerate"), f"{path}.accelerate")
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    explain = raw.get("explain", "failed")
+    if explain not in EXPLAIN_MODES:  # kubemu's SchedulingResult recording (explain.py)
+        raise _fail(f"{path}.explain", explain, f"must be one of {', '.join(EXPLAIN_MODES)}")
     config = SchedulerConfig(
+        explain=explain,
+        accelerate=accelerate,
         profiles=profiles,
         percentage_of_nodes_to_score=pct or 0,
         pod_initial_backoff_seconds=float(initial),

@@ -1,6 +1,6 @@
 """PreFilter and Filter for one pod over every node, with nominated pods in two passes.
 
-Owns upstream's RunFilterPluginsWithNominatedPods (reference §7.3) in vectorised form:
+Owns upstream's RunFilterPluginsWithNominatedPods in vectorised form:
 pass 2 judges every node as it is; pass 1 judges the nodes that have nominated pods of
 equal or higher priority with those pods placed on them, so the room a preemptor waits
 for is kept for it (and a pod whose affinity leaned on a nominated pod is not fooled).
@@ -37,8 +37,8 @@ from .nominator import PodNominator
 from .status import SUCCESS, Rejection, Status
 
 if TYPE_CHECKING:
+    from .accel.rowmemo import RowMemo
     from .plugins.noderesources import NodeResourcesFit
-    from .rowmemo import RowMemo
 
 
 class FilterRun:

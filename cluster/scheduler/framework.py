@@ -50,7 +50,7 @@ from .registry import PluginSpec, ProfileConfig, Registry  # noqa: F401 (re-expo
 from .status import SUCCESS, Code, Diagnosis, Rejection, Status
 
 if TYPE_CHECKING:
-    from .rowmemo import RowMemo
+    from .accel.rowmemo import RowMemo
 
 # ---- running a profile -----------------------------------------------------------------
 

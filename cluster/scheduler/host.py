@@ -13,14 +13,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from ..api.events import make_event
+from ..api.placement import resource_fit
 from ..clock import rfc3339
+from .accel import Accelerate
+from .accel.preemption_fast import DryRunMemo, fast_candidate
 from .cache import Cache, PodInfo
 from .filtering import run_filters
 from .framework import CycleState, Framework, PostFilterResult, PreemptionHost
 from .nominator import MODE_OVERRIDE, NominatingInfo
 from .plugins.noderesources import TOO_MANY_PODS
 from .podterms import REQUIRED_ANTI_AFFINITY
-from .preemption_fast import DryRunMemo, fast_candidate
 from .queue import SchedulingQueue
 from .status import Code, Status
 
@@ -33,8 +35,9 @@ PREEMPTION_REASON = "PreemptionByScheduler"
 
 
 class SchedulerHost(PreemptionHost):
-    def __init__(self, cache: Cache, queue: SchedulingQueue, rng, pdbs: dict):
+    def __init__(self, cache: Cache, queue: SchedulingQueue, rng, pdbs: dict, accel: Accelerate | None = None):
         self._cache, self._queue, self._rng, self._pdbs = cache, queue, rng, pdbs
+        self._accel = accel or Accelerate()
         self._memo = DryRunMemo()  # the vectorised dry run's verdicts, kept across cycles
         # Preemptions whose effect is not seen yet: preemptor uid -> victim uids not yet
         # seen deleted or terminating, and the reverse map (DefaultPreemption.pre_enqueue).
@@ -97,7 +100,7 @@ class SchedulerHost(PreemptionHost):
         PreFilter state depends on which pods are placed) and read one node's verdict.
         When only resources can tell (see ``resources_decide``), arithmetic on the node's
         row gives the same verdict without re-running every plugin over every node."""
-        if self.resources_decide(pod):
+        if self._accel.resource_arithmetic and self.resources_decide(pod):
             return self._fit_on_node(pod, node_index, removed)
         with self._cache.without(removed):
             run = run_filters(self.framework, self._cache, self._queue.nominator, pod)
@@ -116,7 +119,7 @@ class SchedulerHost(PreemptionHost):
         """The dry run and the choice of node as array operations (``preemption_fast``),
         when only resources decide and no PodDisruptionBudget exists: (node index,
         victims), or None to run the per-node code."""
-        if self._pdbs or not self.resources_decide(pod):
+        if not self._accel.fast_preemption or self._pdbs or not self.resources_decide(pod):
             return None
         snap = self._cache.snapshot()
         fit = cast("NodeResourcesFit | None", self.framework.plugins.get("NodeResourcesFit"))
@@ -135,7 +138,9 @@ class SchedulerHost(PreemptionHost):
         since (``passed_static``), and the node's resources now fit the pod with the
         nominated pods of equal or higher priority (both filter passes, by arithmetic).
         False means "run the full filter", never "does not fit"."""
-        if pod.passed_static != (node_name, self._cache.node_epoch) or not self.resources_decide(pod):
+        if not self._accel.nominated_fit or pod.passed_static != (node_name, self._cache.node_epoch):
+            return False
+        if not self.resources_decide(pod):
             return False
         i = self._cache.snapshot().index_of(node_name)
         return i is not None and self._fit_on_node(pod, i, []).is_success()
@@ -173,10 +178,10 @@ class SchedulerHost(PreemptionHost):
         fit = cast("NodeResourcesFit | None", self.framework.plugins.get("NodeResourcesFit"))
         if fit is None:
             return Status()  # nothing here judges load
-        reasons = [TOO_MANY_PODS] if count + 1 > snap.allowed_pods[i] else []
-        for col, amount in pod.req_cols:
-            if amount > free[col] and not fit.ignores_column(col, snap):
-                reasons.append(fit.reason(col, snap))
+        wanted = [(col, amount) for col, amount in pod.req_cols if not fit.ignores_column(col, snap)]
+        too_many, shortages = resource_fit(wanted, free.__getitem__, count, int(snap.allowed_pods[i]))
+        reasons = [TOO_MANY_PODS] if too_many else []
+        reasons.extend(fit.reason(col, snap) for col, _ in shortages)
         return Status(Code.UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit") if reasons else Status()
 
 
@@ -190,6 +195,7 @@ _IN_TREE_FILTERS = frozenset(
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeBinding",  # its verdict reads claims and volumes, never the pods placed (issue 40)
         "PodTopologySpread",
         "InterPodAffinity",
         "DefaultPreemption",

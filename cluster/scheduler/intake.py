@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_name_of, uid_of
 from ..runtime.component import WatchEvent
+from .accel import Accelerate
 from .cache import Cache, PodInfo
 from .framework import ClusterEvent, Framework
 from .precheck import fits_node
@@ -49,6 +50,7 @@ class WatchIntake:
     frameworks: dict[str, Framework]
     _pdbs: dict[tuple[str, str], dict]
     _binding: dict[str, QueuedPodInfo]
+    accel: Accelerate
 
     def _framework_for(self, pinfo: PodInfo) -> Framework | None:
         return self.frameworks.get(pinfo.scheduler_name or DEFAULT_SCHEDULER)
@@ -134,7 +136,7 @@ class WatchIntake:
                 if old is not None:  # spread no longer counts it
                     self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, (old, pinfo), now)
                 return
-        elif self._add_by_head(ev, head, now):
+        elif self.accel.pod_heads and self._add_by_head(ev, head, now):
             return
         self._on_pod(ev.type, ev.obj, now, ev.raw, head)
 

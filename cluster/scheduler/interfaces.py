@@ -224,6 +224,11 @@ class PreemptionHost(ABC):
         """The pod's Filter verdict on one node with the ``removed`` pods taken off it,
         nominated pods of equal or higher priority considered in two passes (§7.3)."""
 
+    def fast_candidate(self, pod: PodInfo, potential: np.ndarray, offset: int, wanted: int, now: float):
+        """A hook for speed: (node index, victims) exactly as the dry run over
+        ``potential`` from ``offset`` would choose, or None to run that dry run."""
+        return None
+
 
 class PostFilterPlugin(Plugin):
     """Runs after no node fitted (DefaultPreemption)."""

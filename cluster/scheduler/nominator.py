@@ -1,7 +1,7 @@
 """The PodNominator: which pending pods are nominated to run on which node.
 
 Owns the two maps of upstream's nominator (node -> nominated pods in insertion order,
-pod uid -> node) and their rules (reference §7.2): a pod's nomination comes from its
+pod uid -> node) and their rules (upstream's nominator): a pod's nomination comes from its
 ``status.nominatedNodeName`` (``MODE_NOOP``) or from a preemption decision
 (``MODE_OVERRIDE``, where an empty node name clears it); an update keeps a nomination
 the scheduler made that has not reached the API yet; a pod is never listed twice.

@@ -10,6 +10,7 @@ FailedScheduling event and a longer backoff. Called by ``Scheduler.on_node``.
 from __future__ import annotations
 
 from ..api.nodeaffinity import pod_matches_node_selector_and_affinity
+from ..api.placement import fits
 from ..api.predicates import ports_conflict as conflicts
 from ..api.taints import find_untolerated_taint
 from .cache import Cache, NodeInfo, PodInfo
@@ -24,10 +25,8 @@ def fits_node(pinfo: PodInfo, ni: NodeInfo, cache: Cache) -> bool:
         return False
     snap = cache.snapshot()
     i = ni.index
-    if snap.pod_count[i] >= snap.allowed_pods[i]:
-        return False
     free = snap.allocatable[i] - snap.requested[i]
-    if any(free[col] < amount for col, amount in pinfo.req_cols):
+    if not fits(pinfo.req_cols, free.__getitem__, snap.pod_count[i], snap.allowed_pods[i]):
         return False
     if not pod_matches_node_selector_and_affinity(pod, node):
         return False

@@ -1,6 +1,6 @@
 """The preemption evaluator: which lower-priority pods to evict, and on which node.
 
-Owns upstream's preemption algorithm (reference §6) for a pod that fitted no node:
+Owns upstream's preemption algorithm (DefaultPreemption) for a pod that fitted no node:
 eligibility (``pod_eligible``), the nodes worth a dry run and how many candidates to
 collect (``potential_nodes``, ``num_candidates``), the victims on one node with their
 reprieve order (``select_victims_on_node``, ``more_important_key``,
@@ -360,8 +360,7 @@ def preempt(
         budgets = PdbBudgets(host.pdbs())
         offset = host.rng().randrange(len(potential))
         wanted = num_candidates(len(potential), percentage, absolute)
-        fast = getattr(host, "fast_candidate", None)
-        found = fast(pod, potential, offset, wanted, now) if fast is not None else None
+        found = host.fast_candidate(pod, potential, offset, wanted, now)
         if found is not None:
             i, victims = found
             name = snap.node_name(i)

@@ -26,12 +26,15 @@ import numpy as np
 from ..api.events import event_about, make_event
 from ..api.objects import DEFAULT_SCHEDULER
 from ..clock import rfc3339
+from .accel import Accelerate
+from .accel.kindrun import KindRun, start_run
+from .accel.rowmemo import RowMemo, RowMemos
 from .cache import DEFAULT_ASSUME_TTL, Cache
+from .explain import Explainer, check_mode
 from .filtering import FilterRun, VetoMemo, run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .host import SchedulerHost, apply_post_filter
 from .intake import WatchIntake
-from .kindrun import KindRun, start_run
 from .output import ScheduleOutput
 from .plugins import DEFAULT_PLUGINS, default_registry
 from .priorityload import PriorityLoad
@@ -42,7 +45,6 @@ from .queue import (
     QueuedPodInfo,
     SchedulingQueue,
 )
-from .rowmemo import RowMemo, RowMemos
 from .search import chunked_take, num_feasible_nodes_to_find, select_host
 from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
 
@@ -59,8 +61,11 @@ class SchedulerConfig:
     pod_max_backoff_seconds: float = DEFAULT_MAX_BACKOFF
     pop_from_backoff: bool = True  # the SchedulerPopFromBackoffQ feature gate (see queue.py)
     registry: Registry | None = None  # out-of-tree plugins, merged into the default registry
+    accelerate: Accelerate = Accelerate()  # the speed-ups (accel/): on by default
+    explain: str = "failed"  # SchedulingResult recording: failed, all or none (explain.py)
 
     def __post_init__(self):
+        check_mode(self.explain)
         pcts = [self.percentage_of_nodes_to_score] + [p.percentage_of_nodes_to_score for p in self.profiles]
         for pct in pcts:
             if pct is not None and not 0 <= pct <= 100:
@@ -113,21 +118,25 @@ class Scheduler(WatchIntake):
         self._rng = random.Random(seed)
         self._pdbs: dict[tuple[str, str], dict] = {}
         self.queue.nominator.load = PriorityLoad(self.cache)
-        self.host = SchedulerHost(self.cache, self.queue, self._rng, self._pdbs)
+        self.accel = accel = config.accelerate
+        self.host = SchedulerHost(self.cache, self.queue, self._rng, self._pdbs, accel)
         for f in fwks:
             f.host = self.host
         self._binding: dict[str, QueuedPodInfo] = {}  # assumed pods whose bind is in flight
         # Verdicts and scores per kind of pod across cycles (rowmemo.py); None: every cycle
         # runs every plugin over the rows it visits (the tests compare both ways).
-        self.row_memos: RowMemos | None = RowMemos(self.cache)
-        self.vetoes: VetoMemo | None = VetoMemo()  # None: each cycle sums the nominated load anew
+        self.row_memos: RowMemos | None = RowMemos(self.cache) if accel.row_memo and accel.lazy_filter else None
+        self.vetoes: VetoMemo | None = VetoMemo() if accel.veto_memo else None  # None: summed anew each cycle
         # The next pod of the last full cycle's kind skips PreFilter and PreScore
         # (kindrun.py); False: every pod runs the full cycle (the tests compare both ways).
-        self.kind_runs = True
+        self.kind_runs = accel.kind_runs and self.row_memos is not None
         self._run: KindRun | None = None
         self.kind_run_pods = 0  # pods placed through a run
         self._memo_used: RowMemo | None = None  # the row memo the last _schedule_pod chose through
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
+        self.explain: Explainer | None = None  # SchedulingResult recording (explain.py)
+        if config.explain != "none":
+            self.explain = Explainer(config.explain, self.cache, self.queue, self._nodes_to_find)
         self.stats = {
             "attempts": 0,
             "scheduled": 0,
@@ -199,6 +208,8 @@ class Scheduler(WatchIntake):
             qp = self.queue.pop()
             if qp is None:
                 break
+            if self.explain is not None:
+                self.explain.begin(self.next_start_node_index)
             if self._run is not None and self._schedule_in_run(self._run, qp, now, out):
                 continue
             self._run = None
@@ -290,8 +301,9 @@ class Scheduler(WatchIntake):
             # leaves the round-robin start at (start + 1) % 1 == 0 whatever the outcome.
             self.next_start_node_index = 0
             return snap.index_of(nominated_name), SUCCESS, None
+        decide = self.host.resources_decide if self.accel.resource_arithmetic else None
         run = run_filters(
-            fwk, self.cache, self.queue.nominator, pinfo, state, self.host.resources_decide, True, self.vetoes
+            fwk, self.cache, self.queue.nominator, pinfo, state, decide, self.accel.lazy_filter, self.vetoes
         )
         status, allowed = run.status, run.allowed
         if not status.is_success():
@@ -374,6 +386,8 @@ class Scheduler(WatchIntake):
         """Assume, then Reserve, Permit, PreBind and Bind; False when one failed (the pod
         is then handled as a failed cycle)."""
         pinfo = qp.pinfo
+        if self.explain is not None:
+            self.explain.chosen(fwk, pinfo, node_name, now)  # before the pod counts on the node
         self.cache.assume_pod(pinfo, node_name, now)
         self.queue.nominator.delete(pinfo.uid)  # assumed: its nomination has served
         status = fwk.run_reserve(state, pinfo, node_name)  # unreserves itself on failure
@@ -443,6 +457,8 @@ class Scheduler(WatchIntake):
                 component=fwk.profile_name,
             )
         )
+        if self.explain is not None:
+            self.explain.failed(fwk, pinfo, status, diag, message, now)
         self._record_condition(pinfo.pod, reason, message, now, out)
 
     def _post_filter(
@@ -452,6 +468,8 @@ class Scheduler(WatchIntake):
         if diag is None or state is None or not fwk.has_post_filter_plugins():
             return None
         result, pstatus = fwk.run_post_filter(state, pinfo, self.cache.snapshot(), diag)
+        if self.explain is not None:
+            self.explain.post_filter(pinfo, result, pstatus)
         if pstatus.message():
             diag.post_filter_msg = pstatus.message()
         if result is not None and result.nominated_node_name:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..api.nodeaffinity import pod_matches_node_selector_and_affinity
+from ..api.placement import resource_fit
 from ..api.predicates import host_ports, ports_conflict
 from ..api.taints import find_untolerated_taint
 from .asks import Alloc
@@ -134,13 +135,11 @@ class NodeIndex:
         """The nodes in ``mask`` whose free room holds ``res``, best first (ties by name):
         the best by one arg-min, the rest sorted only if the caller asks for them."""
         ok = mask.copy()
-        for k, v in res.items():
-            col = self.columns.get(k)
-            if col is None:
-                if v > 0:
-                    return
-                continue
-            ok &= self.free[:, col] >= v
+        if any(v > 0 and k not in self.columns for k, v in res.items()):
+            return  # no node has the resource at all
+        wanted = [(self.columns[k], v) for k, v in res.items() if k in self.columns]
+        for _, short in resource_fit(wanted, lambda col: self.free[:, col])[1]:
+            ok &= ~short
         keys = np.where(ok, self.key, np.inf)
         first = int(np.argmin(keys)) if len(keys) else 0
         if not len(keys) or not ok[first]:

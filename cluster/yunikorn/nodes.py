@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..api.placement import fits
 from .asks import Alloc
 from .resources import Res, add_into
 
@@ -38,11 +39,8 @@ class Node:
 
     def fits(self, res: Res, removed: Res | None = None) -> bool:
         """``res`` fits the free room, with ``removed`` given back first."""
-        for k, v in res.items():
-            room = self.capacity.get(k, 0) - self.allocated.get(k, 0) + (removed.get(k, 0) if removed else 0)
-            if v > room:
-                return False
-        return True
+        back = removed or {}
+        return fits(res.items(), lambda k: self.capacity.get(k, 0) - self.allocated.get(k, 0) + back.get(k, 0))
 
 
 class NodeSet:

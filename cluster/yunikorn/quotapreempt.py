@@ -1,5 +1,5 @@
-"""Quota preemption: when a queue's max drops below what it uses (section 9 of the YuniKorn
-reference; off unless the partition sets ``quotapreemptionenabled``).
+"""Quota preemption: when a queue's max drops below what it uses (YuniKorn's quota preemption;
+off unless the partition sets ``quotapreemptionenabled``).
 
 Owns ``QuotaWatch``, the per-queue start times of configured queues with a
 ``quota.preemption.delay``: set by a configuration change that lowers the max below the

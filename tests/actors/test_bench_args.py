@@ -47,6 +47,10 @@ from actors.harness.workloads import FILL_PER_NODE, GROUP, bench_pod, bench_pool
             ["bench", "cycle", "--no-kubelets"],
             "--no-kubelets: only bench schedule runs without kubelets, not bench cycle",
         ),
+        (
+            ["bench", "preempt", "--explain", "all"],
+            "--explain: only bench schedule and density take it, not bench preempt",
+        ),
     ],
 )
 def test_bad_bench_arguments_exit_2_with_one_line(capsys, argv, message):

@@ -171,6 +171,16 @@ def test_density_bench_runs_every_pod_through_the_actors(ray_local, capsys, monk
     assert result["peakRssBytes"] >= sum(result["rssBytes"]["podsRunning"].values())
     assert all(result["peakRssByKind"][k] > 0 for k in ("apiserver", "scheduler", "controller-manager", "hosts"))
     assert isinstance(result["bytesPerNode"], int) and isinstance(result["bytesPerPod"], int)
+    assert (result["explain"], result["schedulingResults"]) == ("failed", 0)  # every pod fit at once
+
+
+@pytest.mark.ray
+def test_density_with_explain_all_stores_a_scheduling_result_per_pod(ray_local, capsys, monkeypatch):
+    monkeypatch.setattr(benchdensity, "SETTLE", 0.5)
+    assert main(["bench", "density", "--nodes", "12", "--pods-per-node", "2", "--explain", "all"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (result["complete"], result["explain"], result["schedulingResults"]) == (True, "all", 24)
+    assert result["schedulingResultBytes"] > 24 * 300  # each holds its attempt's scores and ranking
 
 
 @pytest.mark.ray

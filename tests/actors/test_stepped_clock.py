@@ -1,7 +1,7 @@
 """The actors' side of stepped time (``cluster/runtime/stepper.py``): a held clock moves
 only when told, ``step`` runs what is due at the instant and answers once the component is
 done with it, a write moves the apiserver's held clock to its writer's instant (never
-back), a watch reply tells the instant, and a restarted apiserver stamps writes at the
+back), a watch reply tells the instant its events were written at (one instant a reply), and a restarted apiserver stamps writes at the
 instant it was held at."""
 
 import asyncio
@@ -12,7 +12,7 @@ import ray
 
 from actors.apiserver import APIServerActor
 from actors.component import ComponentActor
-from actors.packing import pack
+from actors.packing import pack, unpack_reply
 from actors.restart import _pid
 from cluster.api.requests import Create, Watch
 from cluster.clock import ClockSpec, from_rfc3339
@@ -108,8 +108,12 @@ async def test_a_write_moves_a_held_apiserver_on_to_its_instant_never_back(ray_l
     assert await api.write_clocked.remote(45.5, pack([Create(config_map("next"))])) == [None]
     assert await created_at(api, "late") == 30.0  # a writer behind writes at the cluster's instant
     assert await created_at(api, "next") == 45.0  # timestamps are whole seconds
-    at, _ = await api.watch_clocked.remote({"ConfigMap": 0}, None, 0.0)
-    assert at == 45.5
+    # A watch reply holds the events of one instant and says which (instants.py).
+    at, blob = await api.watch_clocked.remote({"ConfigMap": 0}, None, 0.0)
+    chunk = unpack_reply(blob)["ConfigMap"]
+    assert at == 30.0 and len(chunk.events) == 1
+    at, blob = await api.watch_clocked.remote({"ConfigMap": chunk.resume}, None, 0.0)
+    assert at == 45.5 and len(unpack_reply(blob)["ConfigMap"].events) == 1
     ray.kill(api)
 
 

@@ -80,3 +80,9 @@ def test_scenarios_that_stop_processes_are_refused_by_local_and_listed_in_the_re
 def test_no_other_scenario_needs_processes():
     for path in LOCAL:
         load_file(str(path), ["spec.runtime=local"])  # raises if it asked for killHost or rayNodes
+
+
+def test_a_scenario_names_a_runtime_only_when_it_needs_processes():
+    # Every other file runs on both: Ray by default, local with --runtime local.
+    named = {key(p): load_file(str(p)).spec.runtime for p in ALL if "runtime:" in p.read_text()}
+    assert named == {name: "ray" for name in NEEDS_PROCESSES}

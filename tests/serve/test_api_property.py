@@ -18,8 +18,8 @@ server once exited there (``Stuck: scheduler: asks to run again ...``).
 Single requests follow, each a test of its own: what the HTTP layer answers before the API
 sees a request (unknown methods, a newline in a name, a long URL or token), bodies nested
 deeper than the server can encode, a YAML alias bomb, a body in an unknown format, and
-what a dry run, a bad ``dryRun`` or ``fieldValidation`` value and a DELETE answer
-(``k8s-api-fidelity.md`` §2, §3.1, §4).
+what a dry run, a bad ``dryRun`` or ``fieldValidation`` value and a DELETE answer,
+as upstream's apiserver does.
 
 Reproducing: the calls come from ``@seed(SEED)`` (no example database); a failure names
 every distinct violation with its exact request and answer, and ``hypothesis`` prints the
@@ -943,7 +943,7 @@ def test_a_small_yaml_body_cannot_make_the_server_store_megabytes(cluster):
         send(cluster.port, cluster.token, Call("DELETE", f"{NS}/configmaps/bomb"))
 
 
-# -- what a dry run, fieldValidation and a DELETE answer (k8s-api-fidelity.md §2, §3.1, §4) --
+# -- what a dry run, fieldValidation and a DELETE answer --
 def status_of(ans: Answer) -> dict:
     obj = json.loads(ans.body)
     assert obj.get("kind") == "Status", repr(ans)
@@ -1029,7 +1029,7 @@ def test_deleting_a_configmap_answers_a_success_status(cluster):
 
 @pytest.mark.parametrize("ctype", ["text/plain", "application/cbor", "text/html"])
 def test_a_body_in_an_unknown_format_is_415_and_stores_nothing(cluster, ctype):
-    """``k8s-http-api.md`` §5.1: 415 UnsupportedMediaType, whatever the bytes would parse as."""
+    """415 UnsupportedMediaType, whatever the bytes would parse as."""
     name = "ctype-" + ctype.replace("/", "-")
     try:
         ans = answer(cluster, json_call("POST", f"{NS}/configmaps", {"metadata": {"name": name}}, ctype=ctype))

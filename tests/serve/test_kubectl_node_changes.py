@@ -1,6 +1,6 @@
 """``kubectl label node`` and ``kubectl taint node`` against a ``kubemu serve`` process reach
 the node's kubelet: its admission checks pods against the Node as stored, labels and
-taints set through the API included (reference k8s-api-fidelity §12)."""
+taints set through the API included."""
 
 import json
 import os

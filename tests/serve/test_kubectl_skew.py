@@ -1,6 +1,6 @@
 """Every kubectl of the supported skew window (1.27 to 1.33) against one ``kubemu serve``,
 each command with an empty discovery cache, so each starts by negotiating ``/api`` and
-``/apis`` (reference k8s-api-fidelity.md §1): 1.27 to 1.29 read only the v2beta1 aggregated
+``/apis``: 1.27 to 1.29 read only the v2beta1 aggregated
 list, 1.30 and later ask for v2 first. The binaries ``kubectl.1.27`` ... ``kubectl.1.33``
 sit beside the machine's kubectl dispatcher; a version whose binary is absent is skipped."""
 

@@ -3,7 +3,7 @@
 Owns which plugins exist (``default_registry``) and which a profile enables when its
 config names none (``DEFAULT_PLUGINS``): upstream's default MultiPoint list, in its order
 (filters run in this order, so a node is blamed on the first of them that rejects it) and
-with its score weights. Volume plugins are left out (kubemu has no volumes). Called by
+with its score weights. Of the volume plugins, VolumeBinding alone. Called by
 ``Scheduler`` and by ``config.build_config``.
 """
 
@@ -24,6 +24,7 @@ from .podtopologyspread import PodTopologySpread
 from .queuesort import PrioritySort
 from .schedulinggates import SchedulingGates
 from .tainttoleration import TaintToleration
+from .volumebinding import VolumeBinding
 
 DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec(SchedulingGates.NAME),
@@ -34,6 +35,7 @@ DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec(NodeAffinity.NAME, weight=2),
     PluginSpec(NodePorts.NAME),
     PluginSpec(NodeResourcesFit.NAME, weight=1),
+    PluginSpec(VolumeBinding.NAME),
     PluginSpec(PodTopologySpread.NAME, weight=2),
     PluginSpec(InterPodAffinity.NAME, weight=2),
     PluginSpec(DefaultPreemption.NAME),
@@ -51,6 +53,7 @@ _IN_TREE = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    VolumeBinding,
     PodTopologySpread,
     InterPodAffinity,
     DefaultPreemption,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...api.placement import resource_fit
 from ...api.resources import CPU, EPHEMERAL, MEMORY, is_extended
 from ..cache import CPU_COL, MEMORY_COL, PodInfo, Snapshot
 from ..framework import (
@@ -238,20 +239,23 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
         if rows is not None:
             pods, allowed_pods = pods[rows], allowed_pods[rows]
         count = pods if extra_count is None else pods + extra_count
-        too_many = count >= allowed_pods  # len(pods) + 1 > allowedPods
+        alloc, requested = snap.allocatable, snap.requested
+
+        def free(key: tuple[int, int]) -> np.ndarray:
+            j, col = key
+            room = alloc[:, col] - requested[:, col] if rows is None else alloc[rows, col] - requested[rows, col]
+            return room if extra is None else room - extra[:, j]
+
+        # Positive requests only; a column no node has reads as 0 allocatable.
+        wanted = [((j, col), amount) for j, (col, amount) in enumerate(pod.req_cols) if not self._skipped(col, snap)]
+        too_many, shortages = resource_fit(wanted, free, count, allowed_pods)
         feasible = ~too_many
         failures = []
         if not feasible.all():
             failures.append((Code.UNSCHEDULABLE, TOO_MANY_PODS, too_many))
-        alloc, requested = snap.allocatable, snap.requested
-        for j, (col, amount) in enumerate(pod.req_cols):  # positive requests; absent column: 0 allocatable
-            if self._skipped(col, snap):
-                continue
-            free = alloc[:, col] - requested[:, col] if rows is None else alloc[rows, col] - requested[rows, col]
-            short = (free if extra is None else free - extra[:, j]) < amount
-            if short.any():
-                failures.append((Code.UNSCHEDULABLE, self.reason(col, snap), short))
-                feasible &= ~short
+        for (_, col), short in shortages:
+            failures.append((Code.UNSCHEDULABLE, self.reason(col, snap), short))
+            feasible &= ~short
         return FilterResult(feasible, failures)
 
     # ---- Score -------------------------------------------------------------------------

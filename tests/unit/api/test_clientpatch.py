@@ -226,7 +226,7 @@ def test_merge_patch_body_must_be_an_object():
 
 # ---- strategic merge patch ------------------------------------------------------------------
 
-CLIENT_SIDE_APPLY = {  # reference §3.2, as kubectl apply sends it
+CLIENT_SIDE_APPLY = {  # as kubectl's client-side apply sends it
     "metadata": {"annotations": {"kubectl.kubernetes.io/last-applied-configuration": '{"apiVersion":"v1"}\n'}},
     "spec": {
         "$setElementOrder/containers": [{"name": "c"}],
@@ -730,7 +730,7 @@ def test_apply_patch_dispatches_on_the_content_type(content_type, patch):
 def test_the_reference_client_side_apply_keeps_the_image():
     out = apply_patch(pod(), STRATEGIC_MERGE_PATCH, body(CLIENT_SIDE_APPLY), "Pod")
     assert out["spec"]["containers"] == [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "200m"}}}]
-    # as a plain merge patch it would lose the image (reference §3.2)
+    # as a plain merge patch it would lose the image (kubectl's three-way merge keeps it)
     lost = apply_patch(pod(), MERGE_PATCH, body(CLIENT_SIDE_APPLY), "Pod")
     assert lost["spec"]["containers"] == [{"name": "c", "resources": {"requests": {"cpu": "200m"}}}]
 

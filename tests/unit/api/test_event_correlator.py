@@ -1,5 +1,5 @@
-"""The core/v1 recorder's correlator (client-go tools/record, reference
-k8s-api-fidelity.md §6.1): identical events count up one Event, similar ones past ten are
+"""The core/v1 recorder's correlator (client-go tools/record):
+identical events count up one Event, similar ones past ten are
 combined, the spam filter still counts what it holds back; and the apiserver's half,
 which updates the counted Event instead of adding one."""
 

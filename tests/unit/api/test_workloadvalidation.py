@@ -1,5 +1,5 @@
 """Workload manifests the apiserver refuses, with upstream's field path and message, and
-the defaults it fills in (reference k8s-workloads.md §1.1-§5.1)."""
+the defaults it fills in."""
 
 import copy
 

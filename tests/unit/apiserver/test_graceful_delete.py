@@ -1,4 +1,4 @@
-"""Graceful deletion per reference §8, driven through the apiserver logic with explicit times."""
+"""Graceful deletion as upstream's, driven through the apiserver logic with explicit times."""
 
 import pytest
 from store_builders import make_pod

@@ -5,8 +5,8 @@ pumps its informer (list, watch, feed, sync, send), so traces are exact and time
 from __future__ import annotations
 
 from cluster.api.objects import NODE_LEASE_NAMESPACE
-from cluster.api.patches import Apply
-from cluster.api.requests import Patch, UpdateStatus
+from cluster.api.patches import Apply, NodeConditions, NodeTaints, PodConditions
+from cluster.api.requests import Delete, Patch, RecordEvent, UpdateStatus
 from cluster.apiserver.apiserver import APIServer
 from cluster.clock import rfc3339
 from cluster.controllers.manager import ControllerManager
@@ -113,22 +113,24 @@ def pod(
 
 
 def summary(writes: Writes) -> list[tuple]:
-    """A compact, exact trace of a sync's writes: (call, object, detail)."""
-    out = []
-    for name, conds in writes.node_conditions:
-        out += [("condition", name, c["type"], c["status"], c["reason"]) for c in conds]
-    for name, add, remove in writes.node_taints:
-        out += [("taint+", name, t["key"], t["effect"]) for t in add]
-        out += [("taint-", name, t["key"], t["effect"]) for t in remove]
-    for ns, name, _uid, conds, _ in writes.pod_conditions:
-        out += [("pod-condition", f"{ns}/{name}", c["type"], c["reason"]) for c in conds]
-    for ns, name, _uid, status in writes.pod_status:
-        out.append(("pod-status", f"{ns}/{name}", status.get("phase")))
-    for ns, name, _uid, grace in writes.pod_deletes:
-        out.append(("delete", f"{ns}/{name}", grace))
-    for ev in writes.events:
-        io = ev["involvedObject"]
-        out.append(("event", ev["reason"], ev["message"], ev["type"], io["kind"]))
+    """A compact, exact trace of a sync's writes, in the order they are sent: (call, object, detail)."""
+    out: list[tuple] = []
+    for req in requests(writes):
+        patch = getattr(req, "patch", None)
+        if isinstance(patch, NodeConditions):
+            out += [("condition", req.name, c["type"], c["status"], c["reason"]) for c in patch.conditions]
+        elif isinstance(patch, NodeTaints):
+            out += [("taint+", req.name, t["key"], t["effect"]) for t in patch.add]
+            out += [("taint-", req.name, t["key"], t["effect"]) for t in patch.remove]
+        elif isinstance(patch, PodConditions):
+            out += [("pod-condition", f"{req.namespace}/{req.name}", c["type"], c["reason"]) for c in patch.conditions]
+        elif isinstance(req, UpdateStatus) and req.kind == "Pod":
+            out.append(("pod-status", f"{req.namespace}/{req.name}", req.status.get("phase")))
+        elif isinstance(req, Delete) and req.kind == "Pod" and not req.propagation:
+            out.append(("delete", f"{req.namespace}/{req.name}", req.grace))
+        elif isinstance(req, RecordEvent):
+            ev, io = req.event, req.event["involvedObject"]
+            out.append(("event", ev["reason"], ev["message"], ev["type"], io["kind"]))
     return out
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from controller_builders import Loop
 
-from cluster.api.requests import UpdateStatus
+from cluster.api.patches import FinalizeNamespace, RemoveFinalizer, RemoveOwnerReferences
+from cluster.api.requests import Delete, UpdateStatus
 from cluster.clock import rfc3339
-from cluster.controllers.writes import Writes
+from cluster.controllers.writes import Writes, requests
 
 API_VERSIONS = {"ReplicaSet": "apps/v1", "Deployment": "apps/v1", "Job": "batch/v1"}
 
@@ -51,13 +52,22 @@ def feed(ctrl, *events, now: float = 0.0) -> None:
 
 
 def writes(w: Writes) -> list[tuple]:
-    """What a sync asks for, compactly: (what, kind/ns/name, detail)."""
-    out: list[tuple] = [("status", f"Namespace/{i[1]}", i[3]["phase"]) for i in w.namespace_status]
-    out += [("refs", _path(*i[:3]), tuple(i[4])) for i in w.owner_refs]
-    out += [("delete", _path(*i[:3]), i[4]) for i in w.deletes]
-    out += [("finalizer", _path(*i[:3]), i[4]) for i in w.finalizers]
-    out += [("finalize", f"Namespace/{name}", "kubernetes") for name, _ in w.namespace_finalize]
-    return out  # in the order the requests are sent (writes.ORDER)
+    """What a sync asks for, compactly: (what, kind/ns/name, detail), in the order the
+    requests are sent (``writes.ORDER``)."""
+    out: list[tuple] = []
+    for req in requests(w):
+        patch = getattr(req, "patch", None)
+        if isinstance(req, UpdateStatus) and req.kind == "Namespace":
+            out.append(("status", f"Namespace/{req.name}", req.status["phase"]))
+        elif isinstance(patch, RemoveOwnerReferences):
+            out.append(("refs", _path(req.kind, req.namespace, req.name), tuple(patch.uids)))
+        elif isinstance(req, Delete) and req.propagation:
+            out.append(("delete", _path(req.kind, req.namespace, req.name), req.propagation))
+        elif isinstance(patch, RemoveFinalizer):
+            out.append(("finalizer", _path(req.kind, req.namespace, req.name), patch.finalizer))
+        elif isinstance(patch, FinalizeNamespace):
+            out.append(("finalize", f"Namespace/{req.name}", "kubernetes"))
+    return out
 
 
 def _path(kind: str, ns: str, name: str) -> str:

@@ -4,9 +4,12 @@
 import pytest
 from localrun import run_objects
 
+from cluster.api.requests import Delete
 from cluster.clock import rfc3339
 from cluster.controllers import jobutil as ju
-from cluster.controllers.jobttl import TTLAfterFinishedController
+from cluster.controllers.jobttl import TTLAfterFinishedReconciler
+from cluster.controllers.reconciler import ReconcilerStep
+from cluster.controllers.writes import requests
 
 
 @pytest.mark.parametrize(
@@ -169,16 +172,19 @@ def test_a_job_without_completions_is_done_after_one_success():
 
 
 def test_ttl_after_finished_deletes_in_the_foreground():
-    ttl = TTLAfterFinishedController()
+    ttl = ReconcilerStep(TTLAfterFinishedReconciler, sort_keys=True)
     done = {
         "metadata": {"name": "j", "namespace": "default", "uid": "u1"},
         "spec": {"ttlSecondsAfterFinished": 30},
         "status": {"completionTime": rfc3339(100), "conditions": [{"type": "Complete", "status": "True"}]},
     }
     ttl.on_event("Job", "MODIFIED", done, 100.0)
-    assert ttl.next_wakeup() == 130.0 and not ttl.sync(129.0)
-    assert ttl.sync(130.0).deletes == [("Job", "default", "j", "u1", "Foreground")]
+    assert not ttl.sync(100.0) and ttl.next_wakeup() == 130.0 and not ttl.sync(129.0)
+    assert requests(ttl.sync(130.0)) == [Delete("Job", "default", "j", "u1", None, "Foreground")]
     assert not ttl.sync(131.0) and ttl.next_wakeup() is None  # asked once
+    going = {**done, "metadata": {**done["metadata"], "deletionTimestamp": rfc3339(130)}}
+    ttl.on_event("Job", "MODIFIED", going, 130.0)
+    assert not ttl.sync(130.0)  # already going
     running = {**done, "status": {}}
     ttl.on_event("Job", "MODIFIED", {**running, "metadata": {**done["metadata"], "uid": "u2"}}, 1.0)
-    assert ttl.next_wakeup() is None
+    assert not ttl.sync(1.0) and ttl.next_wakeup() is None

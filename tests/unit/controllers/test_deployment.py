@@ -1,5 +1,5 @@
 """The Deployment controller: upstream's arithmetic as tables, then whole rollouts
-against the real apiserver logic (reference k8s-workloads.md §1)."""
+against the real apiserver logic."""
 
 import pytest
 from deploy_builders import Rollout, deployment, rs

@@ -11,16 +11,41 @@ from hpa_builders import hpa, target, worker
 from workload_builders import Real
 
 from cluster.api.errors import Conflict
+from cluster.api.requests import Update, UpdateStatus
 from cluster.clock import rfc3339
-from cluster.controllers.hpa import HorizontalPodAutoscalerController
+from cluster.controllers.hpa import HorizontalPodAutoscalerReconciler
 from cluster.controllers.hparecommend import DOWN_STABILIZED, UP_LIMIT
+from cluster.controllers.ownedpods import ParkedPods
+from cluster.controllers.reconciler import ReconcilerStep
+
+
+def hpa_step(**kw) -> ReconcilerStep:
+    return ReconcilerStep(
+        lambda cache: HorizontalPodAutoscalerReconciler(cache, **kw),
+        sort_keys=True,
+        parking=ParkedPods(),
+        unparked_by=("HorizontalPodAutoscaler",),
+    )
+
+
+class Sync:
+    """One sync's writes, by what they are: target ``updates`` (the objects), ``hpa_status``
+    (namespace, name, uid, status) and ``events``."""
+
+    def __init__(self, w) -> None:
+        self.updates = [r.obj for r in w.requests if isinstance(r, Update)]
+        self.hpa_status = [(r.namespace, r.name, r.uid, r.status) for r in w.requests if isinstance(r, UpdateStatus)]
+        self.events = w.events
+
+    def __bool__(self) -> bool:
+        return bool(self.updates or self.hpa_status or self.events)
 
 
 class Drive:
     """The controller fed by hand: events in, one sync's writes out."""
 
     def __init__(self, *objs, **kw):
-        self.ctrl = HorizontalPodAutoscalerController(**kw)
+        self.ctrl = hpa_step(**kw)
         self.add(*objs)
 
     def add(self, *objs, etype="ADDED", now=0.0):
@@ -29,7 +54,7 @@ class Drive:
         return self
 
     def sync(self, now=0.0):
-        return self.ctrl.sync(now)
+        return Sync(self.ctrl.sync(now))
 
 
 def status_of(w, name="web") -> dict:
@@ -53,7 +78,7 @@ def test_scale_up_writes_the_target_status_and_event():
     w = d.sync(100.0)
     [scaled] = w.updates
     assert scaled["spec"]["replicas"] == 4 and scaled["metadata"]["resourceVersion"] == "7"
-    assert d.ctrl._targets[("Deployment", "default", "web")]["spec"]["replicas"] == 2  # the cache is untouched
+    assert d.ctrl.cache.get("Deployment", "default", "web")["spec"]["replicas"] == 2  # the cache is untouched
     ts = rfc3339(100.0)
     assert status_of(w) == {
         "currentReplicas": 2,
@@ -208,9 +233,9 @@ def test_a_refused_update_is_reported_and_retried_next_period():
     d = Drive(hpa(), target(replicas=2), worker("web-a", "1250m"), worker("web-b", "1250m"))
     w = d.sync(0.0)
     error = Conflict('Operation cannot be fulfilled on deployments "web": the object has been modified')
-    d.ctrl.on_object_update_failed(w.updates[0], error, 0.5)
-    assert d.ctrl.next_wakeup() == 0.5
-    w2 = d.sync(0.5)
+    d.ctrl.on_failed(Update(w.updates[0]), error, 0.5)
+    assert d.ctrl.next_wakeup() == 0.505  # the work queue's back-off
+    w2 = d.sync(0.505)
     assert events(w2) == [("Warning", "FailedRescale", f"New size: 4; reason: cpu resource utilization "
                                                          f"(percentage of request) above target; error: {error.message}")]  # fmt: skip
     s = status_of(w2)
@@ -247,7 +272,7 @@ class Cluster:
     HOT, IDLE = "ramp(100m, 600m, 60s)", "100m"
 
     def __init__(self) -> None:
-        self.loop = Real(HorizontalPodAutoscalerController())
+        self.loop = Real(hpa_step())
         self.seq = 0
         self.loop.create(deployment("web", replicas=2))
         h = hpa(low=1, high=8)

@@ -1,5 +1,5 @@
 """The HorizontalPodAutoscaler's arithmetic as tables: reading pods, one metric's replica
-proposal (reference k8s-workloads.md §5.2) and the normalisation with and without
+proposal (upstream's replica calculator) and the normalisation with and without
 ``behavior``."""
 
 from __future__ import annotations

@@ -6,7 +6,11 @@ from controller_builders import UNREACHABLE, node, pod, summary
 from cluster.api.errors import Conflict, Forbidden, NotFound
 from cluster.api.patches import NodeConditions, NodeTaints, PodConditions
 from cluster.api.requests import Create, Delete, Patch, RecordEvent, Update, UpdateStatus
-from cluster.controllers.manager import ControllerManager, DisruptionStep, NodeTaintStep
+from cluster.controllers.disruption import DisruptionReconciler
+from cluster.controllers.manager import ControllerManager
+from cluster.controllers.nodetaints import NodeTaintReconciler
+from cluster.controllers.ownedpods import ParkedPods
+from cluster.controllers.reconciler import ReconcilerStep
 from cluster.controllers.writes import ORDER, Writes, requests
 from cluster.runtime.component import WatchEvent as Ev
 
@@ -44,14 +48,23 @@ def test_default_kinds_list_nodes_first():
 
 def test_events_reach_the_controllers_that_want_them_and_writes_merge():
     a = _Probe(("Node",), wakeup=30.0, writes=Writes(node_taints=[("n1", [], [])]))
-    b = _Probe(("Pod", "Node"), wakeup=12.5, writes=Writes(node_taints=[("n2", [], [])], pod_deletes=[1]))
+    b = _Probe(
+        ("Pod", "Node"),
+        wakeup=12.5,
+        writes=Writes(pod_deletes=[("d", "p", "u", None)], node_taints=[("n2", [], [])]),
+    )
     c = _Probe(("Lease",))
     m = ControllerManager([a, b, c])
     m.on_events([Ev("Node", "ADDED", {}), Ev("Pod", "MODIFIED", {}), Ev("Event", "ADDED", {})], 4.0)
     assert a.seen == [("Node", "ADDED", 4.0)]
     assert b.seen == [("Node", "ADDED", 4.0), ("Pod", "MODIFIED", 4.0)] and c.seen == []
     out = m.sync(5.0)
-    assert out.node_taints == [("n1", [], []), ("n2", [], [])] and out.pod_deletes == [1]
+    # Merged row by row (a's taint, then b's, then b's pod delete), whatever order b made them in.
+    assert requests(out) == [
+        Patch("Node", "", "n1", "", NodeTaints((), ())),
+        Patch("Node", "", "n2", "", NodeTaints((), ())),
+        Delete("Pod", "d", "p", "u", None),
+    ]
     assert out.count() == 3 and bool(out) and not Writes()
     assert m.next_wakeup() == 12.5
     assert ControllerManager([c]).next_wakeup() is None
@@ -86,7 +99,7 @@ def test_writes_become_typed_requests_in_the_order_they_must_land():
 
 
 def test_node_taint_step_checks_the_latest_copy_once():
-    step = NodeTaintStep()
+    step = ReconcilerStep(NodeTaintReconciler, sort_keys=True)
     stale = node(ready="True")
     latest = node(ready="Unknown", rv="2")
     step.on_event("Node", "MODIFIED", stale, 0)
@@ -97,8 +110,12 @@ def test_node_taint_step_checks_the_latest_copy_once():
     assert summary(step.sync(2)) == [] and step.next_wakeup() is None
 
 
+def _disruption_step() -> ReconcilerStep:
+    return ReconcilerStep(DisruptionReconciler, sort_keys=True, parking=ParkedPods())
+
+
 def test_disruption_step_writes_carry_the_pdb_uid():
-    step = DisruptionStep()
+    step = _disruption_step()
     pdb = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
@@ -109,8 +126,9 @@ def test_disruption_step_writes_carry_the_pdb_uid():
     p = pod()
     p["metadata"]["labels"] = {"app": "web"}
     step.on_event("Pod", "ADDED", p, 0)
-    ((ns, name, uid, status),) = step.sync(0).pdb_status
-    assert (ns, name, uid, status["expectedPods"]) == ("default", "b", "pdb-uid", 1)
+    (write,) = requests(step.sync(0))
+    assert (write.kind, write.namespace, write.name, write.uid) == ("PodDisruptionBudget", "default", "b", "pdb-uid")
+    assert write.status["expectedPods"] == 1
     assert step.next_wakeup() is None
 
 
@@ -144,14 +162,14 @@ def test_refused_items_reach_the_controllers_that_listen():
 
 
 def test_disruption_counts_pods_seen_before_the_first_budget():
-    step = DisruptionStep()
+    step = _disruption_step()
     early, late = pod(), pod()
     early["metadata"].update(name="early", labels={"app": "web"})
     late["metadata"].update(name="late", labels={"app": "web"})
     step.on_event("Pod", "ADDED", early, 0)
     step.on_event("Pod", "ADDED", late, 0)
     step.on_event("Pod", "DELETED", late, 0)
-    assert not step.sync(0)  # no budget: nothing to write
+    assert not step.sync(0) and step.parking.on  # no budget: nothing to write, the pods parked
     pdb = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
@@ -159,8 +177,8 @@ def test_disruption_counts_pods_seen_before_the_first_budget():
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
     }
     step.on_event("PodDisruptionBudget", "ADDED", pdb, 1)
-    ((_, _, _, status),) = step.sync(1).pdb_status
-    assert status["expectedPods"] == 1  # the early pod counted, the deleted one not
+    (write,) = requests(step.sync(1))
+    assert write.status["expectedPods"] == 1 and not step.parking.on  # the early pod counted, the deleted one not
 
 
 def test_a_controllers_events_about_one_object_are_rationed_as_client_go_does():

@@ -7,11 +7,13 @@ import pytest
 from gc_builders import ControlPlane, feed, obj, replica_set, writes
 
 from cluster.api.errors import Forbidden, NotFound, ServiceUnavailable
-from cluster.api.requests import Create, RecordEvent
+from cluster.api.requests import Create, Delete, RecordEvent, UpdateStatus
 from cluster.controllers.garbagecollector import GarbageCollector
 from cluster.controllers.manager import ControllerManager
-from cluster.controllers.namespace import RETRY_SECONDS, NamespaceController
+from cluster.controllers.namespace import NamespaceReconciler
+from cluster.controllers.reconciler import ReconcilerStep
 from cluster.controllers.replicaset import ReplicaSetController
+from cluster.controllers.writes import requests
 
 
 def namespace(name="team", phase="Active", deleting=False, finalizers=("kubernetes",)):
@@ -79,63 +81,71 @@ CASES = [
 
 @pytest.mark.parametrize("case,events,expected", CASES, ids=[c[0] for c in CASES])
 def test_namespace_controller(case, events, expected):
-    nc = NamespaceController()
+    nc = _namespace_controller()
     feed(nc, *events)
     assert writes(nc.sync(0.0)) == expected
     assert writes(nc.sync(1.0)) == []  # asked once
 
 
+def _namespace_controller() -> ReconcilerStep:
+    return ReconcilerStep(NamespaceReconciler, sort_keys=True)
+
+
 def test_the_finalizer_goes_once_the_last_object_is_deleted():
-    nc = NamespaceController()
+    nc = _namespace_controller()
     feed(nc, ("ADDED", obj("Pod", "a", ns="team")), ("ADDED", obj("Pod", "b", ns="team")), ("ADDED", TERMINATING))
-    assert len(nc.sync(0.0).deletes) == 2
+    assert len(writes(nc.sync(0.0))) == 2
     feed(nc, ("MODIFIED", obj("Pod", "a", ns="team", deleting=True)), ("DELETED", obj("Pod", "a", ns="team")))
-    assert writes(nc.sync(1.0)) == [] and nc.content("team") == [("Pod", "b")]
+    assert writes(nc.sync(1.0)) == [] and nc.reconciler.content("team") == [("Pod", "b")]
     feed(nc, ("DELETED", obj("Pod", "b", ns="team")))
     assert writes(nc.sync(2.0)) == [("finalize", "Namespace/team", "kubernetes")]
     feed(nc, ("DELETED", TERMINATING))
     assert writes(nc.sync(3.0)) == []
 
 
-def test_a_modified_object_costs_nothing_outside_a_terminating_namespace():
-    nc = NamespaceController()
+def test_a_modified_object_costs_nothing():
+    nc = _namespace_controller()
     feed(nc, ("MODIFIED", obj("Pod", "p", ns="default")))
-    assert nc.content("default") == [] and not nc._dirty
+    assert nc.reconciler.content("default") == [] and nc.queue.depth() == 0
+    assert nc.on_lease_head("MODIFIED", None, 0.0) and not nc.on_lease_head("ADDED", None, 0.0)
 
 
 @pytest.mark.parametrize("error,retried", [(ServiceUnavailable("down"), True), (NotFound("gone"), False)])
 def test_a_refused_delete_is_retried_only_when_a_retry_can_help(error, retried):
-    nc = NamespaceController()
-    feed(nc, ("ADDED", obj("Pod", "p", ns="team")), ("ADDED", TERMINATING))
-    nc.sync(0.0)
-    nc.on_cascade_failed("Pod", "team", "p", "", error, 0.0)
-    nc.on_cascade_failed("Pod", "default", "other", "", error, 0.0)  # the garbage collector's: ignored
-    assert nc.next_wakeup() == (RETRY_SECONDS if retried else None)
-    assert writes(nc.sync(RETRY_SECONDS)) == ([("delete", "Pod/team/p", "Background")] if retried else [])
+    nc = _namespace_controller()
+    m = ControllerManager([nc])
+    m.on_events([("Pod", "ADDED", obj("Pod", "p", ns="team"), None), ("Namespace", "ADDED", TERMINATING, None)], 0.0)
+    (sent,) = requests(m.sync(0.0))
+    m.on_failed(sent, error, 0.0)
+    m.on_failed(Delete("Pod", "default", "other", "", None, "Background"), error, 0.0)  # not its own: ignored
+    assert m.next_wakeup() == pytest.approx(0.005)  # the work queue's back-off, either way
+    assert writes(m.sync(0.005)) == ([("delete", "Pod/team/p", "Background")] if retried else [])
 
 
 def test_a_refused_finalize_or_status_is_asked_again():
-    nc = NamespaceController()
-    feed(nc, ("ADDED", namespace(deleting=True)))
-    nc.sync(0.0)
-    nc.on_patch_failed("Namespace", "", "team", "u-team", ServiceUnavailable("down"), 0.0)
-    nc.on_status_failed("", "team", "u-team", ServiceUnavailable("down"), 0.0)
-    nc.on_status_failed("team", "web", "u-web", ServiceUnavailable("down"), 0.0)  # a ReplicaSet's: ignored
-    assert writes(nc.sync(RETRY_SECONDS)) == [
+    nc = _namespace_controller()
+    m = ControllerManager([nc])
+    m.on_events([("Namespace", "ADDED", namespace(deleting=True), None)], 0.0)
+    status, finalize = requests(m.sync(0.0))
+    m.on_failed(finalize, ServiceUnavailable("down"), 0.0)
+    m.on_failed(status, ServiceUnavailable("down"), 0.0)
+    m.on_failed(UpdateStatus("ReplicaSet", "team", "web", "u-web", {}), ServiceUnavailable("down"), 0.0)  # not its own
+    assert writes(m.sync(0.005)) == [
         ("status", "Namespace/team", "Terminating"),
         ("finalize", "Namespace/team", "kubernetes"),
     ]
+    assert writes(m.sync(1.0)) == [] and m.next_wakeup() is None
 
 
 def test_the_default_controller_manager_runs_the_namespace_controller():
-    assert any(isinstance(ctrl, NamespaceController) for ctrl in ControllerManager().controllers)
+    assert "namespace" in ControllerManager().metrics()
 
 
 # ---- end to end ---------------------------------------------------------------------------------------
 
 
 def test_a_deleted_namespace_is_emptied_then_goes():
-    c = ControlPlane([ReplicaSetController(), GarbageCollector(), NamespaceController()])
+    c = ControlPlane([ReplicaSetController(), GarbageCollector(), _namespace_controller()])
     c.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}, 0.0)
     c.api.create(replica_set(replicas=2, ns="team"), 0.0)
     c.api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "team"}}, 0.0)

@@ -5,7 +5,7 @@ from cluster.api.errors import NotFound
 from cluster.api.patches import NodeTaints
 from cluster.api.requests import Patch
 from cluster.apiserver.apiserver import APIServer
-from cluster.controllers.nodetaints import NodeTaintController, tainting_patch, wanted_taints
+from cluster.controllers.nodetaints import tainting_patch, wanted_taints
 
 MP = "node.kubernetes.io/memory-pressure"
 
@@ -41,7 +41,6 @@ def test_patch_adds_missing_and_removes_stale_condition_taints_only():
     assert tainting_patch(node) == ("n1", [{"key": MP, "effect": "NoSchedule"}], [stale])
     settled = _node([("MemoryPressure", "True")], taints=[user, {"key": MP, "effect": "NoSchedule"}])
     assert tainting_patch(settled) is None
-    assert NodeTaintController().on_node("DELETED", node) is None
 
 
 def _taints(node, add=(), remove=()):

@@ -4,7 +4,20 @@ unscheduled and out-of-service terminating pods, and lost deletes asked again.""
 import pytest
 from controller_builders import NOT_READY, Loop, node, pod, summary, taint
 
-from cluster.controllers.podgc import GC_CHECK_PERIOD, PodGC, failed_status, out_of_service
+from cluster.api.requests import Delete, UpdateStatus
+from cluster.controllers.podgc import GC_CHECK_PERIOD, PodGCReconciler, failed_status, out_of_service
+from cluster.controllers.podrecord import PodRecords
+from cluster.controllers.reconciler import ReconcilerStep
+from cluster.controllers.writes import Writes
+
+
+def PodGC(**kw) -> ReconcilerStep:  # noqa: N802 - reads as the controller it builds
+    return ReconcilerStep(lambda cache: PodGCReconciler(cache, **kw), records=PodRecords())
+
+
+def pod_status(w: Writes) -> list[tuple]:
+    return [(r.namespace, r.name, r.uid, r.status) for r in w.requests if isinstance(r, UpdateStatus)]
+
 
 OOS = "node.kubernetes.io/out-of-service"
 
@@ -14,8 +27,10 @@ def _orphaned(name="p", ns="default"):
 
 
 def _feed(gc, events):
+    """As the manager feeds it: each event, then a sync at its time."""
     for now, kind, etype, obj in events:
         gc.on_event(kind, etype, obj, now)
+        assert summary(gc.sync(now)) == []
 
 
 # ---- orphans -------------------------------------------------------------------------------
@@ -69,8 +84,9 @@ def test_orphans_are_force_deleted_after_the_quarantine(case, events, expiry):
 def test_the_orphan_status_is_failed_with_the_podgc_disruption_target():
     gc = PodGC()
     gc.on_event("Pod", "ADDED", pod(node_name="ghost", conditions=[{"type": "Ready", "status": "True"}]), 0)
+    assert summary(gc.sync(0)) == []
     writes = gc.sync(40)
-    ((_, _, uid, status),) = writes.pod_status
+    ((_, _, uid, status),) = pod_status(writes)
     assert uid == "uid-p"
     assert status["phase"] == "Failed"
     assert status["conditions"] == [
@@ -83,18 +99,20 @@ def test_the_orphan_status_is_failed_with_the_podgc_disruption_target():
             "lastTransitionTime": "2026-01-01T00:00:40Z",
         },
     ]
-    assert writes.pod_deletes == [("default", "p", "uid-p", 0)]
+    assert [r for r in writes.requests if isinstance(r, Delete)] == [Delete("Pod", "default", "p", "uid-p", 0)]
 
 
 def test_a_terminal_orphan_is_only_deleted():
     gc = PodGC()
     gc.on_event("Pod", "ADDED", pod(node_name="ghost", phase="Succeeded"), 0)
+    assert summary(gc.sync(0)) == []
     assert summary(gc.sync(40)) == [("delete", "default/p", 0)]
 
 
 def test_a_delete_that_never_comes_back_is_asked_again_after_the_check_period():
     gc = PodGC()
     gc.on_event("Pod", "ADDED", pod(node_name="ghost"), 0)
+    assert summary(gc.sync(0)) == []
     assert summary(gc.sync(40)) == _orphaned()
     assert summary(gc.sync(59.9)) == []
     assert summary(gc.sync(60)) == _orphaned()
@@ -143,7 +161,7 @@ def test_an_unscheduled_terminating_pod_is_failed_and_deleted():
     gc.on_event("Pod", "ADDED", pod(node_name=None, terminating=True), 0)
     gc.on_event("Pod", "ADDED", pod("pending", node_name=None), 0)
     assert summary(gc.sync(0)) == _orphaned()
-    ((_, _, _, status),) = gc.sync(20).pod_status
+    ((_, _, _, status),) = pod_status(gc.sync(20))
     assert status["phase"] == "Failed" and "conditions" not in status
 
 

@@ -6,16 +6,18 @@ HPA controller parked until its first HPA, and writes that need the whole pod.""
 import pytest
 from controller_builders import NOT_READY, UNREACHABLE, node, pod, taint, toleration
 from hpa_builders import hpa, target, worker
+from test_hpa import hpa_step
 
 from cluster.api.codec import decode, encode
+from cluster.api.requests import Delete, UpdateStatus
 from cluster.controllers import podrecord
-from cluster.controllers.hpa import HorizontalPodAutoscalerController
 from cluster.controllers.manager import ControllerManager
 from cluster.controllers.ownedpods import ParkedPods
-from cluster.controllers.podgc import PodGC
+from cluster.controllers.podgc import PodGCReconciler
 from cluster.controllers.podrecord import PodRecords
-from cluster.controllers.tainteviction import TaintEvictionController
-from cluster.controllers.writes import Writes
+from cluster.controllers.reconciler import ReconcilerStep
+from cluster.controllers.tainteviction import TaintEvictionReconciler
+from cluster.controllers.writes import Writes, requests
 from cluster.runtime.component import WatchEvent
 
 DEFAULTS = [toleration(NOT_READY, 300), toleration(UNREACHABLE, 300)]
@@ -193,37 +195,40 @@ def test_one_record_per_pod_event_for_every_keeper_and_the_parked_copy_is_that_r
 
 def test_pods_before_the_first_hpa_are_parked_then_counted_as_if_seen_after_it():
     pods = [target(replicas=2), worker("web-a", "1250m"), worker("web-b", "1250m")]
-    late = HorizontalPodAutoscalerController()
+    late = hpa_step()
     for o in pods:
         late.on_event(o["kind"], "ADDED", o, 0.0)
-    assert late.parking.on and late._pods == {}
+    assert late.parking.on and late.cache.list("Pod") == []
     late.on_event("HorizontalPodAutoscaler", "ADDED", hpa(), 0.0)
-    early = HorizontalPodAutoscalerController()
+    early = hpa_step()
     for o in [hpa(), *pods]:
         early.on_event(o["kind"], "ADDED", o, 0.0)
-    assert not late.parking.on and late._pods == early._pods
-    assert late.sync(100.0) == early.sync(100.0)
+    assert not late.parking.on and late.cache.list("Pod") == early.cache.list("Pod") != []
+    assert requests(late.sync(100.0)) == requests(early.sync(100.0))
 
 
 # ---- the whole pod, decoded from the latest bytes when a write needs it ----------------------
 
 
 def test_pod_gc_writes_the_status_of_the_latest_version_it_kept():
-    gc, records = PodGC(), PodRecords()
+    gc, records = ReconcilerStep(PodGCReconciler, records=PodRecords()), PodRecords()
     first = pod(node_name="ghost", podIP="10.0.0.1")
     latest = pod(node_name="ghost", podIP="10.0.0.2", conditions=[{"type": "Ready", "status": "True"}])
     gc.on_pod_record("ADDED", records.make(first, encode(first)), 0.0)
+    gc.sync(0.0)  # the manager syncs at each event's time: the node missing since 0
     gc.on_pod_record("MODIFIED", records.make(latest, encode(latest)), 1.0)
-    [(ns, name, uid, status)] = gc.sync(40.0).pod_status
+    [(ns, name, uid, status)] = [
+        (r.namespace, r.name, r.uid, r.status) for r in gc.sync(40.0).requests if isinstance(r, UpdateStatus)
+    ]
     assert (ns, name, uid, status["podIP"], status["phase"]) == ("default", "p", "uid-p", "10.0.0.2", "Failed")
     assert [c["type"] for c in status["conditions"]] == ["Ready", "DisruptionTarget"]
 
 
 def test_the_taint_manager_names_the_pod_and_its_uid_from_the_kept_bytes():
-    c, records = TaintEvictionController(), PodRecords()
+    c, records = ReconcilerStep(TaintEvictionReconciler, records=PodRecords()), PodRecords()
     c.on_event("Node", "ADDED", node(taints=[taint("dedicated")]), 0.0)
     p = pod(uid="uid-42", tolerations=[])
     c.on_pod_record("ADDED", records.make(p, encode(p)), 0.0)
     w = c.sync(0.0)
-    assert w.pod_deletes == [("default", "p", "uid-42", None)]
+    assert [r for r in w.requests if isinstance(r, Delete)] == [Delete("Pod", "default", "p", "uid-42", None)]
     assert [(e["involvedObject"]["name"], e["involvedObject"]["uid"]) for e in w.events] == [("p", "uid-42")]

@@ -118,7 +118,7 @@ def test_error_retries_with_growing_backoff_until_it_succeeds():
     r.fail.clear()
     assert step.sync(now).requests  # succeeds, failures forgotten
     assert step.next_wakeup() is None
-    assert step.metrics()["errors"] == 4
+    assert step.metrics()["controller_runtime_reconcile_errors_total"] == 4
     r.fail.add(("a", "x"))
     step.on_event("ConfigMap", "MODIFIED", _cm("a", "x"), now)
     step.sync(now)
@@ -152,3 +152,48 @@ def test_cache_index_follows_updates_and_deletes():
     assert [o["spec"]["nodeName"] for o in c.by_index("Pod", "node", "n2")] == ["n2"]
     c.apply("Pod", "DELETED", {"metadata": {"namespace": "d", "name": "p"}, "spec": {"nodeName": "n2"}})
     assert c.by_index("Pod", "node", "n2") == [] and c.get("Pod", "d", "p") is None
+
+
+def test_put_reads_back_until_the_watch_answers_and_unput_restores_the_watch_copy():
+    c = ObjectCache()
+    c.add_indexer("ConfigMap", "v", lambda o: (o["data"]["v"],))
+    c.apply("ConfigMap", "ADDED", {"metadata": {"namespace": "d", "name": "a"}, "data": {"v": "1"}})
+    c.put("ConfigMap", {"metadata": {"namespace": "d", "name": "a"}, "data": {"v": "2"}})
+    assert [o["data"]["v"] for o in c.by_index("ConfigMap", "v", "2")] == ["2"]
+    c.unput("ConfigMap", "d", "a")  # refused: the watch's copy again
+    assert c.get("ConfigMap", "d", "a")["data"]["v"] == "1" and c.by_index("ConfigMap", "v", "2") == []
+    c.put("ConfigMap", {"metadata": {"namespace": "d", "name": "new"}, "data": {"v": "3"}})
+    c.unput("ConfigMap", "d", "new")  # never seen by the watch: nothing again
+    assert c.get("ConfigMap", "d", "new") is None and c.by_index("ConfigMap", "v", "3") == []
+    c.put("ConfigMap", {"metadata": {"namespace": "d", "name": "a"}, "data": {"v": "4"}})
+    c.apply("ConfigMap", "MODIFIED", {"metadata": {"namespace": "d", "name": "a"}, "data": {"v": "5"}})
+    c.unput("ConfigMap", "d", "a")  # the watch answered already: nothing to undo
+    assert c.get("ConfigMap", "d", "a")["data"]["v"] == "5"
+
+
+def test_names_only_and_projected_kinds_keep_little_and_an_update_of_the_same_projection_names_no_key():
+    class _R:
+        name = "r"
+        watches = (
+            Watches("Pod", keys=lambda t, o: (("", o["metadata"]["namespace"]),), names_only=True),
+            Watches("Node", project=lambda o: bool(o.get("spec", {}).get("taints")), on_change=True),
+        )
+        indexers = ()
+
+        def __init__(self, cache):
+            self.cache = cache
+
+        def reconcile(self, key, now):
+            return Outcome()
+
+    step = ReconcilerStep(_R)
+    step.on_event("Pod", "ADDED", {"metadata": {"namespace": "a", "name": "p"}}, 0.0)
+    step.on_event("Pod", "MODIFIED", {"metadata": {"namespace": "b", "name": "q"}}, 0.0)  # an update: not read
+    assert step.cache.names("Pod", "a") == ["p"] and step.cache.names("Pod", "b") == []
+    assert step.queue.pop_ready(0.0) == [("", "a")]
+    step.on_event("Node", "ADDED", {"metadata": {"name": "n"}, "spec": {}}, 0.0)
+    assert step.cache.projected("Node", "", "n") is False and step.queue.pop_ready(0.0) == [("", "n")]
+    step.on_event("Node", "MODIFIED", {"metadata": {"name": "n", "resourceVersion": "2"}, "spec": {}}, 0.0)
+    assert step.queue.pop_ready(0.0) == []  # what the cache keeps did not change
+    step.on_event("Node", "MODIFIED", {"metadata": {"name": "n"}, "spec": {"taints": [{"key": "k"}]}}, 0.0)
+    assert step.queue.pop_ready(0.0) == [("", "n")]

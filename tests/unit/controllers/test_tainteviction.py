@@ -5,11 +5,25 @@ import pytest
 from controller_builders import NOT_READY, UNREACHABLE, Loop, node, pod, summary, taint, toleration
 
 from cluster.clock import rfc3339
+from cluster.controllers.podrecord import PodRecords
+from cluster.controllers.reconciler import ReconcilerStep
 from cluster.controllers.tainteviction import (
-    TaintEvictionController,
+    TaintEvictionReconciler,
+    by_node,
     matching_tolerations,
     min_toleration_seconds,
 )
+
+
+class TaintEvictionController(ReconcilerStep):
+    """The reconciler as the manager runs it, with its schedule in view."""
+
+    def __init__(self) -> None:
+        super().__init__(TaintEvictionReconciler, sort_keys=True, records=PodRecords(), order=by_node)
+
+    def scheduled(self) -> dict:
+        return self.reconciler.scheduled()
+
 
 DEFAULTS = [toleration(NOT_READY, 300), toleration(UNREACHABLE, 300)]  # DefaultTolerationSeconds
 
@@ -90,6 +104,30 @@ def test_when_a_pod_on_a_tainted_node_is_deleted(case, tolerations, taints, seco
     assert summary(c.sync(deadline)) == _evicted()
     assert c.next_wakeup() is None
     assert summary(c.sync(deadline + 1000)) == []  # fired once
+
+
+def test_evictions_due_together_go_node_by_node_then_by_name():
+    c = TaintEvictionController()
+    for name in ("n1", "n2"):
+        c.on_event("Node", "ADDED", node(name), 0)
+    for name, on in (("a", "n2"), ("z", "n1"), ("b", "n2")):
+        c.on_event("Pod", "ADDED", pod(name, node_name=on, tolerations=[]), 0)
+    assert summary(c.sync(0)) == []
+    for name in ("n2", "n1"):
+        c.on_event("Node", "MODIFIED", node(name, rv="2", taints=[taint(UNREACHABLE)]), 10)
+    lines = summary(c.sync(10))
+    assert [line[1] for line in lines if line[0] == "delete"] == ["default/z", "default/a", "default/b"]
+
+
+def test_a_status_change_names_no_key_but_the_latest_record_is_kept():
+    c = TaintEvictionController()
+    c.on_event("Node", "ADDED", node(), 0)
+    c.on_event("Pod", "ADDED", pod(tolerations=DEFAULTS), 0)
+    assert summary(c.sync(0)) == []
+    c.on_event("Pod", "MODIFIED", pod(tolerations=DEFAULTS, phase="Succeeded"), 1)
+    assert c.queue.pop_ready(1) == [] and c.cache.projected("Pod", "default", "p").phase == "Succeeded"
+    c.on_event("Pod", "MODIFIED", pod(tolerations=[]), 2)  # the tolerations changed: judged again
+    assert c.queue.pop_ready(2) == [("default", "p")]
 
 
 def test_helpers():

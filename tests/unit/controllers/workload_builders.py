@@ -19,6 +19,7 @@ from cluster.api.errors import Forbidden, NotAttempted
 from cluster.api.requests import Create
 from cluster.apiserver.apiserver import APIServer
 from cluster.clock import rfc3339
+from cluster.controllers.reconciler import ReconcilerStep
 from cluster.controllers.writes import failure_hook, requests
 from cluster.runtime.reflector import Reflector
 
@@ -305,6 +306,9 @@ class Real:
         """As the controller-manager component: the writes as requests, refusals reported back."""
         reqs = requests(w)
         for req, err in zip(reqs, self.api.write(reqs, self.now)):
+            if err is not None and isinstance(self.ctrl, ReconcilerStep):
+                self.ctrl.on_failed(req, err, self.now)
+                continue
             hook = failure_hook(req) if err is not None else None
             if hook is not None:
                 if hook[0] == "on_create_failed":

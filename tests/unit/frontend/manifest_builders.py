@@ -784,6 +784,29 @@ def _groups() -> dict[str, dict[str, Any]]:
                 "matchResources": {"namespaceSelector": {"matchLabels": {"environment": "test"}}},
             },
         },
+        "CertificateSigningRequest": {
+            "apiVersion": "certificates.k8s.io/v1",
+            "kind": "CertificateSigningRequest",
+            "metadata": meta("web-client", None),
+            "spec": {
+                "request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+                "signerName": "kubernetes.io/kube-apiserver-client",
+                "expirationSeconds": 86400,
+                "usages": ["client auth"],
+            },
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Approved",
+                        "status": "True",
+                        "reason": "KubectlApprove",
+                        "message": "This CSR was approved by kubectl certificate approve.",
+                        "lastUpdateTime": TIME,
+                        "lastTransitionTime": TIME,
+                    }
+                ]
+            },
+        },
         "RuntimeClass": {
             "apiVersion": "node.k8s.io/v1",
             "kind": "RuntimeClass",
@@ -872,6 +895,61 @@ def crd() -> dict[str, Any]:
     }
 
 
+def _kubemu() -> dict[str, dict[str, Any]]:
+    """kubemu's own kinds, with every field their schema (cluster/api/schema_kubemu.py) knows."""
+    filters = [
+        {
+            "plugin": "NodeResourcesFit",
+            "point": "Filter",
+            "rejected": 2,
+            "reasons": [{"reason": "Insufficient cpu", "count": 2, "nodes": ["n-0", "n-1"]}],
+        }
+    ]
+    top = [{"node": "n-2", "raw": 80, "normalized": 80, "weighted": 80}]
+    victim = {"namespace": "default", "name": "low", "priority": 0, "why": "priority 0 is below the preemptor's 10"}
+    preemption = {
+        "message": "0/3 nodes are available: 3 Insufficient cpu.",
+        "nominatedNode": "n-0",
+        "victimCount": 1,
+        "victims": [victim],
+        "clearedNominations": ["default/other"],
+    }
+    failed = {"attempt": 1, "time": "2026-01-01T00:00:00Z", "result": "Preempting", "message": "0/3 nodes", "nodes": 3}
+    placed = {
+        "attempt": 2,
+        "time": "2026-01-01T00:00:01Z",
+        "result": "Scheduled",
+        "node": "n-2",
+        "note": "",
+        "nodes": 3,
+        "evaluated": 3,
+        "feasible": 2,
+        "filters": filters,
+        "scores": [{"plugin": "NodeResourcesFit", "weight": 1, "top": top}],
+        "ranking": [{"node": "n-2", "total": 80, "byPlugin": {"NodeResourcesFit": 80}}],
+        "chosenTotal": 80,
+    }
+    status = {
+        "podUID": "0d9c6c1e-5f0b-4a53-9f43-1f0e2b9c6a11",
+        "schedulerName": "default-scheduler",
+        "attempts": 2,
+        "result": "Scheduled",
+        "node": "n-2",
+        "reason": "score 80, best of 2 feasible",
+        "lastAttemptTime": "2026-01-01T00:00:01Z",
+        "history": [dict(failed, filters=filters, preemption=preemption), placed],
+    }
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": status["podUID"]}
+    return {
+        "SchedulingResult": {
+            "apiVersion": "kubemu.io/v1alpha1",
+            "kind": "SchedulingResult",
+            "metadata": meta(ownerReferences=[owner]),
+            "status": status,
+        }
+    }
+
+
 def manifests() -> dict[str, dict[str, Any]]:
     """Kind -> a fresh copy of its manifest."""
-    return copy.deepcopy({**_workloads(), **_core(), **_cluster(), **_groups()})
+    return copy.deepcopy({**_workloads(), **_core(), **_cluster(), **_groups(), **_kubemu()})

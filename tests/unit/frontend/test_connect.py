@@ -98,6 +98,14 @@ def test_the_websocket_and_spdy_upgrade_attempts_get_the_same_answer(served):
         ("pending/portforward", {}, 400, "BadRequest", "pod pending does not have a host assigned"),
         ("lost/exec", {}, 404, "NotFound", 'nodes "ghost" not found'),
         ("web:8080/proxy", {}, 500, None, "kubemu emulates containers: nothing listens in pod default/web to proxy to"),
+        (
+            "web/proxy/healthz/deep",
+            {},
+            500,
+            None,
+            "kubemu emulates containers: nothing listens in pod default/web to proxy to",
+        ),
+        ("nope/proxy/a/b", {}, 404, "NotFound", 'pods "nope" not found'),
         ("web:/proxy", {}, 400, "BadRequest", 'invalid request "web:"'),
     ],
 )

@@ -1,4 +1,4 @@
-"""Structural-schema defaulting of custom resources (k8s-api-fidelity.md §3.6, upstream's
+"""Structural-schema defaulting of custom resources (upstream's
 ``structuraldefaulting``): on create, update and patch, and on read, so that a default added to
 a CRD shows on objects stored before it; and ``nullable``."""
 

@@ -1,5 +1,5 @@
 """Which discovery document ``/api`` and ``/apis`` answer, Accept header by Accept header
-(reference k8s-api-fidelity.md §1.2), and the headers of the answer (§1.3): the exact
+(as upstream's discovery wrapper), and the headers of the answer: the exact
 strings client-go sends, q-values, wildcards, YAML, 406, ETag and 304."""
 
 import asyncio

@@ -1,7 +1,7 @@
 """Server-side dry run (``dryRun=All``): every write verb and subresource answers as the
 real write would, and nothing changes: not the resourceVersion, not an object, no watch
 event, nothing for the durable log. And DELETE answers the object or a success Status by
-upstream's rule (k8s-api-fidelity.md §2 and §4)."""
+upstream's rule."""
 
 import asyncio
 

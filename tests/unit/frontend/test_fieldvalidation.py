@@ -1,4 +1,4 @@
-"""fieldValidation (reference k8s-api-fidelity.md §3): every served built-in kind under Strict,
+"""fieldValidation: every served built-in kind under Strict,
 Warn and Ignore, with upstream's messages and codes; duplicate keys; the verbs' different
 answers (create/update 400, patches 422, server-side apply 500); custom resources pruned and
 checked by their structural schema; and every object kubemu itself stores passes Strict."""
@@ -71,6 +71,8 @@ NESTED = {
     "ValidatingAdmissionPolicy": ("spec.validations[0]", "expresion"),
     "ValidatingAdmissionPolicyBinding": ("spec.paramRef", "nam"),
     "RuntimeClass": ("scheduling", "tolerations2"),
+    "CertificateSigningRequest": ("status.conditions[0]", "reasn"),
+    "SchedulingResult": ("status.history[1].ranking[0]", "byPlugins"),
 }
 
 # kind -> (field, a value of the wrong type, what encoding/json says after "json: cannot unmarshal ")
@@ -249,6 +251,16 @@ WRONG = {
         "number into Go struct field ValidatingAdmissionPolicyBindingSpec.spec.policyName of type string",
     ),
     "RuntimeClass": ("handler", True, "bool into Go struct field RuntimeClass.handler of type string"),
+    "CertificateSigningRequest": (
+        "spec.expirationSeconds",
+        "1h",
+        "string into Go struct field CertificateSigningRequestSpec.spec.expirationSeconds of type int32",
+    ),
+    "SchedulingResult": (
+        "status.history[0].preemption.victimCount",
+        "1",
+        "string into Go struct field PreemptionResult.status.history.preemption.victimCount of type int32",
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 """The Kubernetes API, request by request, without a socket: a ``Handler`` over the local
 runtime's apiserver. Status codes and bodies are what kubectl and the client libraries
-read (reference k8s-http-api.md)."""
+read."""
 
 import asyncio
 

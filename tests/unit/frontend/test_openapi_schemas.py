@@ -5,6 +5,7 @@ upstream's formats and named models, the merge keys the server merges by, custom
 their definitions, the caches, and upstream's hash, 301, 304 and 406 answers."""
 
 import asyncio
+import re
 import time
 
 import orjson
@@ -16,6 +17,7 @@ from cluster.api.errors import StatusError
 from cluster.api.kinds import Resource
 from cluster.api.strategicpatch import _list_strategy
 from cluster.frontend import discovery, openapi_v2, openapi_v3
+from cluster.frontend import openapi_descriptions as descriptions
 from cluster.frontend import openapi_schemas as O
 from cluster.frontend.backend import LocalBackend
 from cluster.frontend.handler import Handler
@@ -156,17 +158,16 @@ FORMATS = [
 ]
 
 
+def _plain(schema: dict) -> dict:
+    """A field's schema without its description (openapi_descriptions.py's, tested there)."""
+    return {k: v for k, v in schema.items() if k != "description"}
+
+
 @pytest.mark.parametrize("model, path, expected", FORMATS)
 def test_scalar_formats(model, path, expected):
-    assert field(v2_models(), model, path) == expected
-    assert (
-        field(
-            v3_document("apps", "v1")["components"]["schemas"] | v3_document("", "v1")["components"]["schemas"],
-            model,
-            path,
-        )
-        == expected
-    )
+    assert _plain(field(v2_models(), model, path)) == expected
+    v3 = v3_document("apps", "v1")["components"]["schemas"] | v3_document("", "v1")["components"]["schemas"]
+    assert _plain(field(v3, model, path)) == expected
 
 
 NAMED = [
@@ -191,12 +192,15 @@ def test_named_models_in_each_form():
     assert v2[INT_OR_STRING] == {"type": "string", "format": "int-or-string"}
     assert v3[INT_OR_STRING] == {"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]}
     assert v2[TIME] == v3[TIME] == {"type": "string", "format": "date-time"}
+    spec_text = descriptions.OBJECT_FIELDS["spec"]
     assert field(v2, "io.k8s.api.apps.v1.Deployment", "spec") == {
-        "$ref": "#/definitions/io.k8s.api.apps.v1.DeploymentSpec"
+        "$ref": "#/definitions/io.k8s.api.apps.v1.DeploymentSpec",
+        "description": spec_text,
     }
     apps = v3_document("apps", "v1")["components"]["schemas"]
     assert field(apps, "io.k8s.api.apps.v1.Deployment", "spec") == {
-        "allOf": [{"$ref": "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"}]
+        "allOf": [{"$ref": "#/components/schemas/io.k8s.api.apps.v1.DeploymentSpec"}],
+        "description": spec_text,
     }
 
 
@@ -281,6 +285,7 @@ KNOWN_DIFFERENCES = {
     ("admissionregistration.v1.ValidatingWebhook", "matchConditions"),
     ("admissionregistration.v1.ValidatingWebhookConfiguration", "webhooks"),
     ("apiextensions.v1.CustomResourceDefinitionStatus", "conditions"),
+    ("certificates.v1.CertificateSigningRequestStatus", "conditions"),
     ("apiextensions.v1.JSONSchemaProps", "x-kubernetes-validations"),
     ("core.v1.ContainerStatus", "allocatedResourcesStatus"),
     ("storage.v1.CSINodeSpec", "drivers"),
@@ -374,7 +379,8 @@ def test_a_custom_kind_in_v3_is_its_schema_made_kube_native(widget):
     model = schemas["com.example.v1.Widget"]
     assert model["x-kubernetes-group-version-kind"] == [{"group": "example.com", "version": "v1", "kind": "Widget"}]
     assert target(model["properties"]["metadata"]) == "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-    assert model["properties"]["apiVersion"] == model["properties"]["kind"] == {"type": "string"}
+    assert model["properties"]["apiVersion"] == {"type": "string", "description": descriptions.API_VERSION}
+    assert model["properties"]["kind"] == {"type": "string", "description": descriptions.KIND}
     spec = model["properties"]["spec"]
     assert spec["required"] == ["size", "color"] and spec["properties"]["color"]["nullable"] is True
     assert spec["properties"]["port"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]  # upstream's unfold
@@ -393,7 +399,8 @@ def test_a_custom_kind_in_v2_is_cut_as_upstream_cuts_it(widget):
     assert spec["properties"]["extra"] == {"x-kubernetes-preserve-unknown-fields": True}  # no type, no properties
     assert "anyOf" not in spec["properties"]["port"]
     assert definitions["com.example.v1.Widget"]["properties"]["metadata"] == {
-        "$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        "$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "description": descriptions.METADATA,
     }
 
 
@@ -541,3 +548,40 @@ def test_every_subresource_kind_with_a_schema_has_its_model():
             continue  # a connect subresource's options: no model upstream's paths refer to
         gvk = {"group": group, "version": version, "kind": kind}
         assert gvk in models[O.model_name(group, version, kind)]["x-kubernetes-group-version-kind"], kind
+
+
+# What upstream's conformance suite finds in ``kubectl explain`` of a custom resource (its
+# patterns), and what the built-in models say of the common fields.
+@pytest.mark.parametrize(
+    "model, path, pattern",
+    [
+        ("io.k8s.api.apps.v1.Deployment", "apiVersion", "^APIVersion defines"),
+        ("io.k8s.api.apps.v1.Deployment", "metadata", "^Standard object's metadata"),
+        ("io.k8s.api.apps.v1.Deployment", "metadata.creationTimestamp", "^CreationTimestamp is a timestamp"),
+        ("io.k8s.api.apps.v1.Deployment", "spec.replicas", "pods are wanted"),
+        ("io.k8s.api.core.v1.Pod", "spec.containers.name", "unique within the pod"),
+        ("io.k8s.api.core.v1.Pod", "metadata.name", "unique among objects of its kind"),
+        ("io.k8s.api.core.v1.Pod", "spec.containers.ports.name", None),  # a port's name is not an object's
+        ("io.k8s.api.core.v1.Pod", "status.conditions.status", None),  # a condition's status is a string
+        ("io.k8s.api.core.v1.Pod", "status", "observed state"),
+    ],
+)
+def test_common_fields_are_described(model, path, pattern):
+    for models in (
+        v2_models(),
+        v3_document("", "v1")["components"]["schemas"] | v3_document("apps", "v1")["components"]["schemas"],
+    ):
+        text = field(models, model, path).get("description")
+        assert (text is None) if pattern is None else re.search(pattern, text), (path, text)
+
+
+def test_a_custom_kinds_root_fields_are_described(widget):
+    for models in (
+        orjson.loads(openapi_v2.document([crd()]).json)["definitions"],
+        v3_document("example.com", "v1", [crd()])["components"]["schemas"],
+    ):
+        props = models["com.example.v1.Widget"]["properties"]
+        assert props["apiVersion"]["description"].startswith("APIVersion defines")
+        assert props["metadata"]["description"].startswith("Standard object's metadata")
+        meta = models["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]
+        assert meta["creationTimestamp"]["description"].startswith("CreationTimestamp is a timestamp")

@@ -159,6 +159,16 @@ COLUMNS = {
     "ConfigMap": (["Name", "Data", "Age"], []),
     "Secret": (["Name", "Type", "Data", "Age"], []),
     "Service": (["Name", "Type", "Cluster-IP", "External-IP", "Port(s)", "Age"], ["Selector"]),
+    # storage (tables_volumes.py; cells in tests/unit/frontend/test_tables_volumes.py)
+    "PersistentVolume": (
+        ["Name", "Capacity", "Access Modes", "Reclaim Policy", "Status", "Claim", "StorageClass", "Reason", "Age"],
+        ["VolumeMode"],
+    ),
+    "PersistentVolumeClaim": (
+        ["Name", "Status", "Volume", "Capacity", "Access Modes", "StorageClass", "Age"],
+        ["VolumeMode"],
+    ),
+    "StorageClass": (["Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"], []),
     "ClusterRole": (["Name", "Age"], []),  # any kind without a printer
     # networking, registration, admission and node kinds (tables_groups.py; cells in tests/unit/frontend/test_groups.py)
     "Ingress": (["Name", "Class", "Hosts", "Address", "Ports", "Age"], []),
@@ -170,6 +180,8 @@ COLUMNS = {
     "ValidatingAdmissionPolicy": (["Name", "Validations", "ParamKind", "Age"], []),
     "ValidatingAdmissionPolicyBinding": (["Name", "PolicyName", "ParamRef", "Age"], []),
     "RuntimeClass": (["Name", "Handler", "Age"], []),
+    # kubemu's own (tables_explain.py; cells in tests/unit/frontend/test_explain_frontend.py)
+    "SchedulingResult": (["Name", "Attempts", "Result", "Node", "Reason", "Age"], ["Scheduler", "Last Attempt"]),
 }
 
 

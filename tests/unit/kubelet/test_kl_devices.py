@@ -1,5 +1,5 @@
 """Device manager and emulated device plugins: registration, ListAndWatch, the stop grace,
-allocation at admission, release, checkpoints (reference §4.5, §9)."""
+allocation at admission, release, checkpoints."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Node-pressure eviction: config parsing, observations, thresholds, the synchronize loop,
-ranking, the eviction message and admission under pressure (reference §3)."""
+ranking, the eviction message and admission under pressure."""
 
 from __future__ import annotations
 

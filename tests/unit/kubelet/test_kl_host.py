@@ -87,7 +87,7 @@ def test_events_routed_by_node_name(driver, config, pod):
     a, b = d.host.kubelet("a"), d.host.kubelet("b")
     assert a.pods() == {pa["metadata"]["uid"]: "Running"} and b.pods() == {pb["metadata"]["uid"]: "Running"}
     assert a.requested() == {"cpu": 1000, "pods": 1} and b.requested() == {"cpu": 2000, "pods": 1}
-    assert d.statuses["pb"]["hostIP"] == "10.0.0.2" and d.statuses["pb"]["podIP"] == "10.128.1.1"
+    assert d.statuses["pb"]["hostIP"] == "10.0.0.2" and d.statuses["pb"]["podIP"] == "10.244.1.2"
     assert "px" not in d.statuses
     d.send("DELETED", pb)
     assert b.pods() == {} and a.state_of(pa["metadata"]["uid"]) == "Running"

@@ -130,8 +130,8 @@ def test_pending_and_running_statuses_in_full(driver, pod):
         "qosClass": "Burstable",
         "hostIP": "10.0.0.1",
         "hostIPs": [{"ip": "10.0.0.1"}],
-        "podIP": "10.128.0.1",
-        "podIPs": [{"ip": "10.128.0.1"}],
+        "podIP": "10.244.0.2",
+        "podIPs": [{"ip": "10.244.0.2"}],
         "startTime": T0,
         "containerStatuses": [
             {
@@ -308,7 +308,7 @@ def test_init_container_statuses(driver, pod):
     d.send("ADDED", p)
     st = d.statuses["i"]
     assert [(s["name"], next(iter(s["state"])), s["ready"]) for s in st["initContainerStatuses"]] == [
-        ("setup", "terminated", False),
+        ("setup", "terminated", True),  # upstream: a completed init container is ready
         ("proxy", "running", True),
     ]
 

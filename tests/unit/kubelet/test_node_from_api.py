@@ -1,5 +1,5 @@
-"""The kubelet admits against its Node as the apiserver stores it (reference
-k8s-api-fidelity §12): labels and taints set through the API count from the next
+"""The kubelet admits against its Node as the apiserver stores it:
+labels and taints set through the API count from the next
 admission on, running pods are not checked again, and the kubelet's own status writes
 never undo what a user set. First a node host fed hand-made Node events (exact traces),
 then the whole path through the local runtime's apiserver, scheduler and watches."""

@@ -201,3 +201,63 @@ def test_a_paced_clock_waits_for_the_wall_and_reports_its_lag():
 def test_a_pace_must_be_positive():
     with pytest.raises(ValueError, match=r"^timeScale: 0 must be positive$"):
         Stepper(pace=0)
+
+
+# -- heartbeat stretches --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("hosts", "others", "until", "plan"),
+    [
+        # hosts renew every 10 s, the controller manager's next grace expiry bounds the stretch
+        ({0: idle(wake=20.0)}, {"cm": idle(wake=50.0, change=50.0)}, 100.0, (50.0, [0])),
+        ({0: idle(wake=20.0)}, {"cm": idle(wake=50.0)}, 35.0, (35.0, [0])),  # the driver's next time
+        ({0: idle(wake=20.0, change=30.0)}, {"cm": idle(wake=50.0)}, 100.0, (30.0, [0])),  # a pod ends at 30
+        ({0: idle(wake=20.0), 1: idle(wake=25.0)}, {"cm": idle()}, 100.0, (100.0, [0, 1])),
+        ({0: idle(wake=20.0), 1: idle(wake=60.0)}, {"cm": idle(wake=50.0)}, 100.0, (50.0, [0])),
+        ({0: idle(wake=60.0)}, {"cm": idle(wake=50.0)}, 100.0, None),  # the controller manager is first
+        ({0: idle(wake=20.0, change=20.0)}, {"cm": idle()}, 100.0, None),  # foreground work first
+        ({0: idle()}, {"cm": idle(wake=50.0)}, 100.0, None),  # no heartbeats
+        ({0: idle(wake=20.0)}, {"cm": Answer(False, 0, 50.0, 50.0)}, 100.0, None),  # not done with now
+        ({0: idle(wake=20.0)}, {"cm": idle(wake=5.0)}, 100.0, None),  # given up on: due already
+    ],
+)
+def test_hosts_run_heartbeats_ahead_until_anything_else_may_happen(hosts, others, until, plan):
+    s = Stepper()
+    for key, answer in [*hosts.items(), *others.items()]:
+        s.record(key, answer)
+    assert s.stretch(list(hosts), list(others), 10.0, until) == plan
+
+
+def test_a_host_not_asked_yet_or_a_paced_run_has_no_stretch():
+    s = Stepper()
+    s.record("cm", idle(wake=50.0))
+    assert s.stretch([0], ["cm"], 10.0, 100.0) is None
+    paced = Stepper(pace=5.0)
+    paced.record(0, idle(wake=20.0))
+    assert paced.stretch([0], [], 10.0, 100.0) is None
+
+
+def test_the_report_counts_stretches_and_spills():
+    s = Stepper()
+    s.stretches, s.spills = 3, 1
+    assert s.report(0.0) == {"mode": "stepped", "steps": 0, "rounds": 0, "stretches": 3, "stretchSpills": 1}
+
+
+def test_an_answer_that_already_saw_the_write_stands_when_the_coordinator_looks():
+    s = Stepper()
+    s.watching("controller-manager", [Watch("Lease")])
+    s.watching("gc", [Watch("Lease")])
+    s.record("controller-manager", Answer(True, 20, None, None))  # asked while the coordinator looked
+    s.record("gc", Answer(True, 12, None, None))
+    s.polled(17, [event("Lease")])
+    assert s.to_ask(["controller-manager", "gc"]) == ["gc"]
+    s.record("gc", Answer(True, 15, None, None))  # a late answer that had not seen it all
+    assert s.to_ask(["controller-manager", "gc"]) == ["gc"]
+    assert s.watchers("Lease") == ["controller-manager", "gc"] and s.watchers("Pod") == []
+
+
+def test_giving_up_also_forgets_what_a_component_had_to_see():
+    s = Stepper()
+    s.watching("controller-manager", [Watch("Lease")])
+    s.polled(17, [event("Lease")])
+    s.give_up(["controller-manager"])
+    assert s.to_ask(["controller-manager"]) == []

@@ -1,4 +1,4 @@
-"""``rollback`` as ``kubectl rollout undo`` (reference §1.10): which ReplicaSet's revision
+"""``rollback`` as ``kubectl rollout undo``: which ReplicaSet's revision
 is restored, kubectl's refusals in kubectl's order, the template and annotations written;
 ``scale``; and both steps through the driver's timeline (logged refusals, the update sent)
 and one whole local run."""

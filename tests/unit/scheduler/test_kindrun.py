@@ -1,4 +1,4 @@
-"""Runs of one kind (``cluster/scheduler/kindrun.py``): the next pod of a full cycle's kind
+"""Runs of one kind (``cluster/scheduler/accel/kindrun.py``): the next pod of a full cycle's kind
 skips PreFilter and PreScore, and every decision stays that of the full cycle, through
 host ports, selectors, images, spreading, inter-pod terms, preemption and a cluster
 changing between calls; and which plugins let a run start."""
@@ -10,9 +10,10 @@ import random
 import pytest
 from sched_builders import cycle_trail, feed_back, make_node, make_pod, make_scheduler
 
-from cluster.scheduler import Scheduler, SchedulerConfig, kindrun
+from cluster.scheduler import Scheduler, SchedulerConfig
+from cluster.scheduler.accel import Accelerate, kindrun
+from cluster.scheduler.accel.kindrun import KindRun, kind_of, start_run
 from cluster.scheduler.framework import CycleState, PluginSpec, PreFilterPlugin, ProfileConfig, Registry
-from cluster.scheduler.kindrun import KindRun, kind_of, start_run
 from cluster.scheduler.plugins import DEFAULT_PLUGINS
 from cluster.scheduler.status import SUCCESS
 
@@ -70,8 +71,7 @@ def _churn(s: Scheduler, rng: random.Random, nodes: dict, pods: dict, now: float
 
 def _drive(runs: bool, seed: int, n: int, pct: int, rounds: int) -> tuple[list, Scheduler]:
     rng = random.Random(seed)
-    s = Scheduler(SchedulerConfig(percentage_of_nodes_to_score=pct), seed=seed)
-    s.kind_runs = runs
+    s = Scheduler(SchedulerConfig(percentage_of_nodes_to_score=pct, accelerate=Accelerate(kind_runs=runs)), seed=seed)
     nodes = {}
     for i in range(n):
         node = _node(i, rng)

@@ -1,4 +1,4 @@
-"""The row memo (``cluster/scheduler/rowmemo.py``) and the nominated-load veto memo
+"""The row memo (``cluster/scheduler/accel/rowmemo.py``) and the nominated-load veto memo
 (``filtering.VetoMemo``): the same decisions as running every plugin on every cycle,
 through pods coming and going and nodes changing under them; and what the row memo
 recomputes, and when it stands aside."""
@@ -12,10 +12,11 @@ import pytest
 from sched_builders import bound, cycle_trail, feed_back, make_node, make_pod, make_scheduler
 
 from cluster.scheduler import Scheduler, SchedulerConfig
+from cluster.scheduler.accel import Accelerate
+from cluster.scheduler.accel.rowmemo import RowMemo, RowMemos
 from cluster.scheduler.filtering import VetoMemo, run_filters
 from cluster.scheduler.framework import CycleState
 from cluster.scheduler.nominator import MODE_OVERRIDE, NominatingInfo
-from cluster.scheduler.rowmemo import RowMemo, RowMemos
 from cluster.scheduler.search import rotated_take
 
 KINDS = (  # (cpu, memory) of the pod kinds: many pods per kind, so the memo is used
@@ -77,11 +78,8 @@ def _churn(s: Scheduler, rng: random.Random, nodes: dict, pods: dict, now: float
 
 def _drive(memo: bool, seed: int, n: int, pct: int, rounds: int, vetoes: bool | None = None) -> tuple[list, Scheduler]:
     rng = random.Random(seed)
-    s = Scheduler(SchedulerConfig(percentage_of_nodes_to_score=pct), seed=seed)
-    if not memo:
-        s.row_memos = None
-    if not (memo if vetoes is None else vetoes):
-        s.vetoes = None
+    accel = Accelerate(row_memo=memo, kind_runs=memo, veto_memo=memo if vetoes is None else vetoes)
+    s = Scheduler(SchedulerConfig(percentage_of_nodes_to_score=pct, accelerate=accel), seed=seed)
     nodes = {}
     for i in range(n):
         node = _node(i, rng)

@@ -31,7 +31,8 @@ def test_a_batch_schedules_and_writes_bind_then_event():
 def test_an_unschedulable_pod_gets_its_condition_and_event_and_the_component_goes_quiet():
     c = SchedulerComponent(seed=1)
     result = c.reconcile(Batch(1.0, added(make_node("n1", cpu="1"), make_pod("big").req(cpu="4"))))
-    assert kinds(result.writes) == ["Patch", "RecordEvent"]
+    assert kinds(result.writes) == ["Patch", "RecordEvent", "Patch"]  # the last: its SchedulingResult (explain.py)
+    assert result.writes[2].kind == "SchedulingResult"
     patch = result.writes[0]
     assert isinstance(patch, Patch) and isinstance(patch.patch, PodConditions)
     assert patch.patch.conditions[0]["reason"] == "Unschedulable" and patch.patch.nominated_node is None
@@ -86,7 +87,9 @@ def test_preemption_writes_the_victims_condition_before_their_delete():
     assert order.index("Patch") < order.index("Delete") < order.index("RecordEvent")
     (delete,) = [w for w in result.writes if isinstance(w, Delete)]
     assert (delete.name, delete.uid, delete.grace) == ("low", "uid-default-low", None)
-    nominations = [w.patch.nominated_node for w in result.writes if isinstance(w, Patch) and w.name == "high"]
+    nominations = [
+        w.patch.nominated_node for w in result.writes if isinstance(w, Patch) and w.kind == "Pod" and w.name == "high"
+    ]
     assert nominations == ["n1"]
 
 

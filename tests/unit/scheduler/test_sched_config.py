@@ -168,6 +168,7 @@ def test_default_filter_order():
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
     ]
@@ -193,7 +194,7 @@ def test_point_list_with_star_is_taken_as_written():
 
 def test_relisted_default_runs_first_at_its_point():
     c = build_config({"profiles": [{"plugins": {"filter": {"enabled": [{"name": "InterPodAffinity"}]}}}]})
-    assert filters(c)[0] == "InterPodAffinity" and len(filters(c)) == 8
+    assert filters(c)[0] == "InterPodAffinity" and len(filters(c)) == 9
 
 
 def test_plugin_enabled_at_a_point_it_does_not_implement():

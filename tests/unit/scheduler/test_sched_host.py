@@ -5,25 +5,29 @@ from __future__ import annotations
 import pytest
 from sched_builders import make_node, make_pod, make_scheduler
 
+from cluster.scheduler.accel import Accelerate
 
-def setup(nominated=()):
+
+def setup(nominated=(), accelerate: Accelerate | None = None):
     pods = [make_pod(f"v{i}").prio(10).req(cpu="1", memory="1Gi").node("n1") for i in range(3)]
-    s = make_scheduler([make_node("n1", cpu="4", memory="4Gi", pods="4"), make_node("n2", cpu="1")], pods)
+    nodes = [make_node("n1", cpu="4", memory="4Gi", pods="4"), make_node("n2", cpu="1")]
+    s = make_scheduler(nodes, pods, accelerate=accelerate or Accelerate())
     for p in nominated:
         s.queue.nominator.add(s.cache.new_pod_info(p))
     s.host.set_cycle(s.frameworks["default-scheduler"], 0.0)
     return s
 
 
-def both_paths(s, pod, removed_names):
-    pinfo = s.cache.new_pod_info(pod)
-    removed = [s.cache.pod_info(f"uid-default-{n}") for n in removed_names]
-    i = s.cache.snapshot().index_of("n1")
-    fast = s.host.filter_on_node(None, pinfo, i, removed)
-    assert s.host.resources_decide(pinfo)
-    s.host.resources_decide = lambda p: False  # force the general path
-    slow = s.host.filter_on_node(None, pinfo, i, removed)
-    return fast, slow
+def both_paths(nominated, pod, removed_names):
+    """The verdict with resource arithmetic on, and with it off (the plugins re-run)."""
+    verdicts = []
+    for accelerate in (Accelerate(), Accelerate(resource_arithmetic=False)):
+        s = setup(nominated, accelerate)
+        pinfo = s.cache.new_pod_info(pod)
+        removed = [s.cache.pod_info(f"uid-default-{n}") for n in removed_names]
+        assert s.host.resources_decide(pinfo)
+        verdicts.append(s.host.filter_on_node(None, pinfo, s.cache.snapshot().index_of("n1"), removed))
+    return verdicts
 
 
 @pytest.mark.parametrize(
@@ -42,8 +46,7 @@ def both_paths(s, pod, removed_names):
     ],
 )
 def test_resource_shortcut_matches_the_filters(req, removed, nominated, ok, reasons):
-    s = setup(nominated)
-    fast, slow = both_paths(s, make_pod("p").prio(100).req(**req), removed)
+    fast, slow = both_paths(nominated, make_pod("p").prio(100).req(**req), removed)
     assert fast.is_success() == slow.is_success() == ok
     assert sorted(fast.reasons) == sorted(slow.reasons) == sorted(reasons)
 

@@ -1,4 +1,4 @@
-"""Filtering with nominated pods in two passes (reference §7.3), through the Scheduler."""
+"""Filtering with nominated pods in two passes (upstream's RunFilterPluginsWithNominatedPods), through the Scheduler."""
 
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ import pytest
 from sched_builders import last_given, make_node, make_pod, make_scheduler
 
 from cluster.clock import rfc3339
-from cluster.scheduler import preemption, preemption_fast
-from cluster.scheduler.preemption_fast import DryRunMemo, fast_candidate
+from cluster.scheduler import preemption
+from cluster.scheduler.accel import preemption_fast
+from cluster.scheduler.accel.preemption_fast import DryRunMemo, fast_candidate
 
 
 def random_cluster(seed: int):

@@ -33,7 +33,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .cache import Cache, PodInfo
+from ...api.placement import fits as placement_fits
+from ...api.placement import fits_rows
+from ..cache import Cache, PodInfo
 
 _PRIORITY_SHIFT = 2**31
 _SMALL = 64  # below this many nodes to recompute, gather their pods from the NodeInfos
@@ -198,7 +200,7 @@ def _compute(
     if nominated is not None:
         free -= nominated[0]
         count += nominated[1]
-    fits = (low_count > 0) & (free >= need).all(axis=1) & (count + 1 <= snap.allowed_pods[rows])
+    fits = (low_count > 0) & fits_rows(free, need, count, snap.allowed_pods[rows])
     out.fits[keys] = fits
     out.none_needed[keys] = False
     for key in keys:
@@ -234,7 +236,7 @@ def _compute_one(
                 if col in free:
                     free[col] -= amount
     allowed = int(snap.allowed_pods[row])
-    fits = bool(lower) and all(free[c] >= n for c, n in zip(cols, need)) and count + 1 <= allowed
+    fits = bool(lower) and placement_fits(zip(cols, need), free.__getitem__, count, allowed)
     out.fits[key], out.none_needed[key] = fits, False
     out.victims.pop(key, None)
     if not fits:
@@ -245,7 +247,7 @@ def _compute_one(
         for col, amount in p.req_cols:
             if col in trial:
                 trial[col] -= amount
-        if all(trial[c] >= n for c, n in zip(cols, need)) and count + 2 <= allowed:
+        if placement_fits(zip(cols, need), trial.__getitem__, count + 1, allowed):  # it and the preemptor
             free, count = trial, count + 1
         else:
             victims.append(p)
@@ -351,7 +353,7 @@ def _reprieve(
     room, pods = free.copy(), count.copy()
     for r in range(depth):
         trial = room - grid[:, r]
-        ok = present[:, r] & (trial >= need).all(axis=1) & (pods + 2 <= allowed)
+        ok = present[:, r] & fits_rows(trial, need, pods + 1, allowed)  # the pod put back and the preemptor
         room[ok] = trial[ok]
         pods += ok
         back[:, r] = ok

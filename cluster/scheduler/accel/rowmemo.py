@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..api.codec import encode
-from .search import rotated_take_idx
+from ...api.codec import encode
+from ..search import rotated_take_idx
 
 if TYPE_CHECKING:
-    from .cache import Cache, PodInfo
-    from .framework import CycleState, Framework
+    from ..cache import Cache, PodInfo
+    from ..framework import CycleState, Framework
 
 MAX_KINDS = 32  # kinds of pods remembered at once; the oldest is dropped beyond it
 

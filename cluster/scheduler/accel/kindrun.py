@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .filtering import FilterRun, lazy_run
-from .search import draw_tied
+from ..filtering import FilterRun, lazy_run
+from ..search import draw_tied
 
 if TYPE_CHECKING:
-    from .cache import PodInfo
-    from .framework import CycleState, Framework
+    from ..cache import PodInfo
+    from ..framework import CycleState, Framework
+    from ..snapshot import Snapshot
     from .rowmemo import RowMemo
-    from .snapshot import Snapshot
 
 
 def kind_of(fwk: Framework, pinfo: PodInfo) -> tuple | None:
