@@ -7,7 +7,7 @@ after the caller's resourceVersion (or when the timeout passes), so every reply 
 Event payloads are the msgpack bytes the store encoded once per write.
 
 With a data directory every write call is committed to the durable log before it is
-acknowledged or any watcher can see it (``cluster/apiserver/durable.py``); a restarted actor
+acknowledged or any watcher can see it (``cluster/apiserver/hosted.py``); a restarted actor
 recovers from the directory, continues the resourceVersion sequence and the emulated
 timeline, and its watchers relist. Ray restarts the actor after a crash or a
 ``ray.kill(..., no_restart=False)`` and retries the calls that were in flight, so clients
@@ -29,9 +29,8 @@ from actors.packing import pack_reply, unpack
 from actors.profiling import GcPacer, Profile, Profiled, tune_gc
 from cluster.api.errors import Expired, StatusError
 from cluster.api.requests import ListPage, ListResult, Outcome, Request, WatchChunk
-from cluster.apiserver.apiserver import APIServer
-from cluster.apiserver.durable import DEFAULT_SNAPSHOT_EVERY, CommitFailed, Durable, Unrecoverable
-from cluster.apiserver.window import DEFAULT_WINDOW, Window
+from cluster.apiserver.hosted import DEFAULT_SNAPSHOT_EVERY, HostedAPIServer, Unrecoverable
+from cluster.apiserver.storage import DEFAULT_WINDOW, Window
 from cluster.clock import Clock, ClockSpec
 from cluster.frontend.backend import apply_one
 from cluster.runtime.instants import Instants
@@ -52,8 +51,8 @@ class APIServerActor(APIServerClock, Profiled):
         self.profile = Profile()
         tune_gc()
         self.clock = Clock(ClockSpec(time_scale), time.time)
-        self.durable = Durable(data_dir, seed, window, snapshot_every) if data_dir else None
-        self.api = APIServer(seed=seed, window=window) if self.durable is None else self.durable.api
+        self.hosted = HostedAPIServer(seed, window, data_dir, snapshot_every)
+        self.durable, self.api = self.hosted.durable, self.hosted.api
         self.data_dir = data_dir
         self.instants = Instants()  # where a held clock moved on (apiserverclock.py)
         self.restore_clock()  # a restart: writes go on on the cluster's timeline (apiserverclock.py)
@@ -66,8 +65,7 @@ class APIServerActor(APIServerClock, Profiled):
         """Before a benchmark's measured phase: the full collection, and the snapshot if one
         is due, so that neither lands inside the window."""
         await super().collect_garbage()
-        if self.durable is not None:
-            self.durable.idle()
+        self.hosted.idle()
 
     # -- writes ----------------------------------------------------------------------------
     async def write(self, requests: list[Request]) -> list[Outcome]:
@@ -105,25 +103,21 @@ class APIServerActor(APIServerClock, Profiled):
 
     def _commit(self, outcomes: list[Outcome]) -> list[Outcome]:
         """Commit what the call wrote before anyone hears of it; refuse it all if that fails."""
-        durable = self.durable
-        assert durable is not None  # called only with a durable log
         try:
-            durable.commit()
-        except CommitFailed as e:
-            self.api = durable.api  # reloaded from the log: the refused writes are gone
-            return [e] * len(outcomes)
+            outcomes = self.hosted.commit(outcomes)
         except Unrecoverable as e:
             # Memory holds writes the disk does not and nothing can take them back: end the
             # process without another reply; Ray restarts the actor from the log and
             # retries this call and every other one there.
             print(f"kubemu apiserver: {e}", file=sys.stderr, flush=True)
             os._exit(1)
+        self.api = self.hosted.api  # reloaded from the log after a refused commit
         return outcomes
 
     def _settle(self) -> None:
         """Before a read: commit writes a call made without finishing (it raised midway), so
         no reader sees a write a crash could still lose."""
-        if self.durable is not None and self.durable.log.pending:
+        if self.hosted.unsettled():
             self._commit([])
 
     # -- reads -----------------------------------------------------------------------------
@@ -150,7 +144,7 @@ class APIServerActor(APIServerClock, Profiled):
 
     async def resource_version(self) -> int:
         self._settle()
-        return self.api.store.rv
+        return self.api.resource_version()
 
     async def watch(
         self, since: dict[str, int], node_names: frozenset[str] | None = None, timeout: float = 1.0
@@ -167,8 +161,8 @@ class APIServerActor(APIServerClock, Profiled):
             if remaining <= 0:
                 idle = time.monotonic() - self._last_write > 1.0
                 self.gc.turn_done(idle=idle)  # a quiet second is when a full collection costs nothing
-                if idle and self.durable is not None:
-                    self.durable.idle()  # ... and a snapshot
+                if idle:
+                    self.hosted.idle()  # ... and a snapshot
                 return out
             if self._changed is None:
                 self._changed = asyncio.Event()
@@ -185,18 +179,7 @@ class APIServerActor(APIServerClock, Profiled):
 
     async def durability(self) -> dict:
         """The durable log's state: {} without a data directory."""
-        d = self.durable
-        if d is None:
-            return {}
-        return {
-            "dataDir": d.directory,
-            "recoveredResourceVersion": d.recovered_rv,
-            "snapshotResourceVersion": d.log.snapshot_rv,
-            "commitsFailed": d.commits_failed,
-            "snapshotError": d.snapshot_error,
-        }
+        return self.hosted.durability()
 
     async def counts(self) -> dict:
-        store = self.api.store
-        counts = {kind: store.count(kind) for kind in ("Pod", "Node", "Event", "Lease")}
-        return counts | {"resourceVersion": store.rv, "writes": self.writes}
+        return self.hosted.counts() | {"writes": self.writes}

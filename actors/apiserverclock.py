@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from actors.profiling import Profile
     from cluster.api.requests import Outcome
     from cluster.apiserver.apiserver import APIServer
-    from cluster.apiserver.durable import Durable
+    from cluster.apiserver.hosted import Durable
 
 
 class APIServerClock:
@@ -72,7 +72,7 @@ class APIServerClock:
         self.profile.start("apiserver")
         self.clock.apply(spec)
         if self.clock.held:
-            self.instants.moved(self.api.store.rv, self.clock.now())
+            self.instants.moved(self.api.resource_version(), self.clock.now())
             if self.data_dir is not None:
                 save_held(self.data_dir, self.clock.now())
 

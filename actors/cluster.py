@@ -34,7 +34,7 @@ from actors.informer import Informer
 from actors.packing import pack
 from cluster.api.errors import StatusError
 from cluster.api.requests import Outcome, Request, Watch
-from cluster.apiserver.window import DEFAULT_WINDOW, Window
+from cluster.apiserver.storage import DEFAULT_WINDOW, Window
 from cluster.clock import Clock, ClockSpec
 from cluster.runtime.cluster import SETTLE_HORIZON, Cluster, Layout, RuntimeRefused, drain
 from cluster.runtime.cluster import Informer as InformerLike

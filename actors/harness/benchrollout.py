@@ -53,7 +53,7 @@ def _rolled_out(cluster: LocalCluster, replicas: int) -> bool:
         and s.get("updatedReplicas") == replicas
         and s.get("replicas") == replicas
         and s.get("availableReplicas") == replicas
-        and cluster.api.store.count("Pod") == replicas
+        and cluster.api.count("Pod") == replicas
     )
 
 

@@ -261,7 +261,7 @@ async def serve(
         log(f"kubemu: {await cluster.start()} nodes registered")  # before any client can ask
     backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)
     metrics = Metrics(
-        storage=lambda: storage_objects(cluster.api.store.count),
+        storage=lambda: storage_objects(cluster.api.count),
         scheduler=lambda: scheduler_view(cluster),
         yunikorn=lambda: yunikorn_view(cluster),
         controllers=lambda: (live_view(cluster, "controller-manager") or {}).get("controllers"),

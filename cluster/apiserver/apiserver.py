@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..api import codec, kinds
+from ..api.canonical import canonicalize
 from ..api.errors import (
     AlreadyAssigned,
     AlreadyExists,
@@ -65,8 +66,8 @@ from .eviction import charge_budget, mark_disruption_target
 from .pages import OpenLists
 from .quotaadmission import admit_limits_and_quota
 from .serviceips import ServiceIPs
+from .storage import DEFAULT_WINDOW, Journal, Storage, Window
 from .store import Store
-from .window import DEFAULT_WINDOW, Window
 from .workloaddefaults import default_object, has_generation, next_generation
 
 GENERATE_NAME_ATTEMPTS = 8  # as upstream's RetryGenerateName: a clash draws a new suffix
@@ -77,14 +78,14 @@ class APIServer(Deletion):
         self,
         seed: int = 0,
         window: Window = DEFAULT_WINDOW,
-        store: Store | None = None,
+        store: Storage | None = None,
         event_ttl: float = EVENT_TTL_SECONDS,
         max_events: int = MAX_EVENTS,
         start: float = 0.0,
     ):
         """``start``: the emulated time the cluster starts at, when the built-in objects
         are created (``kubemu serve`` starts at the wall time, so their AGE reads right)."""
-        self.store = store or Store(window=window)
+        self.store: Storage = store or Store(window=window)  # the apiserver alone calls it (storage.py)
         self.admission = Admission(self.store, seed)
         self.event_expiry = EventExpiry(event_ttl, max_events)
         self.pages = OpenLists()  # paginated lists in progress
@@ -201,6 +202,7 @@ class APIServer(Deletion):
         kind = obj["kind"]
         self.admission.admit_create(kind, obj, now)
         default_object(kind, obj, creating=True)
+        canonicalize(kind, obj)  # quantities as upstream stores them ("500m" for 0.5)
         m = obj["metadata"]
         ns = m.get("namespace", "")
         if "name" not in m:
@@ -267,6 +269,7 @@ class APIServer(Deletion):
         if _has_status(kind):  # the status subresource alone writes it
             new["status"] = current.get("status", {})
         default_object(kind, new, creating=False)
+        canonicalize(kind, new)
         self.admission.admit_update(kind, new, current)
         try:
             validate_update(kind, current, new)
@@ -356,6 +359,23 @@ class APIServer(Deletion):
         if changed and not gone and self.store.rv == rv:
             # The delete changed nothing (a longer grace on a terminating pod): store the condition.
             self.store.put("Pod", pod, "MODIFIED")
+
+    # -- what callers outside the apiserver read of its storage ------------------------------
+    def resource_version(self) -> int:
+        """The resourceVersion of the latest write."""
+        return self.store.rv
+
+    def count(self, kind: str) -> int:
+        """How many objects of ``kind`` are stored."""
+        return self.store.count(kind)
+
+    def exists(self, kind: str, ns: str, name: str) -> bool:
+        """Whether the object is stored (``ns`` "" for a cluster-scoped kind)."""
+        return self.store.has(kind, ns, name)
+
+    def set_journal(self, journal: Journal | None) -> None:
+        """Tell ``journal`` of every write from now on (a durable log, a trace); None: nobody."""
+        self.store.journal = journal
 
     # -- reads ----------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict:

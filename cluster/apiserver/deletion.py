@@ -66,7 +66,7 @@ from .admission import BUILTIN_NAMESPACES
 from .plaindelete import delete_plain_pod
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .storage import Storage
 
 PROPAGATION_POLICIES = ("Foreground", "Background", "Orphan")  # DeleteOptions.propagationPolicy
 # Upstream's immortal namespaces are default, kube-system and kube-public; kube-node-lease may
@@ -82,7 +82,7 @@ _POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
 class Deletion:
     """The delete half of ``APIServer`` (see the module docstring)."""
 
-    store: Store
+    store: Storage
 
     def _get(self, kind: str, ns: str, name: str) -> dict:
         raise NotImplementedError  # the apiserver's read

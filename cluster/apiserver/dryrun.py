@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import codec
-from .store import Store
+from .storage import Storage
 
 _GONE = b""  # the written bytes of an object this request removed
 
 
 class DryRunStore:
-    def __init__(self, base: Store):
+    def __init__(self, base: Storage):
         self.base = base
         self._written: dict[tuple[str, str, str], bytes] = {}
 

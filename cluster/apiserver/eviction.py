@@ -32,7 +32,7 @@ from ..api.pdb import (
 from ..clock import rfc3339
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .storage import Storage
 
 PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
@@ -66,7 +66,7 @@ class BudgetRefused(TooManyRequests):
         return out
 
 
-def charge_budget(store: Store, pod: dict, now: float) -> None:
+def charge_budget(store: Storage, pod: dict, now: float) -> None:
     """Take one disruption from the pod's PDB, or raise why the PDB forbids it. A pod that is
     not running, or already going, disrupts nothing more by leaving."""
     if is_terminal(pod) or phase_of(pod) == "Pending" or is_terminating(pod):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import msgspec
 
-from .store import Store
+from .storage import Storage
 
 _NIL = msgspec.Raw(b"\xc0")
 _EMPTY_LIST = b"\x90"
@@ -35,7 +35,7 @@ class _Pod(msgspec.Struct):
 _decoder = msgspec.msgpack.Decoder(_Pod)
 
 
-def delete_plain_pod(store: Store, ns: str, name: str, uid: str | None) -> bool:
+def delete_plain_pod(store: Storage, ns: str, name: str, uid: str | None) -> bool:
     """Remove the pod if it is plain (module docstring); False: nothing done, take the
     general path."""
     data = store.raw("Pod", ns, name)

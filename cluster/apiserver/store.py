@@ -25,15 +25,21 @@ import builtins
 import sys
 from bisect import bisect_right
 from collections.abc import Set
+from typing import TYPE_CHECKING
 
 from ..api import codec
 from ..api.errors import Expired
 from .leaserenew import LeaseRenewals
 from .window import COALESCED_KINDS, DEFAULT_WINDOW, Event, KindLog, Window
 
+if TYPE_CHECKING:
+    from .storage import Journal, Storage
+
 
 class Store:
-    def __init__(self, window: Window = DEFAULT_WINDOW, start_rv: int = 0, journal=None):
+    """The in-memory ``Storage`` (``storage.py``): see the module docstring."""
+
+    def __init__(self, window: Window = DEFAULT_WINDOW, start_rv: int = 0, journal: Journal | None = None):
         self.rv = start_rv
         # The apiserver's clock as of its latest write (``at``): the window keeps events by
         # their age on it.
@@ -41,7 +47,7 @@ class Store:
         # Anything with ``record_put``/``record_remove`` (the apiserver's ``DurableLog``):
         # told of every write, with the bytes encoded for the watch window. None: no
         # durability, and no cost beyond one attribute test per write.
-        self.journal = journal
+        self.journal: Journal | None = journal
         # kind -> (namespace, name) -> (the object's bytes, its node name when stored).
         self._objects: dict[str, dict[tuple[str, str], tuple[bytes, str]]] = {}
         self._logs: dict[str, KindLog] = {}
@@ -233,7 +239,7 @@ class Store:
         }
 
     @classmethod
-    def from_recovered(cls, recovered, window: Window = DEFAULT_WINDOW, journal=None) -> Store:
+    def from_recovered(cls, recovered, window: Window = DEFAULT_WINDOW, journal: Journal | None = None) -> Store:
         """A store holding ``recovered``'s objects (``.rv``, ``.objects`` as from
         ``wal.recover``) that continues its resourceVersion sequence, recording its new
         writes in ``journal``.
@@ -256,6 +262,11 @@ class Store:
             log = self._logs[kind] = KindLog(self._window, kind in COALESCED_KINDS)
             # Nothing of this kind happened before now, so any rv up to now is servable.
         return log
+
+
+def _keeps_protocol(store: Store) -> Storage:
+    """Never called: mypy checks here that ``Store`` is a ``Storage``."""
+    return store
 
 
 def _node(kind: str, obj: dict | None) -> str:

@@ -47,7 +47,7 @@ def _apply_one(api: APIServer, req: Request, now: float) -> dict[str, Any] | Non
         return deleted_answer(before) if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
     if isinstance(req, Patch):  # a subresource's typed write (ephemeralcontainers, finalize)
         api.patch(req.kind, req.namespace, req.name, req.uid, req.patch, now)
-        gone = not api.store.has(req.kind, req.namespace, req.name)  # a finalize that let a namespace go
+        gone = not api.exists(req.kind, req.namespace, req.name)  # a finalize that let a namespace go
         return None if gone else codec.clone(api.get(req.kind, req.namespace, req.name))
     if isinstance(req, Bind):
         api.bind(req.namespace, req.name, req.uid, req.node, now)
@@ -217,10 +217,10 @@ class LocalBackend(Backend):
         return self.api.watch({kind: rv}, node_names)[kind]
 
     async def resource_version(self) -> int:
-        return self.api.store.rv
+        return self.api.resource_version()
 
     async def changed(self, rv: int, timeout: float) -> None:
-        if self.api.store.rv > rv:
+        if self.api.resource_version() > rv:
             return
         try:
             await asyncio.wait_for(self._changed.wait(), timeout)

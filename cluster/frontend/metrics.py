@@ -197,7 +197,7 @@ def resource_label(r: Resource) -> str:
 
 def storage_objects(count: Callable[[str], int]) -> dict[str, int]:
     """Objects stored per resource, for every kind kubemu serves, keyed by upstream's label;
-    ``count(kind)`` is how many objects of a kind are stored (``api.store.count``)."""
+    ``count(kind)`` is how many objects of a kind are stored (``APIServer.count``)."""
     return {resource_label(r): count(r.kind) for r in RESOURCES}
 
 

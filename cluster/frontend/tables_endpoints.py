@@ -19,6 +19,10 @@ from .tables_kinds import since
 SHOWN = 3  # upstream prints at most three entries of a list, then how many more
 
 
+def _dicts(v: Any) -> list[dict[str, Any]]:
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+
 def _more(items: list[str], count: int, empty: str) -> str:
     text = ",".join(items)
     if count > len(items):
@@ -32,18 +36,14 @@ def _host_port(ip: str, port: Any) -> str:
 
 def endpoints_text(subsets: Any) -> str:
     """What upstream's ENDPOINTS column says of an Endpoints' ``subsets``."""
-    if not subsets:
+    if not _dicts(subsets):
         return "<none>"
     shown: list[str] = []
     count = 0
-    for ss in subsets:
-        addresses = [str((a or {}).get("ip", "")) for a in (ss or {}).get("addresses") or ()]
-        ports = (ss or {}).get("ports") or ()
-        pairs = (
-            [[ip for ip in addresses]]
-            if not ports
-            else [[_host_port(ip, (p or {}).get("port", 0)) for ip in addresses] for p in ports]
-        )
+    for ss in _dicts(subsets):
+        addresses = [str(a.get("ip", "")) for a in _dicts(ss.get("addresses"))]
+        ports = _dicts(ss.get("ports"))
+        pairs = [addresses] if not ports else [[_host_port(ip, p.get("port", 0)) for ip in addresses] for p in ports]
         for pair in pairs:  # every port counts its addresses, shown or not
             count += len(pair)
             shown.extend(pair[: max(0, SHOWN - len(shown))])
@@ -52,15 +52,14 @@ def endpoints_text(subsets: Any) -> str:
 
 def slice_ports_text(ports: Any) -> str:
     names = []
-    for p in ports or ():
-        p = p or {}
+    for p in _dicts(ports):
         port, name = p.get("port"), p.get("name")
         names.append(str(port) if port is not None else str(name) if name is not None else "*")
     return _more(names[:SHOWN], len(names), "<unset>")
 
 
 def slice_endpoints_text(endpoints: Any) -> str:
-    addresses = [str(a) for e in endpoints or () for a in (e or {}).get("addresses") or ()]
+    addresses = [str(a) for e in _dicts(endpoints) for a in e.get("addresses") or () if isinstance(a, str)]
     return _more(addresses[:SHOWN], len(addresses), "<unset>")
 
 

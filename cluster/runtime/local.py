@@ -37,8 +37,8 @@ from typing import Any, TextIO
 from ..api import codec
 from ..api.requests import Bind, Outcome, Request, Watch
 from ..apiserver.apiserver import APIServer
-from ..apiserver.durable import restart_in_memory
-from ..apiserver.window import DEFAULT_WINDOW, Window
+from ..apiserver.hosted import restart_in_memory
+from ..apiserver.storage import DEFAULT_WINDOW, Window
 from . import gcpolicy
 from .cluster import SETTLE_HORIZON, Cluster, Informer, Layout, RuntimeRefused
 from .commands import Command
@@ -105,7 +105,7 @@ class LocalCluster(Cluster):
         self.on_fault = on_fault  # None: a component's fault ends the run (see the module docstring)
         self.api = APIServer(seed=seed, window=window, start=start)  # built-in objects created at the start
         if trace is not None:
-            self.api.store.journal = Trace(trace, self.now)
+            self.api.set_journal(Trace(trace, self.now))
         self._now = start  # emulated seconds since the clock's epoch; ``kubemu serve`` starts at the wall time
         self.members: list[Member] = [self._member(role, spec) for role, spec in layout.control.items()]
         for spec in layout.hosts:
@@ -257,7 +257,7 @@ class LocalCluster(Cluster):
         return await informer.poll(0.0)
 
     def resource_version(self) -> int:
-        return self.api.store.rv
+        return self.api.resource_version()
 
     # -- components ----------------------------------------------------------------------------
     def _host_member(self, node: str) -> Member:

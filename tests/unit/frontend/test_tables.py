@@ -180,6 +180,8 @@ COLUMNS = {
     "ValidatingAdmissionPolicy": (["Name", "Validations", "ParamKind", "Age"], []),
     "ValidatingAdmissionPolicyBinding": (["Name", "PolicyName", "ParamRef", "Age"], []),
     "RuntimeClass": (["Name", "Handler", "Age"], []),
+    "Endpoints": (["Name", "Endpoints", "Age"], []),  # cells in test_tables_endpoints.py
+    "EndpointSlice": (["Name", "AddressType", "Ports", "Endpoints", "Age"], []),
     # kubemu's own (tables_explain.py; cells in tests/unit/frontend/test_explain_frontend.py)
     "SchedulingResult": (["Name", "Attempts", "Result", "Node", "Reason", "Age"], ["Scheduler", "Last Attempt"]),
 }

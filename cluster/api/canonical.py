@@ -1,0 +1,134 @@
+"""Quantities as upstream stores them: every ``resource.Quantity`` field in its canonical string.
+
+Owns ``canonical_quantity`` (what upstream's ``Quantity.String()`` gives for a parsed value:
+``0.5`` and ``"0.5"`` become ``"500m"``, ``2000`` becomes ``"2k"``, ``"1.5Gi"`` becomes
+``"1536Mi"``) and ``canonicalize``, which rewrites every quantity field of a built-in object
+in place, found through the kind's schema (``schema.py``). The apiserver calls it on every
+create and update, after defaulting, so what a client reads back is what upstream would
+answer: a number written in a manifest (``cpu: 0.5``) comes back as a string, which typed
+clients such as the Python client require.
+
+Upstream's rules, from its quantity formatting: a value parsed with a binary suffix stays
+binary when it is a whole number of bytes of at least 1024 (then the largest power of 1024
+that divides it names the suffix), else it is written in decimal; a decimal value is an
+integer mantissa times a power of ten that is a multiple of three (the largest such power),
+with the SI suffix of that power; a value written with an exponent keeps the exponent form
+(``e3``). Precision below a nano unit rounds up to one nano unit, as upstream's parser does.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import cache
+from typing import Any
+
+from . import schema
+from .quantity import QuantityError, parse
+
+_SI = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BIN = {0: "", 1: "Ki", 2: "Mi", 3: "Gi", 4: "Ti", 5: "Pi", 6: "Ei"}
+_CACHE: dict[Any, Any] = {}
+
+
+def _format_of(value: str | int | float) -> str:
+    if not isinstance(value, str):
+        return "exp" if "e" in repr(value).lower() and not isinstance(value, int) else "si"
+    s = value.strip()
+    if s[-2:] in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
+        return "bin"
+    return "exp" if ("e" in s or "E" in s) else "si"
+
+
+def _decimal(v: Fraction, exponent_form: bool) -> str:
+    sign = "-" if v < 0 else ""
+    v = abs(v)
+    nano = v * 10**9
+    mantissa = math.ceil(nano)  # below a nano unit rounds up
+    exp = -9
+    while mantissa and mantissa % 10 == 0:
+        mantissa //= 10
+        exp += 1
+    while exp % 3:
+        mantissa *= 10
+        exp -= 1
+    if exponent_form:
+        return f"{sign}{mantissa}" + (f"e{exp}" if exp else "")
+    while exp > 18:  # past Exa there is no suffix: a longer mantissa
+        mantissa *= 1000
+        exp -= 3
+    return f"{sign}{mantissa}{_SI[exp]}"
+
+
+def canonical_quantity(value: str | int | float) -> str:
+    """Upstream's string for a quantity; raises ``QuantityError`` for a value that is not one."""
+    key = (type(value), value)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return str(hit)
+    v = parse(value)
+    if v == 0:
+        out = "0"
+    else:
+        fmt = _format_of(value)
+        if fmt == "bin" and abs(v) >= 1024 and v.denominator == 1:
+            n, power = abs(v.numerator), 0
+            while n % 1024 == 0 and power < 6:
+                n //= 1024
+                power += 1
+            out = f"{'-' if v < 0 else ''}{n}{_BIN[power]}"
+        else:
+            out = _decimal(v, fmt == "exp")
+    if len(_CACHE) < 65536:
+        _CACHE[key] = out
+    return out
+
+
+@cache
+def _carries(struct: schema.Struct) -> frozenset[str]:
+    """The fields of ``struct`` under which a quantity can be found (pruning the walk)."""
+    return frozenset(name for name, t in struct.fields.items() if _type_carries(t, set()))
+
+
+def _type_carries(t: schema.Type, seen: set[str]) -> bool:
+    if t.code == schema.QUANTITY:
+        return True
+    if t.code in (schema.LIST, schema.MAP) and t.elem is not None:
+        return _type_carries(t.elem, seen)
+    if t.code == schema.STRUCT and t.struct is not None:
+        key = f"{t.struct.package}.{t.struct.name}"
+        if key in seen:
+            return False
+        seen.add(key)
+        return any(_type_carries(f, seen) for f in t.struct.fields.values())
+    return False
+
+
+def _walk(t: schema.Type, value: Any) -> Any:
+    """``value`` with its quantities canonical (containers edited in place)."""
+    code = t.code
+    if code == schema.QUANTITY:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            try:
+                return canonical_quantity(value)
+            except QuantityError:
+                return value  # validation names it; nothing to rewrite
+        return value
+    if code == schema.STRUCT and t.struct is not None and isinstance(value, dict):
+        fields = t.struct.fields
+        for name in _carries(t.struct).intersection(value):
+            value[name] = _walk(fields[name], value[name])
+    elif code == schema.LIST and t.elem is not None and isinstance(value, list):
+        for i, item in enumerate(value):
+            value[i] = _walk(t.elem, item)
+    elif code == schema.MAP and t.elem is not None and isinstance(value, dict):
+        for k, item in value.items():
+            value[k] = _walk(t.elem, item)
+    return value
+
+
+def canonicalize(kind: str, obj: dict[str, Any]) -> None:
+    """Rewrite every quantity field of ``obj`` (a built-in ``kind``) to its canonical string."""
+    t = schema.kind_type(kind)
+    if t is not None:
+        _walk(t, obj)
