@@ -17,37 +17,18 @@ lists all three (``discoverable``), each group's versions in upstream's order (`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from . import kindspec
+from .kindspec import VERBS as VERBS
+from .kindspec import KindSpec
+from .kindspec import Resource as Resource  # re-exported: callers import it from here
+
 _VERSION = re.compile(r"v([0-9]+)(?:(alpha|beta)([0-9]+))?")
-VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 READ_ONLY = ("get", "list", "watch")  # kinds only a component writes
 # kubemu's own group: its kinds' schema is written by hand (schema_kubemu.py); they have no
 # protobuf message and are served as JSON only, as upstream serves custom resources.
 OWN_GROUP = "kubemu.io"
-
-
-@dataclass(frozen=True)
-class Resource:
-    kind: str
-    group: str  # "" for the core group
-    version: str
-    plural: str
-    namespaced: bool
-    short_names: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    subresources: tuple[str, ...] = ()
-    modeled: bool = False
-    verbs: tuple[str, ...] = VERBS  # what discovery lists; the review kinds are create-only
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def singular(self) -> str:
-        return self.kind.lower()
 
 
 def _r(
@@ -66,11 +47,32 @@ def _r(
     return Resource(kind, group, version, plural, namespaced, short_names, categories, subresources, modeled, verbs)
 
 
+def _k(
+    kind: str,
+    gv: str,
+    plural: str,
+    namespaced: bool = True,
+    *,
+    list_order: int | None = None,
+    mirror_order: int | None = None,
+    **facts: Any,
+) -> KindSpec:
+    """A built-in kind's spec: its ``Resource`` row and where the controller manager and the
+    scenario driver list it; kubemu's own group has no protobuf message."""
+    r = _r(kind, gv, plural, namespaced, **facts)
+    return KindSpec(r, protobuf=r.group != OWN_GROUP, list_order=list_order, mirror_order=mirror_order)
+
+
+def _registered(specs: tuple[KindSpec, ...]) -> list[KindSpec]:
+    kindspec.add_builtin(specs)
+    return kindspec.builtin()
+
+
 ALL = ("all",)
 API_EXTENSIONS = ("api-extensions",)
-RESOURCES: tuple[Resource, ...] = (
+_BUILTIN_SPECS: tuple[KindSpec, ...] = (
     # Modelled: kubemu's components act on these.
-    _r(
+    _k(
         "Pod",
         "v1",
         "pods",
@@ -88,9 +90,21 @@ RESOURCES: tuple[Resource, ...] = (
             "status",
         ),
         modeled=True,
+        list_order=9,
+        mirror_order=1,
     ),
-    _r("Node", "v1", "nodes", False, short_names=("no",), subresources=("status",), modeled=True),
-    _r(
+    _k(
+        "Node",
+        "v1",
+        "nodes",
+        False,
+        short_names=("no",),
+        subresources=("status",),
+        modeled=True,
+        list_order=0,
+        mirror_order=0,
+    ),
+    _k(
         "Namespace",
         "v1",
         "namespaces",
@@ -100,17 +114,19 @@ RESOURCES: tuple[Resource, ...] = (
         modeled=True,
         verbs=tuple(v for v in VERBS if v != "deletecollection"),  # upstream has no namespace deletecollection
     ),
-    _r("Event", "v1", "events", short_names=("ev",), modeled=True),
-    _r("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False, short_names=("pc",), modeled=True),
-    _r(
+    _k("Event", "v1", "events", short_names=("ev",), modeled=True, mirror_order=2),
+    _k("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False, short_names=("pc",), modeled=True),
+    _k(
         "PodDisruptionBudget",
         "policy/v1",
         "poddisruptionbudgets",
         short_names=("pdb",),
         subresources=("status",),
         modeled=True,
+        list_order=2,
+        mirror_order=10,
     ),
-    _r(
+    _k(
         "ReplicaSet",
         "apps/v1",
         "replicasets",
@@ -118,8 +134,10 @@ RESOURCES: tuple[Resource, ...] = (
         categories=ALL,
         subresources=("status", "scale"),
         modeled=True,
+        list_order=4,
+        mirror_order=3,
     ),
-    _r(
+    _k(
         "DaemonSet",
         "apps/v1",
         "daemonsets",
@@ -127,20 +145,21 @@ RESOURCES: tuple[Resource, ...] = (
         categories=ALL,
         subresources=("status",),
         modeled=True,
+        list_order=5,
     ),
-    _r("Lease", "coordination.k8s.io/v1", "leases", modeled=True),
+    _k("Lease", "coordination.k8s.io/v1", "leases", modeled=True, list_order=1),
     # Stored: versioned, listed and watched; kubemu does not act on them (yet).
-    _r("ConfigMap", "v1", "configmaps", short_names=("cm",)),
-    _r("Secret", "v1", "secrets"),
-    _r("Service", "v1", "services", short_names=("svc",), categories=ALL, subresources=("status",)),
-    _r("ServiceAccount", "v1", "serviceaccounts", short_names=("sa",), subresources=("token",)),
-    _r("Endpoints", "v1", "endpoints", short_names=("ep",)),
-    _r("PersistentVolume", "v1", "persistentvolumes", False, short_names=("pv",), subresources=("status",)),
-    _r("PersistentVolumeClaim", "v1", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
-    _r("ResourceQuota", "v1", "resourcequotas", short_names=("quota",), subresources=("status",)),
-    _r("LimitRange", "v1", "limitranges", short_names=("limits",)),
-    _r("PodTemplate", "v1", "podtemplates"),
-    _r(
+    _k("ConfigMap", "v1", "configmaps", short_names=("cm",)),
+    _k("Secret", "v1", "secrets"),
+    _k("Service", "v1", "services", short_names=("svc",), categories=ALL, subresources=("status",)),
+    _k("ServiceAccount", "v1", "serviceaccounts", short_names=("sa",), subresources=("token",)),
+    _k("Endpoints", "v1", "endpoints", short_names=("ep",)),
+    _k("PersistentVolume", "v1", "persistentvolumes", False, short_names=("pv",), subresources=("status",)),
+    _k("PersistentVolumeClaim", "v1", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
+    _k("ResourceQuota", "v1", "resourcequotas", short_names=("quota",), subresources=("status",)),
+    _k("LimitRange", "v1", "limitranges", short_names=("limits",)),
+    _k("PodTemplate", "v1", "podtemplates"),
+    _k(
         "ReplicationController",
         "v1",
         "replicationcontrollers",
@@ -148,7 +167,7 @@ RESOURCES: tuple[Resource, ...] = (
         categories=ALL,
         subresources=("status", "scale"),
     ),
-    _r(
+    _k(
         "Deployment",
         "apps/v1",
         "deployments",
@@ -156,8 +175,10 @@ RESOURCES: tuple[Resource, ...] = (
         categories=ALL,
         subresources=("status", "scale"),
         modeled=True,
+        list_order=3,
+        mirror_order=4,
     ),
-    _r(
+    _k(
         "StatefulSet",
         "apps/v1",
         "statefulsets",
@@ -165,11 +186,23 @@ RESOURCES: tuple[Resource, ...] = (
         categories=ALL,
         subresources=("status", "scale"),
         modeled=True,
+        list_order=6,
+        mirror_order=5,
     ),
-    _r("ControllerRevision", "apps/v1", "controllerrevisions", modeled=True),
-    _r("Job", "batch/v1", "jobs", categories=ALL, subresources=("status",), modeled=True),
-    _r("CronJob", "batch/v1", "cronjobs", short_names=("cj",), categories=ALL, subresources=("status",), modeled=True),
-    _r(
+    _k("ControllerRevision", "apps/v1", "controllerrevisions", modeled=True, mirror_order=6),
+    _k("Job", "batch/v1", "jobs", categories=ALL, subresources=("status",), modeled=True, list_order=8, mirror_order=7),
+    _k(
+        "CronJob",
+        "batch/v1",
+        "cronjobs",
+        short_names=("cj",),
+        categories=ALL,
+        subresources=("status",),
+        modeled=True,
+        list_order=7,
+        mirror_order=8,
+    ),
+    _k(
         "HorizontalPodAutoscaler",
         "autoscaling/v2",
         "horizontalpodautoscalers",
@@ -177,19 +210,20 @@ RESOURCES: tuple[Resource, ...] = (
         categories=ALL,
         subresources=("status",),
         modeled=True,
+        mirror_order=9,
     ),
-    _r("EndpointSlice", "discovery.k8s.io/v1", "endpointslices"),
-    _r("StorageClass", "storage.k8s.io/v1", "storageclasses", False, short_names=("sc",)),
+    _k("EndpointSlice", "discovery.k8s.io/v1", "endpointslices"),
+    _k("StorageClass", "storage.k8s.io/v1", "storageclasses", False, short_names=("sc",)),
     # kube-scheduler lists these before it schedules anything (its informers' WaitForCacheSync).
-    _r("CSINode", "storage.k8s.io/v1", "csinodes", False),
-    _r("CSIDriver", "storage.k8s.io/v1", "csidrivers", False),
-    _r("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities"),
-    _r("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments", False, subresources=("status",)),
-    _r("Role", "rbac.authorization.k8s.io/v1", "roles"),
-    _r("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings"),
-    _r("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", False),
-    _r("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
-    _r(
+    _k("CSINode", "storage.k8s.io/v1", "csinodes", False),
+    _k("CSIDriver", "storage.k8s.io/v1", "csidrivers", False),
+    _k("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities"),
+    _k("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments", False, subresources=("status",)),
+    _k("Role", "rbac.authorization.k8s.io/v1", "roles"),
+    _k("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings"),
+    _k("ClusterRole", "rbac.authorization.k8s.io/v1", "clusterroles", False),
+    _k("ClusterRoleBinding", "rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
+    _k(
         "CustomResourceDefinition",
         "apiextensions.k8s.io/v1",
         "customresourcedefinitions",
@@ -197,12 +231,12 @@ RESOURCES: tuple[Resource, ...] = (
         short_names=("crd", "crds"),
         subresources=("status",),
     ),
-    _r("Ingress", "networking.k8s.io/v1", "ingresses", short_names=("ing",), subresources=("status",)),
-    _r("IngressClass", "networking.k8s.io/v1", "ingressclasses", False),
-    _r("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", short_names=("netpol",)),
+    _k("Ingress", "networking.k8s.io/v1", "ingresses", short_names=("ing",), subresources=("status",)),
+    _k("IngressClass", "networking.k8s.io/v1", "ingressclasses", False),
+    _k("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", short_names=("netpol",)),
     # The built-in group-versions are listed as local APIServices by the front end
     # (cluster/frontend/apiservices.py); stored ones are the user's.
-    _r(
+    _k(
         "APIService",
         "apiregistration.k8s.io/v1",
         "apiservices",
@@ -211,21 +245,21 @@ RESOURCES: tuple[Resource, ...] = (
         subresources=("status",),
     ),
     # Stored and validated; webhooks given by url are called (frontend/webhookcall.py), no policy is evaluated.
-    _r(
+    _k(
         "MutatingWebhookConfiguration",
         "admissionregistration.k8s.io/v1",
         "mutatingwebhookconfigurations",
         False,
         categories=API_EXTENSIONS,
     ),
-    _r(
+    _k(
         "ValidatingWebhookConfiguration",
         "admissionregistration.k8s.io/v1",
         "validatingwebhookconfigurations",
         False,
         categories=API_EXTENSIONS,
     ),
-    _r(
+    _k(
         "ValidatingAdmissionPolicy",
         "admissionregistration.k8s.io/v1",
         "validatingadmissionpolicies",
@@ -233,7 +267,7 @@ RESOURCES: tuple[Resource, ...] = (
         categories=API_EXTENSIONS,
         subresources=("status",),
     ),
-    _r(
+    _k(
         "ValidatingAdmissionPolicyBinding",
         "admissionregistration.k8s.io/v1",
         "validatingadmissionpolicybindings",
@@ -241,7 +275,7 @@ RESOURCES: tuple[Resource, ...] = (
         categories=API_EXTENSIONS,
     ),
     # Stored; kubemu runs no signer, so a request is never approved or issued by itself.
-    _r(
+    _k(
         "CertificateSigningRequest",
         "certificates.k8s.io/v1",
         "certificatesigningrequests",
@@ -250,10 +284,19 @@ RESOURCES: tuple[Resource, ...] = (
         subresources=("approval", "status"),
     ),
     # A pod's runtimeClassName is admitted against these (cluster/apiserver/admission.py).
-    _r("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
+    _k("RuntimeClass", "node.k8s.io/v1", "runtimeclasses", False),
     # Written by the scheduler only (cluster/scheduler/explain.py): clients read, never write.
-    _r("SchedulingResult", "kubemu.io/v1alpha1", "schedulingresults", short_names=("sr",), verbs=READ_ONLY),
+    _k(
+        "SchedulingResult",
+        "kubemu.io/v1alpha1",
+        "schedulingresults",
+        short_names=("sr",),
+        verbs=READ_ONLY,
+        mirror_order=11,
+    ),
 )
+
+RESOURCES: tuple[Resource, ...] = tuple(s.resource for s in _registered(_BUILTIN_SPECS))
 
 BY_KIND: dict[str, Resource] = {r.kind: r for r in RESOURCES}
 BY_PLURAL: dict[tuple[str, str], Resource] = {(r.group, r.plural): r for r in RESOURCES}
@@ -370,9 +413,10 @@ def served() -> list[Resource]:
 
 
 def json_only(kind: str) -> bool:
-    """Whether objects of ``kind`` have no protobuf form: a custom kind, or one of kubemu's own."""
-    r = BY_KIND.get(kind)
-    return kind in CUSTOM or (r is not None and r.group == OWN_GROUP)
+    """Whether objects of ``kind`` have no protobuf form: a custom kind, or one whose spec
+    names no message (kubemu's own, a registered kind)."""
+    spec = kindspec.get(kind)
+    return spec.protobuf is False if spec is not None else kind in CUSTOM
 
 
 def at_version(group: str, version: str, plural: str) -> Resource | None:

@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from . import kindspec
 from .workloadvalidation import MAX_INT32, forbidden, invalid
 
 POD_UPDATABLE = (
@@ -35,9 +36,9 @@ DIFF_LINES = 8  # changed paths shown under the pod's Forbidden line
 
 
 def validate_update(kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
-    check = _CHECKS.get(kind)
-    if check is not None:
-        check(old, new)
+    spec = kindspec.get(kind)
+    if spec is not None and spec.validate_update is not None:
+        spec.validate_update(old, new)
 
 
 # ---- Pod ----------------------------------------------------------------------------------
@@ -275,6 +276,7 @@ def _priority_class(old: dict[str, Any], new: dict[str, Any]) -> None:
         invalid("preemptionPolicy", new.get("preemptionPolicy"), IMMUTABLE)
 
 
+# Each kind's update rules, kept in its spec (``kindspec``); ``validate_update`` reads them there.
 _CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
     "Pod": _pod,
     "Deployment": _selector_immutable,
@@ -284,3 +286,4 @@ _CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
     "StatefulSet": _statefulset,
     "PriorityClass": _priority_class,
 }
+kindspec.attach_all("validate_update", _CHECKS)

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from . import codec
+from . import codec, kindspec
 from .annotationvalidation import check_kubemu_annotations
 from .errors import Cause
 from .objects import KINDS
@@ -469,17 +468,23 @@ def _check_event(obj: dict[str, Any], path: str) -> None:
     _str(obj, "message", path)
 
 
-_CHECKS: dict[str, Callable[[dict[str, Any], str], None]] = {
-    "Pod": _check_pod,
-    "Node": _check_node,
-    "Namespace": lambda obj, path: None,  # its name is all there is to check
-    "Event": _check_event,
-    "PriorityClass": _check_priority_class,
-    "PodDisruptionBudget": _check_pdb,
-    "ReplicaSet": _check_workload,
-    "DaemonSet": _check_workload,
-    "Lease": _check_lease,
-}
+# Each kind's create rules, kept in its spec (``kindspec``); ``validate`` reads them there.
+kindspec.attach_all(
+    "validate",
+    {
+        "Pod": _check_pod,
+        "Node": _check_node,
+        "Namespace": lambda obj, path: None,  # its name is all there is to check
+        "Event": _check_event,
+        "PriorityClass": _check_priority_class,
+        "PodDisruptionBudget": _check_pdb,
+        "ReplicaSet": _check_workload,
+        "DaemonSet": _check_workload,
+        "Lease": _check_lease,
+        # The workload kinds' own rules (upstream's messages), then their pod templates.
+        **{kind: (lambda obj, path, kind=kind: _check_workload_kind(kind, obj, path)) for kind in WORKLOAD_CHECKS},
+    },
+)
 
 # Older API versions whose shape is the same for the fields kubemu reads.
 _EXTRA_VERSIONS = {
@@ -504,11 +509,9 @@ def validate(obj: dict[str, Any], path: str = "") -> None:
         shown = " or ".join(json.dumps(v) for v in versions)
         raise ValidationError(_at(path, "apiVersion"), obj.get("apiVersion"), f"is not served for {kind} (use {shown})")
     _check_metadata(obj, path, kind)
-    check = _CHECKS.get(kind)
-    if check is not None:  # a kind kubemu only stores has its metadata checked, nothing more
-        check(obj, path)
-    elif kind in WORKLOAD_CHECKS:
-        _check_workload_kind(kind, obj, path)
+    spec = kindspec.get(kind)
+    if spec is not None and spec.validate is not None:  # a kind only stored: its metadata, nothing more
+        spec.validate(obj, path)
 
 
 # Where each workload kind keeps its pod template.

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..api import codec, kinds
+from ..api import codec, kinds, kindspec
 from ..api.canonical import canonicalize
 from ..api.errors import (
     AlreadyAssigned,
@@ -106,7 +106,8 @@ class APIServer(Deletion):
             r = kinds.custom_from(crd)
             if r is not None:
                 defined[r.kind] = (r, kinds.custom_versions(crd))
-        for kind in [k for k in kinds.CUSTOM if k not in defined]:
+        # A kind registered in code (kindspec.register) is served like a custom one, with no definition stored.
+        for kind in [k for k in kinds.CUSTOM if k not in defined and kindspec.get(k) is None]:
             for data in self.store.list(kind)[1]:
                 m = codec.decode(data)["metadata"]
                 self.store.remove(kind, m.get("namespace", ""), m["name"])

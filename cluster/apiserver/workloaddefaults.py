@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..api import kindspec
 from ..api.kinds import BY_KIND, CUSTOM
 from .defaults import CORE_DEFAULTS, default_pod_spec
 
@@ -83,9 +84,9 @@ def default_object(kind: str, obj: dict, creating: bool) -> None:
         if not isinstance(annotations, dict):
             annotations = obj["metadata"]["annotations"] = {}
         annotations[TEMPLATE_GENERATION] = "1"
-    fill = _DEFAULTS.get(kind)
-    if fill is not None:
-        fill(obj)
+    spec = kindspec.get(kind)
+    if spec is not None and spec.defaults is not None:
+        spec.defaults(obj)
 
 
 def prune_nulls(value: Any) -> Any:
@@ -221,6 +222,7 @@ def _hpa(obj: dict) -> None:
         down.setdefault("policies", [{"type": "Percent", "value": 100, "periodSeconds": 15}])
 
 
+# Each kind's defaults, kept in its spec (``kindspec``); ``default_object`` reads them there.
 _DEFAULTS = {
     **CORE_DEFAULTS,
     "Deployment": _deployment,
@@ -231,3 +233,4 @@ _DEFAULTS = {
     "CronJob": _cronjob,
     "HorizontalPodAutoscaler": _hpa,
 }
+kindspec.attach_all("defaults", _DEFAULTS)

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..api import kindspec
 from ..api.errors import StatusError
 from ..api.eventcorrelation import EventCorrelator
 from ..api.leasehead import read_lease_head
@@ -75,18 +76,7 @@ from .writes import Writes, failure_hook, ranked
 Controller = Any
 
 
-LIST_ORDER = (
-    "Node",
-    "Lease",
-    "PodDisruptionBudget",
-    "Deployment",
-    "ReplicaSet",
-    "DaemonSet",
-    "StatefulSet",
-    "CronJob",
-    "Job",
-    "Pod",
-)
+LIST_ORDER = kindspec.ordered("list_order")  # each kind's place is in its spec (``kinds.py``)
 
 
 def default_controllers(job_run_seconds: float | None = 5.0) -> list[Controller]:

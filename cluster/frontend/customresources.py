@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..api import kindspec
 from ..api.errors import NotFound
 from ..api.kinds import CUSTOM, Resource
 from . import crdvalidation
@@ -111,7 +112,7 @@ async def view_of(h: Handler, r: Resource) -> CustomView | None:
     try:
         crd = await h.backend.get(CRD_KIND, "", f"{r.plural}.{r.group}")
     except NotFound:
-        crd = {}
+        crd = kindspec.definition(r.kind) or {}  # a kind registered in code has no stored definition
     view = view_from(crd, r)
     if view is None:
         raise NotFound(NOT_FOUND)

@@ -24,8 +24,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
+from ..api import kindspec, schema_kubemu
 from ..api import schema as S
-from ..api import schema_kubemu
 from ..api.kinds import BY_KIND, CUSTOM, Resource, discoverable
 from ..api.strategicpatch import _list_strategy  # how the server merges each list: one table
 from . import metricsapi
@@ -359,7 +359,7 @@ def definition_for(r: Resource, crds: Sequence[Mapping[str, Any]]) -> Mapping[st
         spec = crd.get("spec") or {}
         if spec.get("group") == r.group and (spec.get("names") or {}).get("kind") == r.kind:
             return crd
-    return None
+    return kindspec.definition(r.kind)  # a kind registered with its schema (cluster/api/kindspec.py)
 
 
 def _version_schema(crd: Mapping[str, Any], version: str) -> Schema | None:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..api import kindspec
 from ..api.objects import KINDS
 from . import tables_endpoints as endpoint_cells
 from . import tables_explain as explain_cells
@@ -300,6 +301,7 @@ PRINTERS: dict[str, KindPrinter] = {
     "Event": EVENT,
     "Namespace": KindPrinter((NAME, _col("Status", "The status of the namespace."), AGE), cells.namespace_cells),
     "ReplicaSet": REPLICASET,
+    "ReplicationController": KindPrinter(REPLICASET.columns, cells.replicationcontroller_cells),
     "DaemonSet": DAEMONSET,
     "Deployment": DEPLOYMENT,
     "StatefulSet": STATEFULSET,
@@ -324,8 +326,25 @@ PRINTERS: dict[str, KindPrinter] = {
 
 
 def printer_for(kind: str) -> KindPrinter:
-    """The kind's printer; NAME and AGE for a kind without one."""
-    return PRINTERS.get(kind, DEFAULT)
+    """The kind's printer, else the columns its spec gives as data (``kindspec``), else
+    NAME and AGE."""
+    printer = PRINTERS.get(kind)
+    if printer is not None:
+        return printer
+    spec = kindspec.get(kind)
+    return _spec_printer(spec.columns) if spec is not None and spec.columns else DEFAULT
+
+
+def _spec_printer(columns: tuple[kindspec.PrintColumn, ...]) -> KindPrinter:
+    """NAME, then a spec's columns as a custom resource's additionalPrinterColumns print."""
+
+    def row(obj: dict[str, Any], now: float) -> list[Any]:
+        values = [kindspec.cell(obj, c.json_path) for c in columns]
+        out = [cells.since(v, now) if c.type == "date" and v is not None else v for c, v in zip(columns, values)]
+        return [(obj.get("metadata") or {}).get("name", ""), *out]
+
+    defs = (Column(c.name, c.type, c.description, c.priority) for c in columns)
+    return KindPrinter((NAME, *defs), row)
 
 
 def column_definitions(kind: str) -> list[dict[str, Any]]:

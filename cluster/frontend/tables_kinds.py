@@ -381,6 +381,14 @@ def replicaset_cells(rs: dict[str, Any], now: float) -> list[Any]:
     ]
 
 
+def replicationcontroller_cells(rc: dict[str, Any], now: float) -> list[Any]:
+    """A ReplicaSet's row; the selector is a plain map (``labels.FormatLabels``)."""
+    row = replicaset_cells({**rc, "spec": {**_spec(rc), "selector": None}}, now)
+    selector = _d(_spec(rc).get("selector"))
+    row[-1] = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or NONE
+    return row
+
+
 def daemonset_cells(ds: dict[str, Any], now: float) -> list[Any]:
     status = _status(ds)
     counts = (

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..api import kindspec
 from ..api.errors import StatusError
 from ..api.objects import phase_of
 from ..api.requests import Create, Delete, Update
@@ -52,20 +53,9 @@ LAG_NOTE = 1.0  # emulated seconds behind a paced run's timeScale worth a line i
 # What the driver's watch mirrors: what expectations, invariants and the report read
 # (and any other kind an ``object`` expectation names). A kind without objects costs one
 # empty watch entry per poll, and the invariants that read these look only while some exist.
-KINDS = (
-    "Node",
-    "Pod",
-    "Event",
-    "ReplicaSet",
-    "Deployment",
-    "StatefulSet",
-    "ControllerRevision",
-    "Job",
-    "CronJob",
-    "HorizontalPodAutoscaler",
-    "PodDisruptionBudget",
-    "SchedulingResult",  # the report's schedulingResults (cluster/scheduler/explain.py)
-)
+# Each kind's place is its spec's ``mirror_order`` (``cluster/api/kinds.py``); SchedulingResult
+# feeds the report's schedulingResults (cluster/scheduler/explain.py).
+KINDS = kindspec.ordered("mirror_order")
 
 Log = Callable[[str], None]
 

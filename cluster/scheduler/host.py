@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+import numpy as np
+
 from ..api.events import make_event
 from ..api.placement import resource_fit
 from ..clock import rfc3339
 from .accel import Accelerate
 from .accel.preemption_fast import DryRunMemo, fast_candidate
 from .cache import Cache, PodInfo
-from .filtering import run_filters
 from .framework import CycleState, Framework, PostFilterResult, PreemptionHost
 from .nominator import MODE_OVERRIDE, NominatingInfo
 from .plugins.noderesources import TOO_MANY_PODS
@@ -102,15 +103,36 @@ class SchedulerHost(PreemptionHost):
         row gives the same verdict without re-running every plugin over every node."""
         if self._accel.resource_arithmetic and self.resources_decide(pod):
             return self._fit_on_node(pod, node_index, removed)
+        # As upstream's SelectVictimsOnNode: the filters run on this node only, first with
+        # the pods nominated to it (equal or higher priority) counted, then without them.
+        ni = self._cache.snapshot().node_info(node_index)
+        held = [
+            (other, ni.name)
+            for other in self._queue.nominator.pods_for_node(ni.name)
+            if other.uid != pod.uid and other.priority >= pod.priority and other.node is None
+        ]
         with self._cache.without(removed):
-            run = run_filters(self.framework, self._cache, self._queue.nominator, pod)
-        if not run.status.is_success():
-            return run.status
-        if run.allowed is not None and not run.allowed[node_index]:
+            if held:
+                with self._cache.holding(held):
+                    status = self._filters_on_node(pod, node_index)
+                if not status.is_success():
+                    return status
+            return self._filters_on_node(pod, node_index)
+
+    def _filters_on_node(self, pod: PodInfo, i: int) -> Status:
+        """PreFilter, then every Filter plugin on node ``i`` alone, over the cache as it is now."""
+        fwk, snap, state = self.framework, self._cache.snapshot(), CycleState()
+        status, allowed = fwk.run_pre_filter(state, pod, snap)
+        if not status.is_success():
+            return status
+        if allowed is not None and not allowed[i]:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node is filtered out by the prefilter result",))
-        if run.feasible[node_index]:
+        outcome = fwk.run_filter(state, pod, snap, None, np.array([i], dtype=np.intp))
+        if not outcome.status.is_success():
+            return outcome.status
+        if outcome.feasible[0]:
             return Status()
-        hits = [r for r in run.rejections() if r.mask[node_index]]
+        hits = outcome.rejections()
         if not hits:
             return Status(Code.UNSCHEDULABLE, ())
         return Status(max(r.code for r in hits), tuple(r.reason for r in hits), hits[0].plugin)

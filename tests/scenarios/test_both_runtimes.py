@@ -94,3 +94,15 @@ def test_a_time_scale_paces_a_ray_run_by_the_wall_clock(ray_local):
     assert 0 < clock["achievedScale"] <= 10.5
     local = run_local(load_file(path, ["spec.runtime=local"]), quiet)
     assert verdicts(paced) == verdicts(local) and event_order(paced) == event_order(local)
+
+
+def test_hosts_running_their_heartbeats_ahead_change_nothing_a_scenario_sees(ray_local):
+    # 900 s of an autoscaler: between its syncs the node hosts renew their Leases in
+    # stretches (cluster/runtime/stepper.py), and every verdict and event is as on local.
+    path = str(ROOT / "scenarios" / "workloads" / "hpa-scale.yaml")
+    on_ray = run_on_ray(load_file(path), quiet)
+    local = run_local(load_file(path, ["spec.runtime=local"]), quiet)
+    assert on_ray["passed"], failed(on_ray)
+    assert on_ray["clock"]["stretches"] > 0 and "stretchSpills" not in on_ray["clock"]
+    assert verdicts(on_ray) == verdicts(local) and event_order(on_ray) == event_order(local)
+    assert on_ray["endedAt"] == local["endedAt"]

@@ -141,6 +141,7 @@ COLUMNS = {
     ),
     "Namespace": (["Name", "Status", "Age"], []),
     "ReplicaSet": (["Name", "Desired", "Current", "Ready", "Age"], ["Containers", "Images", "Selector"]),
+    "ReplicationController": (["Name", "Desired", "Current", "Ready", "Age"], ["Containers", "Images", "Selector"]),
     "DaemonSet": (
         ["Name", "Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector", "Age"],
         ["Containers", "Images", "Selector"],
@@ -687,3 +688,20 @@ def test_a_counted_event_as_stored_shows_its_count_and_both_times():
     (stored,) = [api.get("Event", ns, name) for ns, name in api.store.keys("Event")]
     r = row("Event", stored)
     assert (r["Last Seen"], r["First Seen"], r["Count"], r["Reason"]) == ("45s", "60m", 3, "FailedScheduling")
+
+
+def test_a_replication_controller_row_shows_its_map_selector():
+    rc = {
+        "kind": "ReplicationController",
+        "metadata": {"name": "legacy", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"app": "legacy", "tier": "db"},
+            "template": {"spec": {"containers": [{"name": "c", "image": "img"}]}},
+        },
+        "status": {"replicas": 2, "readyReplicas": 1},
+    }
+    cells = row("ReplicationController", rc)
+    assert [cells[c] for c in ("Name", "Desired", "Current", "Ready")] == ["legacy", 3, 2, 1]
+    assert [cells[c] for c in ("Containers", "Images", "Selector")] == ["c", "img", "app=legacy,tier=db"]
+    assert row("ReplicationController", {**rc, "spec": {"replicas": 0}})["Selector"] == "<none>"
