@@ -332,9 +332,18 @@ async def preempt_basic(nodes: int, pods: int, nodes_per_host: int, log, acceler
         cpu0, rate_of = await cpu_seconds(cluster), Throughput()
         created = time.time()
         creating = asyncio.ensure_future(create_all(cluster, [basic_high_pod(i) for i in range(pods)]))
+        # The first wave's preemptions all come before its first bind (each preemptor is
+        # retried once its victims are gone), so no bind for a while is not yet a stall.
         first, last, count = await wait_binds(
-            cluster, pods, max(120.0, pods / 10), throughput=rate_of, kind="Bind:high"
+            cluster,
+            pods,
+            max(120.0, pods / 10),
+            stall=max(STALL_SECONDS, pods / 20),
+            throughput=rate_of,
+            kind="Bind:high",
         )
+        if not count:
+            raise RuntimeError(unbound_note("priority-10", count, pods))
         # A wave of preemptors is bound in a few batches, so first bind to last can be ~0:
         # the window then starts at the first create instead (a lower bound on the rate).
         window = (min(first, created) if last - first < 1.0 else first, last, count)

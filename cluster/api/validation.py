@@ -59,7 +59,7 @@ from .validationfields import (
     _str,
 )
 from .workloadvalidation import CHECKS as WORKLOAD_CHECKS
-from .workloadvalidation import FieldError
+from .workloadvalidation import FieldError, check_daemonset
 
 __all__ = [
     "ValidationError",
@@ -479,7 +479,7 @@ kindspec.attach_all(
         "PriorityClass": _check_priority_class,
         "PodDisruptionBudget": _check_pdb,
         "ReplicaSet": _check_workload,
-        "DaemonSet": _check_workload,
+        "DaemonSet": lambda obj, path: _check_daemonset(obj, path),
         "Lease": _check_lease,
         # The workload kinds' own rules (upstream's messages), then their pod templates.
         **{kind: (lambda obj, path, kind=kind: _check_workload_kind(kind, obj, path)) for kind in WORKLOAD_CHECKS},
@@ -514,6 +514,18 @@ def validate(obj: dict[str, Any], path: str = "") -> None:
         spec.validate(obj, path)
 
 
+def _check_daemonset(obj: dict[str, Any], path: str) -> None:
+    _check_workload(obj, path)
+    _check_workload_rules(check_daemonset, obj, path)
+
+
+def _check_workload_rules(check: Any, obj: dict[str, Any], path: str) -> None:
+    try:
+        check(obj)
+    except FieldError as e:
+        raise ValidationError(_at(path, e.path), NO_VALUE, e.message) from None
+
+
 # Where each workload kind keeps its pod template.
 _TEMPLATE_AT = {
     "Deployment": ("spec", "template"),
@@ -525,10 +537,7 @@ _TEMPLATE_AT = {
 
 def _check_workload_kind(kind: str, obj: dict[str, Any], path: str) -> None:
     """A workload kind's own rules (upstream's messages), then its pod template as a pod."""
-    try:
-        WORKLOAD_CHECKS[kind](obj)
-    except FieldError as e:
-        raise ValidationError(_at(path, e.path), NO_VALUE, e.message) from None
+    _check_workload_rules(WORKLOAD_CHECKS[kind], obj, path)
     where = _TEMPLATE_AT.get(kind)
     if where is None:
         return

@@ -1,4 +1,5 @@
-"""Validation of the workload kinds: Deployment, StatefulSet, Job, CronJob, HorizontalPodAutoscaler.
+"""Validation of the workload kinds: Deployment, DaemonSet, StatefulSet, Job, CronJob,
+HorizontalPodAutoscaler.
 
 Owns the field rules of upstream's apps, batch and autoscaling validation, with
 upstream's field paths and messages in upstream's shape (``spec.replicas: Invalid value:
@@ -173,6 +174,35 @@ def _strategy(strategy: dict[str, Any], path: str) -> None:
         invalid(f"{rpath}.maxUnavailable", unavailable, "may not be 0 when `maxSurge` is 0")
     if isinstance(unavailable, str) and int(unavailable.rstrip("%")) > 100:
         invalid(f"{rpath}.maxUnavailable", unavailable, "must not be greater than 100%")
+
+
+# ---- DaemonSet -----------------------------------------------------------------------
+
+
+def check_daemonset(obj: dict[str, Any]) -> None:
+    """The update strategy and counters (upstream ValidateDaemonSetSpec's share of them;
+    ``validation`` checks the selector and template first); absent fields are judged as
+    the apiserver will default them."""
+    spec, path = _map(obj, "spec", ""), "spec"
+    for field in ("minReadySeconds", "revisionHistoryLimit"):
+        _nonneg(spec, field, path)
+    strategy, spath = _map(spec, "updateStrategy", path), f"{path}.updateStrategy"
+    kind = strategy.get("type") or "RollingUpdate"
+    if kind not in ("RollingUpdate", "OnDelete"):
+        unsupported(spath, kind, ("RollingUpdate", "OnDelete"))
+    if kind == "OnDelete":
+        return
+    rolling, rpath = _map(strategy, "rollingUpdate", spath), f"{spath}.rollingUpdate"
+    surge, unavailable = rolling.get("maxSurge", 0), rolling.get("maxUnavailable", 1)
+    for value, name in ((unavailable, "maxUnavailable"), (surge, "maxSurge")):
+        int_or_percent(value, f"{rpath}.{name}")
+        if isinstance(value, str) and int(value.rstrip("%")) > 100:
+            invalid(f"{rpath}.{name}", value, "must not be greater than 100%")
+    has_surge, has_unavailable = resolve_percent(surge, 100, True) != 0, resolve_percent(unavailable, 100, True) != 0
+    if has_surge and has_unavailable:
+        invalid(f"{rpath}.maxSurge", surge, "may not be set when maxUnavailable is non-zero")
+    if not has_surge and not has_unavailable:
+        raise FieldError(f"{rpath}.maxUnavailable", "Required value: cannot be 0 when maxSurge is 0")
 
 
 # ---- StatefulSet ---------------------------------------------------------------------

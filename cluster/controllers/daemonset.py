@@ -39,17 +39,22 @@ terminating one is left alone, status included). The rules, as upstream applies 
   per node carries the template's ``controller-revision-hash``), observedGeneration (only
   when the sync was allowed to manage, as upstream).
 
-Deviations: kubemu has no ControllerRevisions: the ``controller-revision-hash`` label is
-a hash of ``spec.template`` computed here (not upstream's value), and a template change
-does not roll pods (no RollingUpdate: pods are replaced only as they go, like OnDelete).
+- Revisions: every distinct template is a ControllerRevision ``<name>-<hash>``
+  (``statefulsetrevisions``' book, owned by the DaemonSet); pods carry the update
+  revision's hash as ``controller-revision-hash`` and the template generation as
+  ``pod-template-generation``; the history beyond ``revisionHistoryLimit`` that no pod
+  runs is deleted, oldest first.
+- Updates: with ``updateStrategy`` RollingUpdate, a sync whose per-node pass asked for
+  nothing takes one rolling step (``daemonsetupdate``: maxUnavailable, maxSurge); a node
+  surging keeps its oldest old and oldest new pod. OnDelete replaces only pods that go.
+
+Deviations: the revision hash is computed as the StatefulSet's (FNV over the revision's
+data), not upstream's hash of the template, so names differ from upstream's.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-
-from ..api.objects import is_terminal, is_terminating, labels_of, name_of, node_name_of, phase_of
+from ..api.objects import is_terminal, is_terminating, labels_of, name_of, namespace_of, node_name_of, phase_of
 from ..clock import parse_timestamp
 from .daemonsetplacement import (
     DAEMON_TOLERATIONS,
@@ -62,6 +67,8 @@ from .daemonsetplacement import (
     replace_node_affinity,
     target_node,
 )
+from .daemonsetupdate import GENERATION_LABEL, HASH_LABEL, fenceposts, history_to_prune, is_updated, rolling_step
+from .statefulsetrevisions import RevisionBook, RevisionIndex, revision_data, revision_hash, revision_name
 from .workload import (
     BURST_REPLICAS,
     SUCCESSFUL_DELETE,
@@ -85,11 +92,11 @@ __all__ = [
     "node_should_run",
 ]
 
-REVISION_HASH_LABEL = "controller-revision-hash"
+REVISION_HASH_LABEL = HASH_LABEL
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 FAILED_DAEMON_POD, SUCCEEDED_DAEMON_POD = "FailedDaemonPod", "SucceededDaemonPod"
 # Upstream's failedPodsBackoff: flowcontrol.NewBackOff(1 s, 15 min).
 FAILED_POD_BACKOFF_BASE, FAILED_POD_BACKOFF_MAX = 1.0, 900.0
-_HASH_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's SafeEncodeString alphabet
 _STATUS_FIELDS = (
     "desiredNumberScheduled",
     "currentNumberScheduled",
@@ -102,10 +109,9 @@ _STATUS_FIELDS = (
 # ---- the pod a DaemonSet runs (where it may run: ``daemonsetplacement``) ---------------
 
 
-def template_hash(template: dict) -> str:
-    """A stable short hash of a pod template, spelled with upstream's safe alphabet."""
-    digest = hashlib.sha256(json.dumps(template, sort_keys=True, separators=(",", ":")).encode()).digest()
-    return "".join(_HASH_ALPHABET[ord(c) % len(_HASH_ALPHABET)] for c in str(int.from_bytes(digest[:4], "big")))
+def template_hash(template: dict, collisions: int = 0) -> str:
+    """The revision hash of a pod template: the suffix of its ControllerRevision's name."""
+    return revision_hash(revision_data(template), collisions)
 
 
 def _oldest_first(pod: dict):
@@ -121,6 +127,8 @@ class _DaemonSet(OwnerState):
     __slots__ = (
         "placement",
         "hash",
+        "generation_label",
+        "strategy",
         "min_ready",
         "by_node",
         "pod_node",
@@ -137,7 +145,11 @@ class _DaemonSet(OwnerState):
     def configure(self) -> None:
         spec = self.obj.get("spec") or {}
         self.placement = Placement(daemon_spec(self.obj))
-        self.hash = template_hash(spec.get("template") or {})
+        self.hash = template_hash(
+            spec.get("template") or {}, int((self.obj.get("status") or {}).get("collisionCount") or 0)
+        )
+        self.generation_label = ((self.obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_GENERATION)
+        self.strategy = spec.get("updateStrategy") or {}
         self.min_ready = spec.get("minReadySeconds") or 0
         self.by_node: dict[str, dict[PodKey, dict]] = {}  # target node -> this DaemonSet's pods
         self.pod_node: dict[PodKey, str] = {}
@@ -162,11 +174,12 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
     KIND = "DaemonSet"
     COMPONENT = "daemonset-controller"
     STATUS_FIELD = "daemonset_status"
-    kinds = ("DaemonSet", "Node", "Pod")
+    kinds = ("DaemonSet", "Node", "Pod", "ControllerRevision")
 
     def __init__(self) -> None:
         super().__init__()
         self._nodes: dict[str, dict] = {}
+        self._book = RevisionBook(self.KIND)
 
     def _new_state(self, obj: dict) -> _DaemonSet:
         return _DaemonSet(obj)
@@ -177,11 +190,17 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
     def _base_pod(self, ds: _DaemonSet) -> dict:
         pod = base_pod(ds.obj, self.KIND)
         pod["metadata"]["labels"][REVISION_HASH_LABEL] = ds.hash
+        if ds.generation_label is not None:
+            pod["metadata"]["labels"][GENERATION_LABEL] = ds.generation_label
         add_daemon_tolerations(pod["spec"])
         return pod
 
     # -- events ----------------------------------------------------------------------------
     def _on_other(self, kind: str, etype: str, node: dict, now: float) -> None:
+        if kind == "ControllerRevision":
+            for rev in self._book.observe(etype, node):
+                self._revision_touched(rev)
+            return
         if kind != "Node":
             return
         name = name_of(node)
@@ -197,6 +216,39 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
         for ds in self._owners.values():
             ds.elig.pop(name, None)
             self._touch(ds, name)
+
+    def _revision_touched(self, rev: dict) -> None:
+        owner = RevisionIndex.owner_of(rev)
+        if owner:
+            if owner in self._owners:
+                self._dirty.add(owner)
+            return
+        for ds in self._by_ns.get(namespace_of(rev), {}).values():
+            if ds.selector.matches(labels_of(rev)):
+                self._dirty.add(ds.uid)  # an orphan to adopt
+
+    def on_object_create_failed(self, obj: dict, error, now: float) -> None:
+        self._revision_refused(obj, now)
+
+    def on_object_update_failed(self, obj: dict, error, now: float) -> None:
+        self._revision_refused(obj, now)
+
+    def _revision_refused(self, obj: dict, now: float) -> None:
+        """A revision create or adoption was refused: back off, sync again."""
+        sent = self._book.refused(obj) if obj.get("kind") == "ControllerRevision" else None
+        ds = self._owners.get(RevisionIndex.owner_of(sent)) if sent is not None else None
+        if ds is not None:
+            ds.backoff.fail(now)
+            self._dirty.add(ds.uid)
+
+    def on_cascade_failed(self, kind: str, ns: str, name: str, uid: str, error, now: float) -> None:
+        if kind == "ControllerRevision":
+            self._book.delete_failed((ns, name))
+
+    def revisions(self, namespace: str, name: str) -> list[dict]:
+        """The ControllerRevisions of a DaemonSet as this controller knows them, oldest first."""
+        st = self._owners.get(self._by_key.get((namespace, name), ""))
+        return self._book.of(st.uid) if st is not None else []
 
     def _touch(self, ds: _DaemonSet, node: str) -> None:
         ds.manage.add(node)
@@ -254,11 +306,35 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
         if is_terminating(ds.obj):
             return  # upstream neither manages nor reports on a DaemonSet being deleted
         self._claim(ds, now, w)
+        plan = None
+        if not ds.selector.matches_nothing:
+            plan = self._book.plan(ds.obj, lambda rev: ds.selector.matches(labels_of(rev)), True, w.creates, w.updates)
+            self._follow(ds, name_of(plan.update))
         managed = self._may_manage(ds, now)
         if managed:
             self._manage(ds, now, w)
         self._refresh(ds)
-        self._write_status(ds, self._status(ds, now, managed), w)
+        status = self._status(ds, now, managed)
+        if plan is not None and plan.collisions:
+            status["collisionCount"] = plan.collisions
+        self._write_status(ds, status, w)
+        if managed and plan is not None:
+            live = {
+                revision_name(ds.name, labels_of(p).get(HASH_LABEL, ""))
+                for b in ds.by_node.values()
+                for p in b.values()
+            }
+            current = name_of(plan.update)
+            pick = lambda revs, live, limit: history_to_prune(revs, current, live, limit)  # noqa: E731
+            self._book.truncate(ds.obj, plan, live, now, w.deletes, pick)
+
+    def _follow(self, ds: _DaemonSet, revision: str) -> None:
+        """Pods are labelled with the update revision's hash: after a hash collision, or a
+        rollback to an equal older revision, that is not the one computed from the template."""
+        hash_ = revision[len(revision_name(ds.name, "")) :]
+        if hash_ != ds.hash:
+            ds.hash = hash_
+            ds.touched |= set(self._nodes)
 
     def _eligibility(self, ds: _DaemonSet, node: dict) -> tuple[bool, bool]:
         name = name_of(node)
@@ -270,6 +346,8 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
     def _manage(self, ds: _DaemonSet, now: float, w: Writes) -> None:
         creates, deletes, waiting = [], [], set()
         ds.wake = None
+        self._refresh(ds)
+        fences = fenceposts(ds.strategy, ds.totals[0])
         for name in sorted(ds.manage):
             node = self._nodes.get(name)
             if node is None:  # gone: only its unscheduled pods are ours to delete
@@ -279,12 +357,14 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
                     if not node_name_of(p) and not is_terminating(p)
                 ]
                 continue
-            create, dels, wait = self._plan_node(ds, node, now)
+            create, dels, wait = self._plan_node(ds, node, now, fences[0])
             if create:
                 creates.append(name)
             deletes += dels
             if wait:
                 waiting.add(name)
+        if not creates and not deletes and not waiting and fences != (0, 0) and ds.totals[3] < ds.totals[1]:
+            creates, deletes = self._roll(ds, fences, now)
         n = min(len(creates), BURST_REPLICAS)
         deletes, later = deletes[:BURST_REPLICAS], deletes[BURST_REPLICAS:]
         ds.manage = waiting | set(creates[n:]) | {ds.pod_node.get(_pkey(p), "") for p in later} - {""}
@@ -299,7 +379,17 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
             w.pod_deletes.append((m["namespace"], m["name"], m.get("uid", ""), None))
             self._event(ds, SUCCESSFUL_DELETE, f"Deleted pod: {m['name']}", now)
 
-    def _plan_node(self, ds: _DaemonSet, node: dict, now: float) -> tuple[bool, list, bool]:
+    def _roll(self, ds: _DaemonSet, fences: tuple[int, int], now: float) -> tuple[list[str], list[dict]]:
+        """One rolling-update step, when the per-node pass had nothing to do (upstream rolls
+        only with expectations satisfied after it)."""
+        by_node = {name: list(pods.values()) for name, pods in ds.by_node.items()}
+        should_run = {n: n in self._nodes and self._eligibility(ds, self._nodes[n])[0] for n in by_node}
+        step = rolling_step(by_node, should_run, ds.hash, ds.generation_label, fences, ds.totals[0], ds.min_ready, now)
+        if step.wake is not None:
+            ds.wake = min(ds.wake or float("inf"), step.wake)
+        return step.creates, step.deletes
+
+    def _plan_node(self, ds: _DaemonSet, node: dict, now: float, surge: int = 0) -> tuple[bool, list, bool]:
         """(create a pod, pods to delete, waiting on a failed-pod backoff) for one node."""
         name = name_of(node)
         should_run, may_continue = self._eligibility(ds, node)
@@ -327,8 +417,15 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
                 deletes.append(p)
             else:
                 running.append(p)
-        if len(running) > 1:
+        if len(running) > 1 and not surge:
             deletes += sorted(running, key=_oldest_first)[1:]  # keep the oldest
+        elif len(running) > 1:  # surging: keep the oldest old pod and the oldest new one
+            kept: set[bool] = set()
+            for p in sorted(running, key=_oldest_first):
+                new = is_updated(p, ds.hash, ds.generation_label)
+                if new in kept:
+                    deletes.append(p)
+                kept.add(new)
         return False, deletes, wait
 
     def _in_failed_backoff(self, ds: _DaemonSet, node: str, now: float) -> bool:
@@ -367,7 +464,7 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
             return (1, 0, 0, 0, 0, None)
         oldest = min(pods.values(), key=_oldest_first)
         ready = is_pod_ready(oldest)
-        updated = labels_of(oldest).get(REVISION_HASH_LABEL) == ds.hash
+        updated = is_updated(oldest, ds.hash, ds.generation_label)
         return (1, 1, int(ready), int(updated), 0, available_at(oldest, ds.min_ready) if ready else None)
 
     def _status(self, ds: _DaemonSet, now: float, managed: bool) -> dict:

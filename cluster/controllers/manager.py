@@ -19,13 +19,14 @@ had before the reconcilers:
 - ``next_wakeup() -> float | None``: the emulated time it next needs a ``sync`` although
   no event came, or None.
 
-Controllers not yet written as reconcilers (node lifecycle, the garbage collector and the
-workload controllers: Deployment, ReplicaSet, DaemonSet, StatefulSet, Job) keep that
+Controllers not yet written as reconcilers (the garbage collector and the workload
+controllers: Deployment, ReplicaSet, DaemonSet, StatefulSet, Job) keep that
 shape directly, with its optional hooks, found by name: ``on_pod_record`` (pod events as
 the shared ``podrecord.PodRecord``), ``on_lease_head`` (a Lease judged by its head),
 ``parking`` (``ownedpods.ParkedPods``) and the ``on_*_failed`` callbacks of
 ``writes.failure_hook``. A reconciler declares the same things instead: ``Watches.records``,
-``Watches.names_only``, ``ReconcilerStep(parking=...)``, and reads its refusals from
+``Watches.names_only`` or ``Watches.fold`` (a Lease judged by its head),
+``ReconcilerStep(parking=...)``, and reads its refusals from
 ``ObjectCache.refused``. The manager builds one record per pod event and hands it to every
 controller that keeps records, so a pod costs its bytes and a record, not a decoded dict
 per such controller; it keeps one parked copy of the pods for every parked controller.
@@ -55,7 +56,7 @@ from .garbagecollector import GarbageCollector
 from .hpa import HorizontalPodAutoscalerReconciler
 from .jobttl import TTLAfterFinishedReconciler
 from .namespace import NamespaceReconciler
-from .nodelifecycle import NodeLifecycleController
+from .nodelifecycle import node_lifecycle_step
 from .nodetaints import NodeTaintReconciler
 from .ownedpods import ParkedPods, pod_key
 from .persistentvolume import PersistentVolumeStep
@@ -82,7 +83,7 @@ LIST_ORDER = kindspec.ordered("list_order")  # each kind's place is in its spec 
 def default_controllers(job_run_seconds: float | None = 5.0) -> list[Controller]:
     """``job_run_seconds``: how long a Job's pod runs when its template does not say."""
     return [
-        NodeLifecycleController(),
+        node_lifecycle_step(),
         ReconcilerStep(NodeTaintReconciler, sort_keys=True),
         ReconcilerStep(TaintEvictionReconciler, sort_keys=True, records=PodRecords(), order=by_node),
         ReconcilerStep(PodGCReconciler, records=PodRecords()),

@@ -5,10 +5,11 @@ the Unknown conditions it writes when a node goes quiet, the ``NodeNotReady`` Ev
 records then, and the NoExecute taints of TaintBasedEvictions
 (``node.kubernetes.io/unreachable`` and ``node.kubernetes.io/not-ready``) that
 ``tainteviction`` acts on. The NoSchedule taints that follow the same conditions belong
-to ``nodetaints`` (Taint Nodes by Condition). Who calls it: the controller-manager actor
-(through ``manager.ControllerManager``) feeds it Node and Lease watch events, calls
-``sync(now)`` and sends the returned ``Writes``; it sleeps no longer than
-``next_wakeup()``, the earliest grace expiry.
+to ``nodetaints`` (Taint Nodes by Condition). Who calls it: the controller manager runs
+``NodeLifecycleReconciler`` in a ``ReconcilerStep`` (``node_lifecycle_step``); the cache
+folds each Node and node Lease as its events come (``fold_node``, ``fold_lease``: a Lease
+is read by its head, never decoded), and each node's key is held until its grace deadline
+or retry, the earliest of which is the step's ``next_wakeup()``.
 
 A heartbeat is a Lease renewal (``spec.renewTime`` later than the last one seen) or a new
 ``lastHeartbeatTime`` on the node's Ready condition. Like upstream, the controller does not
@@ -62,17 +63,15 @@ An added taint carries ``timeAdded`` (now). Deviations from upstream, on purpose
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 from ..api.events import make_event
 from ..api.objects import NODE_LEASE_NAMESPACE, condition, name_of
+from ..api.patches import NodeConditions, NodeTaints
+from ..api.requests import Patch
 from ..api.sharing import SharedValues
 from ..clock import parse_timestamp, rfc3339
-from ..runtime.timers import Handle, TimerQueue
-from .writes import Writes
-
-if TYPE_CHECKING:
-    from ..api.leasehead import LeaseHead
+from .reconciler import Indexer, Key, ObjectCache, Outcome, ReconcilerStep, Watches
 
 NODE_MONITOR_GRACE_PERIOD = 40.0
 NODE_STARTUP_GRACE_PERIOD = 60.0
@@ -224,20 +223,69 @@ def _keep(table: SharedValues, value: Any, frozen: Callable[[Any], tuple]) -> An
         return value
 
 
+class NodeSeen:
+    """What the cache keeps of a Node (``Watches.fold``): its ``health_view``, whether it
+    has a Ready condition, that condition's heartbeat, and when the controller last saw
+    the kubelet in it (first seen, or a Ready heartbeat or Ready condition that changed)."""
+
+    __slots__ = ("view", "has_ready", "heartbeat", "heard")
+
+    def __init__(self, view: dict, has_ready: bool, heartbeat: Any, heard: float) -> None:
+        self.view, self.has_ready, self.heartbeat, self.heard = view, has_ready, heartbeat, heard
+
+
+_SHARED = Shared()  # equal conditions and taints of every node, kept once (never changed)
+
+
+def fold_node(old: NodeSeen | None, node: dict | None, now: float) -> NodeSeen | None:
+    if node is None:
+        return None
+    ready = condition(node, "Ready")
+    heartbeat = ready.get("lastHeartbeatTime") if ready else None
+    heard = now
+    if old is not None and old.has_ready == (ready is not None) and old.heartbeat == heartbeat:
+        heard = old.heard
+    return NodeSeen(health_view(node, _SHARED), ready is not None, heartbeat, heard)
+
+
+def fold_lease(old: tuple[float, float] | None, lease: Any, now: float) -> tuple[float, float] | None:
+    """A node Lease kept as (latest renewTime seen, when it rose to it): a renewal is a
+    heartbeat when its renewTime is later than the last one seen. ``lease``: the decoded
+    Lease or its ``LeaseHead``."""
+    if isinstance(lease, dict):
+        if (lease.get("metadata") or {}).get("namespace") != NODE_LEASE_NAMESPACE:
+            return old
+        renew = lease_renew_time(lease)
+    else:
+        if lease.namespace != NODE_LEASE_NAMESPACE:
+            return old
+        renew = renew_seconds(lease.renew_time)
+    if renew is None or (old is not None and renew <= old[0]):
+        return old
+    return (renew, now)
+
+
+def _lease_node(event_type: str, lease: Any) -> tuple[Key, ...]:
+    """A node Lease's event names its node."""
+    if isinstance(lease, dict):
+        return (("", name_of(lease)),)
+    return (("", lease.name),)
+
+
 class _Health:
-    """What the controller knows about one node (upstream's nodeHealthData)."""
+    """What the controller knows about one node beyond the cache (upstream's
+    nodeHealthData): the view last judged, and its writes still on their way back."""
 
-    __slots__ = ("node", "probe", "heartbeat", "has_ready", "sent_rv", "retry_at", "retry_timer")
+    __slots__ = ("node", "probe", "has_ready", "sent_rv", "retry_at", "judged_deadline", "seen")
 
-    def __init__(self, node: dict, now: float, shared: Shared | None = None):
-        self.node = health_view(node, shared)
-        self.probe = now
-        ready = condition(node, "Ready")
-        self.has_ready = ready is not None
-        self.heartbeat = ready.get("lastHeartbeatTime") if ready else None
+    def __init__(self, seen: NodeSeen) -> None:
+        self.seen: NodeSeen | None = None  # the cache's copy last judged
+        self.node = seen.view
+        self.probe = seen.heard
+        self.has_ready = seen.has_ready
         self.sent_rv = None  # the node version the last writes were based on
         self.retry_at = 0.0
-        self.retry_timer: Handle | None = None  # TimerQueue handle: at most one per node
+        self.judged_deadline = -1.0  # the grace deadline last acted on
 
     def grace(self) -> float:
         return NODE_MONITOR_GRACE_PERIOD if self.has_ready else NODE_STARTUP_GRACE_PERIOD
@@ -245,107 +293,55 @@ class _Health:
     def deadline(self) -> float:
         return self.probe + self.grace()
 
-    def observe(self, node: dict, now: float, shared: Shared | None = None) -> None:
-        """A new copy of the node: a changed Ready heartbeat (or a Ready condition that
-        appeared or vanished) counts as the kubelet being heard from."""
-        ready = condition(node, "Ready")
-        heartbeat = ready.get("lastHeartbeatTime") if ready else None
-        if (ready is not None) != self.has_ready or heartbeat != self.heartbeat:
-            self.probe = now
-        self.node, self.has_ready, self.heartbeat = health_view(node, shared), ready is not None, heartbeat
-        if (node.get("metadata") or {}).get("resourceVersion") != self.sent_rv:
-            self.retry_at = 0.0  # the node moved on: judge the new version, no retry needed
 
+class NodeLifecycleReconciler:
+    """Node health and eviction taints; see the module docstring for the state tables.
 
-class NodeLifecycleController:
-    """Node health and eviction taints; see the module docstring for the state tables."""
+    A node's key comes due on its Node's events, on a Lease renewal that is a heartbeat,
+    at its grace deadline and at its retry; the reconcile judges the node when its Node
+    changed, its deadline came, or its retry did (a heartbeat alone only moves the deadline)."""
 
-    kinds = ("Node", "Lease")
+    name: ClassVar[str] = "node-lifecycle"
+    watches: ClassVar[tuple[Watches, ...]] = (
+        Watches("Node", fold=fold_node),
+        Watches("Lease", keys=_lease_node, fold=fold_lease, deletes=False),
+    )
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
 
-    def __init__(self) -> None:
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache
         self._health: dict[str, _Health] = {}
-        self._renewed: dict[str, float] = {}  # node -> latest lease renewTime seen
-        self._dirty: set[str] = set()
-        # Grace deadlines in the order they fall due, one insertion-ordered dict per grace
-        # (node -> deadline): a deadline is the probe time plus the grace, and a probe is
-        # always the latest time seen, so a heartbeat moves its node to the end, which
-        # 10,000 heartbeats a second do far cheaper than a heap's cancel and push.
-        self._deadlines: dict[float, dict[str, float]] = {
-            NODE_MONITOR_GRACE_PERIOD: {},
-            NODE_STARTUP_GRACE_PERIOD: {},
-        }
-        self._timers = TimerQueue()  # retries; tokens: (when, node), skipped when no longer the node's
-        self._shared = Shared()
 
-    # -- events ----------------------------------------------------------------------
-    def on_event(self, kind: str, event_type: str, obj: dict, now: float) -> None:
-        if kind == "Lease":
-            self._on_lease(event_type, obj, now)
-        elif kind == "Node":
-            self._on_node(event_type, obj, now)
-
-    def _on_node(self, event_type: str, node: dict, now: float) -> None:
-        name = name_of(node)
-        if event_type == "DELETED":
-            gone = self._health.pop(name, None)
-            if gone is not None:
-                for deadlines in self._deadlines.values():
-                    deadlines.pop(name, None)
-                self._timers.cancel(gone.retry_timer)
-            self._dirty.discard(name)
-            return
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        name = key[1]
+        seen: NodeSeen | None = self.cache.projected("Node", "", name)
+        if seen is None:
+            self._health.pop(name, None)
+            return Outcome()
         health = self._health.get(name)
         if health is None:
-            health = self._health[name] = _Health(node, now, self._shared)
-        else:
-            health.observe(node, now, self._shared)
-        self._dirty.add(name)
-        self._arm(name, health, now)
-
-    def _on_lease(self, event_type: str, lease: dict, now: float) -> None:
-        if event_type == "DELETED" or (lease.get("metadata") or {}).get("namespace") != NODE_LEASE_NAMESPACE:
-            return
-        self._heartbeat(name_of(lease), lease_renew_time(lease), now)
-
-    def on_lease_head(self, event_type: str, head: LeaseHead, now: float) -> bool:
-        """A Lease event read by its head (``cluster/api/leasehead.py``): all it needs."""
-        if event_type != "DELETED" and head.namespace == NODE_LEASE_NAMESPACE:
-            self._heartbeat(head.name, renew_seconds(head.renew_time), now)
-        return True
-
-    def _heartbeat(self, name: str, renew: float | None, now: float) -> None:
-        """A node's Lease renewal seen: a heartbeat when its renewTime is later than the
-        last one seen."""
-        if renew is None or renew <= self._renewed.get(name, float("-inf")):
-            return
-        self._renewed[name] = renew
-        health = self._health.get(name)
-        if health is not None:
-            health.probe = now
-            self._arm(name, health, now)
-
-    # -- sync ------------------------------------------------------------------------
-    def sync(self, now: float) -> Writes:
-        due = self._dirty
-        self._dirty = set()
-        for deadlines in self._deadlines.values():
-            while deadlines:
-                name, deadline = next(iter(deadlines.items()))
-                if deadline > now:
-                    break
-                del deadlines[name]
-                due.add(name)
-        for when, name in self._timers.pop_due(now):
-            if self._live(when, name):
-                due.add(name)
-        out = Writes()
-        for name in sorted(due):
-            health = self._health.get(name)
-            if health is not None:
-                self._sync_node(name, health, now, out)
+            health = self._health[name] = _Health(seen)
+        lease: tuple[float, float] | None = self.cache.projected("Lease", NODE_LEASE_NAMESPACE, name)
+        health.probe = max(seen.heard, lease[1]) if lease is not None else seen.heard
+        health.has_ready = seen.has_ready
+        judge = seen is not health.seen
+        if judge:
+            health.seen, health.node = seen, seen.view
+            if (seen.view.get("metadata") or {}).get("resourceVersion") != health.sent_rv:
+                health.retry_at = 0.0  # the node moved on: judge the new version, no retry needed
+        if health.retry_at and now >= health.retry_at:
+            judge, health.retry_at = True, 0.0
+        deadline = health.deadline()
+        if now >= deadline and health.judged_deadline != deadline:
+            judge, health.judged_deadline = True, deadline
+        out = Outcome()
+        if judge:
+            self._sync_node(name, health, now, out)
+        times = [t for t in (deadline, health.retry_at) if t > now]
+        out.requeue_at = min(times, default=None)
         return out
 
-    def _sync_node(self, name: str, health: _Health, now: float, out: Writes) -> None:
+    def _sync_node(self, name: str, health: _Health, now: float, out: Outcome) -> None:
         node = health.node
         rv = (node.get("metadata") or {}).get("resourceVersion")
         if health.sent_rv == rv and now < health.retry_at:
@@ -355,50 +351,22 @@ class NodeLifecycleController:
         conditions = unknown_conditions(node, now) if now >= health.deadline() else []
         if conditions:
             ready = "Unknown"
-            out.node_conditions.append((name, conditions))
+            out.writes.append(Patch("Node", "", name, "", NodeConditions(tuple(conditions))))
             if before == "True":
-                out.events.append(
-                    make_event(
-                        node, NODE_NOT_READY, f"Node {name} status is now: {NODE_NOT_READY}", now, component=COMPONENT
-                    )
-                )
+                message = f"Node {name} status is now: {NODE_NOT_READY}"
+                out.events.append(make_event(node, NODE_NOT_READY, message, now, component=COMPONENT))
         patch = no_execute_patch(node, ready, now)
         if patch is not None:
-            out.node_taints.append(patch)
+            out.writes.append(Patch("Node", "", name, "", NodeTaints(tuple(patch[1]), tuple(patch[2]))))
         if conditions or patch is not None:
             health.sent_rv, health.retry_at = rv, now + MONITOR_PERIOD
-            self._timers.cancel(health.retry_timer)
-            health.retry_timer = self._timers.schedule(health.retry_at, (health.retry_at, name))
-
-    # -- timers and reads ------------------------------------------------------------
-    def next_wakeup(self) -> float | None:
-        firsts = [next(iter(d.values())) for d in self._deadlines.values() if d]
-        retry = self._timers.next_time()
-        return min(firsts + ([retry] if retry is not None else []), default=None)
-
-    def _arm(self, name: str, health: _Health, now: float) -> None:
-        """Keep the node's grace deadline in its queue; a retry no longer needed goes too.
-        A changed deadline is always the latest (the probe was just set to now, the grace
-        changes only with it), so it goes to the end; one already past is not queued: the
-        node is dirty and judged at the next sync anyway."""
-        grace, deadline = health.grace(), health.deadline()
-        for g, deadlines in self._deadlines.items():
-            if g != grace:
-                deadlines.pop(name, None)
-        deadlines = self._deadlines[grace]
-        if deadlines.get(name) != deadline:
-            deadlines.pop(name, None)
-            if deadline > now:
-                deadlines[name] = deadline
-        if health.retry_at == 0.0:
-            self._timers.cancel(health.retry_timer)
-            health.retry_timer = None
-
-    def _live(self, when: float, name: str) -> bool:
-        health = self._health.get(name)
-        return health is not None and when == health.retry_at
 
     def probe_time(self, name: str) -> float | None:
         """When the controller last heard from the node (None: not watching it)."""
         health = self._health.get(name)
         return None if health is None else health.probe
+
+
+def node_lifecycle_step() -> ReconcilerStep:
+    """The controller as the manager runs it: nodes judged in name order."""
+    return ReconcilerStep(NodeLifecycleReconciler, sort_keys=True)

@@ -83,6 +83,12 @@ class Watches:
     # from the previous record's (e.g. a pod's node and tolerations: its status changes
     # then cost the cache's update alone).
     changed: Callable[[Any], Any] | None = None
+    # What the cache keeps of an object is ``fold(what it kept, the object, the event's
+    # time)`` (None for a DELETED): state stamped as events arrive, e.g. a node's latest
+    # Lease renewal and when it rose. An event names keys only when the kept value is a new
+    # one. A Lease read by its head alone (``cluster/api/leasehead.py``) is folded as its
+    # ``LeaseHead``, so a renewal is never decoded.
+    fold: Callable[[Any, Any, float], Any] | None = None
 
     def keys_of(self, cache: ObjectCache, event_type: str, obj: Obj) -> Iterable[Key]:
         return self.keys(event_type, obj) if self.route is None else self.route(cache, event_type, obj)
@@ -386,6 +392,9 @@ class ReconcilerStep:
             if self._unparked_by is None or kind in self._unparked_by:
                 for parked in parking.release():  # the first event that ends the parking
                     self.on_event(self._parked_kind, "ADDED", parked, now)
+        if route.fold is not None:
+            self._fold(route, own_key(event_type, obj), event_type, obj, now)
+            return
         if self.takes_records and kind == "Pod":
             assert self._records is not None
             self.on_pod_record(event_type, self._records.make(obj, None), now)
@@ -399,6 +408,19 @@ class ReconcilerStep:
         if old is not None and route.project is None:
             for key in route.keys_of(cache, event_type, old):  # keys the object named before it changed
                 self.queue.add(key)
+
+    def _fold(self, route: Watches, keys: Iterable[Key], event_type: str, obj: Any, now: float) -> None:
+        """An event of a folded kind (``Watches.fold``): keep the new value, name keys if new."""
+        if event_type == "DELETED" and not route.deletes:
+            return
+        key = next(iter(keys))
+        old = self.cache.projected(route.kind, *key)
+        new = route.fold(old, None if event_type == "DELETED" else obj, now)  # type: ignore[misc]
+        if new is old:
+            return
+        self.cache.keep(route.kind, key, new)
+        for k in route.keys_of(self.cache, event_type, obj):
+            self.queue.add(k)
 
     def _changed(self, route: Watches, event_type: str, obj: Obj, old: Any) -> bool:
         if event_type == "DELETED":
@@ -461,10 +483,14 @@ class ReconcilerStep:
     def next_wakeup(self) -> float | None:
         return self.queue.next_ready()
 
-    def on_lease_head(self, event_type: str, head: object, now: float) -> bool:
+    def on_lease_head(self, event_type: str, head: Any, now: float) -> bool:
         """Whether a Lease event read by its head alone is handled (``manager.py``): a
-        renewal (MODIFIED) is, when the reconciler keeps only the Leases' names."""
+        renewal (MODIFIED) is, when the reconciler keeps only the Leases' names; any is,
+        when it folds Leases (``Watches.fold``), which then sees the head."""
         route = self._routes.get("Lease")
+        if route is not None and route.fold is not None:
+            self._fold(route, ((head.namespace, head.name),), event_type, head, now)
+            return True
         return route is not None and route.names_only and event_type == "MODIFIED"
 
     def on_failed(self, request: Request, error: StatusError, now: float) -> None:

@@ -105,8 +105,9 @@ def sort_key(revision: dict) -> tuple[int, float, str]:
     return number_of(revision), (parse_timestamp(stamp) or 0.0) if stamp else 0.0, name_of(revision)
 
 
-def new_revision(sts: dict, number: int, collisions: int) -> dict:
-    """The ControllerRevision for ``sts``'s current template (upstream newRevision)."""
+def new_revision(sts: dict, number: int, collisions: int, kind: str = "StatefulSet") -> dict:
+    """The ControllerRevision for ``sts``'s current template (upstream newRevision); ``kind``
+    is the owner's (a DaemonSet's revisions are made the same way)."""
     spec = sts.get("spec") or {}
     template = clone(spec.get("template") or {})
     data = revision_data(template)
@@ -116,7 +117,7 @@ def new_revision(sts: dict, number: int, collisions: int) -> dict:
         "name": revision_name(name_of(sts), hash_),
         "namespace": namespace_of(sts),
         "labels": labels,
-        "ownerReferences": [owner_reference(sts, "StatefulSet")],
+        "ownerReferences": [owner_reference(sts, kind)],
     }
     annotations = (sts.get("metadata") or {}).get("annotations")
     if annotations:
@@ -139,7 +140,9 @@ class RevisionPlan:
     revisions: list[dict] = field(default_factory=list)  # the set's revisions, oldest first
 
 
-def plan_revisions(sts: dict, owned: list[dict], lookup: Callable[[str], dict | None]) -> RevisionPlan:
+def plan_revisions(
+    sts: dict, owned: list[dict], lookup: Callable[[str], dict | None], kind: str = "StatefulSet"
+) -> RevisionPlan:
     """Upstream getStatefulSetRevisions. ``owned``: the set's revisions (orphans it adopts
     included); ``lookup(name)``: any ControllerRevision of the namespace by name."""
     revisions = sorted(owned, key=sort_key)
@@ -154,7 +157,7 @@ def plan_revisions(sts: dict, owned: list[dict], lookup: Callable[[str], dict | 
     elif equal:
         plan.update = plan.renumber = {**equal[-1], "revision": following}
     else:
-        plan.update, plan.collisions, fresh = _fresh(sts, data, following, collisions, lookup)
+        plan.update, plan.collisions, fresh = _fresh(sts, data, following, collisions, lookup, kind)
         plan.create = plan.update if fresh else None
     wanted = status.get("currentRevision")
     plan.current = next((r for r in revisions if name_of(r) == wanted), plan.update)
@@ -164,7 +167,7 @@ def plan_revisions(sts: dict, owned: list[dict], lookup: Callable[[str], dict | 
 
 
 def _fresh(
-    sts: dict, data: dict, number: int, collisions: int, lookup: Callable[[str], dict | None]
+    sts: dict, data: dict, number: int, collisions: int, lookup: Callable[[str], dict | None], kind: str
 ) -> tuple[dict, int, bool]:
     """A new revision (True), or an existing one of the same name and data (False; upstream
     returns it on AlreadyExists); a name taken by other data is a collision: count it and
@@ -173,7 +176,7 @@ def _fresh(
         name = revision_name(name_of(sts), revision_hash(data, collisions))
         taken = lookup(name)
         if taken is None:
-            return new_revision(sts, number, collisions), collisions, True
+            return new_revision(sts, number, collisions, kind), collisions, True
         if taken.get("data") == data:
             return taken, collisions, False
         collisions += 1
@@ -259,7 +262,8 @@ class RevisionBook:
     adoptions and renumberings are assumed done (in the cache at once) until the watch or
     a refusal says otherwise; deletes are remembered until the watch shows them."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = "StatefulSet") -> None:
+        self.kind = kind  # the owners' kind
         self.index = RevisionIndex()
         self._sent: dict[RevKey, tuple[dict, dict | None]] = {}  # key -> (sent, cached before)
         self._deleting: dict[RevKey, float] = {}  # key -> when its delete was sent
@@ -300,11 +304,11 @@ class RevisionBook:
         if act:
             for orphan in self.index.orphans(ns):
                 if matches(orphan):
-                    refs = [*(orphan["metadata"].get("ownerReferences") or ()), owner_reference(sts, "StatefulSet")]
+                    refs = [*(orphan["metadata"].get("ownerReferences") or ()), owner_reference(sts, self.kind)]
                     adopted = {**orphan, "metadata": {**orphan["metadata"], "ownerReferences": refs}}
                     self._send(adopted, orphan, updates)
                     owned.append(adopted)
-        plan = plan_revisions(sts, owned, lambda name: self.index.get((ns, name)))
+        plan = plan_revisions(sts, owned, lambda name: self.index.get((ns, name)), self.kind)
         if act and plan.create is not None:
             self._send(plan.create, None, creates)
         if act and plan.renumber is not None:
@@ -316,11 +320,13 @@ class RevisionBook:
         self._sent[(namespace_of(rev), name_of(rev))] = (rev, before)
         self.index.put(rev)
 
-    def truncate(self, sts: dict, plan: RevisionPlan, live: set[str], now: float, deletes: list) -> None:
+    def truncate(
+        self, sts: dict, plan: RevisionPlan, live: set[str], now: float, deletes: list, pick=history_to_delete
+    ) -> None:
         """Delete (Background) the history past ``revisionHistoryLimit`` (default 10); a
         delete neither seen nor refused is sent again after ``EXPECTATIONS_TIMEOUT``."""
         limit = (sts.get("spec") or {}).get("revisionHistoryLimit")
-        for rev in history_to_delete(plan.revisions, live, 10 if limit is None else int(limit)):
+        for rev in pick(plan.revisions, live, 10 if limit is None else int(limit)):
             key, uid = (namespace_of(rev), name_of(rev)), (rev.get("metadata") or {}).get("uid", "")
             sent = self._deleting.get(key)
             if not uid or (sent is not None and sent + EXPECTATIONS_TIMEOUT > now):

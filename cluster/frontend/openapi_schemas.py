@@ -11,7 +11,8 @@ Time as upstream's named models (v3 in its ``oneOf`` forms), required fields, li
 list's merge key is the one the server merges by (``strategicpatch``'s table), so a kubectl
 that computes a strategic merge patch from these documents sends what the server applies;
 ``retainKeys`` and ``replace`` are upstream's tags. Descriptions are kubemu's own, on kinds
-only. Custom kinds are their definition's ``openAPIV3Schema`` for the served version, made
+and common fields, and on every field of kubemu's own group (``schema_kubemu.py``, whose
+models are named ``io.kubemu.<version>.<Kind>`` as a custom kind's would be). Custom kinds are their definition's ``openAPIV3Schema`` for the served version, made
 kube-native (metadata, apiVersion, kind; embedded resources) as upstream's CRD builder
 makes it, and for v2 cut down to what kubectl's v2 reader copes with. Built-in models are
 built once per process; called by ``openapi_v2.py`` and ``openapi_v3.py``.

@@ -32,8 +32,9 @@ jumps to the next wakeup once the instant is done:
   event handed to them at the instant it was written (the apiserver's watch replies hold
   one instant each: ``instants.py``), before the clock stands at the last instant run. A
   day of heartbeats takes a few round trips per 40 emulated seconds instead of a few per
-  10. A host that writes anything but a Lease in a stretch stops there; should another
-  host have run past that instant, the report counts a spill (``stretchSpills``).
+  10. A host that writes anything but a Lease in a stretch stops there, and the cluster
+  reacts at that instant; should another host have run past it, the report counts a spill
+  (``stretchSpills``).
 
 With a pace (the scenario's ``timeScale``), emulated time also never runs ahead of the wall
 clock times the pace: the coordinator waits for the wall before it jumps. A busy machine
@@ -83,7 +84,7 @@ class Stepper:
         self.rounds = 0  # rounds of questions asked
         self.forced = 0  # instants left before every component was done (see ``give_up``)
         self.stretches = 0  # heartbeat stretches the hosts ran ahead (see ``stretch``)
-        self.spills = 0  # stretches in which a host wrote more than heartbeats
+        self.spills = 0  # stretches in which a host stopped short while another ran past it
         self.max_lag = 0.0  # emulated seconds the clock was behind the pace, at most
         self._wall0: float | None = None  # wall time at emulated ``_emulated0`` (paced runs)
         self._emulated0 = 0.0

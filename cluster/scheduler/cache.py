@@ -425,18 +425,33 @@ class Cache(NodeRows):
 
     @contextmanager
     def without(self, pods):
-        """Leave placed pods out for a while (preemption's what-if on a node)."""
+        """Leave placed pods out for a while (preemption's what-if on a node). Afterwards
+        each node lists its pods in the same order and each pod keeps its attach order
+        (``PodTable.seq``): victims tied on priority and start are ordered by them, so a
+        what-if must leave no trace in the next one's choice."""
         done = []
+        orders: dict[int, tuple[NodeInfo, list[str]]] = {}
+        table = self._table
         try:
             for pinfo in pods:
                 ni = pinfo.node
                 if ni is not None:
+                    if ni.index not in orders:
+                        orders[ni.index] = (ni, list(ni.pods))
+                    slot = table.slot_of(pinfo.uid)  # first: it may grow the arrays
+                    seq = int(table.seq[slot])
                     self._detach(ni, pinfo)
-                    done.append((ni, pinfo))
+                    done.append((ni, pinfo, seq))
             yield
         finally:
-            for ni, pinfo in reversed(done):
+            for ni, pinfo, seq in reversed(done):
                 self._attach(ni, pinfo)
+                slot = table.slot_of(pinfo.uid)
+                table.seq[slot] = seq
+            for ni, order in orders.values():
+                placed = ni.pods
+                kept = [(uid, placed.pop(uid)) for uid in order if uid in placed]
+                placed.update(kept)
 
     def next_expiry(self) -> float | None:
         """When the oldest assumed pod's TTL ends (assume order is expiry order)."""

@@ -130,6 +130,7 @@ class SchedulerHost(PreemptionHost):
         outcome = fwk.run_filter(state, pod, snap, None, np.array([i], dtype=np.intp))
         if not outcome.status.is_success():
             return outcome.status
+        assert outcome.feasible is not None  # a successful outcome has its verdicts
         if outcome.feasible[0]:
             return Status()
         hits = outcome.rejections()

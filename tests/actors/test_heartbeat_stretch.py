@@ -73,8 +73,18 @@ def listener() -> ComponentSpec:
 async def started(spec: ComponentSpec, api_name: str):
     actor = ComponentActor.remote(api_name, spec)
     await actor.set_clock.remote(ClockSpec(1.0, None, 0.0))
-    assert (await actor.step.remote(0.0, 0)).idle
+    await done(actor, 0.0, 0)
     return actor
+
+
+async def done(actor, now, rv):
+    """``step`` until the component is done (a step answers "not done" after a second of
+    real time, which a busy machine can take)."""
+    for _ in range(30):
+        answer = await actor.step.remote(now, rv)
+        if answer.idle:
+            return answer
+    raise AssertionError("never done with the instant")
 
 
 @pytest.mark.parametrize(
@@ -94,11 +104,12 @@ async def test_a_host_runs_its_heartbeats_ahead_and_a_watcher_sees_each_at_its_i
     await api.set_clock.remote(ClockSpec(1.0, None, 0.0))
     host, watcher = await started(heart(other_at), name), await started(listener(), name)
     answer, at = await host.beat.remote(45.0)
-    assert at == reached and answer.idle and answer.wake_at == reached + 10.0
+    answer = answer if answer.idle else await done(host, None, 0)  # the reply was more than a second away
+    assert at == reached and answer.wake_at == reached + 10.0
     assert answer.writes == 1  # every instant's writes in one call, answered
     rv = await api.resource_version.remote()
-    caught_up = await watcher.step.remote(None, rv)  # its clock stays where its events put it
-    assert caught_up.idle and caught_up.seen >= rv
+    caught_up = await done(watcher, None, rv)  # its clock stays where its events put it
+    assert caught_up.seen >= rv
     assert (await watcher.inspect.remote())["batches"] == renewals
     ray.kill(host)
     ray.kill(watcher)

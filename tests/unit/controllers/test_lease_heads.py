@@ -9,7 +9,7 @@ from controller_builders import lease, node, summary
 from cluster.api.codec import encode
 from cluster.api.leasehead import LeaseHead, read_lease_head
 from cluster.controllers.manager import ControllerManager, default_controllers
-from cluster.controllers.nodelifecycle import NodeLifecycleController
+from cluster.controllers.nodelifecycle import node_lifecycle_step
 from cluster.runtime.component import WatchEvent
 
 
@@ -65,9 +65,9 @@ def test_lease_heads_leave_the_controllers_as_decoded_leases_do():
             fast.on_events([WatchEvent(kind, etype, raw=encode(obj))], t)  # read by head where it can be
             slow.on_events([(kind, etype, obj, None)], t)  # decoded: every controller's on_event
         nl_fast, nl_slow = fast.controllers[0], slow.controllers[0]
-        assert isinstance(nl_fast, NodeLifecycleController)
-        assert {n: nl_fast.probe_time(n) for n in map("n{}".format, range(6))} == {
-            n: nl_slow.probe_time(n) for n in map("n{}".format, range(6))
+        assert nl_fast.name == "node-lifecycle"
+        assert {n: nl_fast.reconciler.probe_time(n) for n in map("n{}".format, range(6))} == {
+            n: nl_slow.reconciler.probe_time(n) for n in map("n{}".format, range(6))
         }
 
 
@@ -76,11 +76,11 @@ def test_the_deadline_queues_wake_at_the_earliest_deadline_to_come():
     event, as the component does, the controller wakes at the earliest deadline or retry
     still to come (the exact-trace tests in test_nodelifecycle.py judge the nodes then)."""
     rng = random.Random(11)
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     for t, kind, etype, obj in _random_events(rng, nodes=8, steps=400):
         if kind != "sync":
             c.on_event(kind, etype, obj, t)
         c.sync(t)
-        coming = [h.deadline() for h in c._health.values() if h.deadline() > t]
-        coming += [h.retry_at for h in c._health.values() if h.retry_at > t]
+        coming = [h.deadline() for h in c.reconciler._health.values() if h.deadline() > t]
+        coming += [h.retry_at for h in c.reconciler._health.values() if h.retry_at > t]
         assert c.next_wakeup() == min(coming, default=None)

@@ -12,11 +12,11 @@ from cluster.apiserver.apiserver import APIServer
 from cluster.clock import rfc3339
 from cluster.controllers.nodelifecycle import (
     MONITOR_PERIOD,
-    NodeLifecycleController,
     Shared,
     health_view,
     lease_renew_time,
     no_execute_patch,
+    node_lifecycle_step,
     unknown_conditions,
 )
 from cluster.controllers.writes import requests
@@ -110,7 +110,7 @@ GRACE_CASES = [
 
 @pytest.mark.parametrize("case,events,expiry", GRACE_CASES, ids=[c[0] for c in GRACE_CASES])
 def test_grace_expires_exactly_at_probe_plus_grace(case, events, expiry):
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     _feed(c, events)
     c.sync(events[-1][0])
     assert c.next_wakeup() == expiry
@@ -124,7 +124,7 @@ def test_grace_expires_exactly_at_probe_plus_grace(case, events, expiry):
 
 
 def test_the_whole_pass_when_a_ready_node_goes_quiet():
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", node())])
     assert summary(c.sync(0)) == []
     assert summary(c.sync(40)) == GONE_QUIET
@@ -161,7 +161,7 @@ def test_conditions_never_posted_get_never_updated_with_the_creation_time():
 
 
 def test_a_node_that_never_posted_ready_gets_no_event_and_its_unreachable_taint():
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", node(ready=None, pressure=False))])
     lines = summary(c.sync(60))
     assert lines == [
@@ -205,7 +205,7 @@ def test_no_execute_patch(case, ready, taints, expected):
 
 
 def test_kubelet_reporting_not_ready_then_going_quiet_swaps_the_taint_without_an_event():
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", node(ready="False"))])
     assert summary(c.sync(0)) == [("taint+", "n1", NOT_READY, "NoExecute")]
     _feed(c, [(0.1, "Node", "MODIFIED", node(ready="False", rv="2", taints=[taint(NOT_READY, added=0)]))])
@@ -221,11 +221,11 @@ def test_kubelet_reporting_not_ready_then_going_quiet_swaps_the_taint_without_an
 
 
 def test_a_deleted_node_is_forgotten():
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", node()), (5, "Node", "DELETED", node())])
     assert c.next_wakeup() is None
     assert summary(c.sync(100)) == []
-    assert c.probe_time("n1") is None
+    assert c.reconciler.probe_time("n1") is None
 
 
 def test_lease_renew_time_parses_micro_time():
@@ -309,7 +309,8 @@ def test_a_status_posted_while_the_controller_decides_wins():
     loop = _kubelet_dies_at_20()
     c = loop.manager.controllers[0]
     writes = c.sync(60)
-    assert writes.node_conditions and writes.node_conditions[0][0] == "n1"
+    first = requests(writes)[0]
+    assert isinstance(first, Patch) and isinstance(first.patch, NodeConditions) and first.name == "n1"
     loop.post_ready("n1", 59)
     (err,) = loop.api.write(requests(writes)[:1], 60)
     assert isinstance(err, Conflict) and err.code == 409
@@ -397,10 +398,10 @@ def test_a_whole_node_gives_the_same_pass_and_only_what_it_reads_is_kept():
         nodeInfo={"kubeletVersion": "v1.31.0"},
         images=[{"names": ["pause"], "sizeBytes": 1}],
     )
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", whole)])
     assert summary(c.sync(40)) == GONE_QUIET
-    kept = c._health["n1"].node
+    kept = c.reconciler._health["n1"].node
     assert kept == {
         "kind": "Node",
         "metadata": {k: whole["metadata"][k] for k in ("name", "uid", "resourceVersion", "creationTimestamp")},
@@ -441,14 +442,17 @@ def test_shared_keeps_what_it_cannot_hash_and_starts_again_past_its_limit():
 def test_shared_conditions_leave_the_controller_s_writes_unchanged():
     # Two nodes with equal conditions go quiet together: each gets its own Unknown writes,
     # and the dicts they share are not changed by the first node's.
-    c = NodeLifecycleController()
+    c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", node("a")), (0, "Node", "ADDED", node("b"))])
-    before = [dict(x) for x in c._health["a"].node["status"]["conditions"]]
+    before = [dict(x) for x in c.cache.projected("Node", "", "a").view["status"]["conditions"]]
     lines = _conditions_at(c, 40.0)
     assert sorted(lines) == sorted(
         ("condition", n, t, "Unknown", "NodeStatusUnknown")
         for n in ("a", "b")
         for t in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
     )
-    assert c._health["a"].node["status"]["conditions"] == before
-    assert c._health["a"].node["status"]["conditions"][0] is c._health["b"].node["status"]["conditions"][0]
+    assert c.cache.projected("Node", "", "a").view["status"]["conditions"] == before
+    assert (
+        c.cache.projected("Node", "", "a").view["status"]["conditions"][0]
+        is c.cache.projected("Node", "", "b").view["status"]["conditions"][0]
+    )

@@ -262,3 +262,37 @@ def test_hpa_a_reconcile_error_is_retried_with_backoff():
     assert requests(m.sync(T0)) == [] and m.next_wakeup() == pytest.approx(T0 + 0.005)
     assert requests(m.sync(T0 + 0.005)) == [] and m.next_wakeup() == pytest.approx(T0 + 0.015)
     assert any(isinstance(r, Update) for r in requests(m.sync(T0 + 0.015)))
+
+
+# ---- node lifecycle: a refused write is looked at after the back-off, sent again at the monitor period
+
+
+def test_node_lifecycle_a_refused_write_comes_back_after_the_backoff_and_is_sent_at_the_monitor_period():
+    from cluster.api.patches import NodeConditions
+    from cluster.controllers.nodelifecycle import MONITOR_PERIOD, node_lifecycle_step
+
+    step = node_lifecycle_step()
+    m = ControllerManager([step])
+    quiet = {"type": "Ready", "status": "True", "lastHeartbeatTime": rfc3339(0)}
+    m.on_events(
+        [
+            (
+                "Node",
+                "ADDED",
+                {"kind": "Node", "metadata": {"name": "n1", "resourceVersion": "1"}, "status": {"conditions": [quiet]}},
+                None,
+            )
+        ],
+        0.0,
+    )
+    assert requests(m.sync(0.0)) == [] and m.next_wakeup() == 40.0
+    sent = [r for r in requests(m.sync(40.0)) if isinstance(r, Patch)]
+    assert [type(r.patch) for r in sent] == [NodeConditions, NodeTaints]
+    m.on_failed(sent[0], Conflict("stale"), 40.0)
+    assert m.next_wakeup() == pytest.approx(40.005)  # the key comes back after the back-off
+    assert requests(m.sync(40.005)) == []  # upstream resends on its next monitor pass, not at once
+    assert m.next_wakeup() == 40.0 + MONITOR_PERIOD
+    again = [r for r in requests(m.sync(40.0 + MONITOR_PERIOD)) if isinstance(r, Patch)]
+    assert [type(r.patch) for r in again] == [NodeConditions, NodeTaints]
+    metrics = m.metrics()["node-lifecycle"]
+    assert metrics["workqueue_retries_total"] == 1 and metrics["refused_writes"] == 1

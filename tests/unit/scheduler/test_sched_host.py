@@ -61,3 +61,38 @@ def test_cache_is_restored_after_a_what_if():
     s.host.filter_on_node(None, pinfo, 0, [s.cache.pod_info("uid-default-v0")])
     assert (s.cache.snapshot().requested == before).all()
     assert "uid-default-v0" in s.cache.node_info("n1").pods
+
+
+def test_a_what_if_keeps_the_pods_order_and_attach_order():
+    """Victims tied on priority and start are ordered by attach order: a what-if that takes
+    pods off and puts them back must not reorder them (both dry runs then agree)."""
+    s = setup()
+    ni, table = s.cache.node_info("n1"), s.cache.table
+    order = list(ni.pods)
+    seqs = [int(table.seq[slot]) for slot in [table.slot_of(uid) for uid in order]]
+    removed = [s.cache.pod_info(uid) for uid in order[:2]]
+    with s.cache.without(removed):
+        assert list(ni.pods) == order[2:]
+    assert list(ni.pods) == order
+    assert [int(table.seq[slot]) for slot in [table.slot_of(uid) for uid in order]] == seqs
+
+
+def test_the_reference_what_if_judges_the_one_node_with_its_own_nominated_pods():
+    """As upstream's SelectVictimsOnNode: a pod nominated to another node does not count,
+    one nominated to this node does, and only this node is filtered."""
+    away = make_pod("away").prio(200).req(cpu="4").nominated("n2")
+    here = make_pod("here").prio(200).req(cpu="1").nominated("n1")
+    pod = make_pod("p").prio(100).req(cpu="2")
+    for nominated, ok in (([away], True), ([away, here], False)):
+        s = setup(nominated, Accelerate.all(False))
+        judged = []
+        real = s.frameworks["default-scheduler"].run_filter
+
+        def spy(state, p, snap, allowed=None, rows=None, memo=None, real=real, judged=judged):
+            judged.append(None if rows is None else list(rows))
+            return real(state, p, snap, allowed, rows, memo)
+
+        s.frameworks["default-scheduler"].run_filter = spy
+        status = s.host.filter_on_node(None, s.cache.new_pod_info(pod), 0, [s.cache.pod_info("uid-default-v0")])
+        assert status.is_success() == ok, status
+        assert judged and all(rows == [0] for rows in judged)
