@@ -23,6 +23,7 @@ from typing import Any
 
 from . import codec, kindspec
 from .annotationvalidation import check_kubemu_annotations
+from .datakeyvalidation import check_config_map, check_secret
 from .errors import Cause
 from .objects import KINDS
 from .quantity import QuantityError
@@ -453,6 +454,30 @@ def _check_workload(obj: dict[str, Any], path: str) -> None:
     _enum(template.get("spec") or {}, "restartPolicy", _at(tpath, "spec"), ("Always",))
 
 
+def _check_replication_controller(obj: dict[str, Any], path: str) -> None:
+    """A ReplicationController, judged as upstream judges it after defaulting: an absent or
+    empty selector is the template's labels, and the template's labels must carry every
+    selector pair (else the controller would create pods it can never count)."""
+    spec, spath = _spec(obj, path)
+    _int(spec, "replicas", spath, lo=0)
+    _int(spec, "minReadySeconds", spath, lo=0)
+    tpath = _at(spath, "template")
+    template = spec.get("template")
+    if template is None:
+        _required(tpath)
+    _check_metadata(_item_map(template, tpath), tpath, "Pod", name_required=False)
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    selector = spec.get("selector") or labels
+    if not isinstance(selector, dict) or not all(isinstance(v, str) for v in selector.values()):
+        raise ValidationError(_at(spath, "selector"), selector, "must be a map of label keys to values")
+    if not selector:
+        _required(_at(spath, "selector"))
+    if any(labels.get(k) != v for k, v in selector.items()):
+        raise ValidationError(_at(tpath, "metadata.labels"), labels, "selector does not match template labels")
+    _check_pod(template, tpath)
+    _enum(template.get("spec") or {}, "restartPolicy", _at(tpath, "spec"), ("Always",))
+
+
 def _check_lease(obj: dict[str, Any], path: str) -> None:
     spec, spath = _spec(obj, path)
     _str(spec, "holderIdentity", spath)
@@ -479,8 +504,11 @@ kindspec.attach_all(
         "PriorityClass": _check_priority_class,
         "PodDisruptionBudget": _check_pdb,
         "ReplicaSet": _check_workload,
+        "ReplicationController": _check_replication_controller,
         "DaemonSet": lambda obj, path: _check_daemonset(obj, path),
         "Lease": _check_lease,
+        "Secret": check_secret,
+        "ConfigMap": check_config_map,
         # The workload kinds' own rules (upstream's messages), then their pod templates.
         **{kind: (lambda obj, path, kind=kind: _check_workload_kind(kind, obj, path)) for kind in WORKLOAD_CHECKS},
     },

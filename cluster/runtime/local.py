@@ -27,6 +27,7 @@ Called by the scenario driver and ``kubemu bench local`` through the ``Cluster``
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 import traceback
@@ -48,6 +49,9 @@ from .trace import Trace
 
 MAX_IDLE_SPINS = 100  # batches a component may ask for at one instant without writing anything
 REPORT_EVERY = 60.0  # emulated seconds between two reports of one component's spin
+
+
+YIELD_EVERY = 64  # rounds of one settle between turns of the event loop
 
 
 class Stuck(RuntimeError):
@@ -133,8 +137,14 @@ class LocalCluster(Cluster):
     async def settle(self) -> None:
         # Once the components are done, Nodes created or deleted through the API start or
         # stop kubelets (``nodeclaim.py``), whose first batches run at this instant too.
+        rounds = 0
         while self._round() or await self.claim_nodes():
-            pass
+            rounds += 1
+            if rounds % YIELD_EVERY == 0:
+                # A component writing at one instant without end (a controller whose pods never
+                # match its own selector) must not stop the server answering: let the event
+                # loop serve requests between rounds. A run is unaffected (nothing else waits).
+                await asyncio.sleep(0)
 
     async def advance(self, until: float | None) -> None:
         times = [m.wake_at for m in self.members if m.alive and not m.held and m.wake_at is not None]

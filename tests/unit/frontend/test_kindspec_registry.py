@@ -80,7 +80,7 @@ def test_the_built_in_tables_are_views_of_the_registry() -> None:
     assert MIRRORED == kindspec.ordered("mirror_order") and "SchedulingResult" in MIRRORED
     assert kinds.json_only("SchedulingResult") and not kinds.json_only("Pod")
     assert kindspec.SPECS["Deployment"].validate is not None and kindspec.SPECS["Pod"].validate_update is not None
-    assert kindspec.SPECS["Service"].defaults is not None and kindspec.SPECS["ConfigMap"].validate is None
+    assert kindspec.SPECS["Service"].defaults is not None and kindspec.SPECS["PodTemplate"].validate is None
 
 
 def test_a_registered_kind_is_created_defaulted_validated_listed_and_watched(gizmo: kindspec.KindSpec) -> None:
