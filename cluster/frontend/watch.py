@@ -109,10 +109,15 @@ class _Matching:
             return (etype, None) if wanted else None
         key = (namespace_of(obj), name_of(obj))
         matched = key in self.now
-        if not matched and etype == "MODIFIED" and key not in self.judged and _rv(obj) <= self.known_at:
-            matched = wanted  # replayed from before the state the watch knows: see __init__
         if self.known_at:
-            self.judged.add(key)
+            if _rv(obj) > self.known_at:
+                # Changes come in resourceVersion order: past the known state, no change is a
+                # replay any more, and nothing needs judging (nor paying for) again.
+                self.known_at, self.judged = 0, set()
+            else:
+                if not matched and etype == "MODIFIED" and key not in self.judged:
+                    matched = wanted  # replayed from before the state the watch knows: see __init__
+                self.judged.add(key)
         if etype == "DELETED":
             # The deleted object is its last state, which is also its previous one.
             self.now.pop(key, None)
