@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..scheduler import explain_text
 from . import figures as figs
 from .page import Cell, cards, chart, esc, render, table
 
@@ -135,6 +136,11 @@ def _explanations(report: dict) -> str:
         explained = results.get(f"{p.get('namespace')}/{p.get('name')}")
         detail = _result_html(explained) if explained else ""
         rows.append([esc(f"{p.get('namespace')}/{p.get('name')}"), esc(p.get("phase")), esc(why) + detail])
+    # Pods explained although they were placed (``explain: all``), after the ones still waiting.
+    shown = {f"{p.get('namespace')}/{p.get('name')}" for p in stuck[:MAX_ROWS]}
+    for ref, explained in list(results.items())[: max(0, MAX_ROWS - len(rows))]:
+        if ref not in shown:
+            rows.append([esc(ref), esc(explained.get("result") or ""), _result_html(explained)])
     more = f'<p class="note">and {len(stuck) - MAX_ROWS} more</p>' if len(stuck) > MAX_ROWS else ""
     return (
         '<section id="explanations"><h2>Pods that failed or still wait, and why</h2>'
@@ -153,11 +159,8 @@ def _ref(result: dict) -> str:
 
 
 def _result_html(result: dict) -> str:
-    """A SchedulingResult as the report has it: its fields, shown as they are."""
-    import json
-
-    shown = {k: v for k, v in result.items() if k not in ("metadata", "apiVersion", "kind")}
-    return f"<details><summary>explanation</summary><pre>{esc(json.dumps(shown, indent=1))}</pre></details>"
+    """A SchedulingResult as ``kubemu explain pod`` prints it (one renderer for both)."""
+    return f"<details><summary>per-plugin explanation</summary><pre>{esc(explain_text.render(result))}</pre></details>"
 
 
 def _yunikorn(report: dict, by_id: dict[str, figs.Figure]) -> str:

@@ -120,3 +120,23 @@ def test_run_writes_the_html_report(tmp_path, capsys):
     page = out.read_text()
     assert f"<h1>{report['scenario']}</h1>" in page and 'class="badge ok">PASSED' in page
     assert report["series"]["t"] and report["heatmap"]["rows"]
+
+
+def test_the_report_page_explains_waiting_and_explained_pods_as_kubemu_explain_prints_them():
+    from cluster.scheduler.explain_text import render
+    from cluster.viz.reportpage import report_page
+
+    waiting = {"namespace": "default", "name": "big", "result": "Unschedulable", "attempts": 1, "history": []}
+    placed = {"namespace": "default", "name": "ok", "result": "Scheduled", "node": "n1", "attempts": 1, "history": []}
+    report = {
+        "scenario": "x",
+        "passed": True,
+        "expectations": [],
+        "pods": [{"namespace": "default", "name": "big", "phase": "Pending"}],
+        "events": [],
+        "schedulingResults": [waiting, placed],
+    }
+    page = report_page(report)
+    assert page.count("<summary>per-plugin explanation</summary>") == 2
+    assert "Pod default/big (uid ), scheduler" in page and "Result: Scheduled on n1" in page
+    assert render(placed).splitlines()[1] in page
