@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.ray,
     pytest.mark.skipif(
         not os.environ.get("KUBEMU_TEST_RAY_ALL"),
-        reason="all 64 scenarios on Ray take about 10 minutes: run by make test-ray (KUBEMU_TEST_RAY_ALL=1)",
+        reason="every shipped scenario on Ray, one kubemu run each, takes minutes: make test-ray runs them (KUBEMU_TEST_RAY_ALL=1)",
     ),
 ]
 RAY_BOUND, RAY_FACTOR = 30.0, 3.0

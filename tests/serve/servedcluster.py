@@ -96,3 +96,19 @@ def until(check, seconds: float = 15.0):
 
 
 needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
+
+
+def kubectl_path(version: str) -> str:
+    """The versioned kubectl beside the dispatcher on PATH (``kubectl.1.27`` ... ``kubectl.1.32``)."""
+    dispatcher = shutil.which("kubectl")
+    folder = os.path.dirname(os.path.realpath(dispatcher)) if dispatcher else ""
+    return os.path.join(folder, f"kubectl.{version}")
+
+
+def kubectl_binary(version: str) -> str:
+    """``kubectl_path(version)``, or the test is skipped: an older kubectl is installed beside the
+    dispatcher on the machines that have one, and a test of the skew cannot run without it."""
+    path = kubectl_path(version)
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{path} is not installed")
+    return path

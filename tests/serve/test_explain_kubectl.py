@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import pytest
-from servedcluster import ROOT, until
+from servedcluster import ROOT, kubectl_binary, until
 
 BIG = """apiVersion: v1
 kind: Pod
@@ -92,10 +91,7 @@ def test_kubectl_explain_walks_the_kinds_schema(explained):
 
 
 def kubectl_127(served, *args: str) -> subprocess.CompletedProcess:
-    dispatcher = shutil.which("kubectl") or ""
-    path = os.path.join(os.path.dirname(os.path.realpath(dispatcher)), "kubectl.1.27")
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"{path} is not installed")
+    path = kubectl_binary("1.27")
     env = {**os.environ, "KUBECONFIG": str(served.kubeconfig)}
     cache = tempfile.mkdtemp(dir=served.kubeconfig.parent)  # an empty discovery cache
     return subprocess.run([path, "--cache-dir", cache, *args], env=env, capture_output=True, text=True, timeout=60)

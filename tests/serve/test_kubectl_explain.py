@@ -8,24 +8,14 @@ The binaries ``kubectl.1.27`` ... sit beside the kubectl dispatcher; a test whos
 absent is skipped. Explains run in a thread pool to keep the module near 30 s."""
 
 import os
-import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from servedcluster import needs_kubectl
+from servedcluster import kubectl_binary, needs_kubectl
 
 pytestmark = needs_kubectl
-
-
-def binary(version: str) -> str:
-    dispatcher = shutil.which("kubectl")
-    folder = os.path.dirname(os.path.realpath(dispatcher)) if dispatcher else ""
-    path = os.path.join(folder, f"kubectl.{version}")
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"{path} is not installed")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +25,7 @@ def kubectl(served, tmp_path_factory):
 
     def run(version: str, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
         env = {**os.environ, "KUBECONFIG": str(served.kubeconfig)}
-        command = [binary(version), "--cache-dir", tempfile.mkdtemp(dir=tmp), *args]
+        command = [kubectl_binary(version), "--cache-dir", tempfile.mkdtemp(dir=tmp), *args]
         proc = subprocess.run(command, env=env, input=input, capture_output=True, text=True, timeout=60)
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl.{version} {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")

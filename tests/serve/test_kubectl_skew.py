@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 
 import pytest
-from servedcluster import needs_kubectl, until
+from servedcluster import kubectl_path, needs_kubectl, until
 
 pytestmark = needs_kubectl
 
@@ -24,19 +24,13 @@ data: {{mode: fast}}
 """
 
 
-def binary(version: str) -> str:
-    dispatcher = shutil.which("kubectl")
-    folder = os.path.dirname(os.path.realpath(dispatcher)) if dispatcher else ""
-    return os.path.join(folder, f"kubectl.{version}")
-
-
 class Kubectl:
     """One kubectl binary against the served cluster; every call gets a fresh cache dir
     unless it names one."""
 
     def __init__(self, served, version: str, tmp):
         self.served, self.version, self.tmp = served, version, tmp
-        self.path = binary(version)
+        self.path = kubectl_path(version)
 
     def __call__(self, *args: str, cache: str = "", check: bool = True) -> subprocess.CompletedProcess:
         cache = cache or tempfile.mkdtemp(dir=self.tmp)
