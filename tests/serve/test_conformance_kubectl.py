@@ -6,11 +6,9 @@ status patch and an apply body with a key twice."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import ssl
-import threading
 import urllib.error
 import urllib.request
 
@@ -20,44 +18,20 @@ from aiohttp import web
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 from servedcluster import needs_kubectl, until
+from webhookserver import WebhookServer
 
 pytestmark = needs_kubectl
 
 
-class Hooks:
-    """Two webhooks on a thread of their own: /deny refuses, /label patches a label in."""
+class Hooks(WebhookServer):
+    """Two webhooks: /deny refuses, /label patches a label in."""
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        ready = threading.Event()
-        threading.Thread(target=self._run, args=(ready,), daemon=True).start()
-        assert ready.wait(10)
-
-    def _run(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
-        app = web.Application()
-        app.router.add_post("/{name}", self._answer)
-        runner = web.AppRunner(app)
-        self.loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        ready.set()
-        self.loop.run_forever()
-
-    async def _answer(self, request: web.Request) -> web.Response:
-        review = orjson.loads(await request.read())
+    async def respond(self, name: str, review: dict, request: web.Request) -> dict:
         response = {"uid": review["request"]["uid"], "allowed": True}
-        if request.match_info["name"] == "deny":
-            response = {**response, "allowed": False, "status": {"message": "blue is not allowed", "code": 403}}
-        else:
-            ops = [{"op": "add", "path": "/metadata/labels/checked", "value": "yes"}]
-            response |= {"patchType": "JSONPatch", "patch": base64.b64encode(orjson.dumps(ops)).decode()}
-        return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        if name == "deny":
+            return {**response, "allowed": False, "status": {"message": "blue is not allowed", "code": 403}}
+        ops = [{"op": "add", "path": "/metadata/labels/checked", "value": "yes"}]
+        return response | {"patchType": "JSONPatch", "patch": base64.b64encode(orjson.dumps(ops)).decode()}
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import threading
 import time
 from typing import Any
 
@@ -14,6 +13,7 @@ import orjson
 import pytest
 from aiohttp import web
 from http_builders import CMS, call, config_map, serve
+from webhookserver import WebhookServer
 
 from cluster.api.kinds import BY_KIND
 from cluster.frontend.webhooks import Attributes, Hook, matches
@@ -22,32 +22,14 @@ VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurati
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 
-class WebhookServer:
-    """Plays webhooks on a thread of its own; ``reviews`` holds (path, review) received."""
+class Webhooks(WebhookServer):
+    """Plays the webhooks the tests name; ``reviews`` holds (path, review) received."""
 
     def __init__(self) -> None:
         self.reviews: list[tuple[str, dict[str, Any]]] = []
-        self.loop = asyncio.new_event_loop()
-        self.port = 0
-        ready = threading.Event()
-        threading.Thread(target=self._run, args=(ready,), daemon=True).start()
-        assert ready.wait(10)
+        super().__init__()
 
-    def _run(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
-        app = web.Application()
-        app.router.add_post("/{name}", self._answer)
-        runner = web.AppRunner(app)
-        self.loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        ready.set()
-        self.loop.run_forever()
-
-    async def _answer(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        review = orjson.loads(await request.read())
+    async def respond(self, name: str, review: dict[str, Any], request: web.Request) -> dict[str, Any]:
         self.reviews.append((f"/{name}?{request.query_string}", review))
         uid = review["request"]["uid"]
         response: dict[str, Any] = {"uid": uid, "allowed": True}
@@ -63,19 +45,12 @@ class WebhookServer:
             await asyncio.sleep(3)
         elif name == "wrong-uid":
             response["uid"] = "other"
-        body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
-        return web.json_response(body)
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self.port}/{name}"
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        return response
 
 
 @pytest.fixture(scope="module")
 def hooks():
-    s = WebhookServer()
+    s = Webhooks()
     yield s
     s.stop()
 
