@@ -19,6 +19,10 @@ from ..api.kinds import BY_KIND, CUSTOM, Resource, deleted_answer
 from ..api.requests import Bind, Create, Delete, Evict, Patch, Request, Update, UpdateStatus, WatchChunk
 from ..apiserver.apiserver import APIServer
 
+# How long a write may wait before the watches hear of it (real seconds): every write of
+# the window reaches a watch in one chunk. Small beside a watch's usual latency.
+WAKE_COALESCE = 0.002
+
 
 def apply_one(api: APIServer, req: Request, now: float, dry_run: bool = False) -> dict[str, Any] | None:
     """Apply one write as an HTTP client asked for it; what the API answers with (the object
@@ -178,6 +182,7 @@ class LocalBackend(Backend):
         self._api, self._now = api, now  # callables: the runtime may replace its apiserver on restart
         self._poke = poke  # tells a paced runtime a client wrote, so it reacts at once
         self._changed = asyncio.Event()
+        self._wake_loop: asyncio.AbstractEventLoop | None = None  # where a wake-up is due
 
     def now(self) -> float:
         t: float = self._now()
@@ -189,8 +194,18 @@ class LocalBackend(Backend):
         return api
 
     def tick(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        """Wake the waiting watches within ``WAKE_COALESCE`` seconds: the writes of that
+        window reach each watch as one chunk (one socket write), not one wake-up per write."""
+        loop = asyncio.get_running_loop()
+        if self._wake_loop is loop:
+            return  # (one due on a loop since closed never comes: schedule anew)
+        self._wake_loop = loop
+        loop.call_later(WAKE_COALESCE, self._wake)
+
+    def _wake(self) -> None:
+        self._wake_loop = None
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     async def get(self, kind: str, ns: str, name: str) -> dict[str, Any]:
         got: dict[str, Any] = codec.clone(self.api.get(kind, ns, name))
@@ -220,9 +235,10 @@ class LocalBackend(Backend):
         return self.api.resource_version()
 
     async def changed(self, rv: int, timeout: float) -> None:
-        if self.api.resource_version() > rv:
-            return
+        if self.api.resource_version() > rv and self._wake_loop is None:
+            return  # (a wake due soon brings this change with the next ones)
         try:
-            await asyncio.wait_for(self._changed.wait(), timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):
+                await self._changed.wait()
+        except TimeoutError:
             pass

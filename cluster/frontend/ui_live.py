@@ -197,7 +197,7 @@ async def stream(h: Handler, extra: Any = None) -> AsyncIterator[bytes]:
                 break
             now = h.backend.now()
             for etype, data in chunk.events:
-                obj, _ = _shared(data)
+                obj = _shared(data).obj
                 if kind == "Pod":
                     view.pod(etype, obj, now)
                 else:

@@ -49,17 +49,35 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _PREFIX = {t: b'{"type":"' + t.encode() + b'","object":' for t in ("ADDED", "MODIFIED", "DELETED")}
 SHARED = 8192  # stored encodings whose JSON is kept for the next watcher
 
-# Every watcher of a change gets the same bytes from the store; decoding them and encoding
-# the JSON once, for all of them, is what lets a hundred watchers keep up.
-_encoded: OrderedDict[bytes, tuple[dict[str, Any], bytes]] = OrderedDict()
+# Every watcher of a change gets the same bytes from the store; decoding them, encoding
+# the JSON and each event line, and judging each distinct selector once, for all of them,
+# is what lets a hundred watchers keep up.
+_encoded: OrderedDict[bytes, _Change] = OrderedDict()
 
 
-def _shared(data: bytes) -> tuple[dict[str, Any], bytes]:
-    """The object ``data`` encodes, and its JSON, decoded and encoded once per change."""
+class _Change:
+    """One stored change as every watcher of it sees it."""
+
+    __slots__ = ("obj", "json", "lines", "verdicts")
+
+    def __init__(self, obj: dict[str, Any], encoded: bytes) -> None:
+        self.obj, self.json = obj, encoded
+        self.lines: dict[str, bytes] = {}  # event type -> its line
+        self.verdicts: dict[tuple[str, str, str], bool] = {}  # (namespace, labels, fields) -> wanted
+
+    def line(self, etype: str) -> bytes:
+        got = self.lines.get(etype)
+        if got is None:
+            got = self.lines[etype] = _PREFIX[etype] + self.json + b"}\n"
+        return got
+
+
+def _shared(data: bytes) -> _Change:
+    """The change ``data`` encodes, decoded and encoded once."""
     hit = _encoded.get(data)
     if hit is None:
         obj = codec.decode(data)
-        hit = _encoded[data] = (obj, orjson.dumps(obj))
+        hit = _encoded[data] = _Change(obj, orjson.dumps(obj))
         if len(_encoded) > SHARED:
             _encoded.popitem(last=False)
     return hit
@@ -153,6 +171,15 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
     def wanted(obj: dict[str, Any]) -> bool:
         return (not t.namespace or namespace_of(obj) == t.namespace) and query.matches(obj, opts)
 
+    # Watches with the same namespace and selectors judge a change alike: judged once.
+    verdict_key = (t.namespace or "", req.query.get("labelSelector", ""), req.query.get("fieldSelector", ""))
+
+    def shared_wanted(change: _Change) -> bool:
+        got = change.verdicts.get(verdict_key)
+        if got is None:
+            got = change.verdicts[verdict_key] = wanted(change.obj)
+        return got
+
     node_names = None
     fs = opts.field_selector
     if fs is not None and fs.node_name():
@@ -190,24 +217,23 @@ async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIt
         # One write per chunk, not per event: a busy watch is a few large writes.
         out = []
         for etype, data in chunk.events:
-            obj, encoded = _shared(data)
-            sent = matching.event(etype, obj, data, wanted(obj))
+            change = _shared(data)
+            sent = matching.event(etype, change.obj, data, shared_wanted(change))
             if sent is None:
                 continue
             etype, other = sent
             if table or view is not None or other is not None:
-                out.append(line(etype, obj if other is None else other))
+                out.append(line(etype, change.obj if other is None else other))
             else:
-                out.append(_PREFIX[etype] + encoded + b"}\n")
+                out.append(change.line(etype))
         if out:
             yield b"".join(out)
         rv = chunk.resume
         if opts.allow_watch_bookmarks and time.monotonic() >= next_bookmark:
             next_bookmark = time.monotonic() + BOOKMARK_EVERY
             yield _bookmark(t, rv)
-        if not chunk.events:
-            wait = POLL if deadline is None else max(0.0, min(POLL, deadline - time.monotonic()))
-            await h.backend.changed(rv, wait)
+        wait = POLL if deadline is None else max(0.0, min(POLL, deadline - time.monotonic()))
+        await h.backend.changed(rv, wait)
 
 
 def _bookmark(t: Target, rv: int, initial_end: bool = False) -> bytes:
