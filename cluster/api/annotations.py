@@ -24,7 +24,11 @@ READINESS, LIVENESS, STARTUP = PREFIX + "readiness", PREFIX + "liveness", PREFIX
 POST_START_SECONDS, PRE_STOP_SECONDS = PREFIX + "post-start-seconds", PREFIX + "pre-stop-seconds"
 PROBE_KEYS = (READINESS, LIVENESS, STARTUP, POST_START_SECONDS, PRE_STOP_SECONDS)
 
-KNOWN = (START_SECONDS, RUN_SECONDS, EXIT_CODE, STOP_SECONDS, MEMORY_USAGE, CPU_USAGE, LOG, *PROBE_KEYS)
+# Whether the containers' images pull (``fail`` / ``pass``; read by ``cluster/kubelet/images.py``).
+IMAGE_PULL = PREFIX + "image-pull"
+IMAGE_PULL_VALUES = ("fail", "pass")
+
+KNOWN = (START_SECONDS, RUN_SECONDS, EXIT_CODE, STOP_SECONDS, MEMORY_USAGE, CPU_USAGE, LOG, *PROBE_KEYS, IMAGE_PULL)
 
 
 class AnnotationError(ValueError):

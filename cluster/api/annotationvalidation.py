@@ -63,6 +63,9 @@ def check_kubemu_annotations(obj: dict[str, Any], path: str, container_names: se
                 probeoutcome.check(base, value)
             except ann.AnnotationError as e:
                 raise ValidationError(p, value, e.message) from None
+        elif base == ann.IMAGE_PULL:
+            if value not in ann.IMAGE_PULL_VALUES:
+                raise ValidationError(p, value, f"must be one of: {', '.join(ann.IMAGE_PULL_VALUES)}")
         elif container:
             # Per-container overrides follow the same rule as the pod-wide key.
             _check_emulation({"metadata": {"annotations": {base: value}}}, apath, key)

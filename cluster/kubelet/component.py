@@ -53,7 +53,13 @@ class NodeHostComponent(Component):
     def watches(self) -> tuple[Watch, ...]:
         # Nodes first: a batch then brings a node's change before the pods bound after it,
         # and a restarted host lists its Nodes before it adopts or admits a pod.
-        return (Watch("Node", self._names, lazy=True), Watch("Pod", self._names, heads=True))
+        # ConfigMaps and Secrets before the pods too: a container's env reads them (``creation.py``).
+        return (
+            Watch("Node", self._names, lazy=True),
+            Watch("ConfigMap"),
+            Watch("Secret"),
+            Watch("Pod", self._names, heads=True),
+        )
 
     def reconcile(self, batch: Batch) -> Result:
         host, now = self.host, batch.now

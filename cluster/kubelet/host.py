@@ -19,6 +19,9 @@ stopped in the previous process: a restart revives the whole host, like a reboot
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from ..runtime.component import WatchEvent
 from ..runtime.timers import TimerQueue
 from .apinode import read_node
@@ -33,10 +36,13 @@ class NodeHost:
         self.outbox = Outbox()
         self.timers = TimerQueue()
         self._kubelets: dict[str, Kubelet] = {}
+        # ("cm" | "secret", namespace, name) -> data, what containers' env reads (``creation.py``)
+        self._objects: dict[tuple[str, str, str], dict[str, str]] = {}
         for i, config in enumerate(configs):
             if config.name in self._kubelets:
                 raise ValueError(f"node {config.name!r} appears twice in one host")
-            self._kubelets[config.name] = Kubelet(config, self.outbox, self.timers, first_index + i)
+            k = self._kubelets[config.name] = Kubelet(config, self.outbox, self.timers, first_index + i)
+            k.objects = self.lookup
 
     def node_names(self) -> set[str]:
         """The live nodes: what the host's shared pod watch should select."""
@@ -63,6 +69,9 @@ class NodeHost:
             # source waits for the Node informer's sync).
             self._on_nodes(nodes)
             events = [ev for ev in events if ev.kind != "Node"]
+        if any(ev.kind in _DATA_KINDS for ev in events):
+            self._on_objects([ev for ev in events if ev.kind in _DATA_KINDS], now)
+            events = [ev for ev in events if ev.kind not in _DATA_KINDS]
         kubelets = self._kubelets
         for ev in adopted_first(events):
             head = ev.head
@@ -85,6 +94,23 @@ class NodeHost:
                 k.on_node_deleted()
             else:
                 k.on_node(read)
+
+    def lookup(self, kind: str, namespace: str, name: str) -> dict[str, str] | None:
+        """The data of a ConfigMap (``kind`` "cm") or Secret ("secret"), None when absent."""
+        return self._objects.get((kind, namespace, name))
+
+    def _on_objects(self, events: list[WatchEvent], now: float) -> None:
+        """ConfigMaps and Secrets changed: keep their data, then let held pods try again."""
+        for ev in events:
+            meta = ev.obj.get("metadata") or {}
+            key = (_DATA_KINDS[ev.kind], meta.get("namespace", ""), meta.get("name", ""))
+            if ev.type == "DELETED":
+                self._objects.pop(key, None)
+            else:
+                self._objects[key] = _data_of(ev.kind, ev.obj)
+        for k in self._kubelets.values():
+            if not k.stopped:
+                k.config_changed(now)
 
     def tick(self, now: float) -> None:
         """Run every timer due at or before ``now``, including ones those timers schedule."""
@@ -148,3 +174,20 @@ class NodeHost:
 
     def node_resources(self) -> dict[str, dict]:
         return {name: k.node_resources() for name, k in self._kubelets.items() if not k.stopped}
+
+
+_DATA_KINDS = {"ConfigMap": "cm", "Secret": "secret"}
+
+
+def _data_of(kind: str, obj: dict) -> dict[str, str]:
+    """A ConfigMap's ``data`` (``binaryData`` is not env), or a Secret's decoded ``data``."""
+    data = obj.get("data") or {}
+    if kind == "ConfigMap":
+        return {str(k): str(v) for k, v in data.items()}
+    out = {str(k): str(v) for k, v in (obj.get("stringData") or {}).items()}
+    for k, v in data.items():
+        try:
+            out[str(k)] = base64.b64decode(str(v)).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            out[str(k)] = str(v)
+    return out

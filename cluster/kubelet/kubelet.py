@@ -21,6 +21,7 @@ Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transi
 | (new)             | on_pod, admission refuses               | REJECTED          | status Failed + reason/message; Warning event <reason> |
 | (new)             | on_pod, admitted                        | PENDING           | status Pending (ContainerCreating); timer start @ t+start-seconds |
 | PENDING, BACKOFF  | timer start                             | RUNNING           | status Running; timer exit @ t+run-seconds (if set); timer oom @ when memory first passes a limit (if ever) |
+| PENDING           | timer start or init, a container's image or configuration missing | PENDING (held) | Waiting ErrImagePull, ImagePullBackOff, ErrImageNeverPull or CreateContainerConfigError; the rows in ``createwait.py`` |
 | RUNNING           | timer exit; Never, or OnFailure and 0   | SUCCEEDED/FAILED  | status (terminated, exit code); resources released |
 | RUNNING           | timer exit; Always, or OnFailure and ≠0 | BACKOFF           | restartCount+1; status CrashLoopBackOff; Warning BackOff; timer start @ t+backoff |
 | RUNNING           | timer oom                               | as timer exit     | exit code 137, the killed containers' reason OOMKilled; Warning OOMKilling on the Node |
@@ -79,10 +80,14 @@ from . import admission
 from .allocation import NodeAllocation
 from .apinode import AdmittedNode, NodeRead, configured_node
 from .cgroups import with_parent
+from .createwait import PULL, CreationMixin
+from .creation import Lookup, creation_of
 from .deadline import DEADLINE, DeadlineMixin
 from .ephemeral import EPHEMERAL, EphemeralMixin
 from .eviction import EvictionManager
 from .evictionconfig import parse_eviction_config
+from .gates import GateMixin, gates_of
+from .images import unpullable_patterns
 from .node import NodeConfig, internal_ip
 from .nodestatus import DEVICES, HEAL, LEASE, NodeStatusMixin
 from .outbox import Outbox
@@ -115,9 +120,14 @@ BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff st
 COMPONENT = "kubelet"
 
 
-class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, ProbeMixin, NodeStatusMixin):
+class Kubelet(
+    PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, ProbeMixin, CreationMixin, GateMixin, NodeStatusMixin
+):
     __slots__ = (
         "config",
+        "images",
+        "objects",
+        "_held",
         "name",
         "index",
         "host_ip",
@@ -154,6 +164,10 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Prob
         # Both raise ValueError for a kubelet configuration upstream would refuse at startup.
         self.alloc = NodeAllocation(config)
         self.eviction = EvictionManager(_eviction_config(json.dumps(config.kubelet or {}, sort_keys=True, default=str)))
+        self.images = unpullable_patterns(config.kubelet or {})  # ``images.py``
+        # The ConfigMaps and Secrets the node host's watches hold (``creation.py``); None: none watched.
+        self.objects: Lookup | None = None
+        self._held: set[str] = set()  # uids of the pods whose containers cannot be created yet
         self._outbox = outbox
         self._timers = timers
         self._pods: dict[str, PodRecord] = {}
@@ -197,8 +211,11 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Prob
             rec = self._pods[head.uid]
         elif head.deleting:
             self._on_deletion(rec, head_grace(head), now)
-        elif head.active_deadline != rec.active_deadline:
-            self._deadline_changed(rec, head.active_deadline, now)
+        else:
+            if head.active_deadline != rec.active_deadline:
+                self._deadline_changed(rec, head.active_deadline, now)
+            if rec.gates is not None and ev.type == "MODIFIED":  # ``gates.py``: a condition may have changed
+                self._gates_seen(rec, ev.obj, now)
         if head.ephemeral > len(rec.ephemeral):  # ``ephemeral.py``: only ever added
             self._ephemeral_added(rec, ev.obj, now)
 
@@ -211,6 +228,7 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Prob
             return
         self._cancel_timers(rec)
         self._release(rec)
+        self._held.discard(uid)
         self._outbox.pod_status.pop(uid, None)  # a write to a deleted object would only fail
 
     def on_node(self, read: NodeRead) -> None:
@@ -311,6 +329,8 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Prob
             rec.life = life_of(pod)
         except AnnotationError:
             rec.life = None  # as for ``emu`` above
+        rec.create = creation_of(pod, self.images)
+        rec.gates = gates_of(pod)
         self._pods[rec.uid] = rec
         if self._adopt(rec, pod, now):
             self._probes_adopted(rec, now)
@@ -407,6 +427,8 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Prob
     def _step(self, kind: str, rec: PodRecord, t: float) -> None:
         """Run the lifecycle transition ``kind`` of the record at ``t``."""
         if kind == START:
+            if rec.runs == 0 and rec.create is not None and not self._creatable(rec, rec.regular_names(), START, t):
+                return  # held: ``createwait.py`` retries it
             self._start(rec, t)
         elif kind == EXIT:
             self._exit(rec, t)
@@ -416,6 +438,8 @@ class Kubelet(PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, Prob
             self._init_step(rec, t)
         elif kind == KILLED:
             self._killed(rec, t)
+        elif kind == PULL:
+            self._retry_creation(rec, t)
 
     def _start(self, rec: PodRecord, t: float) -> None:
         rec.state = RUNNING

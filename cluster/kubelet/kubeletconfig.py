@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .allocation import NodeAllocation
 from .evictionconfig import EvictionConfigError, parse_eviction_config
+from .images import unpullable_patterns
 from .node import NodeConfig
 
 KNOWN_KEYS = (
@@ -24,6 +25,7 @@ KNOWN_KEYS = (
     "cpuManagerPolicy",
     "reservedSystemCPUs",
     "devicePlugins",
+    "unpullableImages",  # kubemu's own: the images the node cannot pull (``images.py``)
 )
 
 
@@ -34,6 +36,10 @@ def check_kubelet(config: NodeConfig) -> str | None:
     for key in kubelet:
         if key not in KNOWN_KEYS:
             return f"kubelet.{key}: unknown field (kubemu reads: {', '.join(KNOWN_KEYS)})"
+    try:
+        unpullable_patterns(kubelet)
+    except ValueError as e:
+        return f"kubelet.{e}"
     try:
         parse_eviction_config(kubelet)
     except EvictionConfigError as e:

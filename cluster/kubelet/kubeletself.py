@@ -1,7 +1,7 @@
 """What the kubelet's mixins use of the ``Kubelet`` they are part of.
 
 Owns nothing at run time: ``KubeletSelf`` is the type of ``self`` in the methods of
-``PressureMixin``, ``ReconcileMixin``, ``DeadlineMixin``, ``EphemeralMixin`` and ``ProbeMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
+``PressureMixin``, ``ReconcileMixin``, ``DeadlineMixin``, ``EphemeralMixin``, ``ProbeMixin``, ``CreationMixin`` and ``GateMixin`` (``nodestatus.py``'s ``NodeStatusMixin`` extends
 it), for the type checker only (``pressure.py``, ``reconcile.py``, ``deadline.py`` and
 ``nodestatus.py`` import it under ``TYPE_CHECKING``). It lists the kubelet's state and methods the mixins read, write and
 call, their own methods included (one mixin calls the other's); ``Kubelet`` satisfies it,
@@ -15,6 +15,7 @@ from typing import Protocol
 from ..runtime.timers import Handle, TimerQueue
 from .allocation import NodeAllocation
 from .apinode import AdmittedNode
+from .creation import Creation, Lookup, Needs
 from .eviction import Eviction, EvictionManager, NodeStats, PodStats
 from .node import NodeConfig
 from .outbox import Outbox
@@ -28,6 +29,9 @@ class KubeletSelf(Protocol):
     # ---- state (``Kubelet.__init__``) ----------------------------------------------------
     config: NodeConfig
     name: str
+    host_ip: str
+    objects: Lookup | None
+    _held: set[str]
     alloc: NodeAllocation
     eviction: EvictionManager
     _outbox: Outbox
@@ -89,6 +93,12 @@ class KubeletSelf(Protocol):
     def _probes_resume(self, rec: PodRecord, container: str, t: float) -> None: ...
     def _probes_stop(self, rec: PodRecord) -> None: ...
     def _probe_kill(self, rec: PodRecord, p: Probe, t: float) -> None: ...
+
+    # ---- ``CreationMixin``'s ---------------------------------------------------------------
+    def _creatable(self, rec: PodRecord, names: list[str], step: str, t: float) -> bool: ...
+    def _pull(self, rec: PodRecord, cr: Creation, n: Needs, t: float) -> tuple | None: ...
+    def _lookup(self) -> Lookup: ...
+    def _retry_creation(self, rec: PodRecord, t: float) -> None: ...
 
     # ---- ``ReconcileMixin``'s --------------------------------------------------------------
     def _retake(self, rec: PodRecord, pod: dict) -> None: ...

@@ -21,6 +21,8 @@ from ..clock import rfc3339
 if TYPE_CHECKING:
     from ..api.usage import ContainerUsage
     from ..runtime.timers import Handle
+    from .creation import Creation
+    from .gates import Gates
     from .podlife import PodLife
 
 PENDING = "Pending"  # admitted; containers being created (start-seconds)
@@ -130,6 +132,8 @@ class PodRecord:
         "deadline_timer",
         "ephemeral",
         "life",
+        "create",
+        "gates",
     )
 
     def __init__(self, pod: dict, emu: Emulation, now: float):
@@ -189,6 +193,8 @@ class PodRecord:
         self.deadline_timer: Handle | None = None  # ``deadline.py``
         self.ephemeral: tuple[EphemeralRun, ...] = ()  # ``ephemeral.py``, in the order added
         self.life: PodLife | None = None  # probes, hooks, init containers (``podlife.py``); None without
+        self.create: Creation | None = None  # what container creation needs (``creation.py``); None: nothing
+        self.gates: Gates | None = None  # spec.readinessGates and what they read (``gates.py``); None without
 
     def key(self) -> tuple[str, str, str]:
         return (self.namespace, self.name, self.uid)
@@ -200,6 +206,14 @@ class PodRecord:
     def app_names(self) -> list[str]:
         """Containers that run for the pod's lifetime: sidecars then regular containers."""
         return [n for n, _, side in self.init if side] + [n for n, _ in self.containers]
+
+    def regular_names(self) -> list[str]:
+        return [n for n, _ in self.containers]
+
+    def held(self, name: str) -> tuple[str, str] | None:
+        """(reason, message) while the container cannot be created (``createwait.py``)."""
+        cr = self.create
+        return None if cr is None or self.state != PENDING else cr.waiting.get(name)
 
     def format_pod(self) -> str:
         return f"{self.name}_{self.namespace}({self.uid})"
@@ -266,6 +280,8 @@ def _conditions(rec: PodRecord) -> list[dict]:
     running = rec.state in (RUNNING, STOPPING)
     if running and (life is None or life.all_ready(rec.app_names())):
         ready = [_cond("Ready", "True", ready_ts), _cond("ContainersReady", "True", ready_ts)]
+        if rec.gates is not None:  # containers ready, the gates decide Ready (``gates.py``)
+            ready[0] = rec.gates.ready_condition(ready_ts)
     elif rec.state in TERMINAL:
         ready = [_cond(t, "False", ready_ts, "PodCompleted") for t in ("Ready", "ContainersReady")]
     else:
@@ -281,6 +297,8 @@ def _conditions(rec: PodRecord) -> list[dict]:
     if rec.disruption is not None:
         reason, message, t = rec.disruption
         out.append(_cond("DisruptionTarget", "True", rfc3339(t), reason, message))
+    if rec.gates is not None:
+        out += rec.gates.others  # conditions the kubelet does not own, kept as read
     return out
 
 
@@ -329,6 +347,9 @@ def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
         return {"waiting": {"reason": "CrashLoopBackOff", "message": msg}}, last, False
     if rec.state in (SUCCEEDED, FAILED) and rec.last_exit:
         return _terminated(rec.last_exit, name), {}, False
+    held = rec.held(name)
+    if held is not None:  # its image or configuration is missing (``createwait.py``)
+        return {"waiting": {"reason": held[0], "message": held[1]}}, {}, False
     # Upstream's default waiting reason: PodInitializing in a pod with init containers.
     return {"waiting": {"reason": "PodInitializing" if rec.init else "ContainerCreating"}}, {}, False
 
@@ -363,8 +384,10 @@ def _init_statuses(rec: PodRecord) -> list[dict]:
     out = []
     for i, (name, image, sidecar) in enumerate(rec.init):
         began, done = life.init_times[i] if life is not None else (rec.admitted_at, rec.admitted_at)
-        if began is None:  # not started yet
-            out.append(_container_status(name, image, {"waiting": {"reason": "PodInitializing"}}, {}, False, 0))
+        if began is None:  # not started yet: held by its image or configuration, or not its turn
+            held = rec.held(name)
+            waiting = {"reason": held[0], "message": held[1]} if held else {"reason": "PodInitializing"}
+            out.append(_container_status(name, image, {"waiting": waiting}, {}, False, 0))
         elif sidecar and rec.state == PENDING:  # started, the pod's containers not yet
             assert life is not None  # only a record with a life is Pending with a sidecar started
             status = _container_status(name, image, {"running": {"startedAt": rfc3339(began)}}, {}, True, 0)

@@ -77,6 +77,8 @@ class ProbeMixin:
             i = life.init_next
             times = life.init_times[i]
             if times[0] is None:
+                if rec.create is not None and not self._creatable(rec, [rec.init[i][0]], INIT, t):
+                    return  # held: ``createwait.py`` retries it
                 times[0] = t
             if not rec.init[i][2]:  # a regular one runs to completion; a sidecar runs on
                 started, run = times[0], life.init_runs[i]

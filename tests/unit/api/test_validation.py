@@ -27,7 +27,7 @@ SUBDOMAIN = "must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-
 DNS_LABEL = (
     "must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; starting and ending with a letter or digit)"
 )
-KNOWN = "(known: kubemu.io/start-seconds, kubemu.io/run-seconds, kubemu.io/exit-code, kubemu.io/stop-seconds, kubemu.io/memory-usage, kubemu.io/cpu-usage, kubemu.io/log, kubemu.io/readiness, kubemu.io/liveness, kubemu.io/startup, kubemu.io/post-start-seconds, kubemu.io/pre-stop-seconds)"
+KNOWN = "(known: kubemu.io/start-seconds, kubemu.io/run-seconds, kubemu.io/exit-code, kubemu.io/stop-seconds, kubemu.io/memory-usage, kubemu.io/cpu-usage, kubemu.io/log, kubemu.io/readiness, kubemu.io/liveness, kubemu.io/startup, kubemu.io/post-start-seconds, kubemu.io/pre-stop-seconds, kubemu.io/image-pull)"
 
 _DELETE = object()
 

@@ -20,9 +20,11 @@ def kinds(writes):
     return [(type(w).__name__, getattr(w, "kind", "")) for w in writes]
 
 
-def test_it_watches_its_own_nodes_first_then_their_pods():
+def test_it_watches_its_own_nodes_first_then_configmaps_and_secrets_then_their_pods():
     assert host("node-0", "node-1").watches() == (
         Watch("Node", frozenset({"node-0", "node-1"}), lazy=True),
+        Watch("ConfigMap"),
+        Watch("Secret"),
         Watch("Pod", frozenset({"node-0", "node-1"}), heads=True),
     )
 
