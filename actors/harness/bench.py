@@ -41,51 +41,13 @@ def run_bench(
     the scheduler's plain reference cycle); ``explain``: schedule's and density's (what the
     scheduler records as SchedulingResults)."""
     log = log or (lambda s: print(s, file=sys.stderr))
-    if nodes < 1:
-        raise ValueError(f"--nodes: {nodes} must be at least 1")
-    if pods < 1:
-        raise ValueError(f"--pods: {pods} must be at least 1")
-    if nodes_per_host is not None and nodes_per_host < 0:
-        raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
-    opts = chaos or {}  # the options of the bench ``name``, as its function takes them
-    if name == "schedule":
-        opts = {"kubelets": kubelets, "explain": explain}
-    if name in ("schedule", "preempt"):
-        opts["accelerate"] = accelerate
-    if name == "density":
-        from actors.harness.benchdensity import check
-
-        check(nodes, pods_per_node)
-        opts = {"pods_per_node": pods_per_node, "explain": explain}
-    if name == "startup":
-        from actors.harness.benchstartup import check as check_rate
-
-        check_rate(rate)
-        opts = {"rate": rate}
+    _check_shape(nodes, pods, nodes_per_host)
     if name == "yunikorn":
-        from actors.harness import benchyunikorn
-
-        workload = "basic" if workload == "default" else workload
-        if workload not in benchyunikorn.WORKLOADS:
-            raise ValueError(
-                f"--workload: {workload!r} is not one of {', '.join(benchyunikorn.WORKLOADS)} (bench yunikorn)"
-            )
-        if workload == "soak":
-            return benchyunikorn.soak(nodes, pods, log)
-        runtime = "local" if workload == "local" else "ray"
-        try:
-            return benchyunikorn.throughput(nodes, pods, log, runtime, nodes_per_host or 0)
-        finally:
-            _shutdown_ray()
+        return _yunikorn(nodes, pods, nodes_per_host, workload, log)
+    opts = _options(name, chaos, kubelets, accelerate, explain, nodes, pods_per_node, rate)
+    workload = _workload(name, workload)
     if name == "preempt":
-        workload = PREEMPT_ASYNC if workload == "default" else workload
-        if workload not in PREEMPT_WORKLOADS:
-            raise ValueError(f"--workload: {workload!r} is not one of {', '.join(PREEMPT_WORKLOADS)} (bench preempt)")
         opts["workload"] = workload
-    elif workload == "default":
-        workload = "basic"
-    elif workload not in WORKLOADS:
-        raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
     if name in ("cycle", "preempt-cycle", "local"):
         from actors.harness import benchcycle
 
@@ -104,6 +66,75 @@ def run_bench(
         # flight, and Ray's log monitor would print its notes about them after our last line.
         if started_here and ray.is_initialized():
             ray.shutdown()
+
+
+def _check_shape(nodes: int, pods: int, nodes_per_host: int | None) -> None:
+    if nodes < 1:
+        raise ValueError(f"--nodes: {nodes} must be at least 1")
+    if pods < 1:
+        raise ValueError(f"--pods: {pods} must be at least 1")
+    if nodes_per_host is not None and nodes_per_host < 0:
+        raise ValueError(f"--nodes-per-host: {nodes_per_host} must be >= 0")
+
+
+def _options(
+    name: str,
+    chaos: dict | None,
+    kubelets: bool,
+    accelerate: bool,
+    explain: str,
+    nodes: int,
+    pods_per_node: int,
+    rate: float,
+) -> dict:
+    """The options of the bench ``name``, as its function takes them (checked)."""
+    opts = chaos or {}
+    if name == "schedule":
+        opts = {"kubelets": kubelets, "explain": explain}
+    if name in ("schedule", "preempt"):
+        opts["accelerate"] = accelerate
+    if name == "density":
+        from actors.harness.benchdensity import check
+
+        check(nodes, pods_per_node)
+        opts = {"pods_per_node": pods_per_node, "explain": explain}
+    if name == "startup":
+        from actors.harness.benchstartup import check as check_rate
+
+        check_rate(rate)
+        opts = {"rate": rate}
+    return opts
+
+
+def _workload(name: str, workload: str) -> str:
+    """``--workload`` for the bench ``name``, its default filled in (checked)."""
+    if name == "preempt":
+        workload = PREEMPT_ASYNC if workload == "default" else workload
+        if workload not in PREEMPT_WORKLOADS:
+            raise ValueError(f"--workload: {workload!r} is not one of {', '.join(PREEMPT_WORKLOADS)} (bench preempt)")
+        return workload
+    if workload == "default":
+        return "basic"
+    if workload not in WORKLOADS:
+        raise ValueError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
+    return workload
+
+
+def _yunikorn(nodes: int, pods: int, nodes_per_host: int | None, workload: str, log) -> dict:
+    from actors.harness import benchyunikorn
+
+    workload = "basic" if workload == "default" else workload
+    if workload not in benchyunikorn.WORKLOADS:
+        raise ValueError(
+            f"--workload: {workload!r} is not one of {', '.join(benchyunikorn.WORKLOADS)} (bench yunikorn)"
+        )
+    if workload == "soak":
+        return benchyunikorn.soak(nodes, pods, log)
+    runtime = "local" if workload == "local" else "ray"
+    try:
+        return benchyunikorn.throughput(nodes, pods, log, runtime, nodes_per_host or 0)
+    finally:
+        _shutdown_ray()
 
 
 async def _on_ray(name: str, nodes: int, pods: int, nodes_per_host: int | None, workload: str, opts: dict, log):

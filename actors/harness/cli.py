@@ -352,72 +352,59 @@ def main(argv: list[str] | None = None) -> int:
         return _explain(args)
     unwritable = _html_unwritable(getattr(args, "html", None))
     if unwritable:
-        print(unwritable, file=sys.stderr)
-        return 2
+        return _refuse(unwritable)
     if args.command == "serve":
-        scenario = None
-        if args.scenario and args.runtime == "ray":
-            print(
-                "kubemu: --scenario: a scenario is served over the local runtime (drop --runtime ray)", file=sys.stderr
-            )
-            return 2
-        if args.scenario:
-            try:
-                scenario = load_file(args.scenario, ["spec.runtime=local"])
-            except ScenarioError as e:
-                print(f"kubemu: {e}", file=sys.stderr)
-                return 2
-        return _serve(args, scenario)[0]
+        return _serve_command(args)
     if args.command == "bench":
-        nodes, pods = SHAPES.get(args.benchmark, DEFAULT_SHAPE)
-        args.nodes = nodes if args.nodes is None else args.nodes
-        args.pods = pods if args.pods is None else args.pods
-        if args.no_accelerate and args.benchmark not in ("schedule", "preempt"):
-            print(
-                f"kubemu: --no-accelerate: only bench schedule and preempt take it, not bench {args.benchmark}",
-                file=sys.stderr,
-            )
-            return 2
-        if args.explain and args.benchmark not in ("schedule", "density"):
-            print(
-                f"kubemu: --explain: only bench schedule and density take it, not bench {args.benchmark}",
-                file=sys.stderr,
-            )
-            return 2
-        if args.no_kubelets and args.benchmark != "schedule":
-            print(
-                f"kubemu: --no-kubelets: only bench schedule runs without kubelets, not bench {args.benchmark}",
-                file=sys.stderr,
-            )
-            return 2
-    if args.command == "bench" and args.benchmark == "api":
-        from actors.harness.benchapi import run_api_bench
+        return _bench_command(args)
+    return _run_command(args)
 
+
+def _refuse(message: str) -> int:
+    """Bad input: one line, exit code 2, nothing started."""
+    print(message if message.startswith("kubemu:") else f"kubemu: {message}", file=sys.stderr)
+    return 2
+
+
+def _serve_command(args) -> int:
+    scenario = None
+    if args.scenario and args.runtime == "ray":
+        return _refuse("--scenario: a scenario is served over the local runtime (drop --runtime ray)")
+    if args.scenario:
         try:
+            scenario = load_file(args.scenario, ["spec.runtime=local"])
+        except ScenarioError as e:
+            return _refuse(str(e))
+    return _serve(args, scenario)[0]
+
+
+# A bench option and the benches that take it: (attribute, flag, benches, what they are).
+BENCH_ONLY = (
+    ("no_accelerate", "--no-accelerate", ("schedule", "preempt"), "only bench schedule and preempt take it"),
+    ("explain", "--explain", ("schedule", "density"), "only bench schedule and density take it"),
+    ("no_kubelets", "--no-kubelets", ("schedule",), "only bench schedule runs without kubelets"),
+)
+
+
+def _bench_command(args) -> int:
+    nodes, pods = SHAPES.get(args.benchmark, DEFAULT_SHAPE)
+    args.nodes = nodes if args.nodes is None else args.nodes
+    args.pods = pods if args.pods is None else args.pods
+    for attr, flag, benches, which in BENCH_ONLY:
+        if getattr(args, attr) and args.benchmark not in benches:
+            return _refuse(f"{flag}: {which}, not bench {args.benchmark}")
+    try:
+        if args.benchmark == "api":
+            from actors.harness.benchapi import run_api_bench
+
             result = run_api_bench(args.nodes, args.pods, args.client, lambda s: print(s, file=sys.stderr))
-        except ValueError as e:
-            print(f"kubemu: {e}", file=sys.stderr)
-            return 2
-        _print_result(args, result)
-        return 0
-    if args.command == "bench" and args.benchmark == "rollout":
-        from actors.harness.benchrollout import rollout
+            complete = True
+        elif args.benchmark == "rollout":
+            result = _rollout(args)
+            complete = bool(result.get("complete"))
+        else:
+            from actors.harness.bench import run_bench
 
-        try:
-            if args.against_schedule is not None:
-                result = _rollout_against_schedule(args)
-            else:
-                runtime = args.runtime or "local"
-                result = rollout(args.nodes, args.replicas, lambda s: print(s, file=sys.stderr), runtime)
-        except ValueError as e:
-            print(f"kubemu: {e}", file=sys.stderr)
-            return 2
-        _print_result(args, result)
-        return 0 if result.get("complete") else 1
-    if args.command == "bench":
-        from actors.harness.bench import run_bench
-
-        try:
             result = run_bench(
                 args.benchmark,
                 args.nodes,
@@ -431,27 +418,36 @@ def main(argv: list[str] | None = None) -> int:
                 accelerate=not args.no_accelerate,
                 explain=args.explain or "failed",
             )
-        except ValueError as e:
-            print(f"kubemu: {e}", file=sys.stderr)
-            return 2
-        _print_result(args, result)
-        return 1 if args.benchmark in FAIL_INCOMPLETE and not result.get("complete") else 0
+            complete = args.benchmark not in FAIL_INCOMPLETE or bool(result.get("complete"))
+    except ValueError as e:
+        return _refuse(str(e))
+    _print_result(args, result)
+    return 0 if complete else 1
+
+
+def _rollout(args) -> dict:
+    from actors.harness.benchrollout import rollout
+
+    if args.against_schedule is not None:
+        return _rollout_against_schedule(args)
+    return rollout(args.nodes, args.replicas, lambda s: print(s, file=sys.stderr), args.runtime or "local")
+
+
+def _run_command(args) -> int:
+    """``run`` and ``validate``: a scenario file, on its runtime (``--serve``: with the API)."""
     if getattr(args, "serve", False):
         if args.runtime == "ray":
-            print("kubemu: --serve: the API is served over the local runtime (drop --runtime ray)", file=sys.stderr)
-            return 2
+            return _refuse("--serve: the API is served over the local runtime (drop --runtime ray)")
         args.runtime = "local"
     try:
         scenario = _load(args)
     except ScenarioError as e:
-        print(f"kubemu: {e}", file=sys.stderr)
-        return 2
+        return _refuse(str(e))
     if args.command == "validate":
         print(f"{args.file}: ok ({scenario.metadata.name}, runtime {scenario.spec.runtime})")
         return 0
     if args.trace and scenario.spec.runtime != "local":
-        print("kubemu: --trace: the trace is the local runtime's (add --runtime local)", file=sys.stderr)
-        return 2
+        return _refuse("--trace: the trace is the local runtime's (add --runtime local)")
     if args.serve:
         code, served = _serve(args, scenario, keep_serving=False)  # prints the summary itself
         if served is None:
@@ -461,8 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report = _run(scenario, args.trace)
         except ValueError as e:  # the Ray cluster cannot do what the scenario asks; raised before any actor starts
-            print(f"kubemu: {e}", file=sys.stderr)
-            return 2
+            return _refuse(str(e))
         print(reports.summary(report))
     if args.report:
         with open(args.report, "w") as f:

@@ -17,16 +17,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..api import schema as S
+from ..api import schema as sch
 from ..api.errors import BadRequest
 from . import gotext
 
-_NUMERIC = (S.INT32, S.INT64, S.FLOAT64)
-_STRINGS = (S.STRING, S.BYTES, S.TIME, S.MICRO_TIME)
-_UNTYPED = (S.QUANTITY, S.INT_OR_STRING)
+_NUMERIC = (sch.INT32, sch.INT64, sch.FLOAT64)
+_STRINGS = (sch.STRING, sch.BYTES, sch.TIME, sch.MICRO_TIME)
+_UNTYPED = (sch.QUANTITY, sch.INT_OR_STRING)
 
 
-def check(obj: dict[str, Any], t: S.Type) -> None:
+def check(obj: dict[str, Any], t: sch.Type) -> None:
     """Raise ``BadRequest`` when the typed conversion of an apply body would fail."""
     errs: list[str] = []
     _walk(obj, t, "", errs)
@@ -45,38 +45,51 @@ def failure(obj: dict[str, Any], errs: list[str]) -> BadRequest:
     )
 
 
-def _walk(v: Any, t: S.Type, path: str, errs: list[str]) -> None:
+def _walk(v: Any, t: sch.Type, path: str, errs: list[str]) -> None:
     if v is None:
         return
     code = t.code
-    if code in (S.STRUCT, S.MAP):
-        if not isinstance(v, dict):
-            errs.append(f"{path}: expected map, got {_shown(v)}")
-            return
-        for k, x in v.items():
-            ft = t.elem if t.struct is None else t.struct.fields.get(k)
-            if ft is None:
-                errs.append(f"{path}.{k}: field not declared in schema")
-                return  # the walk over this object stops at its first unknown field
-            _walk(x, ft, f"{path}.{k}", errs)
-    elif code == S.LIST:
+    if code in (sch.STRUCT, sch.MAP):
+        _walk_map(v, t, path, errs)
+    elif code == sch.LIST:
         if not isinstance(v, list):
             errs.append(f"{path}: expected list, got {_shown(v)}")
             return
         assert t.elem is not None
         for i, x in enumerate(v):
             _walk(x, t.elem, f"{path}{_item(x, i, t.keys)}", errs)
-    elif code in _NUMERIC:
+    else:
+        problem = _scalar_problem(v, code)
+        if problem:
+            errs.append(f"{path}: {problem}")
+
+
+def _walk_map(v: Any, t: sch.Type, path: str, errs: list[str]) -> None:
+    if not isinstance(v, dict):
+        errs.append(f"{path}: expected map, got {_shown(v)}")
+        return
+    for k, x in v.items():
+        ft = t.elem if t.struct is None else t.struct.fields.get(k)
+        if ft is None:
+            errs.append(f"{path}.{k}: field not declared in schema")
+            return  # the walk over this object stops at its first unknown field
+        _walk(x, ft, f"{path}.{k}", errs)
+
+
+def _scalar_problem(v: Any, code: Any) -> str | None:
+    """What is wrong with ``v`` where the schema wants the scalar ``code``, as smd says it."""
+    if code in _NUMERIC:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            errs.append(f"{path}: expected numeric (int or float), got {_go_type(v)}")
+            return f"expected numeric (int or float), got {_go_type(v)}"
     elif code in _STRINGS:
         if not isinstance(v, str):
-            errs.append(f"{path}: expected string, got &value.valueUnstructured{{Value:{_sharp(v)}}}")
-    elif code == S.BOOL:
+            return f"expected string, got &value.valueUnstructured{{Value:{_sharp(v)}}}"
+    elif code == sch.BOOL:
         if not isinstance(v, bool):
-            errs.append(f"{path}: expected boolean, got {_shown(v)}")
+            return f"expected boolean, got {_shown(v)}"
     elif code in _UNTYPED and isinstance(v, (dict, list)):
-        errs.append(f"{path}: expected any scalar, got {_shown(v)}")
+        return f"expected any scalar, got {_shown(v)}"
+    return None
 
 
 def _item(x: Any, i: int, keys: tuple[str, ...]) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import codec
-from ..api import schema as S
+from ..api import schema as sch
 from ..api.errors import Cause
 from . import typeddecode
 
@@ -98,7 +98,7 @@ def _metadata(meta: Any) -> tuple[Any, list[str]]:
     dropped, fields of the wrong type dropped without a word."""
     if not isinstance(meta, dict):
         return meta, []
-    fields = S.struct("meta.v1.ObjectMeta").fields
+    fields = sch.struct("meta.v1.ObjectMeta").fields
     out: dict[str, Any] = {}
     unknown: list[str] = []
     for k, v in meta.items():

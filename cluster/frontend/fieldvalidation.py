@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..api import schema as S
+from ..api import schema as sch
 from ..api.errors import BadRequest, Cause, Invalid
 from . import applyvalidation, crdvalidation, gotext, typeddecode
 
@@ -100,7 +100,7 @@ def check(
     if mode not in MODES:
         raise ValueError(f"fieldValidation mode {mode!r}")
     req = _Request(kind, obj, mode, verb, patch_type, patch)
-    t = S.kind_type(kind)
+    t = sch.kind_type(kind)
     doc_errors = _document_errors(req, body, t is not None)
     if t is None:
         return _custom(req, crd_schema, doc_errors)
@@ -274,16 +274,16 @@ def duplicates(body: bytes | None, kind: str = "") -> list[str]:
         return []
     tree = json.loads(body, object_pairs_hook=_pairs)
     out: list[str] = []
-    _dup_paths(tree, S.kind_type(kind) if kind else None, "", out, bool(kind))
+    _dup_paths(tree, sch.kind_type(kind) if kind else None, "", out, bool(kind))
     return [f"duplicate field {gotext.quote(p)}" for p in dict.fromkeys(out)]
 
 
-def _dup_paths(v: Any, t: S.Type | None, path: str, out: list[str], typed: bool) -> None:
+def _dup_paths(v: Any, t: sch.Type | None, path: str, out: list[str], typed: bool) -> None:
     """Collect duplicate keys under ``v``; ``typed``: only where the typed decode looks (``t``)."""
     if isinstance(v, dict):
-        fields: dict[str, S.Type] | None = None
+        fields: dict[str, sch.Type] | None = None
         if typed:
-            if t is None or t.code not in (S.STRUCT, S.MAP):
+            if t is None or t.code not in (sch.STRUCT, sch.MAP):
                 return  # an unknown field, or a value decoded as a whole (RawExtension, ...)
             fields = t.struct.fields if t.struct is not None else None
         for k in getattr(v, "dups", ()):
@@ -293,7 +293,7 @@ def _dup_paths(v: Any, t: S.Type | None, path: str, out: list[str], typed: bool)
             sub = (fields.get(k) if fields is not None else t.elem) if typed and t is not None else None
             _dup_paths(x, sub, f"{path}.{k}" if path else k, out, typed)
     elif isinstance(v, list):
-        if typed and (t is None or t.code != S.LIST):
+        if typed and (t is None or t.code != sch.LIST):
             return
         for i, x in enumerate(v):
             _dup_paths(x, t.elem if typed and t is not None else None, f"{path}[{i}]", out, typed)

@@ -26,7 +26,7 @@ from functools import cache
 from typing import Any
 
 from ..api import kindspec, schema_kubemu
-from ..api import schema as S
+from ..api import schema as sch
 from ..api.kinds import BY_KIND, CUSTOM, Resource, discoverable
 from ..api.strategicpatch import _list_strategy  # how the server merges each list: one table
 from . import metricsapi
@@ -51,32 +51,32 @@ _DATE_TIME = {"type": "string", "format": "date-time"}
 # Types that decode themselves: their model, its v2 form, its v3 form (kube-openapi's
 # OpenAPIV3OneOfTypes where they have one).
 _SPECIAL: dict[int, tuple[str, Schema, Schema]] = {
-    S.QUANTITY: (
+    sch.QUANTITY: (
         "io.k8s.apimachinery.pkg.api.resource.Quantity",
         {"type": "string"},
         {"oneOf": [{"type": "string"}, {"type": "number"}]},
     ),
-    S.INT_OR_STRING: (
+    sch.INT_OR_STRING: (
         "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
         {"type": "string", "format": "int-or-string"},
         {"format": "int-or-string", "oneOf": [{"type": "integer"}, {"type": "string"}]},
     ),
-    S.TIME: (META + "Time", _DATE_TIME, _DATE_TIME),
-    S.MICRO_TIME: (META + "MicroTime", _DATE_TIME, _DATE_TIME),
-    S.SCHEMA_OR_ARRAY: (_EXTENSIONS + "JSONSchemaPropsOrArray", {}, {}),
-    S.SCHEMA_OR_BOOL: (_EXTENSIONS + "JSONSchemaPropsOrBool", {}, {}),
-    S.SCHEMA_OR_STRINGS: (_EXTENSIONS + "JSONSchemaPropsOrStringArray", {}, {}),
+    sch.TIME: (META + "Time", _DATE_TIME, _DATE_TIME),
+    sch.MICRO_TIME: (META + "MicroTime", _DATE_TIME, _DATE_TIME),
+    sch.SCHEMA_OR_ARRAY: (_EXTENSIONS + "JSONSchemaPropsOrArray", {}, {}),
+    sch.SCHEMA_OR_BOOL: (_EXTENSIONS + "JSONSchemaPropsOrBool", {}, {}),
+    sch.SCHEMA_OR_STRINGS: (_EXTENSIONS + "JSONSchemaPropsOrStringArray", {}, {}),
 }
 _SCALARS: dict[int, Schema] = {
-    S.STRING: {"type": "string"},
-    S.INT32: {"type": "integer", "format": "int32"},
-    S.INT64: {"type": "integer", "format": "int64"},
-    S.BOOL: {"type": "boolean"},
-    S.FLOAT64: {"type": "number", "format": "double"},
-    S.BYTES: {"type": "string", "format": "byte"},
+    sch.STRING: {"type": "string"},
+    sch.INT32: {"type": "integer", "format": "int32"},
+    sch.INT64: {"type": "integer", "format": "int64"},
+    sch.BOOL: {"type": "boolean"},
+    sch.FLOAT64: {"type": "number", "format": "double"},
+    sch.BYTES: {"type": "string", "format": "byte"},
     # RawExtension, FieldsV1, JSON: no type (kubectl's v2 reader takes any value), and not
     # empty (kubectl explain's template refuses an empty schema).
-    S.ANY: {"description": "Any JSON value, kept as sent."},
+    sch.ANY: {"description": "Any JSON value, kept as sent."},
 }
 # Models the paths answer with or take besides the kinds (openapi_v2's operations), and the
 # kinds of the scale, eviction and binding subresources with their group-version-kind.
@@ -93,7 +93,7 @@ def model_name(group: str, version: str, kind: str, custom: bool = False) -> str
     return f"{_PACKAGES.get(package, 'io.k8s.api.' + package)}.{version}.{kind}"
 
 
-def struct_model(s: S.Struct) -> str:
+def struct_model(s: sch.Struct) -> str:
     group, version = s.package.split(".")
     return model_name(group if group != "core" else "", version, s.name)
 
@@ -143,21 +143,21 @@ def closure(roots: Iterable[str], models: Mapping[str, Schema]) -> dict[str, Sch
 # -- built-in kinds ---------------------------------------------------------------------------
 
 
-def kind_struct(r: Resource) -> S.Struct:
+def kind_struct(r: Resource) -> sch.Struct:
     """The struct of a built-in resource: the stored kind's, or a view's or review's."""
     stored = BY_KIND.get(r.kind) == r
-    t = S.kind_type(r.kind) if stored else S.kind_type(f"{r.api_version} {r.kind}")
+    t = sch.kind_type(r.kind) if stored else sch.kind_type(f"{r.api_version} {r.kind}")
     if t is None or t.struct is None:
         raise KeyError(f"no schema for {r.api_version} {r.kind}")
     return t.struct
 
 
-def _key(s: S.Struct) -> str:
+def _key(s: sch.Struct) -> str:
     return f"{s.package}.{s.name}"
 
 
-def _inner(t: S.Type) -> S.Type:
-    while t.code in (S.LIST, S.MAP) and t.elem is not None:
+def _inner(t: sch.Type) -> sch.Type:
+    while t.code in (sch.LIST, sch.MAP) and t.elem is not None:
         t = t.elem
     return t
 
@@ -167,10 +167,10 @@ def list_strategies(resources: Sequence[Resource]) -> dict[tuple[str, str], set[
     on every path that reaches it (a merge key, "" for a set of scalars, None: replaced)."""
     found: dict[tuple[str, str], set[str | None]] = {}
 
-    def walk(kind: str, s: S.Struct, path: tuple[str, ...], above: frozenset[str]) -> None:
+    def walk(kind: str, s: sch.Struct, path: tuple[str, ...], above: frozenset[str]) -> None:
         for field, t in s.fields.items():
             at = (*path, field)
-            if t.code == S.LIST:
+            if t.code == sch.LIST:
                 found.setdefault((_key(s), field), set()).add(_list_strategy(kind, at))
             inner = _inner(t).struct
             if inner is not None and _key(inner) not in above:
@@ -182,11 +182,11 @@ def list_strategies(resources: Sequence[Resource]) -> dict[tuple[str, str], set[
     return found
 
 
-def _patch_tags(s: S.Struct, field: str, t: S.Type, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
+def _patch_tags(s: sch.Struct, field: str, t: sch.Type, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
     upstream = s.patch.get(field, "").partition(":")[0]
     strategies = [x for x in upstream.split(",") if x and x != "merge"]  # retainKeys, replace
     tags: Schema = {}
-    if t.code == S.LIST:
+    if t.code == sch.LIST:
         how = merged.get((_key(s), field), {None})
         merge_key = next(iter(how)) if len(how) == 1 else None  # paths that disagree: replaced
         if merge_key is not None:
@@ -198,32 +198,32 @@ def _patch_tags(s: S.Struct, field: str, t: S.Type, merged: Mapping[tuple[str, s
     return tags
 
 
-def _tags(s: S.Struct, field: str, t: S.Type, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
+def _tags(s: sch.Struct, field: str, t: sch.Type, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
     """A field's patch tags and, for the common fields, its description."""
     tags = _patch_tags(s, field, t, merged)
     text = schema_kubemu.DESCRIPTIONS.get((_key(s), field)) or field_description(_key(s), field, t.struct is not None)
     return {"description": text, **tags} if text else tags
 
 
-def field_schema(t: S.Type, v2: bool, extra: Schema | None = None) -> Schema:
+def field_schema(t: sch.Type, v2: bool, extra: Schema | None = None) -> Schema:
     """The schema of one field of type ``t`` (``extra``: its patch tags)."""
     extra = extra or {}
     if t.struct is not None:
         return ref(struct_model(t.struct), v2, **extra)
     if t.code in _SPECIAL:
         return ref(_SPECIAL[t.code][0], v2, **extra)
-    if t.code == S.LIST and t.elem is not None:
+    if t.code == sch.LIST and t.elem is not None:
         out: Schema = {"type": "array", "items": field_schema(t.elem, v2)}
         if t.keys:
             out["x-kubernetes-list-map-keys"] = list(t.keys)
             out["x-kubernetes-list-type"] = "map"
         return {**out, **extra}
-    if t.code == S.MAP and t.elem is not None:
+    if t.code == sch.MAP and t.elem is not None:
         return {"type": "object", "additionalProperties": field_schema(t.elem, v2), **extra}
     return {**_SCALARS[t.code], **extra}
 
 
-def struct_schema(s: S.Struct, v2: bool, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
+def struct_schema(s: sch.Struct, v2: bool, merged: Mapping[tuple[str, str], set[str | None]]) -> Schema:
     out: Schema = {"type": "object"}
     if s.fields:
         out["properties"] = {f: field_schema(t, v2, _tags(s, f, t, merged)) for f, t in s.fields.items()}
@@ -246,9 +246,9 @@ def describe(r: Resource) -> str:
     return f"{r.kind}: kubemu stores, lists and watches it; none of its components acts on it."
 
 
-def _reachable(roots: Iterable[S.Struct]) -> tuple[list[S.Struct], set[int]]:
+def _reachable(roots: Iterable[sch.Struct]) -> tuple[list[sch.Struct], set[int]]:
     """The structs ``roots`` reach (themselves included) and the special type codes on the way."""
-    seen: dict[str, S.Struct] = {}
+    seen: dict[str, sch.Struct] = {}
     special: set[int] = set()
     todo = list(roots)
     while todo:
@@ -284,8 +284,8 @@ def list_schema(model: str, list_gvk: dict[str, str], v2: bool) -> Schema:
 def builtin_models(resources: tuple[Resource, ...], v2: bool) -> Mapping[str, Schema]:
     """Every model of the built-in ``resources`` (neither custom nor to be changed: cached)."""
     merged = list_strategies(resources)
-    extra = [S.struct(key) for key in _PATH_MODELS]
-    extra += [S.struct(f"{g or 'core'}.{v}.{k}") for g, v, k in _SUBRESOURCE_KINDS]
+    extra = [sch.struct(key) for key in _PATH_MODELS]
+    extra += [sch.struct(f"{g or 'core'}.{v}.{k}") for g, v, k in _SUBRESOURCE_KINDS]
     structs, special = _reachable([*(kind_struct(r) for r in resources), *extra])
     models: dict[str, Schema] = {struct_model(s): struct_schema(s, v2, merged) for s in structs}
     for code in special:
@@ -316,7 +316,7 @@ def described() -> list[Resource]:
 
 def metrics_models(v2: bool) -> dict[str, Schema]:
     """NodeMetrics, PodMetrics and their lists, as k8s.io/metrics v1beta1 declares them."""
-    usage = {"type": "object", "additionalProperties": ref(_SPECIAL[S.QUANTITY][0], v2)}
+    usage = {"type": "object", "additionalProperties": ref(_SPECIAL[sch.QUANTITY][0], v2)}
     common = {
         "apiVersion": {"type": "string"},
         "kind": {"type": "string"},

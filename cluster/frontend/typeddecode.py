@@ -27,7 +27,7 @@ import base64
 import re
 from typing import Any
 
-from ..api import schema as S
+from ..api import schema as sch
 from . import gotext
 
 _INT32 = (-(2**31), 2**31 - 1)
@@ -43,13 +43,13 @@ _GOOD_QUANTITIES: dict[str, bool] = {}  # quantity strings seen, and whether the
 
 
 # ---- the fast walk -----------------------------------------------------------------------
-def clean(obj: dict[str, Any], t: S.Type) -> bool:
+def clean(obj: dict[str, Any], t: sch.Type) -> bool:
     """True when decoding ``obj`` would report nothing and change nothing."""
     assert t.struct is not None
     return _clean_struct(obj, t.struct)
 
 
-def _clean_struct(d: dict[str, Any], s: S.Struct) -> bool:
+def _clean_struct(d: dict[str, Any], s: sch.Struct) -> bool:
     fields = s.fields
     for k, v in d.items():
         t = fields.get(k)
@@ -58,10 +58,10 @@ def _clean_struct(d: dict[str, Any], s: S.Struct) -> bool:
         if v is None:
             continue
         code = t.code
-        if code == S.STRING:
+        if code == sch.STRING:
             if type(v) is not str:
                 return False
-        elif code == S.STRUCT:
+        elif code == sch.STRUCT:
             if type(v) is not dict or not _clean_struct(v, t.struct):  # type: ignore[arg-type]
                 return False
         elif not _clean_value(v, t):
@@ -69,24 +69,24 @@ def _clean_struct(d: dict[str, Any], s: S.Struct) -> bool:
     return True
 
 
-def _clean_value(v: Any, t: S.Type) -> bool:
+def _clean_value(v: Any, t: sch.Type) -> bool:
     code = t.code
-    if code == S.STRUCT:
+    if code == sch.STRUCT:
         return type(v) is dict and _clean_struct(v, t.struct)  # type: ignore[arg-type]
-    if code == S.LIST:
+    if code == sch.LIST:
         if type(v) is not list:
             return False
         elem = t.elem
         assert elem is not None
-        if elem.code == S.STRING:
+        if elem.code == sch.STRING:
             return all(type(x) is str for x in v)
         return all(x is None or _clean_value(x, elem) for x in v)
-    if code == S.MAP:
+    if code == sch.MAP:
         if type(v) is not dict:
             return False
         elem = t.elem
         assert elem is not None
-        if elem.code == S.STRING:
+        if elem.code == sch.STRING:
             return all(type(x) is str for x in v.values())
         return all(x is None or _clean_value(x, elem) for x in v.values())
     return _SCALAR_OK[code](v)
@@ -119,26 +119,26 @@ def _time_ok(pattern: re.Pattern[str]) -> Any:
 
 
 _SCALAR_OK: dict[int, Any] = {
-    S.STRING: lambda v: type(v) is str,
-    S.INT32: _int_in(_INT32),
-    S.INT64: _int_in(_INT64),
-    S.BOOL: lambda v: type(v) is bool,
-    S.FLOAT64: lambda v: type(v) is int or type(v) is float,
-    S.BYTES: lambda v: type(v) is str and gotext.BASE64_PLAIN.match(v) is not None,
-    S.QUANTITY: _quantity_ok,
-    S.INT_OR_STRING: lambda v: type(v) is str or (type(v) is int and _INT32[0] <= v <= _INT32[1]),
-    S.TIME: _time_ok(_TIME),
-    S.MICRO_TIME: _time_ok(_MICRO),
-    S.ANY: lambda v: True,
-    S.SCHEMA_OR_ARRAY: lambda v: _clean_schema(v) or (type(v) is list and all(map(_clean_schema, v))),
-    S.SCHEMA_OR_BOOL: lambda v: type(v) is bool or _clean_schema(v),
-    S.SCHEMA_OR_STRINGS: lambda v: _clean_schema(v) or (type(v) is list and all(type(x) is str for x in v)),
+    sch.STRING: lambda v: type(v) is str,
+    sch.INT32: _int_in(_INT32),
+    sch.INT64: _int_in(_INT64),
+    sch.BOOL: lambda v: type(v) is bool,
+    sch.FLOAT64: lambda v: type(v) is int or type(v) is float,
+    sch.BYTES: lambda v: type(v) is str and gotext.BASE64_PLAIN.match(v) is not None,
+    sch.QUANTITY: _quantity_ok,
+    sch.INT_OR_STRING: lambda v: type(v) is str or (type(v) is int and _INT32[0] <= v <= _INT32[1]),
+    sch.TIME: _time_ok(_TIME),
+    sch.MICRO_TIME: _time_ok(_MICRO),
+    sch.ANY: lambda v: True,
+    sch.SCHEMA_OR_ARRAY: lambda v: _clean_schema(v) or (type(v) is list and all(map(_clean_schema, v))),
+    sch.SCHEMA_OR_BOOL: lambda v: type(v) is bool or _clean_schema(v),
+    sch.SCHEMA_OR_STRINGS: lambda v: _clean_schema(v) or (type(v) is list and all(type(x) is str for x in v)),
 }
 
 
 def _clean_schema(v: Any) -> bool:
     """A CRD schema union's object form: a JSONSchemaProps with nothing to drop or report."""
-    return type(v) is dict and _clean_struct(v, S.struct("apiextensions.v1.JSONSchemaProps"))
+    return type(v) is dict and _clean_struct(v, sch.struct("apiextensions.v1.JSONSchemaProps"))
 
 
 # ---- the careful walk --------------------------------------------------------------------
@@ -211,7 +211,7 @@ class _Walk:
         self.seen.add(path)
         self.unknown.append(path)
 
-    def struct(self, d: Any, s: S.Struct, go: str, sp: str, ctx: tuple[str, str], nested: bool) -> Any:
+    def struct(self, d: Any, s: sch.Struct, go: str, sp: str, ctx: tuple[str, str], nested: bool) -> Any:
         if not isinstance(d, dict):
             self.save(type_error(json_type(d), go, *ctx), nested)
             return d
@@ -231,20 +231,20 @@ class _Walk:
                 self.changed = True
         return out
 
-    def value(self, v: Any, t: S.Type, sp: str, ctx: tuple[str, str], nested: bool) -> Any:
+    def value(self, v: Any, t: sch.Type, sp: str, ctx: tuple[str, str], nested: bool) -> Any:
         if v is None:
             return None
         code = t.code
-        if code == S.STRUCT:
+        if code == sch.STRUCT:
             assert t.struct is not None
             return self.struct(v, t.struct, t.go, sp, ctx, nested)
-        if code == S.LIST:
+        if code == sch.LIST:
             if not isinstance(v, list):
                 self.save(type_error(json_type(v), t.go, *ctx), nested)
                 return v
             assert t.elem is not None
             return [self.value(x, t.elem, f"{sp}[{i}]", ctx, nested) for i, x in enumerate(v)]
-        if code == S.MAP:
+        if code == sch.MAP:
             if not isinstance(v, dict):
                 self.save(type_error(json_type(v), t.go, *ctx), nested)
                 return v
@@ -252,48 +252,48 @@ class _Walk:
             return {k: self.value(x, t.elem, f"{sp}.{k}", ctx, nested) for k, x in v.items()}
         return self.scalar(v, t, ctx, nested)
 
-    def scalar(self, v: Any, t: S.Type, ctx: tuple[str, str], nested: bool) -> Any:
+    def scalar(self, v: Any, t: sch.Type, ctx: tuple[str, str], nested: bool) -> Any:
         code = t.code
-        if code in (S.INT32, S.INT64) or (code == S.INT_OR_STRING and not isinstance(v, str)):
+        if code in (sch.INT32, sch.INT64) or (code == sch.INT_OR_STRING and not isinstance(v, str)):
             self.integer(v, code, ctx, nested)
-        elif code == S.BYTES:
+        elif code == sch.BYTES:
             return self.bytes(v, t, ctx, nested)
-        elif code == S.QUANTITY:
+        elif code == sch.QUANTITY:
             text = v if isinstance(v, str) else gotext.marshal(v)  # Quantity.UnmarshalJSON parses the raw text
             err = gotext.QUANTITY_FORMAT if isinstance(v, (bool, list, dict)) else gotext.quantity_error(text.strip())
             if err is not None:
                 self.fail(err)
-        elif code in (S.TIME, S.MICRO_TIME):
+        elif code in (sch.TIME, sch.MICRO_TIME):
             self.time(v, code, ctx)
-        elif code >= S.SCHEMA_OR_ARRAY:
+        elif code >= sch.SCHEMA_OR_ARRAY:
             return self.schema_union(v, code, ctx)
-        elif not (_SCALAR_OK[code](v) or (code == S.STRING and hasattr(v, "isoformat"))):
+        elif not (_SCALAR_OK[code](v) or (code == sch.STRING and hasattr(v, "isoformat"))):
             self.save(type_error(json_type(v), t.go, *ctx), nested)
         return v
 
     def integer(self, v: Any, code: int, ctx: tuple[str, str], nested: bool) -> None:
-        lo, hi = _INT64 if code == S.INT64 else _INT32
+        lo, hi = _INT64 if code == sch.INT64 else _INT32
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             bad = json_type(v)
         elif isinstance(v, float) or not lo <= v <= hi:
             bad = _number(v)  # Go parses the literal as an integer of the field's size
         else:
             return
-        message = type_error(bad, "int64" if code == S.INT64 else "int32", *ctx)
-        if code == S.INT_OR_STRING:
+        message = type_error(bad, "int64" if code == sch.INT64 else "int32", *ctx)
+        if code == sch.INT_OR_STRING:
             self.fail(message)  # IntOrString.UnmarshalJSON returns its inner decode's error
         self.save(message, nested)
 
     def time(self, v: Any, code: int, ctx: tuple[str, str]) -> None:
         """metav1.Time and MicroTime decode a JSON string, then parse it as RFC 3339."""
         if isinstance(v, str):
-            err = gotext.time_error(v, gotext.RFC3339 if code == S.TIME else gotext.RFC3339_MICRO)
+            err = gotext.time_error(v, gotext.RFC3339 if code == sch.TIME else gotext.RFC3339_MICRO)
             if err is not None:
                 self.fail(err)
         elif not hasattr(v, "isoformat"):  # a YAML timestamp is its text
             self.fail(type_error(json_type(v), "string", *ctx))
 
-    def bytes(self, v: Any, t: S.Type, ctx: tuple[str, str], nested: bool) -> Any:
+    def bytes(self, v: Any, t: sch.Type, ctx: tuple[str, str], nested: bool) -> Any:
         if isinstance(v, str):
             at = gotext.base64_error(v)
             if at is not None:
@@ -313,15 +313,15 @@ class _Walk:
     def schema_union(self, v: Any, code: int, ctx: tuple[str, str]) -> Any:
         """The CRD schema unions decode their inner value with a plain (not strict) decode:
         unknown fields there are dropped unreported, failures name the union's field."""
-        props = S.struct("apiextensions.v1.JSONSchemaProps")
+        props = sch.struct("apiextensions.v1.JSONSchemaProps")
         if isinstance(v, dict):
             return self.struct(v, props, "v1.JSONSchemaProps", "", ctx, True)
-        if code == S.SCHEMA_OR_BOOL:
+        if code == sch.SCHEMA_OR_BOOL:
             if not isinstance(v, bool):
                 self.fail("boolean or JSON schema expected")
             return v
         if isinstance(v, list):
-            if code == S.SCHEMA_OR_ARRAY:
+            if code == sch.SCHEMA_OR_ARRAY:
                 return [None if x is None else self.struct(x, props, "v1.JSONSchemaProps", "", ctx, True) for x in v]
             for x in v:
                 if x is not None and not isinstance(x, str):
@@ -330,7 +330,7 @@ class _Walk:
         return _DROP  # neither an object nor a list: the union stays empty
 
 
-def decode_field(v: Any, t: S.Type, path: str, struct: str) -> Decoded:
+def decode_field(v: Any, t: sch.Type, path: str, struct: str) -> Decoded:
     """The careful walk over one field of ``struct`` (its Go name) at ``path``: what a typed
     decode of just that field keeps, leaves unknown, and fails with."""
     w = _Walk()
@@ -342,7 +342,7 @@ def decode_field(v: Any, t: S.Type, path: str, struct: str) -> Decoded:
     return Decoded(out, w.unknown, w.hard or w.saved)
 
 
-def diagnose(obj: dict[str, Any], t: S.Type) -> Decoded:
+def diagnose(obj: dict[str, Any], t: sch.Type) -> Decoded:
     """The careful walk: the object to store, the unknown fields and the decode's failure."""
     assert t.struct is not None
     w = _Walk()

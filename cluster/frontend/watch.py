@@ -151,89 +151,118 @@ class _Matching:
 
 
 async def watch_lines(h: Handler, req: Request, t: Target, opts: Any) -> AsyncIterator[bytes]:
-    kind = t.resource.kind
-    table = outputformat.table_version(req.headers.get("accept", ""))
     try:
         view: CustomView | None = await view_of(h, t.resource)
     except NotFound:
         return  # the definition went since the request was routed: the watch ends, as upstream's
-    first = [True]  # a Table's column definitions go in the first event only
+    stream = _Stream(h, req, t, opts, view)
+    async for data in stream.start(query.watch_start(opts, await h.backend.resource_version())):
+        yield data
+    async for data in stream.follow():
+        yield data
 
-    def line(etype: str, obj: dict[str, Any]) -> bytes:
-        if view is not None:
-            obj = view.to_client(obj)
-        if table:
-            obj = tables.table(kind, [obj], h.backend.now(), include_object=opts.include_object, with_columns=first[0])
-            obj = outputformat.as_table_version(obj, table)
-            first[0] = False
+
+class _Stream:
+    """One watch: how its lines are shaped (JSON, a Table, a custom resource's version), what
+    it selects, and what of it matched (``_Matching``)."""
+
+    def __init__(self, h: Handler, req: Request, t: Target, opts: Any, view: CustomView | None) -> None:
+        self.h, self.t, self.opts, self.view = h, t, opts, view
+        self.kind = t.resource.kind
+        self.table = outputformat.table_version(req.headers.get("accept", ""))
+        self.first = True  # a Table's column definitions go in the first event only
+        # Watches with the same namespace and selectors judge a change alike: judged once.
+        self.verdict_key = (t.namespace or "", req.query.get("labelSelector", ""), req.query.get("fieldSelector", ""))
+        fs = opts.field_selector
+        self.node_names = frozenset((fs.node_name(),)) if fs is not None and fs.node_name() else None
+        self.matching = _Matching(opts.label_selector is not None or fs is not None)
+        self.rv = 0
+
+    def line(self, etype: str, obj: dict[str, Any]) -> bytes:
+        if self.view is not None:
+            obj = self.view.to_client(obj)
+        if self.table:
+            obj = tables.table(
+                self.kind, [obj], self.h.backend.now(), include_object=self.opts.include_object, with_columns=self.first
+            )
+            obj = outputformat.as_table_version(obj, self.table)
+            self.first = False
         return dumps({"type": etype, "object": obj}) + b"\n"
 
-    def wanted(obj: dict[str, Any]) -> bool:
-        return (not t.namespace or namespace_of(obj) == t.namespace) and query.matches(obj, opts)
+    def wanted(self, obj: dict[str, Any]) -> bool:
+        t = self.t
+        return (not t.namespace or namespace_of(obj) == t.namespace) and query.matches(obj, self.opts)
 
-    # Watches with the same namespace and selectors judge a change alike: judged once.
-    verdict_key = (t.namespace or "", req.query.get("labelSelector", ""), req.query.get("fieldSelector", ""))
-
-    def shared_wanted(change: _Change) -> bool:
-        got = change.verdicts.get(verdict_key)
+    def shared_wanted(self, change: _Change) -> bool:
+        got = change.verdicts.get(self.verdict_key)
         if got is None:
-            got = change.verdicts[verdict_key] = wanted(change.obj)
+            got = change.verdicts[self.verdict_key] = self.wanted(change.obj)
         return got
 
-    node_names = None
-    fs = opts.field_selector
-    if fs is not None and fs.node_name():
-        node_names = frozenset((fs.node_name(),))
-    matching = _Matching(opts.label_selector is not None or fs is not None)
-    rv = query.watch_start(opts, await h.backend.resource_version())
-    if rv is not None and matching.selective and fs is None:
-        # A label selector alone, from a resourceVersion: what matches now is read from each
-        # object's metadata, without decoding the rest (every re-watch of an informer pays it).
-        matching.known_at, stored = await h.backend.list_encoded(kind, node_names)
-        for data in stored:
-            m = _META.decode(data).metadata
-            if (not t.namespace or m.namespace == t.namespace) and opts.label_selector.matches(m.labels):
-                matching.note((m.namespace, m.name), data)
-    elif rv is None or matching.selective:
-        listed_rv, items = await h.backend.list(kind, node_names)
-        if rv is not None:
-            matching.known_at = listed_rv
-        for obj in sorted(items, key=lambda o: (namespace_of(o), name_of(o))):
-            if wanted(obj):
-                matching.note((namespace_of(obj), name_of(obj)), codec.encode(obj))
-                if rv is None:
-                    yield line("ADDED", obj)
-        if rv is None:
-            rv = listed_rv
-            if opts.send_initial_events:
-                yield _bookmark(t, rv, initial_end=True)
-    deadline = time.monotonic() + opts.timeout_seconds if opts.timeout_seconds else None
-    next_bookmark = time.monotonic() + BOOKMARK_EVERY
-    while deadline is None or time.monotonic() < deadline:
-        chunk = await h.backend.watch(kind, rv, node_names)
-        if isinstance(chunk, Expired):
-            yield dumps({"type": "ERROR", "object": chunk.status()}) + b"\n"
-            return
-        # One write per chunk, not per event: a busy watch is a few large writes.
+    async def start(self, rv: int | None) -> AsyncIterator[bytes]:
+        """Learn what matches now; from nothing (``rv`` None), send it as ADDED events."""
+        h, t, opts, matching = self.h, self.t, self.opts, self.matching
+        if rv is not None and matching.selective and opts.field_selector is None:
+            # A label selector alone, from a resourceVersion: what matches now is read from each
+            # object's metadata, without decoding the rest (every re-watch of an informer pays it).
+            matching.known_at, stored = await h.backend.list_encoded(self.kind, self.node_names)
+            for data in stored:
+                m = _META.decode(data).metadata
+                if (not t.namespace or m.namespace == t.namespace) and opts.label_selector.matches(m.labels):
+                    matching.note((m.namespace, m.name), data)
+        elif rv is None or matching.selective:
+            listed_rv, items = await h.backend.list(self.kind, self.node_names)
+            if rv is not None:
+                matching.known_at = listed_rv
+            for obj in sorted(items, key=lambda o: (namespace_of(o), name_of(o))):
+                if self.wanted(obj):
+                    matching.note((namespace_of(obj), name_of(obj)), codec.encode(obj))
+                    if rv is None:
+                        yield self.line("ADDED", obj)
+            if rv is None:
+                rv = listed_rv
+                if opts.send_initial_events:
+                    yield _bookmark(t, rv, initial_end=True)
+        assert rv is not None  # (the list above gave one)
+        self.rv = rv
+
+    async def follow(self) -> AsyncIterator[bytes]:
+        """Every change after ``self.rv`` this watch selects, a chunk at a time, until its
+        timeout; an ERROR event when the window no longer reaches back."""
+        opts, backend = self.opts, self.h.backend
+        deadline = time.monotonic() + opts.timeout_seconds if opts.timeout_seconds else None
+        next_bookmark = time.monotonic() + BOOKMARK_EVERY
+        while deadline is None or time.monotonic() < deadline:
+            chunk = await backend.watch(self.kind, self.rv, self.node_names)
+            if isinstance(chunk, Expired):
+                yield dumps({"type": "ERROR", "object": chunk.status()}) + b"\n"
+                return
+            out = self.lines(chunk.events)
+            if out:
+                yield out
+            self.rv = chunk.resume
+            if opts.allow_watch_bookmarks and time.monotonic() >= next_bookmark:
+                next_bookmark = time.monotonic() + BOOKMARK_EVERY
+                yield _bookmark(self.t, self.rv)
+            wait = POLL if deadline is None else max(0.0, min(POLL, deadline - time.monotonic()))
+            await backend.changed(self.rv, wait)
+
+    def lines(self, events: Any) -> bytes:
+        """The lines of a chunk's events this watch sends, as one write (a busy watch is a
+        few large writes, not one per event)."""
         out = []
-        for etype, data in chunk.events:
+        plain = not self.table and self.view is None
+        for etype, data in events:
             change = _shared(data)
-            sent = matching.event(etype, change.obj, data, shared_wanted(change))
+            sent = self.matching.event(etype, change.obj, data, self.shared_wanted(change))
             if sent is None:
                 continue
             etype, other = sent
-            if table or view is not None or other is not None:
-                out.append(line(etype, change.obj if other is None else other))
-            else:
+            if plain and other is None:
                 out.append(change.line(etype))
-        if out:
-            yield b"".join(out)
-        rv = chunk.resume
-        if opts.allow_watch_bookmarks and time.monotonic() >= next_bookmark:
-            next_bookmark = time.monotonic() + BOOKMARK_EVERY
-            yield _bookmark(t, rv)
-        wait = POLL if deadline is None else max(0.0, min(POLL, deadline - time.monotonic()))
-        await h.backend.changed(rv, wait)
+            else:
+                out.append(self.line(etype, change.obj if other is None else other))
+        return b"".join(out)
 
 
 def _bookmark(t: Target, rv: int, initial_end: bool = False) -> bytes:

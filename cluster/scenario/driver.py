@@ -79,6 +79,21 @@ class Timeline:
         self.chaos_log: list[dict] = []  # what chaos did, for the report
 
     async def run(self, step: Step, now: float) -> None:
+        await self.objects(step)
+        for p in step.patches():
+            await self.patch(p)
+        if isinstance(step.scale, PoolScale):
+            await self.scale_pool(step.scale)
+        elif step.scale is not None:
+            await self.scale(step.scale)
+        if step.rollback is not None:
+            await self.rollback(step.rollback)
+        await self.nodes(step)
+        if step.chaos is not None:
+            await self.chaos(step.chaos, now)
+
+    async def objects(self, step: Step) -> None:
+        """The step's creates and deletes, as kubectl would make them."""
         cluster, log = self.cluster, self.log
         for batch in batches(step.create):  # a repeat's copies are made batch by batch
             for obj, err in zip(batch, await cluster.write([Create(o) for o in batch])):
@@ -88,14 +103,11 @@ class Timeline:
             (err,) = await cluster.write([Delete(d.kind, d.namespace, d.name, "", d.gracePeriodSeconds)])
             if err is not None:
                 log(f"delete {d.kind}/{d.namespace}/{d.name}: {err.reason}: {err.message}")
-        for p in step.patches():
-            await self.patch(p)
-        if isinstance(step.scale, PoolScale):
-            await self.scale_pool(step.scale)
-        elif step.scale is not None:
-            await self.scale(step.scale)
-        if step.rollback is not None:
-            await self.rollback(step.rollback)
+
+    async def nodes(self, step: Step) -> None:
+        """The step's nodes added and removed: pools (hosts started or stopped) and Node
+        objects written as kubectl would."""
+        cluster, log = self.cluster, self.log
         if step.addNodes is not None:
             await self.add_nodes(step.addNodes, "addNodes")
         for node in step.node_creates():  # as kubectl create: a kubelet takes it over (nodeclaim.py)
@@ -109,8 +121,6 @@ class Timeline:
             for name, err in zip(names, await cluster.remove_nodes(names)):
                 if err is not None:
                     log(f"removeNodes {name}: {err.reason}: {err.message}")
-        if step.chaos is not None:
-            await self.chaos(step.chaos, now)
 
     async def add_nodes(self, pool: NodePool, what: str) -> None:
         configs = expand_pools([pool], self.taken)

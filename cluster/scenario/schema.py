@@ -268,6 +268,15 @@ def _check_semantics(s: Scenario) -> None:
     _check_pool_scales(spec)
     _check_chaos(spec)
     _apply_defaults(spec)
+    _check_manifests(spec, manifests)
+    for i, exp in enumerate(spec.expect):
+        problem = expectation_problem(exp, f"spec.expect[{i}]")
+        if problem:
+            raise ScenarioError(problem)
+
+
+def _check_manifests(spec: Any, manifests: list[tuple[str, dict]]) -> None:
+    """Every manifest valid, and what each names (PriorityClasses, namespaces) exists."""
     classes = set(SYSTEM_PRIORITY_CLASSES)
     namespaces = set(BUILTIN_NAMESPACES)
     for path, obj in manifests:
@@ -289,10 +298,6 @@ def _check_semantics(s: Scenario) -> None:
                 node_config(obj)  # what the kubelet taking it over would refuse
             except NotAdoptable as e:
                 raise ScenarioError(f"{path}.{e}") from None
-    for i, exp in enumerate(spec.expect):
-        problem = expectation_problem(exp, f"spec.expect[{i}]")
-        if problem:
-            raise ScenarioError(problem)
 
 
 def _yunikorn_config_problem(path: str, obj: dict) -> str | None:

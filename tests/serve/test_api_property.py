@@ -605,6 +605,32 @@ def protobuf_watch_problems(body: bytes) -> list[str]:
     return []
 
 
+WATCH_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")
+
+
+def json_watch_problems(body: bytes) -> list[str]:
+    """A JSON watch is one event per line, each with an object; an ERROR event's a Status."""
+    out = []
+    for line in body.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return [f"a watch line that is not JSON: {line[:200]!r}"]
+        if not isinstance(event, dict) or event.get("type") not in WATCH_TYPES:
+            return [f"a watch line that is not an event: {line[:200]!r}"]
+        obj = event.get("object")
+        if not isinstance(obj, dict):
+            return [f"a watch event without an object: {line[:200]!r}"]
+        if event["type"] == "ERROR":
+            if obj.get("kind") != "Status" or not isinstance(obj.get("code"), int):
+                out.append(f"an ERROR event without a Status: {line[:200]!r}")
+            else:
+                out += status_problems(obj, obj["code"])
+    return out
+
+
 def judge(call: Call, ans: Answer) -> list[str]:
     """Every way ``ans`` breaks the invariant; empty when it holds."""
     ctype = ans.headers.get("content-type", "")
@@ -621,31 +647,7 @@ def judge(call: Call, ans: Answer) -> list[str]:
     if not ctype.startswith("application/json") and not as_yaml:
         return [f"Content-Type {ctype!r}, not JSON"]
     if call.watch and ans.status == 200:
-        out = []
-        for line in ans.body.split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                return [f"a watch line that is not JSON: {line[:200]!r}"]
-            if not isinstance(event, dict) or event.get("type") not in (
-                "ADDED",
-                "MODIFIED",
-                "DELETED",
-                "BOOKMARK",
-                "ERROR",
-            ):
-                return [f"a watch line that is not an event: {line[:200]!r}"]
-            obj = event.get("object")
-            if not isinstance(obj, dict):
-                return [f"a watch event without an object: {line[:200]!r}"]
-            if event["type"] == "ERROR":
-                if obj.get("kind") != "Status" or not isinstance(obj.get("code"), int):
-                    out.append(f"an ERROR event without a Status: {line[:200]!r}")
-                else:
-                    out += status_problems(obj, obj["code"])
-        return out
+        return json_watch_problems(ans.body)
     try:
         obj = yaml.safe_load(ans.body) if as_yaml else json.loads(ans.body)
     except ValueError:

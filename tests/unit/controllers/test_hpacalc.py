@@ -61,40 +61,40 @@ def test_milli_quantity_is_the_canonical_decimal_si_form(milli, text):
 # ---- the replica calculation (§5.2) -------------------------------------------------------------
 
 
-def S(name, group, usage=None, request=1000):
+def sample(name, group, usage=None, request=1000):
     return Sample(name, group, usage, request)
 
 
 CALC = [
     # (case, current, target, samples, utilization?, expected)
-    ("250% of a 50% target", 2, 50, [S("a", READY, 1250, 500), S("b", READY, 1250, 500)], True, Proposal(10, 250, 1250)),
-    ("54% of 50% is within tolerance", 2, 50, [S("a", READY, 270, 500), S("b", READY, 270, 500)], True,
+    ("250% of a 50% target", 2, 50, [sample("a", READY, 1250, 500), sample("b", READY, 1250, 500)], True, Proposal(10, 250, 1250)),
+    ("54% of 50% is within tolerance", 2, 50, [sample("a", READY, 270, 500), sample("b", READY, 270, 500)], True,
      Proposal(2, 54, 270)),
-    ("scale up", 3, 30, [S("a", READY, 300), S("b", READY, 500), S("c", READY, 700)], True, Proposal(5, 50, 500)),
-    ("unready at 0% on a scale-up", 3, 30, [S("a", UNREADY, 300), S("b", READY, 500), S("c", READY, 700)], True,
+    ("scale up", 3, 30, [sample("a", READY, 300), sample("b", READY, 500), sample("c", READY, 700)], True, Proposal(5, 50, 500)),
+    ("unready at 0% on a scale-up", 3, 30, [sample("a", UNREADY, 300), sample("b", READY, 500), sample("c", READY, 700)], True,
      Proposal(4, 60, 600)),
-    ("failed pods ignored", 2, 30, [S("a", READY, 500), S("b", READY, 700), S("c", IGNORED), S("d", IGNORED)], True,
+    ("failed pods ignored", 2, 30, [sample("a", READY, 500), sample("b", READY, 700), sample("c", IGNORED), sample("d", IGNORED)], True,
      Proposal(4, 60, 600)),
-    ("scale down", 5, 50, [S(n, READY, u) for n, u in zip("abcde", (100, 300, 500, 250, 250))], True,
+    ("scale down", 5, 50, [sample(n, READY, u) for n, u in zip("abcde", (100, 300, 500, 250, 250))], True,
      Proposal(3, 28, 280)),
     ("unready left out of a scale-down", 5, 50,
-     [S("a", READY, 100), S("b", READY, 300), S("c", READY, 500), S("d", UNREADY, 250), S("e", UNREADY, 250)], True,
+     [sample("a", READY, 100), sample("b", READY, 300), sample("c", READY, 500), sample("d", UNREADY, 250), sample("e", UNREADY, 250)], True,
      Proposal(2, 30, 300)),
     ("requests differ, within tolerance", 3, 100,
-     [S("a", READY, 1010, 900), S("b", READY, 1030, 1000), S("c", READY, 1020, 1100)], True, Proposal(3, 102, 1020)),
-    ("missing, at target", 2, 100, [S("a", READY, 1000), S("b", MISSING)], True, Proposal(2, 100, 1000)),
-    ("missing at 0% cancels a scale-up", 2, 100, [S("a", READY, 1900), S("b", MISSING)], True, Proposal(2, 190, 1900)),
-    ("missing at 100% on a scale-down", 4, 50, [S("a", READY, 100), S("b", READY, 100), S("c", READY, 100),
-     S("d", MISSING)], True, Proposal(3, 10, 100)),
-    ("missing and unready on a scale-down", 4, 50, [S("a", UNREADY, 100), S("b", READY, 100), S("c", READY, 100),
-     S("d", MISSING)], True, Proposal(3, 10, 100)),
-    ("missing at a target above 100%", 4, 300, [S("a", READY, 200, 2000), S("b", READY, 100, 2000),
-     S("c", READY, 100, 2000), S("d", MISSING, None, 2000)], True, Proposal(2, 6, 133)),
-    ("unready flip the direction", 3, 50, [S("a", READY, 600), S("b", UNREADY), S("c", UNREADY)], True,
+     [sample("a", READY, 1010, 900), sample("b", READY, 1030, 1000), sample("c", READY, 1020, 1100)], True, Proposal(3, 102, 1020)),
+    ("missing, at target", 2, 100, [sample("a", READY, 1000), sample("b", MISSING)], True, Proposal(2, 100, 1000)),
+    ("missing at 0% cancels a scale-up", 2, 100, [sample("a", READY, 1900), sample("b", MISSING)], True, Proposal(2, 190, 1900)),
+    ("missing at 100% on a scale-down", 4, 50, [sample("a", READY, 100), sample("b", READY, 100), sample("c", READY, 100),
+     sample("d", MISSING)], True, Proposal(3, 10, 100)),
+    ("missing and unready on a scale-down", 4, 50, [sample("a", UNREADY, 100), sample("b", READY, 100), sample("c", READY, 100),
+     sample("d", MISSING)], True, Proposal(3, 10, 100)),
+    ("missing at a target above 100%", 4, 300, [sample("a", READY, 200, 2000), sample("b", READY, 100, 2000),
+     sample("c", READY, 100, 2000), sample("d", MISSING, None, 2000)], True, Proposal(2, 6, 133)),
+    ("unready flip the direction", 3, 50, [sample("a", READY, 600), sample("b", UNREADY), sample("c", UNREADY)], True,
      Proposal(3, 60, 600)),
-    ("average value", 3, 300, [S("a", READY, 300), S("b", READY, 500), S("c", READY, 700)], False,
+    ("average value", 3, 300, [sample("a", READY, 300), sample("b", READY, 500), sample("c", READY, 700)], False,
      Proposal(5, None, 500)),
-    ("average value, missing at the target", 3, 500, [S("a", READY, 100), S("b", READY, 100), S("c", MISSING)], False,
+    ("average value, missing at the target", 3, 500, [sample("a", READY, 100), sample("b", READY, 100), sample("c", MISSING)], False,
      Proposal(2, None, 100)),
 ]  # fmt: skip
 
@@ -107,11 +107,11 @@ def test_desired_replicas(case, current, goal, samples, utilization, expected):
 @pytest.mark.parametrize(
     "samples, message",
     [
-        ([S("a", MISSING), S("b", UNREADY)], "unable to get metrics for resource cpu: no metrics returned from resource metrics API"),
-        ([S("a", UNREADY, 100), S("b", IGNORED, 100)], "did not receive metrics for targeted pods (pods might be unready)"),
-        ([S("a", READY, 100), Sample("b", IGNORED, None, None, "missing request for cpu in container c of Pod b")],
+        ([sample("a", MISSING), sample("b", UNREADY)], "unable to get metrics for resource cpu: no metrics returned from resource metrics API"),
+        ([sample("a", UNREADY, 100), sample("b", IGNORED, 100)], "did not receive metrics for targeted pods (pods might be unready)"),
+        ([sample("a", READY, 100), Sample("b", IGNORED, None, None, "missing request for cpu in container c of Pod b")],
          "missing request for cpu in container c of Pod b"),
-        ([S("a", READY, 100, 0)], "no metrics returned matched known pods"),
+        ([sample("a", READY, 100, 0)], "no metrics returned matched known pods"),
     ],
 )  # fmt: skip
 def test_desired_replicas_errors(samples, message):
@@ -121,7 +121,7 @@ def test_desired_replicas_errors(samples, message):
 
 
 def test_a_scale_up_band_of_its_own():
-    samples = [S("a", READY, 560), S("b", READY, 560)]  # 56% of 50%: ratio 1.12
+    samples = [sample("a", READY, 560), sample("b", READY, 560)]  # 56% of 50%: ratio 1.12
     assert desired_replicas(2, 50, samples).replicas == 3
     assert desired_replicas(2, 50, samples, tolerance=(0.1, 0.2)).replicas == 2
 

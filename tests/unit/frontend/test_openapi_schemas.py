@@ -12,13 +12,13 @@ import orjson
 import pytest
 
 from cluster.api import kinds
-from cluster.api import schema as S
+from cluster.api import schema as sch
 from cluster.api.errors import StatusError
 from cluster.api.kinds import Resource
 from cluster.api.strategicpatch import _list_strategy
 from cluster.frontend import discovery, openapi_v2, openapi_v3
 from cluster.frontend import openapi_descriptions as descriptions
-from cluster.frontend import openapi_schemas as O
+from cluster.frontend import openapi_schemas as osch
 from cluster.frontend.backend import LocalBackend
 from cluster.frontend.handler import Handler
 from cluster.frontend.wire import Request
@@ -71,7 +71,7 @@ def field(models: dict, model: str, path: str) -> dict:
 # -- every kind, every field ----------------------------------------------------------------
 
 
-def _check_struct(s: S.Struct, model: dict, models: dict, seen: set) -> None:
+def _check_struct(s: sch.Struct, model: dict, models: dict, seen: set) -> None:
     """``model`` has exactly the struct's fields, each of its type; recursively."""
     if f"{s.package}.{s.name}" in seen:
         return
@@ -82,25 +82,25 @@ def _check_struct(s: S.Struct, model: dict, models: dict, seen: set) -> None:
         _check_type(t, model["properties"][name], models, seen, f"{s.name}.{name}")
 
 
-def _check_type(t: S.Type, schema: dict, models: dict, seen: set, where: str) -> None:
+def _check_type(t: sch.Type, schema: dict, models: dict, seen: set, where: str) -> None:
     if t.struct is not None:
         name = target(schema)
-        assert name == O.struct_model(t.struct) and name in models, where
+        assert name == osch.struct_model(t.struct) and name in models, where
         _check_struct(t.struct, models[name], models, seen)
-    elif t.code == S.LIST:
+    elif t.code == sch.LIST:
         assert schema["type"] == "array", where
         assert schema.get("x-kubernetes-list-map-keys", []) == list(t.keys), where
         _check_type(t.elem, schema["items"], models, seen, where + "[]")
-    elif t.code == S.MAP:
+    elif t.code == sch.MAP:
         assert schema["type"] == "object", where
         _check_type(t.elem, schema["additionalProperties"], models, seen, where + "{}")
-    elif t.code in (S.QUANTITY, S.INT_OR_STRING, S.TIME, S.MICRO_TIME):
+    elif t.code in (sch.QUANTITY, sch.INT_OR_STRING, sch.TIME, sch.MICRO_TIME):
         assert target(schema) in models, where
-    elif t.code == S.ANY:
+    elif t.code == sch.ANY:
         assert "type" not in schema and schema, where  # any value; not empty (kubectl explain)
     else:
-        expected = {S.STRING: "string", S.INT32: "integer", S.INT64: "integer", S.BOOL: "boolean"}
-        expected |= {S.FLOAT64: "number", S.BYTES: "string"}
+        expected = {sch.STRING: "string", sch.INT32: "integer", sch.INT64: "integer", sch.BOOL: "boolean"}
+        expected |= {sch.FLOAT64: "number", sch.BYTES: "string"}
         if t.code in expected:
             assert schema["type"] == expected[t.code], where
 
@@ -108,30 +108,30 @@ def _check_type(t: S.Type, schema: dict, models: dict, seen: set, where: str) ->
 @pytest.mark.parametrize("v2", [V2, V3], ids=["v2", "v3"])
 def test_every_served_kind_has_its_whole_table_schema(v2):
     checked = 0
-    for r in O.described():
+    for r in osch.described():
         models = models_of(r, v2)
         model = models[openapi_v2.model_name(r)]
         gvk = {"group": r.group, "version": r.version, "kind": r.kind}
         assert model["x-kubernetes-group-version-kind"] == [gvk], r
         assert model["description"], r  # kubemu's own line
-        if r in O.METRICS:
+        if r in osch.METRICS:
             assert {"usage", "containers"} & set(model["properties"]), r
             continue
-        _check_struct(O.kind_struct(r), model, models, set())
+        _check_struct(osch.kind_struct(r), model, models, set())
         if "list" in r.verbs:
             listed = models[openapi_v2.model_name(r) + "List"]
             assert listed["x-kubernetes-group-version-kind"] == [{**gvk, "kind": r.kind + "List"}]
             assert target(listed["properties"]["items"]["items"]) == openapi_v2.model_name(r)
         checked += 1
-    assert checked == len(O.described()) - len(O.METRICS)
+    assert checked == len(osch.described()) - len(osch.METRICS)
 
 
 def test_every_reference_resolves_in_every_document():
     v2 = orjson.loads(openapi_v2.document().json)
-    assert set(O.refs(v2)) <= set(v2["definitions"])
-    for group, version in {(r.group, r.version) for r in O.described()}:
+    assert set(osch.refs(v2)) <= set(v2["definitions"])
+    for group, version in {(r.group, r.version) for r in osch.described()}:
         doc = v3_document(group, version)
-        assert set(O.refs(doc)) <= set(doc["components"]["schemas"]), (group, version)
+        assert set(osch.refs(doc)) <= set(doc["components"]["schemas"]), (group, version)
         assert not any(ref.startswith("#/definitions/") for ref in _ref_strings(doc)), (group, version)
 
 
@@ -245,9 +245,9 @@ def test_patch_strategies_and_merge_keys(model, path, strategy, merge_key):
         )
 
 
-def _lists(kind: str, s: S.Struct, path=(), above=frozenset()):
+def _lists(kind: str, s: sch.Struct, path=(), above=frozenset()):
     for name, t in s.fields.items():
-        if t.code == S.LIST:
+        if t.code == sch.LIST:
             yield s, name, t, (*path, name)
         inner = t
         while inner.elem is not None:
@@ -260,11 +260,11 @@ def _lists(kind: str, s: S.Struct, path=(), above=frozenset()):
 def test_every_list_the_server_merges_by_key_is_published_with_that_key():
     models = v2_models()
     checked = 0
-    for r in O.described():
-        if r in O.METRICS:
+    for r in osch.described():
+        if r in osch.METRICS:
             continue
-        for s, name, t, path in _lists(r.kind, O.kind_struct(r)):
-            schema = models[O.struct_model(s)]["properties"][name]
+        for s, name, t, path in _lists(r.kind, osch.kind_struct(r)):
+            schema = models[osch.struct_model(s)]["properties"][name]
             server = _list_strategy(r.kind, path)
             assert schema.get("x-kubernetes-patch-merge-key") == (server or None), (r.kind, path)
             assert ("merge" in schema.get("x-kubernetes-patch-strategy", "").split(",")) == (server is not None)
@@ -293,11 +293,11 @@ KNOWN_DIFFERENCES = {
 
 
 def test_the_servers_merge_keys_against_upstreams_tags():
-    builtin = tuple(r for r in O.described() if r not in O.METRICS)
+    builtin = tuple(r for r in osch.described() if r not in osch.METRICS)
     differ = set()
-    for (key, name), how in O.list_strategies(builtin).items():
+    for (key, name), how in osch.list_strategies(builtin).items():
         assert len(how) == 1, (key, name)  # one answer on every path to the field
-        strategy, _, merge_key = S.struct(key).patch.get(name, "").partition(":")
+        strategy, _, merge_key = sch.struct(key).patch.get(name, "").partition(":")
         upstream = merge_key if "merge" in strategy.split(",") else None
         if how != {upstream}:
             differ.add((key, name))
@@ -314,11 +314,11 @@ def test_openapi_v2_and_the_apps_v1_document_describe_the_served_kinds():
         for name, m in v2["definitions"].items()
         for g in m.get("x-kubernetes-group-version-kind", ())
     }
-    for r in O.described():
+    for r in osch.described():
         assert by_gvk[(r.group, r.version, r.kind)] == openapi_v2.model_name(r), r
     apps = orjson.loads(discovery.answer("/openapi/v3/apis/apps/v1", {}, "a").body)
     schemas = apps["components"]["schemas"]
-    served = [r for r in O.described() if (r.group, r.version) == ("apps", "v1")]
+    served = [r for r in osch.described() if (r.group, r.version) == ("apps", "v1")]
     assert {r.kind for r in served} == {"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "ControllerRevision"}
     for r in served:
         assert schemas[openapi_v2.model_name(r)]["x-kubernetes-group-version-kind"] == [
@@ -450,7 +450,7 @@ def test_documents_are_cached_until_a_definition_changes(widget):
 
 
 def test_build_time_and_size():
-    O.builtin_models.cache_clear()
+    osch.builtin_models.cache_clear()
     openapi_v2._BUILT.clear()
     openapi_v3._BUILT.clear()
     t0 = time.perf_counter()
@@ -543,11 +543,11 @@ def test_every_subresource_kind_with_a_schema_has_its_model():
     models = v2_models()
     for group, version, kind, _ in discovery._SUBRESOURCE_KINDS.values():
         try:
-            S.struct(f"{group or 'core'}.{version}.{kind}")
+            sch.struct(f"{group or 'core'}.{version}.{kind}")
         except KeyError:
             continue  # a connect subresource's options: no model upstream's paths refer to
         gvk = {"group": group, "version": version, "kind": kind}
-        assert gvk in models[O.model_name(group, version, kind)]["x-kubernetes-group-version-kind"], kind
+        assert gvk in models[osch.model_name(group, version, kind)]["x-kubernetes-group-version-kind"], kind
 
 
 # What upstream's conformance suite finds in ``kubectl explain`` of a custom resource (its

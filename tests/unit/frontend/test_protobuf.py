@@ -1137,50 +1137,50 @@ def test_googles_encoder_agrees_with_the_wire_reader() -> None:
     # Google's runtime comes with Ray (a dependency), so this check always runs.
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 
-    F = descriptor_pb2.FieldDescriptorProto
+    fd = descriptor_pb2.FieldDescriptorProto
     file = descriptor_pb2.FileDescriptorProto(name="kubemu_check.proto", package="check", syntax="proto2")
     file.dependency.append("google/protobuf/timestamp.proto")
     entry = file.message_type.add(name="Meta")
-    entry.field.add(name="name", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
-    entry.field.add(name="generation", number=7, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    entry.field.add(name="name", number=1, type=fd.TYPE_STRING, label=fd.LABEL_OPTIONAL)
+    entry.field.add(name="generation", number=7, type=fd.TYPE_INT64, label=fd.LABEL_OPTIONAL)
     entry.field.add(
         name="deletionTimestamp",
         number=9,
-        type=F.TYPE_MESSAGE,
-        label=F.LABEL_OPTIONAL,
+        type=fd.TYPE_MESSAGE,
+        label=fd.LABEL_OPTIONAL,
         type_name=".google.protobuf.Timestamp",
     )
-    entry.field.add(name="deletionGracePeriodSeconds", number=10, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
+    entry.field.add(name="deletionGracePeriodSeconds", number=10, type=fd.TYPE_INT64, label=fd.LABEL_OPTIONAL)
     labels = entry.nested_type.add(name="LabelsEntry")
     labels.options.map_entry = True
-    labels.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
-    labels.field.add(name="value", number=2, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    labels.field.add(name="key", number=1, type=fd.TYPE_STRING, label=fd.LABEL_OPTIONAL)
+    labels.field.add(name="value", number=2, type=fd.TYPE_STRING, label=fd.LABEL_OPTIONAL)
     entry.field.add(
-        name="labels", number=11, type=F.TYPE_MESSAGE, label=F.LABEL_REPEATED, type_name=".check.Meta.LabelsEntry"
+        name="labels", number=11, type=fd.TYPE_MESSAGE, label=fd.LABEL_REPEATED, type_name=".check.Meta.LabelsEntry"
     )
     security = file.message_type.add(name="PodSecurityContext")
-    security.field.add(name="runAsUser", number=2, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL)
-    groups = security.field.add(name="supplementalGroups", number=4, type=F.TYPE_INT64, label=F.LABEL_REPEATED)
+    security.field.add(name="runAsUser", number=2, type=fd.TYPE_INT64, label=fd.LABEL_OPTIONAL)
+    groups = security.field.add(name="supplementalGroups", number=4, type=fd.TYPE_INT64, label=fd.LABEL_REPEATED)
     groups.options.packed = True
     spec = file.message_type.add(name="Spec")
     spec.field.add(
         name="securityContext",
         number=14,
-        type=F.TYPE_MESSAGE,
-        label=F.LABEL_OPTIONAL,
+        type=fd.TYPE_MESSAGE,
+        label=fd.LABEL_OPTIONAL,
         type_name=".check.PodSecurityContext",
     )
-    spec.field.add(name="priority", number=25, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
+    spec.field.add(name="priority", number=25, type=fd.TYPE_INT32, label=fd.LABEL_OPTIONAL)
     pod = file.message_type.add(name="Pod")
-    pod.field.add(name="metadata", number=1, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".check.Meta")
-    pod.field.add(name="spec", number=2, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL, type_name=".check.Spec")
+    pod.field.add(name="metadata", number=1, type=fd.TYPE_MESSAGE, label=fd.LABEL_OPTIONAL, type_name=".check.Meta")
+    pod.field.add(name="spec", number=2, type=fd.TYPE_MESSAGE, label=fd.LABEL_OPTIONAL, type_name=".check.Spec")
 
     pool = descriptor_pool.DescriptorPool()
     pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
     pool.AddSerializedFile(file.SerializeToString())
-    Pod = message_factory.GetMessageClass(pool.FindMessageTypeByName("check.Pod"))
+    pod_class = message_factory.GetMessageClass(pool.FindMessageTypeByName("check.Pod"))
 
-    msg = Pod()
+    msg = pod_class()
     msg.metadata.name = "web"
     msg.metadata.generation = 0  # present, but JSON omits a zero generation
     msg.metadata.deletionTimestamp.seconds = 1767225600

@@ -18,7 +18,7 @@ TREE = """
 ORDER = ("root", "root.parent", "root.parent.child1", "root.parent.child2")
 
 
-def R(first: int | None = None, second: int | None = None) -> dict[str, int]:
+def amounts(first: int | None = None, second: int | None = None) -> dict[str, int]:
     out = {}
     if first is not None:
         out["first"] = first
@@ -28,31 +28,31 @@ def R(first: int | None = None, second: int | None = None) -> dict[str, int]:
 
 
 # guaranteed and allocated per queue, in ORDER; None: unset
-G_SPARSE = (R(10), None, R(second=5), None)
-G1 = (R(10), R(5), R(second=5), R(5))
-G2 = (R(10), R(5, 5), R(second=5), R(5))
+G_SPARSE = (amounts(10), None, amounts(second=5), None)
+G1 = (amounts(10), amounts(5), amounts(second=5), amounts(5))
+G2 = (amounts(10), amounts(5, 5), amounts(second=5), amounts(5))
 A_NONE = (None, None, None, None)
-A2 = (R(10), R(10), None, R(5))
-A3 = (R(10, 5), R(5, 5), R(second=5), R(5))
-A4 = (R(10, 10), R(5, 10), R(second=10), R(5))
-A5 = (R(10, 10), R(5, 10), R(second=10), R(2))
+A2 = (amounts(10), amounts(10), None, amounts(5))
+A3 = (amounts(10, 5), amounts(5, 5), amounts(second=5), amounts(5))
+A4 = (amounts(10, 10), amounts(5, 10), amounts(second=10), amounts(5))
+A5 = (amounts(10, 10), amounts(5, 10), amounts(second=10), amounts(2))
 
 # upstream's TestGetRemainingGuaranteedResource: (guaranteed, allocated, Rem per queue)
 FROM_CHILD3 = [  # the asking leaf root.parent1.child3 shares only root with these queues
-    (G_SPARSE, A_NONE, (R(10), R(10), R(10, 5), R(10))),
-    (G1, A_NONE, (R(10), R(5), R(5, 5), R(5))),
-    (G1, A2, (R(0), R(-5), R(-5, 5), R(-5))),
-    (G1, A3, (R(0), R(0), R(0, 0), R(0))),
-    (G1, A4, (R(0), R(0), R(0, -5), R(0))),
-    (G2, A5, (R(0), R(0, -5), R(0, -5), R(0, -5))),
+    (G_SPARSE, A_NONE, (amounts(10), amounts(10), amounts(10, 5), amounts(10))),
+    (G1, A_NONE, (amounts(10), amounts(5), amounts(5, 5), amounts(5))),
+    (G1, A2, (amounts(0), amounts(-5), amounts(-5, 5), amounts(-5))),
+    (G1, A3, (amounts(0), amounts(0), amounts(0, 0), amounts(0))),
+    (G1, A4, (amounts(0), amounts(0), amounts(0, -5), amounts(0))),
+    (G2, A5, (amounts(0), amounts(0, -5), amounts(0, -5), amounts(0, -5))),
 ]
 FROM_CHILD2 = [  # the asking leaf is child2: its own guarantee hides parent's
-    (G_SPARSE, A_NONE, (R(10), R(10), R(10, 5), R(10))),
-    (G1, A_NONE, (R(10), None, R(second=5), R(5))),
-    (G1, A2, (R(0), None, R(second=5), R(0))),
-    (G1, A3, (R(0), None, R(second=0), R(0))),
-    (G1, A4, (R(0), None, R(second=-5), R(0))),
-    (G2, A5, (R(0), None, R(second=-5), R(3))),
+    (G_SPARSE, A_NONE, (amounts(10), amounts(10), amounts(10, 5), amounts(10))),
+    (G1, A_NONE, (amounts(10), None, amounts(second=5), amounts(5))),
+    (G1, A2, (amounts(0), None, amounts(second=5), amounts(0))),
+    (G1, A3, (amounts(0), None, amounts(second=0), amounts(0))),
+    (G1, A4, (amounts(0), None, amounts(second=-5), amounts(0))),
+    (G2, A5, (amounts(0), None, amounts(second=-5), amounts(3))),
 ]
 
 
@@ -72,8 +72,8 @@ def test_remaining_guarantee_table(ask_leaf, guaranteed, allocated, expected):
 def test_preempting_counts_as_gone():
     s = Sim(TREE, {"n": node_cap(1)})
     q = s.tree.by_path["root.parent.child1"]
-    q.guaranteed, q.allocated, q.preempting = R(5), R(8), R(3)
-    assert Snapshot(s.tree.by_path["root.parent1.child3"]).rem(q) == R(0)
+    q.guaranteed, q.allocated, q.preempting = amounts(5), amounts(8), amounts(3)
+    assert Snapshot(s.tree.by_path["root.parent1.child3"]).rem(q) == amounts(0)
 
 
 PREFIX = """
