@@ -5,7 +5,9 @@ Owns upstream's mapping between the two APIs of one storage (upstream's
 ``note``, ``source`` <-> ``deprecatedSource``, ``firstTimestamp``/``lastTimestamp``/``count``
 <-> ``deprecatedFirstTimestamp``/``deprecatedLastTimestamp``/``deprecatedCount``,
 ``reportingComponent`` <-> ``reportingController``; ``eventTime``, ``series``, ``action``,
-``related``, ``reportingInstance``, ``reason`` and ``type`` keep their names. Also the
+``related``, ``reportingInstance``, ``reason`` and ``type`` keep their names. A counted core
+Event (the core recorder's ``count``) is not made a ``series``, nor a series a ``count``:
+upstream's conversion copies each field to its peer and nothing else. Also the
 field-selector names the events.k8s.io API accepts (``regarding.name`` ...) and the
 stricter checks upstream applies to an Event written through it
 (``ValidateEventCreate``/``ValidateEventUpdate`` for events.k8s.io/v1, in core field names,
@@ -174,7 +176,13 @@ def update_causes(new: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
     if new.get("series") != old.get("series"):
         out += _series(new)
     for field in _IMMUTABLE:
-        if new.get(field) != old.get(field):
+        if _go_value(new.get(field)) != _go_value(old.get(field)):
             name = "reportingController" if field == "reportingComponent" else field
             out.append(_invalid(name, new.get(field), "field is immutable"))
     return out
+
+
+def _go_value(value: Any) -> Any:
+    """A field as Go holds it: absent, null and the empty value are one zero value (a read
+    shows ``deprecatedSource: {}`` for an Event that has no source; writing it back is no change)."""
+    return None if value in (None, "", 0, {}, []) else value

@@ -10,10 +10,12 @@ defaulted by the schema of the version it was stored at (``crdvalidation.for_rea
 added to a CRD shows on objects stored before it, without rewriting them) and converted to
 the version the client asked for.
 
-Conversion is upstream's ``None`` strategy: only ``apiVersion`` is rewritten, every field
-stays as it is. A CRD whose ``spec.conversion.strategy`` is ``Webhook`` is stored as written,
-but kubemu calls no conversion webhook: its versions are converted as ``None`` converts them.
-Called by ``verbs.py`` and ``watch.py``.
+Conversion here is upstream's ``None`` strategy: only ``apiVersion`` is rewritten, every
+field stays as it is. A request to a CRD whose ``spec.conversion.strategy`` is ``Webhook`` at
+a version other than its storage version is served by ``views.CustomConverted``, which calls
+the webhook (``crdconversion.py``) and hands the verbs a request at the storage version;
+objects stored at an older version and read at the storage version are still converted as
+``None`` converts them. Called by ``verbs.py``, ``watch.py`` and ``views.py``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Owns the registered webhooks as the front end knows them (re-read from the backend once
 per emulated second, and at once after a webhook configuration is written through this
-front end), the HTTP call of one webhook (its ``url`` with upstream's ``?timeout=<n>s``,
-the ``caBundle`` trusted, ``timeoutSeconds`` enforced) and the order of a write: mutating
+front end), the call of one webhook (through ``webhookclient.py``, with its
+``timeoutSeconds``) and the order of a write: mutating
 webhooks one after another, each seeing the previous one's patch; then, if a validating
 webhook matches, a dry run of the write to get the object as it would be stored, the
 validating webhooks on it, and only then the write. A webhook given as a ``service``
@@ -16,18 +16,15 @@ calls ``admitted``.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import ssl
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-import aiohttp
 import orjson
 
 from ..api.errors import NotFound
+from . import webhookclient
 from .backend import Backend
 from .webhooks import (
     MUTATING,
@@ -145,46 +142,8 @@ async def _admit_one(hook: Hook, a: Attributes) -> tuple[Attributes, list[str]]:
     return (replace(a, obj=verdict.obj) if hook.mutating else a), list(verdict.warnings)
 
 
-def _target(hook: Hook) -> str:
-    config = hook.spec.get("clientConfig") or {}
-    if hook.url:
-        return hook.url
-    service = config.get("service") or {}
-    raise CallFailed(
-        f'failed to call webhook: kubemu cannot reach service "{service.get("namespace")}/{service.get("name")}": '
-        "its pods are emulated and serve no HTTP (give the webhook a url)"
-    )
-
-
-def _ssl(hook: Hook) -> ssl.SSLContext | None:
-    bundle = (hook.spec.get("clientConfig") or {}).get("caBundle")
-    if not bundle:
-        return None
-    try:
-        pem = base64.b64decode(bundle, validate=True).decode()
-        return ssl.create_default_context(cadata=pem)
-    except (binascii.Error, UnicodeDecodeError, ssl.SSLError, ValueError) as e:
-        raise CallFailed(f"failed to call webhook: the caBundle is not a PEM certificate bundle: {e}") from None
-
-
 async def _post(hook: Hook, body: bytes) -> bytes:
-    url = _target(hook)
-    timeout = hook.timeout
-    full = f"{url}{'&' if '?' in url else '?'}timeout={int(timeout)}s"
-    context = _ssl(hook)
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-            async with session.post(
-                full, data=body, headers={"Content-Type": "application/json"}, ssl=context if context else True
-            ) as r:
-                data = await r.read()
-                if r.status != 200:
-                    raise CallFailed(
-                        f"failed to call webhook: the server responded with the status code {r.status} "
-                        "but did not return more information"
-                    )
-                return data
-    except asyncio.TimeoutError:
-        raise CallFailed(f'failed to call webhook: Post "{full}": context deadline exceeded') from None
-    except (aiohttp.ClientError, OSError, ValueError) as e:
-        raise CallFailed(f'failed to call webhook: Post "{full}": {e}') from None
+        return await webhookclient.post(hook.spec.get("clientConfig") or {}, body, hook.timeout)
+    except webhookclient.Unreachable as e:
+        raise CallFailed(f"failed to call webhook: {e}") from None

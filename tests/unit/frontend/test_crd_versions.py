@@ -1,6 +1,6 @@
 """A CustomResourceDefinition with several versions: every served version reachable with every
 verb, objects stored once at the storage version, conversion ``None`` (apiVersion rewritten,
-fields as they are, a ``Webhook`` strategy served the same way), field validation by the
+fields as they are; a ``Webhook`` strategy calls its webhook), field validation by the
 schema of the version the URL names, defaults on write and on read, and the kinds table."""
 
 import pytest
@@ -128,19 +128,20 @@ def test_watch_at_a_served_version_sends_that_version(api):
     ]
 
 
-def test_a_webhook_conversion_strategy_is_stored_and_served_as_none(api):
+def test_a_webhook_conversion_strategy_needs_its_webhook_off_the_storage_version(api):
+    # The webhook itself: test_crd_conversion_webhook.py.
     h, cluster = api
     call(h, "DELETE", f"{CRDS}/widgets.example.com")
     crd = multi_version_crd("Webhook")
     crd["spec"]["conversion"]["webhook"] = {
         "conversionReviewVersions": ["v1"],
-        "clientConfig": {"url": "https://convert.example.com/convert"},
+        "clientConfig": {"service": {"namespace": "ops", "name": "convert", "port": 443}},
     }
     code, out = call(h, "POST", CRDS, crd)
     assert code == 201 and out["spec"]["conversion"]["strategy"] == "Webhook"
-    assert call(h, "POST", widgets("v2"), widget("w", "v2", size=7))[0] == 201
+    assert call(h, "POST", widgets("v1"), widget("w", "v1", size=7))[0] == 201
     code, got = call(h, "GET", f"{widgets('v1beta1')}/w")
-    assert code == 200 and (got["apiVersion"], got["spec"]) == ("example.com/v1beta1", {"size": 7})
+    assert code == 500 and 'cannot reach service "ops/convert"' in got["message"]
 
 
 def test_a_new_storage_version_leaves_stored_objects_where_they_are(api):
