@@ -1,4 +1,5 @@
-"""Quantities as upstream stores them: every ``resource.Quantity`` field in its canonical string.
+"""Quantities and times as upstream stores them: every ``resource.Quantity`` field in its
+canonical string, every ``metav1.Time`` and ``MicroTime`` in UTC as its encoder writes them.
 
 Owns ``canonical_quantity`` (what upstream's ``Quantity.String()`` gives for a parsed value:
 ``0.5`` and ``"0.5"`` become ``"500m"``, ``2000`` becomes ``"2k"``, ``"1.5Gi"`` becomes
@@ -14,11 +15,16 @@ that divides it names the suffix), else it is written in decimal; a decimal valu
 integer mantissa times a power of ten that is a multiple of three (the largest such power),
 with the SI suffix of that power; a value written with an exponent keeps the exponent form
 (``e3``). Precision below a nano unit rounds up to one nano unit, as upstream's parser does.
+
+A ``metav1.Time`` is written in UTC to the second (``2026-01-01T10:00:00Z``: an offset is
+applied, a fraction dropped); a ``MicroTime`` in UTC with six fraction digits. A string
+that is not RFC 3339 is left as it is (validation answers for it).
 """
 
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -84,14 +90,34 @@ def canonical_quantity(value: str | int | float) -> str:
     return out
 
 
+def canonical_time(value: str, micro: bool = False) -> str:
+    """Upstream's string for an RFC 3339 time (``micro``: a MicroTime); ``value`` itself
+    when it is not one."""
+    if len(value) == (27 if micro else 20) and value[-1] == "Z" and value[10] == "T":
+        return value  # already as upstream writes it (the common case: no parse)
+    try:
+        t = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if t.tzinfo is None or len(value) < 20 or value[10] not in "Tt":
+        return value  # RFC 3339 needs the time and an offset
+    t = t.astimezone(timezone.utc)
+    if micro:
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_TIMES = (schema.TIME, schema.MICRO_TIME)
+
+
 @cache
 def _carries(struct: schema.Struct) -> frozenset[str]:
-    """The fields of ``struct`` under which a quantity can be found (pruning the walk)."""
+    """The fields of ``struct`` under which a quantity or a time can be found (pruning the walk)."""
     return frozenset(name for name, t in struct.fields.items() if _type_carries(t, set()))
 
 
 def _type_carries(t: schema.Type, seen: set[str]) -> bool:
-    if t.code == schema.QUANTITY:
+    if t.code == schema.QUANTITY or t.code in _TIMES:
         return True
     if t.code in (schema.LIST, schema.MAP) and t.elem is not None:
         return _type_carries(t.elem, seen)
@@ -105,8 +131,10 @@ def _type_carries(t: schema.Type, seen: set[str]) -> bool:
 
 
 def _walk(t: schema.Type, value: Any) -> Any:
-    """``value`` with its quantities canonical (containers edited in place)."""
+    """``value`` with its quantities and times canonical (containers edited in place)."""
     code = t.code
+    if code in _TIMES:
+        return canonical_time(value, code == schema.MICRO_TIME) if isinstance(value, str) else value
     if code == schema.QUANTITY:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             try:
@@ -128,7 +156,7 @@ def _walk(t: schema.Type, value: Any) -> Any:
 
 
 def canonicalize(kind: str, obj: dict[str, Any]) -> None:
-    """Rewrite every quantity field of ``obj`` (a built-in ``kind``) to its canonical string."""
+    """Rewrite every quantity and time field of ``obj`` (a built-in ``kind``) to its canonical string."""
     t = schema.kind_type(kind)
     if t is not None:
         _walk(t, obj)

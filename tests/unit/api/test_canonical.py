@@ -1,10 +1,10 @@
-"""Quantities are stored as upstream's Quantity.String() writes them."""
+"""Quantities and times are stored as upstream writes them (Quantity.String(), RFC 3339 in UTC)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cluster.api.canonical import canonical_quantity, canonicalize
+from cluster.api.canonical import canonical_quantity, canonical_time, canonicalize
 from cluster.api.quantity import QuantityError
 from cluster.apiserver.apiserver import APIServer
 
@@ -77,3 +77,43 @@ def test_the_apiserver_stores_numbers_as_strings():
         "status": {"capacity": {"cpu": 4, "memory": "16Gi"}},
     }
     assert api.create(node, 0.0)["status"]["capacity"] == {"cpu": "4", "memory": "16Gi"}
+
+
+@pytest.mark.parametrize(
+    "given, time, micro",
+    [
+        ("2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.000000Z"),
+        ("2026-01-01T10:00:00+00:00", "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.000000Z"),  # the Python client's
+        (
+            "2026-01-01T12:30:00.25+02:00",
+            "2026-01-01T10:30:00Z",
+            "2026-01-01T10:30:00.250000Z",
+        ),  # to UTC; Time drops the fraction
+        ("2026-01-01T10:00:00.123456Z", "2026-01-01T10:00:00Z", "2026-01-01T10:00:00.123456Z"),
+        ("2026-01-01", "2026-01-01", "2026-01-01"),  # not RFC 3339: left for validation
+        ("2026-01-01T10:00:00", "2026-01-01T10:00:00", "2026-01-01T10:00:00"),  # no offset
+        ("yesterday", "yesterday", "yesterday"),
+    ],
+)
+def test_canonical_time(given, time, micro):
+    assert canonical_time(given) == time
+    assert canonical_time(given, micro=True) == micro
+
+
+def test_the_apiserver_stores_an_events_times_in_utc_as_upstream_writes_them():
+    api = APIServer()
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e", "namespace": "default"},
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "p"},
+        "reason": "Started",
+        "firstTimestamp": "2026-01-01T12:00:00+02:00",
+        "lastTimestamp": "2026-01-01T10:00:05.9+00:00",
+        "eventTime": "2026-01-01T10:00:00.5Z",  # a MicroTime
+        "count": 1,
+    }
+    stored = api.create(event, 0.0)
+    assert (stored["firstTimestamp"], stored["lastTimestamp"]) == ("2026-01-01T10:00:00Z", "2026-01-01T10:00:05Z")
+    assert stored["eventTime"] == "2026-01-01T10:00:00.500000Z"
+    assert stored["reason"] == "Started" and stored["count"] == 1
