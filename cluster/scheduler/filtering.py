@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from .cache import Cache, PodInfo, Snapshot
+from .accel.signature import sign_pod
+from .accel.veto import VetoMemo
+from .cache import Cache, PodInfo
 from .framework import CycleState, FilterOutcome, Framework
 from .nominator import PodNominator
 from .status import SUCCESS, Rejection, Status
@@ -141,22 +143,13 @@ def _one_pass(fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache, laz
     if not status.is_success():
         return FilterRun(status, state, allowed)
     if lazy:
+        from .accel.lazyfilter import lazy_run  # the accelerator builds on this module's FilterRun
+
         return lazy_run(fwk, state, pod, snap, allowed)
     outcome = fwk.run_filter(state, pod, snap, allowed)
     if not outcome.status.is_success():
         return FilterRun(outcome.status, state, allowed)
     return FilterRun(SUCCESS, state, allowed, outcome.feasible, outcome.rejections)
-
-
-def lazy_run(
-    fwk: Framework, state: CycleState, pod: PodInfo, snap: Snapshot, allowed: np.ndarray | None = None
-) -> FilterRun:
-    """A run after PreFilter that judges rows as the search asks for them; the verdicts
-    of plugins that cannot judge rows alone are kept for this run (one search) only."""
-    run = FilterRun(SUCCESS, state, allowed)
-    full: dict = {}
-    run._rows_judge = lambda rows: fwk.run_filter(state, pod, snap, allowed, rows, full)
-    return run
 
 
 def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals, plain: FilterRun):
@@ -260,8 +253,9 @@ def _veto_by_load(
         return
     key = None
     if vetoes is not None and nominator.node_of(pod.uid) is None:  # its own load would count
-        key = (fwk.profile_name, pod.priority, pod.resources_key)
-        found = vetoes.get(key, nominator.version, cache)
+        signature = sign_pod(fwk, run.state, pod)
+        key = None if signature is None else (signature, pod.priority)
+        found = None if key is None else vetoes.get(key, nominator.version, cache)
         if found is not None:
             _set_veto(fwk, cache, pod, totals, run, found[0])
             return
@@ -296,38 +290,6 @@ def _set_veto(fwk: Framework, cache: Cache, pod: PodInfo, totals, run: FilterRun
         done.feasible, done._rejections = merged.feasible, merged._rejections
 
     run._first_pass = merge
-
-
-class VetoMemo:
-    """The lazy pass 1 (``_veto_by_load``) of the kinds of pods met lately (profile,
-    priority, requests), kept while the nominations (``PodNominator.version``), the node
-    set (``Cache.node_epoch``) and the rows it judged (their row versions) stay as they
-    were. A preemptor stays nominated for the many cycles of the pods queued behind it,
-    each of which would otherwise sum the same load and run the same fit. The veto array
-    is shared: readers never write to it. Owned by the scheduler; read by ``run_filters``."""
-
-    LIMIT = 16  # kinds remembered at once; the oldest is dropped beyond it
-
-    def __init__(self) -> None:
-        self._entries: dict[tuple, tuple] = {}
-        self.hits = 0  # cycles served from a kept entry
-
-    def get(self, key: tuple, version: int, cache: Cache) -> tuple[np.ndarray | None] | None:
-        """(veto,) when the entry of ``key`` still holds (veto None: nothing to veto)."""
-        entry = self._entries.get(key)
-        if entry is None or entry[0] != (version, cache.node_epoch):
-            return None
-        _, rows, seen, veto = entry
-        if len(rows) and cache.row_versions()[rows].tobytes() != seen:
-            return None
-        self.hits += 1
-        return (veto,)
-
-    def put(self, key: tuple, version: int, cache: Cache, rows: np.ndarray, veto: np.ndarray | None) -> None:
-        if key not in self._entries and len(self._entries) >= self.LIMIT:
-            del self._entries[next(iter(self._entries))]
-        seen = cache.row_versions()[rows].tobytes() if len(rows) else b""
-        self._entries[key] = ((version, cache.node_epoch), rows, seen, veto)
 
 
 def _merge(plain: FilterRun, state: CycleState, rows: np.ndarray, first_ok: np.ndarray, first_rejections) -> FilterRun:

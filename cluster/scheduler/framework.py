@@ -15,7 +15,7 @@ plugins, the scheduler and tests import them from this module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
@@ -48,9 +48,6 @@ from .interfaces import (  # noqa: F401 (re-exported: the framework's API)
 )
 from .registry import PluginSpec, ProfileConfig, Registry  # noqa: F401 (re-exported: the framework's API)
 from .status import SUCCESS, Code, Diagnosis, Rejection, Status
-
-if TYPE_CHECKING:
-    from .accel.rowmemo import RowMemo
 
 # ---- running a profile -----------------------------------------------------------------
 
@@ -97,19 +94,6 @@ class FilterOutcome:
         return out
 
 
-def _judge(
-    p: FilterPlugin, state: CycleState, pod: PodInfo, snap: Snapshot, rows: np.ndarray | slice | None, memo: dict | None
-) -> FilterResult:
-    if memo is None:
-        return p.filter(state, pod, snap) if rows is None else p.filter_rows(state, pod, snap, rows)
-    if rows is not None and p.FILTERS_ROWS:
-        return p.filter_rows(state, pod, snap, rows)
-    full = memo.get(p.NAME)
-    if full is None:
-        full = memo[p.NAME] = p.filter(state, pod, snap)
-    return full if rows is None else slice_result(full, rows)
-
-
 class Framework:
     """One profile: its plugins instantiated and sorted by extension point."""
 
@@ -131,7 +115,6 @@ class Framework:
         self.bind_plugins: list[BindPlugin] = []
         for spec in specs:
             self._build(spec, registry)
-        self._local_by_skips: dict[frozenset, tuple[frozenset[str], bool]] = {}  # see row_local_scores
         order = dict(profile.order) if profile.order is not None else None
         weights = {spec.name: spec.weight or 1 for spec in specs}  # a weight of 0 reads as 1, as upstream
         for point, cls in POINT_CLASSES.items():
@@ -222,18 +205,33 @@ class Framework:
         snap: Snapshot,
         allowed: np.ndarray | None = None,
         rows: np.ndarray | slice | None = None,
-        memo: dict | None = None,
     ) -> FilterOutcome:
         """Every Filter plugin over all nodes, or only over ``rows`` (node indices or a
-        slice of them; the outcome's arrays then follow ``rows``). ``memo`` keeps, across the calls of one
-        search, the full verdicts of plugins that cannot judge rows alone."""
+        slice of them; the outcome's arrays then follow ``rows``)."""
+
+        def judge(p: FilterPlugin) -> FilterResult:
+            return p.filter(state, pod, snap) if rows is None else p.filter_rows(state, pod, snap, rows)
+
+        return self.fold_filters(state, snap, allowed, rows, judge)
+
+    def fold_filters(
+        self,
+        state: CycleState,
+        snap: Snapshot,
+        allowed: np.ndarray | None,
+        rows: np.ndarray | slice | None,
+        judge: Callable[[FilterPlugin], FilterResult],
+    ) -> FilterOutcome:
+        """The verdicts ``judge`` gives per Filter plugin (skipped ones left out), in
+        order: a node is feasible where every one passes, and blamed on the first that
+        rejects it."""
         feasible = allowed if rows is None or allowed is None else allowed[rows]
         pending: list[PendingRejections] = []
         for p in self.filter_plugins:
             if p.NAME in state.skip_filter:
                 continue
             try:
-                res = _judge(p, state, pod, snap, rows, memo)
+                res = judge(p)
             except PluginError as exc:
                 return FilterOutcome(None, Status.error(f'running "{p.NAME}" filter plugin: {exc}', p.NAME), pending)
             if feasible is None:
@@ -270,10 +268,16 @@ class Framework:
         return kept, Status(Code.UNSCHEDULABLE, tuple(reasons))
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, memo: RowMemo | None = None
+        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray
     ) -> tuple[np.ndarray | None, Status]:
-        """PreScore, Score and NormalizeScore; returns the weighted total per candidate.
-        With ``memo`` (the pod's kind, ``rowmemo``), totals of row-local scores come from it."""
+        """PreScore, Score and NormalizeScore; returns the weighted total per candidate."""
+        status = self.run_pre_score(state, pod, snap, candidates)
+        if not status.is_success():
+            return None, status
+        return self.score_candidates(state, pod, snap, candidates)
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
+        """Every PreScore plugin; a Skip disables that plugin's Score for this cycle."""
         p: PreScorePlugin | None = None
         try:
             for p in self.pre_score_plugins:
@@ -281,58 +285,13 @@ class Framework:
                 if status.is_skip():
                     state.skip_score.add(p.NAME)
                 elif not status.is_success():
-                    return None, status.with_plugin(p.NAME)
+                    return status.with_plugin(p.NAME)
         except PluginError as exc:
             assert p is not None  # only a plugin raises PluginError
-            return None, Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
-        if memo is None:
-            return self._score(state, pod, snap, candidates)
-        local, others = self.row_local_scores(state.skip_score)
-        if not local:
-            return self._score(state, pod, snap, candidates)
-        # The row-local part from the memo; any other Score plugin over the candidates.
-        total, status = self.kept_totals(state, pod, snap, candidates, memo, local)
-        if total is None or not others:
-            return total, status
-        rest, status = self._score(state, pod, snap, candidates, skip=local)
-        return (None, status) if rest is None else (total + rest, SUCCESS)
+            return Status.error(f'running plugin "{p.NAME}": {exc}', p.NAME)
+        return SUCCESS
 
-    def kept_totals(
-        self,
-        state: CycleState,
-        pod: PodInfo,
-        snap: Snapshot,
-        candidates: np.ndarray | None,
-        memo: RowMemo,
-        local: frozenset,
-    ) -> tuple[np.ndarray | None, Status]:
-        """The weighted total of the Score plugins ``local`` (``row_local_scores``) per
-        candidate (None: per row, ``RowMemo.totals``), kept in ``memo`` and computed after
-        PreScore for the rows it lacks."""
-        failed: list[Status] = []
-
-        def score(rows: np.ndarray) -> np.ndarray | None:
-            total, status = self._score(state, pod, snap, rows, only=local)
-            if total is None:
-                failed.append(status)
-            return total
-
-        total = memo.totals(local, candidates, score)
-        return (None, failed[0]) if total is None else (total, SUCCESS)
-
-    def row_local_scores(self, skips: set[str]) -> tuple[frozenset[str], bool]:
-        """The Score plugins that run (not in ``skips``), score each node by its own row and
-        normalize nothing (their weighted sum is what a row memo keeps), and whether any
-        other Score plugin runs."""
-        key = frozenset(skips)
-        found = self._local_by_skips.get(key)
-        if found is None:
-            running = [(p, normalizes) for p, _, normalizes in self.score_plugins if p.NAME not in key]
-            local = frozenset(p.NAME for p, normalizes in running if p.ROW_LOCAL and not normalizes)
-            found = self._local_by_skips[key] = (local, len(local) < len(running))
-        return found
-
-    def _score(
+    def score_candidates(
         self,
         state: CycleState,
         pod: PodInfo,

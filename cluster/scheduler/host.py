@@ -45,6 +45,9 @@ class SchedulerHost(PreemptionHost):
         self._preempting: dict[str, set[str]] = {}
         self._victim_of: dict[str, str] = {}
         self._now = 0.0
+        # The signature of the pod whose PostFilter runs (set by the scheduler): the dry
+        # run's memo key; None: the pod is unsignable, and the per-node code runs.
+        self.signature: bytes | None = None
         # The profile whose cycle is running. None only until the first set_cycle, which runs
         # before any PostFilter can call back here; typed as set so the what-if paths (per
         # dry-run node) need no None checks.
@@ -142,7 +145,8 @@ class SchedulerHost(PreemptionHost):
         """The dry run and the choice of node as array operations (``preemption_fast``),
         when only resources decide and no PodDisruptionBudget exists: (node index,
         victims), or None to run the per-node code."""
-        if not self._accel.fast_preemption or self._pdbs or not self.resources_decide(pod):
+        signature = self.signature
+        if signature is None or not self._accel.fast_preemption or self._pdbs or not self.resources_decide(pod):
             return None
         snap = self._cache.snapshot()
         fit = cast("NodeResourcesFit | None", self.framework.plugins.get("NodeResourcesFit"))
@@ -152,7 +156,16 @@ class SchedulerHost(PreemptionHost):
         if load is None or load.special_at_or_above(pod.priority):
             return None
         return fast_candidate(
-            self._cache, self._memo, pod, load, self._queue.nominator.node_of(pod.uid), potential, offset, wanted, now
+            self._cache,
+            self._memo,
+            pod,
+            load,
+            self._queue.nominator.node_of(pod.uid),
+            potential,
+            offset,
+            wanted,
+            now,
+            signature,
         )
 
     def nominated_node_fits(self, pod: PodInfo, node_name: str) -> bool:

@@ -13,8 +13,9 @@ Vectorised contract: Filter and Score plugins see every node at once. ``filter``
 boolean mask of feasible nodes plus, per failure reason, the mask of nodes failing for
 it; ``score`` returns an int64 array of scores for an array of candidate node indices.
 The search judges only some rows at a time (``filter_rows``, a slice or index array):
-plugins vectorised over the snapshot's rows answer for those rows alone
-(``FILTERS_ROWS``); the others are judged over every node once per search and sliced.
+plugins vectorised over the snapshot's rows override it to answer for those rows alone;
+the others are judged over every node once per search and sliced. ``Plugin.sign`` gives
+the plugin's fragment of the pod's one signature, which keys every memo of ``accel/``.
 Per-node ``Status`` objects exist only when a message is asked for (``Diagnosis``).
 
 A plugin signals an internal failure by raising ``PluginError``; the framework turns it
@@ -25,7 +26,7 @@ propagates.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -114,21 +115,20 @@ class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstra
     # could ``assigned`` (bound, changed or gone) make ``pending`` schedulable? None means
     # "no opinion", and the pod is not moved for that plugin's sake.
     assigned_pod_may_help: Callable[[PodInfo, PodInfo, Any], bool] | None = None
-    # True when the plugin's Filter verdict and raw Score for a node depend only on the
-    # pod and on that node's own row (allocatable, requested, pod count) and object
-    # (labels, taints, unschedulable): not on other nodes, other pods' terms or the
-    # candidate set. The cycle may then keep them across pods of one kind (``rowmemo``).
-    ROW_LOCAL: bool = False
-    # True when the plugin's PreFilter and PreScore outcome for a pod depends on the pod
-    # and the nodes alone, never on the pods placed: placing a pod of the same kind leaves
-    # it as it was, so the next pod of the kind may skip them (``kindrun.py``).
-    KIND_STABLE: bool = False
 
-    def kind_stable(self, state: CycleState, pod: PodInfo) -> bool:
-        """Would this plugin's PreFilter and PreScore, having given ``state`` for ``pod``,
-        give the same for another pod of its kind once ``pod`` is placed? Plugins that
-        reason about placed pods answer per pod; unknown plugins say no."""
-        return self.KIND_STABLE
+    def sign(self, pod: PodInfo, state: CycleState) -> Hashable | None:
+        """This plugin's fragment of ``pod``'s signature (upstream's SignPod), asked after
+        the pod's PreFilter filled ``state``: what the plugin reads of the pod, hashable.
+
+        A fragment promises, for pods of one profile whose fragments all agree and whose
+        PreFilter skipped the same plugins: this plugin's Filter verdict on a node, and its
+        raw Score there unless it normalizes, depend on the fragment and on that node's
+        own row and object alone (not on other nodes, other pods' terms or the candidate
+        set); and its PreFilter and PreScore outcome stays as it was when such a pod is
+        placed (a normalizing Score plugin that ran is exempt: its scores are computed
+        afresh over each pod's candidates). None makes no promise, and the pod is then
+        unsignable: no memo serves it (``accel/signature.py``). Unknown plugins say None."""
+        return None
 
     if TYPE_CHECKING:
         # Every plugin is built by its registry factory as ``cls(args, framework)``.
@@ -175,10 +175,9 @@ class FilterPlugin(Plugin):
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
         """Judge every node of the snapshot at once."""
 
-    # Plugins whose verdict is vectorised over the snapshot's node rows set this and
-    # override ``filter_rows``; the others are judged over every node once per cycle and
-    # sliced (``Framework.run_filter``'s memo), which gives the same verdicts.
-    FILTERS_ROWS: bool = False
+    # Plugins whose verdict is vectorised over the snapshot's node rows override
+    # ``filter_rows``; the others are judged over every node once per search and sliced
+    # (``accel/lazyfilter.py``), which gives the same verdicts.
 
     def filter_rows(self, state: CycleState, pod: PodInfo, snap: Snapshot, rows: np.ndarray | slice) -> FilterResult:
         """Judge only the nodes ``rows`` (indices in that order, or a slice): the result's

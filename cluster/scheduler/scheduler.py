@@ -28,10 +28,12 @@ from ..api.objects import DEFAULT_SCHEDULER
 from ..clock import rfc3339
 from .accel import Accelerate
 from .accel.kindrun import KindRun, start_run
-from .accel.rowmemo import RowMemo, RowMemos
+from .accel.rowmemo import RowMemo, RowMemos, memo_score
+from .accel.signature import sign_pod
+from .accel.veto import VetoMemo
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .explain import Explainer, check_mode
-from .filtering import FilterRun, VetoMemo, run_filters
+from .filtering import FilterRun, run_filters
 from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
 from .host import SchedulerHost, apply_post_filter
 from .intake import WatchIntake
@@ -133,6 +135,7 @@ class Scheduler(WatchIntake):
         self._run: KindRun | None = None
         self.kind_run_pods = 0  # pods placed through a run
         self._memo_used: RowMemo | None = None  # the row memo the last _schedule_pod chose through
+        self._signature: bytes | None = None  # the signature of the pod of that cycle (signature.py)
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
         self.explain: Explainer | None = None  # SchedulingResult recording (explain.py)
         if config.explain != "none":
@@ -237,7 +240,7 @@ class Scheduler(WatchIntake):
         self.stats["attempts"] += 1
         state = CycleState()
         cycle = self.queue.scheduling_cycle
-        self._memo_used = None
+        self._memo_used = self._signature = None
         index, status, diagnosis = self._schedule_pod(fwk, state, qp.pinfo, now)
         if index is None:
             self._handle_failure(fwk, qp, status, diagnosis, cycle, now, out, state)
@@ -245,7 +248,7 @@ class Scheduler(WatchIntake):
         run = None
         if self.kind_runs and self._memo_used is not None and not len(self.queue.nominator):
             # Taken before Reserve: the run keeps what PreFilter and PreScore wrote.
-            run = start_run(fwk, state, qp.pinfo, self._memo_used, self.cache.node_epoch)
+            run = start_run(fwk, state, qp.pinfo, self._memo_used, self._signature, self.cache.node_epoch)
         node_name = self.cache.snapshot().node_name(index)
         if self._assume_and_bind(fwk, state, qp, node_name, cycle, now, out):
             self._run = run
@@ -316,8 +319,8 @@ class Scheduler(WatchIntake):
             return None, status, diag
         memo = None
         if self.row_memos is not None and allowed is None and run.lazy:
-            memo = self.row_memos.for_cycle(fwk, state, pinfo)
-            run.memo = memo
+            self._signature = sign_pod(fwk, state, pinfo)
+            memo = run.memo = self.row_memos.for_signature(self._signature)
         nominated = snap.index_of(nominated_name) if nominated_name else None
         if nominated is not None:
             # Upstream first searches the one-node list [nominated], which leaves its start
@@ -340,7 +343,10 @@ class Scheduler(WatchIntake):
         self._memo_used = memo
         if len(candidates) == 1:
             return int(candidates[0]), SUCCESS, None
-        total, status = fwk.run_score(state, pinfo, snap, candidates, memo)
+        if memo is None:
+            total, status = fwk.run_score(state, pinfo, snap, candidates)
+        else:
+            total, status = memo_score(fwk, state, pinfo, snap, candidates, memo)
         if not status.is_success():
             return None, status, None
         assert total is not None  # run_score returns a total with every success
@@ -467,6 +473,10 @@ class Scheduler(WatchIntake):
         """Preemption: runs when filters rejected the pod; its message joins the FitError."""
         if diag is None or state is None or not fwk.has_post_filter_plugins():
             return None
+        signature = None
+        if self.accel.fast_preemption:  # the cycle's, when its search signed the pod
+            signature = self._signature if self._signature is not None else sign_pod(fwk, state, pinfo)
+        self.host.signature = signature
         result, pstatus = fwk.run_post_filter(state, pinfo, self.cache.snapshot(), diag)
         if self.explain is not None:
             self.explain.post_filter(pinfo, result, pstatus)

@@ -3,9 +3,9 @@
 Owns ``KindRun`` and ``start_run``. A benchmark's pods, a Deployment's replicas and a
 Job's completions leave the queue one after another with the same spec. The full cycle
 of such a pod runs every PreFilter and PreScore plugin again and finds, pod after pod,
-the same answers: when the plugins that ran say so (``Plugin.kind_stable``), placing a
-pod of the kind does not change what they compute for the next one. The next pod of the
-kind popped in the same ``Scheduler.schedule`` call then skips them: its search and its
+the same answers: when the pod has a signature (``signature.py``), every plugin promised
+that placing a pod of the signature does not change what it computes for the next one.
+The next pod of the signature popped in the same ``Scheduler.schedule`` call then skips them: its search and its
 scores run through the kind's row memo (``rowmemo.py``) with the state the run kept, and
 everything after the choice (Reserve, Permit, Bind, the event) runs as for any pod.
 
@@ -13,7 +13,7 @@ The decisions are those of the full cycle (the tests run both ways and compare e
 placement): the run stands only while nothing but its own pods' placements changed the
 cluster (one ``schedule`` call: watch events arrive between calls), while no pod is
 nominated anywhere (the full cycle's pass 1 would judge nominated load), and only for
-pods with the same profile, namespace, spec, labels and owners. A pod the search finds no
+pods with the run's signature. A pod the search finds no
 node for, or whose plugins fail, goes through the full cycle, which explains it.
 
 Unlike upstream's OpportunisticBatching (a kept list of nodes reused for up to 500 ms),
@@ -27,25 +27,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..filtering import FilterRun, lazy_run
+from ..filtering import FilterRun
 from ..search import draw_tied
+from .lazyfilter import lazy_run
+from .rowmemo import RowMemo, kept_scores, kept_totals
+from .signature import sign_pod
 
 if TYPE_CHECKING:
     from ..cache import PodInfo
     from ..framework import CycleState, Framework
     from ..snapshot import Snapshot
-    from .rowmemo import RowMemo
 
 
-def kind_of(fwk: Framework, pinfo: PodInfo) -> tuple | None:
-    """What two pods must share to be of one run's kind: profile, namespace, spec, labels
-    and owners (compared as values: what the plugins read); None for a pod never served by
-    a run (one carrying a nominated node name: the full cycle tries that node first)."""
-    pod = pinfo.pod
-    if (pod.get("status") or {}).get("nominatedNodeName"):
-        return None
-    meta = pod.get("metadata") or {}
-    return (fwk.profile_name, pinfo.namespace, pod.get("spec"), meta.get("labels"), meta.get("ownerReferences"))
+def nominated_in_status(pinfo: PodInfo) -> bool:
+    """A pod carrying a nominated node name is never served by a run: the full cycle
+    tries that node first."""
+    return bool((pinfo.pod.get("status") or {}).get("nominatedNodeName"))
 
 
 PLAN_AHEAD = 16  # searches a run plans at once (RowMemo.windows); fewer if the ring ends
@@ -63,7 +60,7 @@ class KindRun:
     __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch", "ahead", "template")
 
     def __init__(
-        self, fwk: Framework, key: tuple, state: CycleState, pod: PodInfo, memo: RowMemo, local: frozenset, epoch: int
+        self, fwk: Framework, key: bytes, state: CycleState, pod: PodInfo, memo: RowMemo, local: frozenset, epoch: int
     ) -> None:
         self.fwk, self.key, self.state, self.pod = fwk, key, state, pod
         self.memo, self.local, self.epoch = memo, local, epoch
@@ -104,16 +101,16 @@ class KindRun:
         return True
 
     def serves(self, fwk: Framework | None, pinfo: PodInfo, node_epoch: int) -> bool:
-        """Is ``pinfo`` of the run's kind? A pod that came from the same encoded spec,
-        labels, owners and namespace as the run's first, none nominated, is, and stays as
-        its bytes; any other is decoded and compared by value (tuples of dicts compare in
-        C, cheaper than encoding the spec)."""
+        """Does ``pinfo`` have the run's signature? A pod that came from the same encoded
+        spec, labels, owners and namespace as the run's first, none nominated, has (and
+        stays as its bytes); any other is decoded and signed with the run's state (equal
+        fragments: its PreFilter would have filled the same)."""
         if fwk is not self.fwk or node_epoch != self.epoch:
             return False
         if self.template is not None and pinfo.template is self.template:
             return True
         pinfo.expand()
-        return kind_of(fwk, pinfo) == self.key
+        return not nominated_in_status(pinfo) and sign_pod(fwk, self.state, pinfo) == self.key
 
     def filter_run(self, snap: Snapshot) -> FilterRun:
         """A lazy Filter run judging rows through the memo, as the full cycle's would (a
@@ -125,23 +122,18 @@ class KindRun:
     def totals(self, snap: Snapshot, candidates: np.ndarray | None) -> np.ndarray | None:
         """The weighted Score total per candidate (None: per row, current for the feasible
         ones); None after a plugin error (the full cycle then reports it)."""
-        return self.fwk.kept_totals(self.state, self.pod, snap, candidates, self.memo, self.local)[0]
+        return kept_totals(self.fwk, self.state, self.pod, snap, candidates, self.memo, self.local)[0]
 
 
-def start_run(fwk: Framework, state: CycleState, pinfo: PodInfo, memo: RowMemo | None, epoch: int) -> KindRun | None:
-    """The run a full cycle that chose a node through ``memo`` with no nominated pods about
-    and no PreFilter narrowing may start, or None when a plugin that ran could compute
-    something else for the next pod of the kind, or a Score plugin outside the memo ran."""
-    if memo is None or state.narrowed_by:
+def start_run(
+    fwk: Framework, state: CycleState, pinfo: PodInfo, memo: RowMemo | None, signature: bytes | None, epoch: int
+) -> KindRun | None:
+    """The run a full cycle that chose a node through ``memo`` (the pod's ``signature``'s)
+    with no nominated pods about and no PreFilter narrowing may start, or None when a
+    Score plugin outside the memo ran."""
+    if memo is None or signature is None or state.narrowed_by or nominated_in_status(pinfo):
         return None
-    local, others = fwk.row_local_scores(state.skip_score)
+    local, others = kept_scores(fwk, state.skip_score)
     if others or not local:
         return None
-    if not all(p.kind_stable(state, pinfo) for p in fwk.pre_filter_plugins):
-        return None
-    if not all(p.kind_stable(state, pinfo) for p in fwk.pre_score_plugins):
-        return None
-    key = kind_of(fwk, pinfo)
-    if key is None:
-        return None
-    return KindRun(fwk, key, state.clone(), pinfo, memo, local, epoch)
+    return KindRun(fwk, signature, state.clone(), pinfo, memo, local, epoch)

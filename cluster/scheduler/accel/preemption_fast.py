@@ -78,14 +78,15 @@ class _Verdicts:
 
 
 class DryRunMemo:
-    """Verdicts per preemptor kind (priority, requests), the least recently used dropped."""
+    """Verdicts per preemptor kind (its signature and priority: ``signature.py``), the
+    least recently used dropped."""
 
     def __init__(self, max_kinds: int = _MAX_KINDS):
         self._kinds: OrderedDict[tuple, _Verdicts] = OrderedDict()
         self._max = max_kinds
 
-    def verdicts(self, pod: PodInfo, size: int) -> _Verdicts:
-        key = (pod.priority, pod.req_cols)
+    def verdicts(self, pod: PodInfo, signature: bytes, size: int) -> _Verdicts:
+        key = (signature, pod.priority)
         v = self._kinds.get(key)
         if v is None:
             v = self._kinds[key] = _Verdicts(max(size, 64))
@@ -107,6 +108,7 @@ def fast_candidate(
     offset: int,
     wanted: int,
     now: float,
+    signature: bytes,
     chunk: int = 0,
 ):
     """(node index, victim PodInfos most important first), or None to defer.
@@ -118,7 +120,7 @@ def fast_candidate(
     snap = cache.snapshot()
     ids = cache.row_ids()
     versions = cache.node_versions()
-    memo_v = memo.verdicts(pod, len(versions))
+    memo_v = memo.verdicts(pod, signature, len(versions))
     own_row = own_info.index if own_node and (own_info := cache.node_info(own_node)) else -1
     walk = np.concatenate((potential[offset:], potential[:offset]))  # np.roll, without its overhead
     chunk = chunk or max(2 * wanted, 1024)

@@ -1,12 +1,12 @@
 """Each node's Filter verdict and Score total for one kind of pod, kept across cycles.
 
 Owns ``RowMemos``, which the scheduler's cycle reads instead of running Filter over the
-nodes its search visits when every Filter plugin that runs for the pod is row-local
-(``Plugin.ROW_LOCAL``: its verdict and raw score for a node depend on the pod and on that
-node's own row and object alone), and instead of running the row-local Score plugins that
-normalize nothing (their weighted sum is kept; any other Score plugin still runs over the
-candidates). Pods of one kind are pods of one profile with the same encoded spec and the
-same PreFilter skips: a Deployment's replicas, a benchmark's pods.
+nodes its search visits when the pod has a signature (``signature.sign_pod``: every
+plugin promises that its verdict and raw score for a node depend on the pod's fragment
+and on that node's own row and object alone), and instead of running the Score plugins
+that normalize nothing (their weighted sum is kept; a normalizing one still runs over the
+candidates). Pods of one kind are pods of one signature: a Deployment's replicas, a
+benchmark's pods.
 
 An entry of row ``i`` holds while the row's version (``NodeRows.row_versions``: what the
 row holds, its allocatable and its pods' requests, count and host ports; not pod start
@@ -17,22 +17,23 @@ numpy's overhead whatever its length, and the round-robin search reaches a node 
 only once per rotation, so that cost is paid about once per rotation instead of per pod.
 
 Decisions are those of the plugins run cycle by cycle (the tests run both ways and compare
-every placement). Called by ``Scheduler._schedule_pod``; the score half by
-``Framework.run_score``.
+every placement). Called by ``Scheduler._schedule_pod``, which scores a signed pod
+through ``memo_score`` (``Framework.run_score`` with the kept totals), and by ``kindrun``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from ...api.codec import encode
 from ..search import rotated_take_idx
+from ..status import SUCCESS, Status
 
 if TYPE_CHECKING:
-    from ..cache import Cache, PodInfo
+    from ..cache import Cache, PodInfo, Snapshot
     from ..framework import CycleState, Framework
 
 MAX_KINDS = 32  # kinds of pods remembered at once; the oldest is dropped beyond it
@@ -171,32 +172,86 @@ class RowMemo:
 
 
 class RowMemos:
-    """The memos of the kinds of pods met lately, for one scheduler's cache."""
+    """The memos of the kinds of pods met lately, for one scheduler's cache, keyed by the
+    pods' signature (``signature.sign_pod``)."""
 
     def __init__(self, cache: Cache, limit: int = MAX_KINDS) -> None:
         self._cache = cache
         self._limit = limit
-        self._memos: dict[tuple, RowMemo] = {}
-        self._row_local: dict[tuple, bool] = {}  # (profile, skipped plugins) -> every other filter is row-local
+        self._memos: dict[bytes, RowMemo] = {}
 
-    def for_cycle(self, fwk: Framework, state: CycleState, pod: PodInfo) -> RowMemo | None:
-        """The memo of ``pod``'s kind after its PreFilter, or None when a Filter plugin that
-        runs for it is not row-local."""
-        skips = frozenset(state.skip_filter)
-        local = self._row_local.get((fwk.profile_name, skips))
-        if local is None:
-            local = all(p.ROW_LOCAL or p.NAME in skips for p in fwk.filter_plugins)
-            self._row_local[(fwk.profile_name, skips)] = local
-        if not local:
+    def for_signature(self, signature: bytes | None) -> RowMemo | None:
+        """The memo of the pods of ``signature``, or None for an unsignable pod."""
+        if signature is None:
             return None
-        key = (fwk.profile_name, skips, encode(pod.pod.get("spec")))
-        memo = self._memos.pop(key, None)  # popped and put back: the dict's order is the recency
+        memo = self._memos.pop(signature, None)  # popped and put back: the dict's order is the recency
         if memo is None or memo.epoch != self._cache.node_epoch:
             memo = RowMemo(self._cache)
             if len(self._memos) >= self._limit:
                 del self._memos[next(iter(self._memos))]
-        self._memos[key] = memo
+        self._memos[signature] = memo
         return memo
 
     def __len__(self) -> int:
         return len(self._memos)
+
+
+# ---- the Score half: kept totals of the Score plugins that normalize nothing -------------
+
+_KEPT: WeakKeyDictionary[Framework, dict[frozenset, tuple[frozenset[str], bool]]] = WeakKeyDictionary()
+
+
+def kept_scores(fwk: Framework, skips: set[str]) -> tuple[frozenset[str], bool]:
+    """For a signed pod: the Score plugins that run (not in ``skips``) and normalize
+    nothing (each node's score is its own row's, so their weighted sum is what a memo
+    keeps), and whether any other Score plugin runs."""
+    by_skips = _KEPT.setdefault(fwk, {})
+    key = frozenset(skips)
+    found = by_skips.get(key)
+    if found is None:
+        running = [(p, normalizes) for p, _, normalizes in fwk.score_plugins if p.NAME not in key]
+        local = frozenset(p.NAME for p, normalizes in running if not normalizes)
+        found = by_skips[key] = (local, len(local) < len(running))
+    return found
+
+
+def kept_totals(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    snap: Snapshot,
+    candidates: np.ndarray | None,
+    memo: RowMemo,
+    local: frozenset,
+) -> tuple[np.ndarray | None, Status]:
+    """The weighted total of the Score plugins ``local`` (``kept_scores``) per candidate
+    (None: per row, ``RowMemo.totals``), kept in ``memo`` and computed after PreScore for
+    the rows it lacks."""
+    failed: list[Status] = []
+
+    def score(rows: np.ndarray) -> np.ndarray | None:
+        total, status = fwk.score_candidates(state, pod, snap, rows, only=local)
+        if total is None:
+            failed.append(status)
+        return total
+
+    total = memo.totals(local, candidates, score)
+    return (None, failed[0]) if total is None else (total, SUCCESS)
+
+
+def memo_score(
+    fwk: Framework, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, memo: RowMemo
+) -> tuple[np.ndarray | None, Status]:
+    """``Framework.run_score`` for a signed pod: the kept part from ``memo``, any
+    normalizing Score plugin over the candidates."""
+    status = fwk.run_pre_score(state, pod, snap, candidates)
+    if not status.is_success():
+        return None, status
+    local, others = kept_scores(fwk, state.skip_score)
+    if not local:
+        return fwk.score_candidates(state, pod, snap, candidates)
+    total, status = kept_totals(fwk, state, pod, snap, candidates, memo, local)
+    if total is None or not others:
+        return total, status
+    rest, status = fwk.score_candidates(state, pod, snap, candidates, skip=local)
+    return (None, status) if rest is None else (total + rest, SUCCESS)

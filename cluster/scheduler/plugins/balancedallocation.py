@@ -25,8 +25,6 @@ _STATE_KEY = "PreScoreNodeResourcesBalancedAllocation"
 
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = "NodeResourcesBalancedAllocation"
-    ROW_LOCAL = True
-    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS: frozenset[str] = frozenset()  # a score plugin rejects no pod
 
     def __init__(self, args: dict | None = None, handle=None):
@@ -47,6 +45,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     def _pod_requests(self, pod: PodInfo) -> list[int]:
         reqs = pod.requests
         return [reqs.get(name, 0) for name in self.resources]
+
+    def sign(self, pod: PodInfo, state: CycleState) -> bytes | None:
+        return pod.resources_key  # its requests as bytes
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
         reqs = self._pod_requests(pod)

@@ -28,7 +28,6 @@ _NAME_CACHE_LIMIT = 4096
 
 class ImageLocality(PreScorePlugin, ScorePlugin):
     NAME = "ImageLocality"
-    KIND_STABLE = True  # PreScore reads the pod and the nodes' images alone
     EVENTS: frozenset[str] = frozenset()  # a score plugin rejects no pod
 
     def __init__(self, args: dict | None = None, handle=None):
@@ -45,6 +44,12 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
             if len(self._normalized) < _NAME_CACHE_LIMIT:
                 self._normalized[image] = out
         return out
+
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+        # The score reads the images and the nodes' images, which change only with the
+        # node epoch (a memo's entries go with it).
+        spec = pod.pod.get("spec") or {}
+        return tuple(c.get("image") or "" for group in ("initContainers", "containers") for c in spec.get(group) or ())
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
         spec = pod.pod.get("spec") or {}

@@ -180,10 +180,14 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def assigned_pod_may_help(self, pending: PodInfo, assigned, namespace_labels) -> bool:
         return assigned_pod_may_help(pending, assigned, namespace_labels)
 
-    def kind_stable(self, state: CycleState, pod: PodInfo) -> bool:
-        # A pod without terms adds none when placed: what placed pods' terms say of the
-        # next pod of its kind stays as it was.
-        return pod.terms is None
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple | None:
+        # Skipped at PreFilter: no required term of the pod or of a placed pod concerns it,
+        # and placing it (it adds no required term) keeps it so. Otherwise its verdict on a
+        # node reads pods on other nodes of the domain.
+        if self.NAME not in state.skip_filter:
+            return None
+        aff = (pod.pod.get("spec") or {}).get("affinity") or {}
+        return (pod.namespace, pod.labels, aff.get("podAffinity"), aff.get("podAntiAffinity"))
 
     def __init__(self, args: dict | None = None, handle=None):
         args = dict(args or {})

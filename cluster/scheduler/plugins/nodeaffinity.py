@@ -211,8 +211,6 @@ def _pod_preferred(pod: PodInfo):
 
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     NAME = "NodeAffinity"
-    ROW_LOCAL = True
-    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL})
 
     def __init__(self, args: dict | None = None, handle=None):
@@ -223,6 +221,10 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         self._added_required, self._added_preferred = _parse_added_affinity(added)
         self._masks = RequiredAffinityMasks(limit=512)
         self._preferred: dict[str, tuple] = {}  # pod's preferred terms text -> (terms, errors)
+
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+        spec = pod.pod.get("spec") or {}
+        return (spec.get("nodeSelector"), (spec.get("affinity") or {}).get("nodeAffinity"))
 
     # ---- PreFilter / Filter -------------------------------------------------------------
 

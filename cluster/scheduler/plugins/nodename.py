@@ -26,13 +26,14 @@ def _node_name(pod: PodInfo) -> str:
 
 class NodeName(PreFilterPlugin, FilterPlugin):
     NAME = "NodeName"
-    ROW_LOCAL = True
-    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD})
 
     def __init__(self, args: dict | None = None, handle=None):
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
+
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+        return ((pod.pod.get("spec") or {}).get("nodeName") or "",)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
         return (SUCCESS if _node_name(pod) else SKIP), None

@@ -26,8 +26,6 @@ from ..status import SKIP, SUCCESS, Code, Status
 
 class NodePorts(PreFilterPlugin, FilterPlugin):
     NAME = "NodePorts"
-    ROW_LOCAL = True
-    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     # Ports are freed by a pod leaving a node or offered by a new node; pod updates cannot
     # change ports (immutable), so upstream ignores them.
     EVENTS = frozenset({ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NODE_ADD})
@@ -38,6 +36,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         self._memo_key: tuple | None = None
         self._memo_index: PodIndex | None = None  # the PodIndex the memo was built against (one per cache)
         self._with_ports: list[NodeInfo] = []
+
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+        return tuple(tuple(p) for p in pod.host_ports)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
         return (SUCCESS if pod.host_ports else SKIP), None

@@ -130,8 +130,6 @@ def _broken_linear(points: list[tuple[int, int]], p: int) -> int:
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
     NAME = "NodeResourcesFit"
-    ROW_LOCAL = True
-    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     # Without queueing hints upstream retries a pod this plugin rejected on these events.
     EVENTS = frozenset(
         {
@@ -187,6 +185,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
 
     # ---- PreFilter ---------------------------------------------------------------------
 
+    def sign(self, pod: PodInfo, state: CycleState) -> bytes | None:
+        return pod.resources_key  # its requests (and host ports) as bytes
+
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
         # Upstream computes the pod's requests here (PodInfo already holds them) and rejects
         # restartable init containers only when SidecarContainers is disabled; kubemu always
@@ -213,8 +214,6 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
         if reason is None:
             reason = self._reasons[col] = f"Insufficient {snap.column_names[col]}"
         return reason
-
-    FILTERS_ROWS = True
 
     def filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> FilterResult:
         return self.fit(pod, snap)

@@ -29,6 +29,10 @@ def tolerates_unschedulable(pod: dict) -> bool:
     return tolerations_tolerate_taint((pod.get("spec") or {}).get("tolerations"), _UNSCHEDULABLE_TAINT)
 
 
+def _tolerations(pod: PodInfo):
+    return (pod.pod.get("spec") or {}).get("tolerations")
+
+
 def _cordoned(snap: Snapshot) -> np.ndarray | None:
     """Mask of the nodes with ``spec.unschedulable``, or None when there are none."""
     rows = []
@@ -44,14 +48,15 @@ def _cordoned(snap: Snapshot) -> np.ndarray | None:
 
 class NodeUnschedulable(PreFilterPlugin, FilterPlugin):
     NAME = "NodeUnschedulable"
-    ROW_LOCAL = True
-    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
     def __init__(self, args: dict | None = None, handle=None):
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
         self._memo = EpochMemo(_cordoned, limit=1)
+
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+        return (_tolerations(pod),)  # the verdict reads whether they tolerate the cordon
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
         if self._memo.sync(snap).base is None or tolerates_unschedulable(pod.pod):

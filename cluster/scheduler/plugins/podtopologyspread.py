@@ -202,10 +202,15 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self._default_memo: dict[tuple, tuple[Constraint, ...]] = {}
         self.eligibility = NodeEligibility()
 
-    def kind_stable(self, state: CycleState, pod: PodInfo) -> bool:
-        # Skipped at both points: the pod has no constraints, whatever is placed. With
-        # constraints, each placed pod of the kind moves the counts.
-        return self.NAME in state.skip_filter and self.NAME in state.skip_score
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple | None:
+        # Skipped at PreFilter: no hard constraint (its soft ones, if any, are scored with
+        # normalizing, afresh per pod). With hard constraints the verdict reads counts over
+        # the domain, which each placed pod of the kind moves.
+        if self.NAME not in state.skip_filter:
+            return None
+        pod_obj = pod.pod
+        refs = (pod_obj.get("metadata") or {}).get("ownerReferences")
+        return (pod.namespace, pod.labels, (pod_obj.get("spec") or {}).get("topologySpreadConstraints"), refs)
 
     # ---- which constraints ----------------------------------------------------------
 

@@ -133,14 +133,15 @@ def _as_tolerations(sig: tuple) -> list[dict]:
 
 class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     NAME = "TaintToleration"
-    ROW_LOCAL = True
-    KIND_STABLE = True  # PreFilter/PreScore read the pod alone
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
     def __init__(self, args: dict | None = None, handle=None):
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
         self._memo = EpochMemo(_TaintIndex, limit=128)
+
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+        return self._sig(pod)  # the Score normalizes: it is computed afresh over each pod's candidates
 
     @staticmethod
     def _sig(pod: PodInfo) -> tuple:

@@ -119,8 +119,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin)
         self.objects = VolumeObjects()  # replaced by the feed's shared copies (``VolumeFeed``)
         self.outbox: list[Request] = []
 
-    def kind_stable(self, state: CycleState, pod: PodInfo) -> bool:
-        return self.NAME in state.skip_filter  # a pod with claims is judged by its own
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple | None:
+        # Skipped: the pod has no claims. A pod with claims is judged by volumes, not rows.
+        return () if self.NAME in state.skip_filter else None
 
     # -- PreFilter ---------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:

@@ -26,8 +26,9 @@ from cluster.api.requests import Bind, Delete, Patch, RecordEvent
 from cluster.runtime.component import START, Batch, WatchEvent
 from cluster.scheduler import SchedulerConfig
 from cluster.scheduler.accel import ACCELERATORS, Accelerate
-from cluster.scheduler.accel import rowmemo as rowmemo_module
 from cluster.scheduler.component import SchedulerComponent
+from cluster.scheduler.framework import CycleState, ProfileConfig
+from cluster.scheduler.plugins import DEFAULT_PLUGINS
 
 ZONE, HOST = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
 SEEDS = range(200)
@@ -40,6 +41,13 @@ def _node(i: int, rng: random.Random):
         n.label("disk", "ssd")
     if rng.random() < 0.15:
         n.taint("dedicated", rng.choice(["NoSchedule", "PreferNoSchedule"]))
+    extra = random.Random(i * 7919 + len(n["metadata"]["labels"]))  # the main stream stays as it was
+    if extra.random() < 0.1:
+        n.unschedulable()
+    if extra.random() < 0.1:
+        n.taint("gpu", "NoSchedule")
+    if extra.random() < 0.3:
+        n.image(extra.choice([300, 900]) * 1024 * 1024, extra.choice(["img:a", "img:b"]))
     return n
 
 
@@ -47,20 +55,27 @@ def _pod(i: int, rng: random.Random):
     """One pod of a few kinds (so the memos and runs have repeats to serve)."""
     kind = rng.randrange(8)
     app = f"app{kind % 4}"
+    extra = random.Random(i * 104729 + kind)  # the main stream stays as it was
     p = make_pod(f"p{i}").label("app", app).req(cpu=rng.choice(["500m", "1", "2"]), memory="1Gi")
     p.prio(rng.choice([0, 0, 10, 100]))
     if kind == 1:
-        p.toleration("dedicated", "Exists")
+        p.toleration(extra.choice(["dedicated", "gpu"]), "Exists", effect=extra.choice(["", "PreferNoSchedule"]))
     elif kind == 2:
-        p.node_selector(disk="ssd")
+        p.node_selector(**extra.choice([{"disk": "ssd"}, {ZONE: "z1"}]))
     elif kind == 3:
         p.pod_anti_affinity(HOST, {"matchLabels": {"app": app}})
     elif kind == 4:
         p.spread(ZONE, max_skew=1)
     elif kind == 5:
-        p.host_port(8080)
-    elif kind == 6:
+        p.host_port(extra.choice([8080, 9090]))
+    elif kind == 6 and extra.random() < 0.5:
         p.pod_affinity(ZONE, {"matchLabels": {"app": "app0"}}, weight=50)
+    if extra.random() < 0.3:
+        p.image(extra.choice(["img:a", "img:b"]))
+    if extra.random() < 0.1:
+        p.toleration("node.kubernetes.io/unschedulable", "Exists", effect="NoSchedule")
+    if kind == 7 and extra.random() < 0.5:
+        p.spread(ZONE, max_skew=1, when="ScheduleAnyway")
     if rng.random() < 0.1:
         p["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
     if rng.random() < 0.05:
@@ -129,11 +144,18 @@ def _shape(seed: int) -> tuple[int, int]:
     return rng.randrange(4, 24), rng.choice([0, 0, 50, 100])
 
 
-def drive(seed: int, accelerate: Accelerate, rounds: int = 10) -> list:
-    """The trail of writes of one random workload (the same for the same seed)."""
+def drive(seed: int, accelerate: Accelerate, rounds: int = 10, without: tuple[str, ...] = ()) -> list:
+    """The trail of writes of one random workload (the same for the same seed); the
+    default plugins but ``without``."""
     rng = random.Random(seed)
     n, pct = _shape(seed)
-    component = SchedulerComponent(SchedulerConfig(percentage_of_nodes_to_score=pct, accelerate=accelerate), seed=seed)
+    config = SchedulerConfig(percentage_of_nodes_to_score=pct, accelerate=accelerate)
+    if without:
+        plugins = tuple(spec for spec in DEFAULT_PLUGINS if spec.name not in without)
+        config = SchedulerConfig(
+            profiles=(ProfileConfig(plugins=plugins),), percentage_of_nodes_to_score=pct, accelerate=accelerate
+        )
+    component = SchedulerComponent(config, seed=seed)
     cluster = _Cluster()
     nodes = [_node(i, rng) for i in range(n)]
     events = [_event("Node", "ADDED", node) for node in nodes]
@@ -229,20 +251,55 @@ def test_each_accelerator_alone_decides_as_the_reference_cycle(name):
         assert alone == drive(seed, Accelerate.all(False)), f"{name}, seed {seed}"
 
 
-def test_the_differential_test_catches_a_memo_key_missing_one_plugins_part(monkeypatch):
-    """A mutation: the row memo keyed without NodeResourcesFit's part of the pod (its
-    containers' requests) serves a pod the verdicts of a smaller one, and the comparison
-    must see it."""
-    real = rowmemo_module.encode
+# Per default plugin that signs: the plugins left out of the profile for its mutation,
+# because they read the same part of the pod (their fragment would still tell the pods
+# apart). NodeName and VolumeBinding are not here: every pod the
+# scheduler sees has no spec.nodeName, and VolumeBinding signs only a pod without claims,
+# so their fragments are the same for every signed pod (test_constant_fragments).
+MUTATIONS = {
+    "NodeUnschedulable": ("TaintToleration",),
+    "TaintToleration": ("NodeUnschedulable",),
+    "NodeAffinity": (),
+    "NodePorts": ("NodeResourcesFit", "NodeResourcesBalancedAllocation"),
+    "NodeResourcesFit": ("NodeResourcesBalancedAllocation",),
+    "NodeResourcesBalancedAllocation": ("NodeResourcesFit",),
+    "ImageLocality": (),
+}
+# Not yet caught: InterPodAffinity's and PodTopologySpread's fragments matter only to a
+# kind run (they sign only pods their PreFilter skipped, and their Score normalizes), and
+# these workloads rarely pop two pods of one run's kind that differ only there.
 
-    def without_requests(spec):
-        spec = dict(spec or {})
-        spec["containers"] = [{k: v for k, v in c.items() if k != "resources"} for c in spec.get("containers") or ()]
-        return real(spec)
 
-    monkeypatch.setattr(rowmemo_module, "encode", without_requests)
-    differ = any(drive(seed, Accelerate()) != drive(seed, Accelerate.all(False)) for seed in range(40))
-    assert differ, "dropping the requests from the memo key went unnoticed"
+@pytest.mark.parametrize("plugin", sorted(MUTATIONS))
+def test_the_differential_test_catches_a_signature_missing_one_plugins_fragment(monkeypatch, plugin):
+    """A mutation: ``plugin`` signs every pod it signs with an empty fragment, so pods that
+    differ in what it reads share memos and runs, and the comparison must see it."""
+    cls = type(SchedulerComponent(SchedulerConfig()).scheduler.frameworks["default-scheduler"].plugins[plugin])
+    real = cls.sign
+
+    def dropped(self, pod, state):
+        return None if real(self, pod, state) is None else ()
+
+    monkeypatch.setattr(cls, "sign", dropped)
+    without = MUTATIONS[plugin]
+    differ = any(
+        drive(seed, Accelerate(), without=without) != drive(seed, Accelerate.all(False), without=without)
+        for seed in range(40)
+    )
+    assert differ, f"dropping {plugin}'s fragment from the signature went unnoticed"
+
+
+def test_constant_fragments():
+    """The two default plugins left out of the mutations sign every signed pod alike."""
+    component = SchedulerComponent(SchedulerConfig())
+    fwk = component.scheduler.frameworks["default-scheduler"]
+    state = CycleState()
+    state.skip_filter.add("VolumeBinding")
+    pods = [make_pod("a").req(cpu="1"), make_pod("b").label("x", "y").host_port(80)]
+    for name in ("NodeName", "VolumeBinding"):
+        fragments = {fwk.plugins[name].sign(component.scheduler.cache.new_pod_info(p), state) for p in pods}
+        assert len(fragments) == 1, name
+    assert fwk.plugins["VolumeBinding"].sign(component.scheduler.cache.new_pod_info(pods[0]), CycleState()) is None
 
 
 @pytest.mark.parametrize(

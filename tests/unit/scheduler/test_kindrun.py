@@ -12,7 +12,8 @@ from sched_builders import cycle_trail, feed_back, make_node, make_pod, make_sch
 
 from cluster.scheduler import Scheduler, SchedulerConfig
 from cluster.scheduler.accel import Accelerate, kindrun
-from cluster.scheduler.accel.kindrun import KindRun, kind_of, start_run
+from cluster.scheduler.accel.kindrun import KindRun, start_run
+from cluster.scheduler.accel.signature import sign_pod
 from cluster.scheduler.framework import CycleState, PluginSpec, PreFilterPlugin, ProfileConfig, Registry
 from cluster.scheduler.plugins import DEFAULT_PLUGINS
 from cluster.scheduler.status import SUCCESS
@@ -173,7 +174,7 @@ def test_which_pods_start_a_run(build, starts):
     index, status, _ = s._schedule_pod(fwk, state, pinfo, 1.0)
     assert index is not None
     memo = s._memo_used
-    got = memo is not None and start_run(fwk, state, pinfo, memo, s.cache.node_epoch) is not None
+    got = memo is not None and start_run(fwk, state, pinfo, memo, s._signature, s.cache.node_epoch) is not None
     assert got is starts
 
 
@@ -207,7 +208,9 @@ def test_the_kind_is_profile_namespace_spec_labels_and_owners():
         s.on_pod("ADDED", p, 1.0)
         qp = s.queue.pop()
         qp.pinfo.expand()
-        return kind_of(fwk, qp.pinfo)
+        state = CycleState()
+        fwk.run_pre_filter(state, qp.pinfo, s.cache.snapshot())
+        return None if qp.pinfo.nominated_node_name else sign_pod(fwk, state, qp.pinfo)
 
     base = key(make_pod("a").req(cpu="1"))
     assert key(make_pod("b").req(cpu="1")) == base  # the name is not part of it
@@ -234,8 +237,9 @@ def test_spreading_and_inter_pod_terms_say_no_for_pods_they_judge():
         qp.pinfo.expand()
         state = CycleState()
         s._schedule_pod(fwk, state, qp.pinfo, 1.0)
-        assert spread.kind_stable(state, qp.pinfo) is pts
-        assert affinity.kind_stable(state, qp.pinfo) is ipa
+        assert (spread.sign(qp.pinfo, state) is not None) is pts
+        assert (affinity.sign(qp.pinfo, state) is not None) is ipa
+        assert (sign_pod(fwk, state, qp.pinfo) is not None) is (pts and ipa)
 
 
 @pytest.mark.parametrize("seed,n,pct", [(11, 500, 10), (12, 420, 25), (13, 900, 5)])

@@ -88,9 +88,9 @@ def test_the_reference_what_if_judges_the_one_node_with_its_own_nominated_pods()
         judged = []
         real = s.frameworks["default-scheduler"].run_filter
 
-        def spy(state, p, snap, allowed=None, rows=None, memo=None, real=real, judged=judged):
+        def spy(state, p, snap, allowed=None, rows=None, real=real, judged=judged):
             judged.append(None if rows is None else list(rows))
-            return real(state, p, snap, allowed, rows, memo)
+            return real(state, p, snap, allowed, rows)
 
         s.frameworks["default-scheduler"].run_filter = spy
         status = s.host.filter_on_node(None, s.cache.new_pod_info(pod), 0, [s.cache.pod_info("uid-default-v0")])

@@ -86,7 +86,7 @@ def test_fast_dry_run_agrees_with_the_per_node_code(seed, compute_path):
 def fast_names(s, pod, potential, offset, wanted, chunk, memo, own=False, fresh=False):
     own_node = s.queue.nominator.node_of(pod.uid) if own else None
     fast = fast_candidate(
-        s.cache, memo, pod, s.queue.nominator.load, own_node, potential, offset, wanted, 30.0, chunk=chunk
+        s.cache, memo, pod, s.queue.nominator.load, own_node, potential, offset, wanted, 30.0, b"kind", chunk=chunk
     )
     if fast is None:
         return None
