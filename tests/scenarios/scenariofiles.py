@@ -3,7 +3,7 @@
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-FOLDERS = ("scheduling", "preemption", "kubelet", "chaos", "yunikorn", "workloads")
+FOLDERS = ("scheduling", "preemption", "kubelet", "chaos", "yunikorn", "workloads", "services")
 # Chaos that stops processes; the local runtime refuses these and the README lists them.
 NEEDS_PROCESSES = {"chaos/host-kill": "killHost", "chaos/ray-nodes": "rayNodes"}
 ALL = sorted([*ROOT.glob("scenarios/*.yaml"), *(p for d in FOLDERS for p in (ROOT / "scenarios" / d).glob("*.yaml"))])

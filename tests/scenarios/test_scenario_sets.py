@@ -7,7 +7,7 @@ counts); the test runs it and reports the expectations that failed.
 """
 
 import pytest
-from scenariofiles import ALL, NEEDS_PROCESSES, ROOT, failed, key, quiet
+from scenariofiles import ALL, FOLDERS, NEEDS_PROCESSES, ROOT, failed, key, quiet
 
 from cluster.scenario.local import run_local
 from cluster.scenario.schema import ScenarioError, load_file
@@ -51,6 +51,11 @@ REQUIRED = {
     },
 }
 LOCAL = [p for p in ALL if key(p) not in NEEDS_PROCESSES]
+
+
+def test_every_scenario_folder_is_run():
+    # A folder the suites do not know would ship scenarios no test runs.
+    assert {d.name for d in (ROOT / "scenarios").iterdir() if d.is_dir()} == set(FOLDERS)
 
 
 @pytest.mark.parametrize("folder", sorted(REQUIRED))

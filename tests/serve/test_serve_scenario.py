@@ -13,7 +13,7 @@ from servedcluster import ROOT, free_port
 def test_an_external_scheduler_binds_the_scenarios_pods_through_the_api(tmp_path):
     port, kubeconfig, report = free_port(), tmp_path / "kubeconfig", tmp_path / "report.json"
     argv = [sys.executable, "-m", "actors.harness.cli", "run", "--serve", "--port", str(port)]
-    argv += ["--kubeconfig", str(kubeconfig), "--report", str(report), "scenarios/serve/external-scheduler.yaml"]
+    argv += ["--kubeconfig", str(kubeconfig), "--report", str(report), "examples/external-scheduler-scenario.yaml"]
     run = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while not kubeconfig.exists() and time.time() < deadline and run.poll() is None:
@@ -48,7 +48,7 @@ def test_without_an_external_scheduler_the_scenario_fails_on_the_local_runtime()
             "run",
             "--runtime",
             "local",
-            "scenarios/serve/external-scheduler.yaml",
+            "examples/external-scheduler-scenario.yaml",
         ],
         cwd=ROOT,
         capture_output=True,
