@@ -11,7 +11,7 @@ write is applied, so a stepped cluster's clock needs no call of its own to move;
 stepped cluster's components learn a new instant with the first events written at it; a
 reply holds the events of one instant only, ``cluster/runtime/instants.py``, so a
 component that falls behind writers who ran ahead still hands each event to its logic at
-its own instant), and what a restarted incarnation's clock starts from. The coordinator is ``actors/cluster.py``.
+its own instant), and what a restarted incarnation's clock starts from. The coordinator is ``actors/coordinator.py``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The faults the Ray runtime does to processes: kill a node host, stop a Ray node, restart
-an actor, and start again the clock of an actor Ray restarted on its own.
+an actor, and start again the clock of an actor Ray restarted on its own; and the end of
+every process when the cluster shuts down.
 
 Owns ``RayFaults``, the part of ``RayCluster`` (``cluster.py``) that acts on actors rather
 than on emulated objects; the faults both runtimes carry out alike (a kubelet stopped, a
-partition, a node removed) are in ``cluster/runtime/cluster.py``. It remembers what it
+partition, a node removed) are in ``cluster/runtime/cluster.py``. In a stepped cluster a
+restarted actor is given the instant the cluster stands at (``coordinator.py``). It remembers what it
 broke in the cluster's ``Fleet``, so health checks skip the dead and random chaos picks
 among the living.
 """
@@ -11,6 +13,7 @@ among the living.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from typing import TYPE_CHECKING, Any
 
 import ray
@@ -21,6 +24,7 @@ from actors.restart import restart as restart_actor
 from cluster.runtime.cluster import Fleet, RuntimeRefused
 
 if TYPE_CHECKING:
+    from actors.coordinator import RayCoordinator
     from cluster.clock import Clock
 
 REVIVE_TIMEOUT = 5.0  # real seconds an actor has to say whether its clock runs
@@ -34,6 +38,8 @@ class RayFaults:
     ray_node_of: dict[int, int]
     fleet: Fleet
     clock: Clock
+    stepped: RayCoordinator | None
+    data_dir: str | None
 
     if TYPE_CHECKING:  # defined by RayCluster and Cluster, which this is mixed into
 
@@ -80,6 +86,8 @@ class RayFaults:
         if component == "host":
             self.fleet.host_restarted(i)
         self.fleet.restarts.append((component if node is None else f"host of {node}", took))
+        if self.stepped is not None:  # the new incarnation goes on at this instant
+            await self.stepped.restarted(component, node)
         return took
 
     async def revive(self) -> list[str]:
@@ -87,6 +95,8 @@ class RayFaults:
         nobody planned, unlike the ``restart`` action, which starts it itself); returns
         which ones. An actor that does not answer within a few seconds is left for the
         next call."""
+        if self.stepped is not None:  # the components' clocks are started as they are asked
+            return await self.stepped.revive()
         actors = [("apiserver", self.api), *self.control.items()]
         actors += [(f"host of {self.fleet.hosts[i].nodes[0]}", self.hosts[i]) for i in self.fleet.live_hosts()]
         revived = []
@@ -105,3 +115,20 @@ class RayFaults:
         for role, actor in self.actors():
             problems += [f"{role}: {e}" for e in await actor.healthy.remote()]
         return problems
+
+    async def shutdown(self) -> None:
+        # The apiserver goes last, once its clients are gone: a client's watch in flight
+        # when the apiserver dies would be retried (and Ray would say so on the console).
+        for _, a in self.actors():
+            _kill(a)
+        await asyncio.sleep(0.5)  # a killed process takes a moment to exit (asking it would be retried)
+        _kill(self.api)
+        if self.data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def _kill(actor) -> None:
+    try:
+        ray.kill(actor)
+    except Exception:  # already gone with its Ray node; nothing left to stop
+        pass

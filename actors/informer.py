@@ -7,7 +7,7 @@ at once, returning decoded watch events. A kind whose watch expired while the ot
 keep watching is relisted a page a poll, its events handed over in chunks, with the other
 kinds' events alongside (``_relist_step``), as upstream's per-kind informers never wait
 for each other. Used by the component shell (``component.py``) and by the Ray runtime's
-driver side (``cluster.py``).
+driver side (``cluster.py``, and ``coordinator.py``'s own watch).
 
 The apiserver actor is restartable and Ray retries calls that were in flight when it died,
 so a restart normally shows up here as an Expired watch (the restarted store no longer

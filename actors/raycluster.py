@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -106,6 +107,20 @@ def node_ids() -> list[str]:
         return (marks[0] if marks else 1 << 30, n["NodeID"] != head, n["NodeID"])
 
     return [n["NodeID"] for n in sorted(nodes, key=index)]
+
+
+def deal(host: int, ray_nodes: int) -> int:
+    """The Ray node host number ``host`` goes to: round-robin, so every Ray node gets hosts
+    once there are as many hosts as Ray nodes."""
+    return host % ray_nodes
+
+
+def placement(ray_node_of: dict[int, int], nodes: Sequence[Sequence[str]]) -> dict[str, list[str]]:
+    """The nodes on each Ray node, from the Ray node of each host and the nodes of each."""
+    out: dict[str, list[str]] = {}
+    for i, r in ray_node_of.items():
+        out.setdefault(str(r), []).extend(nodes[i])
+    return out
 
 
 def pinned(node_id: str) -> dict:

@@ -6,7 +6,7 @@ scheduler or the controller-manager: created with ``max_restarts=-1`` and
 way a crash would, waits until a new incarnation answers, and starts that one's clock on
 the cluster's timeline. Callers of the actor meanwhile see only a pause: Ray holds and
 retries their calls. A stepped cluster's clock has no real start (``real_start`` None): its
-coordinator (``actors/cluster.py``) gives the new incarnation the instant the cluster
+coordinator (``actors/coordinator.py``) gives the new incarnation the instant the cluster
 stands at, and time does not move while the restart takes its real seconds.
 """
 

@@ -46,6 +46,7 @@ from .commands import Command
 from .component import RESTART, START, Batch, Component, ComponentSpec, Failure, WatchEvent
 from .reflector import Reflector
 from .trace import Trace
+from .turns import due, quiet_after, wants_turn
 
 MAX_IDLE_SPINS = 100  # batches a component may ask for at one instant without writing anything
 REPORT_EVERY = 60.0  # emulated seconds between two reports of one component's spin
@@ -164,10 +165,7 @@ class LocalCluster(Cluster):
         return min((m.wake_at for m in self.members if m.alive and not m.held and m.wake_at is not None), default=None)
 
     async def quiet(self, now: float) -> bool:
-        horizon = now + SETTLE_HORIZON
-        return all(
-            not m.failures and (m.next_change is None or m.next_change > horizon) for m in self.members if m.alive
-        )
+        return all(quiet_after(m.failures, m.next_change, now, SETTLE_HORIZON) for m in self.members if m.alive)
 
     # -- the loop ----------------------------------------------------------------------------
     def _round(self) -> bool:
@@ -189,8 +187,8 @@ class LocalCluster(Cluster):
 
     def _step(self, m: Member) -> bool:
         events = self.poll(m.reflector)
-        timer = m.wake_at is not None and m.wake_at <= self._now
-        if not (events or m.failures or m.boot or timer):
+        timer = due(m.wake_at, self._now)
+        if not wants_turn(events, m.failures, m.boot, timer):
             return False
         self._reconcile(m, events, timer_only=not (events or m.failures or m.boot))
         return True

@@ -1,10 +1,11 @@
 """Stepped time across processes: the conservative discrete-event loop of the Ray runtime.
 
-Owns the decisions of the coordinator that moves a stepped cluster's clock (the Ray
+Owns the bookkeeping of the coordinator that moves a stepped cluster's clock (the Ray
 runtime's ``RayCluster``, driven by the scenario driver through ``Cluster.settle_watch``
-and ``Cluster.advance``); the Ray calls that carry them are in ``actors/cluster.py``. Time
-stands at an instant while the components work through it, as on the local runtime, and
-jumps to the next wakeup once the instant is done:
+and ``Cluster.advance``): the latest answers, whom to ask, where to jump, the counts the
+report gives. The decisions around it are ``coordinator.py``'s, the Ray calls that carry
+them ``actors/coordinator.py``'s. Time stands at an instant while the components work
+through it, as on the local runtime, and jumps to the next wakeup once the instant is done:
 
 - ``settle_watch``: the components due at the instant, and those whose watches select a
   write made since they last answered, are asked for an ``Answer`` (the call moves the
@@ -66,6 +67,7 @@ class Answer(NamedTuple):
 
 
 NOT_RUNNING = Answer(False, 0, None, None, running=False)
+GONE = Answer(True, 1 << 62, None, None, writes=-1)  # a component whose process is gone for good
 
 
 class Stepper:
@@ -224,6 +226,33 @@ class Stepper:
 
     def jumped(self) -> None:
         self.steps += 1
+
+    def jump(self, at: float, keys: Iterable[Hashable]) -> None:
+        """The clock jumped to ``at``: count the instant; the live components ``keys`` due
+        by then (a host that stopped a stretch early, too) are asked again."""
+        self.jumped()
+        for key in keys:
+            a = self.answers.get(key)
+            if a is not None and a.wake_at is not None and a.wake_at <= at:
+                self.forget(key)
+
+    def stretched(self, due: Sequence[Hashable], reached: Iterable[float | None], now: float) -> float | None:
+        """The hosts ``due`` ran a stretch from ``now``, each to its instant in ``reached``
+        (None: it could not run): where the clock stands now, counting the stretch, or None
+        when nobody ran ahead (busy, or restarted: the plain jump instead). A host that
+        stopped short (it wrote more than a heartbeat, or could not run) while another ran
+        past it counts a spill: its later renewals come after the others'."""
+        at = max([now, *[r for r in reached if r is not None]])
+        if at <= now:
+            return None
+        self.stretches += 1
+        if any((a := self.answers.get(k)) is None or (a.wake_at is not None and a.wake_at < at) for k in due):
+            self.spills += 1
+        return at
+
+    def gone(self, key: Hashable) -> None:
+        """``key``'s process is gone for good (a dead Ray node): it holds nothing up again."""
+        self.record(key, GONE)
 
     def quiet(self, keys: Iterable[Hashable], now: float, horizon: float) -> bool:
         """Every live component is done and none will change anything by itself within
