@@ -9,10 +9,11 @@ hostname), succeeded and failed counts, the pod-failure backoff (``jobutil.backo
 (FailJob, Ignore, Count) and the conditions and events a user sees
 (``FailureTarget``/``Failed`` with ``BackoffLimitExceeded``, ``DeadlineExceeded`` or
 ``PodFailurePolicy``; ``SuccessCriteriaMet``/``Complete``). The shared machinery (the pod
-index, expectations, slow start, events) is ``workload.WorkloadController``'s.
+index, expectations, slow start, events, refusals) is ``workload.WorkloadReconciler``'s.
 
-Who calls it: the controller-manager feeds it Job and Pod events and sends what ``sync``
-returns (pods to create and delete, ``job_status``, Events).
+Who calls it: the controller-manager runs ``JobController``, a ``workloadstep.WorkloadStep``
+over a ``JobReconciler``: Job and Pod events in, a reconcile per Job key out (pods to
+create and delete, the Job's status, Events).
 
 A Job, as a state table:
 
@@ -39,8 +40,10 @@ from ..api.objects import is_terminal, is_terminating, phase_of
 from ..clock import parse_timestamp, rfc3339
 from . import jobutil as ju
 from .ownedpods import OwnerState, PodKey
+from .reconciler import Watches
 from .scaledown import pods_to_delete
-from .workload import BURST_REPLICAS, SUCCESSFUL_DELETE, WorkloadController, Writes, is_pod_active, is_pod_ready
+from .workload import BURST_REPLICAS, SUCCESSFUL_DELETE, WorkloadReconciler, Writes, is_pod_active, is_pod_ready
+from .workloadstep import WorkloadStep
 
 FAILED_REASONS = {
     "BackoffLimitExceeded": "Job has reached the specified backoff limit",
@@ -63,18 +66,19 @@ class _Job(OwnerState):
         self.base: dict[str, int] | None = None  # counts of pods gone before this instance saw them
 
 
-class JobController(WorkloadController[_Job]):
-    NAME = "job"
+class JobReconciler(WorkloadReconciler[_Job]):
+    """A Job's key in; its pods' creates and deletes and its status out."""
+
+    name = "job"
     KIND = "Job"
     COMPONENT = "job-controller"
-    STATUS_FIELD = "job_status"
-    kinds = ("Job", "Pod")
+    watches = (Watches("Job", observed=True), Watches("Pod", observed=True))
 
     def __init__(self, default_run_seconds: float | None = 5.0) -> None:
         super().__init__()
         self.default_run_seconds = default_run_seconds
 
-    # -- the WorkloadController hooks ----------------------------------------------------
+    # -- the WorkloadReconciler hooks ----------------------------------------------------
     def _new_state(self, obj: dict) -> _Job:
         st = _Job(obj)
         st.configure()
@@ -138,17 +142,7 @@ class JobController(WorkloadController[_Job]):
     def _wakeups(self, st: _Job, now: float) -> tuple[float | None, ...]:
         return (st.wake,)
 
-    # -- sync ------------------------------------------------------------------------------
-    _now = 0.0
-
-    def sync(self, now: float) -> Writes:
-        self._now = now
-        return super().sync(now)
-
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
-        self._now = now
-        super().on_event(kind, etype, obj, now)
-
+    # -- the reconcile ---------------------------------------------------------------------
     def _sync_owner(self, st: _Job, now: float, w: Writes) -> None:
         st.wake = None
         status = dict(st.obj.get("status") or {})
@@ -313,3 +307,10 @@ class JobController(WorkloadController[_Job]):
         if spec.get("completionMode") == "Indexed":
             out["completedIndexes"] = ju.compress_indexes(st.done_idx)
         return out
+
+
+class JobController(WorkloadStep):
+    """The Job controller as the manager runs it."""
+
+    def __init__(self, default_run_seconds: float | None = 5.0) -> None:
+        super().__init__(JobReconciler(default_run_seconds))

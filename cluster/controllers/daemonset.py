@@ -4,14 +4,15 @@ Owns what upstream's ``pkg/controller/daemon`` decides: which nodes a DaemonSet 
 run on (``node_should_run``), the tolerations and node affinity it gives its pods
 (``add_daemon_tolerations``, ``replace_node_affinity``), which pods it deletes (failed,
 succeeded, duplicates, misscheduled) and its status. The shared machinery (ownership
-index, claiming, expectations, the sync loop; a deleted DaemonSet's pods are the
+index, claiming, expectations, refusals; a deleted DaemonSet's pods are the
 garbage collector's, ``garbagecollector.py``) is
-``workload.WorkloadController``; the placement rules and daemon pod-spec edits below are
+``workload.WorkloadReconciler``; the placement rules and daemon pod-spec edits below are
 ``daemonsetplacement``'s, re-exported here.
 
-Who calls it: the controller-manager actor feeds it DaemonSet, Node and Pod watch events
-(``on_event``), calls ``sync(now)`` after each batch and sends the returned ``Writes``; it
-arms a timer for ``next_wakeup()`` (expectation timeouts, backoffs, minReadySeconds).
+Who calls it: the controller-manager runs ``DaemonSetController``, a
+``workloadstep.WorkloadStep`` over a ``DaemonSetReconciler``: DaemonSet, Node, Pod and
+ControllerRevision events in, ``reconcile(key, now)`` per DaemonSet key, looked at again at
+its expectation timeout, the end of its back-off, a failed pod's back-off or minReadySeconds.
 
 A DaemonSet moves through the states of the table in ``workload``, per DaemonSet (a
 terminating one is left alone, status included). The rules, as upstream applies them:
@@ -54,7 +55,9 @@ data), not upstream's hash of the template, so names differ from upstream's.
 
 from __future__ import annotations
 
+from ..api.errors import StatusError
 from ..api.objects import is_terminal, is_terminating, labels_of, name_of, namespace_of, node_name_of, phase_of
+from ..api.requests import Create, Delete, Request, Update
 from ..clock import parse_timestamp
 from .daemonsetplacement import (
     DAEMON_TOLERATIONS,
@@ -68,21 +71,24 @@ from .daemonsetplacement import (
     target_node,
 )
 from .daemonsetupdate import GENERATION_LABEL, HASH_LABEL, fenceposts, history_to_prune, is_updated, rolling_step
+from .reconciler import Watches
 from .statefulsetrevisions import RevisionBook, RevisionIndex, revision_data, revision_hash, revision_name
 from .workload import (
     BURST_REPLICAS,
     SUCCESSFUL_DELETE,
     OwnerState,
     PodKey,
-    WorkloadController,
+    WorkloadReconciler,
     Writes,
     available_at,
     base_pod,
     is_pod_ready,
 )
+from .workloadstep import WorkloadStep
 
 __all__ = [
     "DaemonSetController",
+    "DaemonSetReconciler",
     "DAEMON_TOLERATIONS",
     "REVISION_HASH_LABEL",
     "add_daemon_tolerations",
@@ -163,18 +169,17 @@ class _DaemonSet(OwnerState):
         self.next_available: float | None = None
 
 
-class DaemonSetController(WorkloadController[_DaemonSet]):
-    """DaemonSets, Nodes and pods; ``sync`` returns the writes that converge them.
+class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
+    """A DaemonSet's key in; the writes that converge its pods over the nodes out.
 
     Incremental: a pod or node event marks only the nodes it touches, per DaemonSet; a
-    sync manages only marked nodes and updates only their share of the status.
+    reconcile manages only marked nodes and updates only their share of the status.
     """
 
-    NAME = "daemonset"
+    name = "daemonset"
     KIND = "DaemonSet"
     COMPONENT = "daemonset-controller"
-    STATUS_FIELD = "daemonset_status"
-    kinds = ("DaemonSet", "Node", "Pod", "ControllerRevision")
+    watches = tuple(Watches(k, observed=True) for k in ("DaemonSet", "Node", "Pod", "ControllerRevision"))
 
     def __init__(self) -> None:
         super().__init__()
@@ -221,29 +226,19 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
         owner = RevisionIndex.owner_of(rev)
         if owner:
             if owner in self._owners:
-                self._dirty.add(owner)
+                self._mark(self._owners[owner])
             return
         for ds in self._by_ns.get(namespace_of(rev), {}).values():
             if ds.selector.matches(labels_of(rev)):
-                self._dirty.add(ds.uid)  # an orphan to adopt
+                self._mark(ds)  # an orphan to adopt
 
-    def on_object_create_failed(self, obj: dict, error, now: float) -> None:
-        self._revision_refused(obj, now)
-
-    def on_object_update_failed(self, obj: dict, error, now: float) -> None:
-        self._revision_refused(obj, now)
-
-    def _revision_refused(self, obj: dict, now: float) -> None:
-        """A revision create or adoption was refused: back off, sync again."""
-        sent = self._book.refused(obj) if obj.get("kind") == "ControllerRevision" else None
-        ds = self._owners.get(RevisionIndex.owner_of(sent)) if sent is not None else None
-        if ds is not None:
-            ds.backoff.fail(now)
-            self._dirty.add(ds.uid)
-
-    def on_cascade_failed(self, kind: str, ns: str, name: str, uid: str, error, now: float) -> None:
-        if kind == "ControllerRevision":
-            self._book.delete_failed((ns, name))
+    def _other_refused(self, ds: _DaemonSet | None, req: Request, error: StatusError, now: float) -> None:
+        """A revision create or adoption refused is forgotten (``workload.backs_off`` backs
+        the DaemonSet off); a revision delete refused is asked again."""
+        if isinstance(req, (Create, Update)) and req.obj.get("kind") == "ControllerRevision":
+            self._book.refused(req.obj)
+        elif isinstance(req, Delete) and req.kind == "ControllerRevision":
+            self._book.delete_failed((req.namespace, req.name))
 
     def revisions(self, namespace: str, name: str) -> list[dict]:
         """The ControllerRevisions of a DaemonSet as this controller knows them, oldest first."""
@@ -253,7 +248,7 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
     def _touch(self, ds: _DaemonSet, node: str) -> None:
         ds.manage.add(node)
         ds.touched.add(node)
-        self._dirty.add(ds.uid)
+        self._mark(ds)
 
     def _rebuild(self, ds: _DaemonSet) -> None:
         ds.configure()
@@ -495,3 +490,19 @@ class DaemonSetController(WorkloadController[_DaemonSet]):
 def _pkey(pod: dict) -> PodKey:
     m = pod["metadata"]
     return m["namespace"], m["name"]
+
+
+class DaemonSetController(WorkloadStep):
+    """The DaemonSet controller as the manager runs it."""
+
+    reconciler: DaemonSetReconciler
+
+    def __init__(self) -> None:
+        super().__init__(DaemonSetReconciler())
+
+    @property
+    def _nodes(self) -> dict[str, dict]:
+        return self.reconciler._nodes  # what a test reads of the nodes it kept
+
+    def revisions(self, namespace: str, name: str) -> list[dict]:
+        return self.reconciler.revisions(namespace, name)

@@ -19,12 +19,12 @@ had before the reconcilers:
 - ``next_wakeup() -> float | None``: the emulated time it next needs a ``sync`` although
   no event came, or None.
 
-Controllers not yet written as reconcilers (the garbage collector and the workload
-controllers: Deployment, ReplicaSet, DaemonSet, StatefulSet, Job) keep that
-shape directly, with its optional hooks, found by name: ``on_pod_record`` (pod events as
-the shared ``podrecord.PodRecord``), ``on_lease_head`` (a Lease judged by its head),
-``parking`` (``ownedpods.ParkedPods``) and the ``on_*_failed`` callbacks of
-``writes.failure_hook``. A reconciler declares the same things instead: ``Watches.records``,
+Controllers not yet written as reconcilers (the garbage collector and the Deployment
+controller) keep that shape directly, with its optional hooks, found by name:
+``on_pod_record`` (pod events as the shared ``podrecord.PodRecord``), ``on_lease_head``
+(a Lease judged by its head), ``parking`` (``ownedpods.ParkedPods``) and the
+``on_*_failed`` callbacks of ``writes.failure_hook`` (a ``ReconcilerStep`` hears every
+refusal through ``on_failed`` instead). A reconciler declares the same things instead: ``Watches.records``,
 ``Watches.names_only`` or ``Watches.fold`` (a Lease judged by its head),
 ``ReconcilerStep(parking=...)``, and reads its refusals from
 ``ObjectCache.refused``. The manager builds one record per pod event and hands it to every
@@ -256,6 +256,8 @@ class ControllerManager:
             return
         method, args = hook
         for c in self.controllers:
+            if isinstance(c, ReconcilerStep):
+                continue  # told above, through on_failed
             report = getattr(c, method, None)
             if report is not None:
                 report(*args, error, now)

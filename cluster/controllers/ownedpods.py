@@ -6,7 +6,7 @@ controller reference names and whether it is active, ready or available; the
 ``Expectations`` (upstream's ControlleeExpectations with uid-tracked deletes) and
 ``Backoff`` (the workqueue's per-item failure backoff); ``OwnerState`` and the pod built
 from an owner's template; ``ParkedPods``, the pods a controller is told of before it has
-anything to control. ``workload.WorkloadController`` runs on these; ``ParkedPods`` is also
+anything to control. ``workload.WorkloadReconciler`` runs on these; ``ParkedPods`` is also
 used by the disruption and HPA controllers and shared by ``manager.ControllerManager``
 between every parked controller.
 """

@@ -89,6 +89,10 @@ class Watches:
     # one. A Lease read by its head alone (``cluster/api/leasehead.py``) is folded as its
     # ``LeaseHead``, so a renewal is never decoded.
     fold: Callable[[Any, Any, float], Any] | None = None
+    # The reconciler's own ``observe`` (``Observer``) hears the event and names the keys;
+    # the cache keeps nothing of it: for informer-side state an upstream event handler
+    # keeps, e.g. a workload's expectations lowered as its pods are seen.
+    observed: bool = False
 
     def keys_of(self, cache: ObjectCache, event_type: str, obj: Obj) -> Iterable[Key]:
         return self.keys(event_type, obj) if self.route is None else self.route(cache, event_type, obj)
@@ -105,6 +109,9 @@ class Outcome:
     # An emulated time to look again at (a deadline the object states): exact where
     # ``now + requeue_after`` would round; the earlier of the two wins.
     requeue_at: float | None = None
+    # Keys this reconcile made due (this one again, or another owner a claimed pod moved):
+    # reconciled in the same sync's next pass (``ReconcilerStep(passes=...)``).
+    enqueue: list[Key] = field(default_factory=list)
 
 
 _NOTHING = object()  # what ``put`` replaced when the cache held nothing
@@ -127,6 +134,19 @@ class ObjectCache:
         # (kind, key) -> what the cache held of an object the watch has just deleted, until
         # the end of the sync (client-go's last known state of a deleted object).
         self._tombstones: dict[tuple[str, Key], Any] = {}
+        self._backoffs: dict[Key, float] = {}  # key -> when the work queue's back-off ends
+
+    def backoff_until(self, key: Key) -> float:
+        """When the work queue's back-off of ``key`` ends (0.0: not backing off): what a
+        reconciler that still claims and reports status while backing off reads."""
+        return self._backoffs.get(key, 0.0) if self._backoffs else 0.0
+
+    def set_backoff(self, key: Key, until: float | None) -> None:
+        if until is None:
+            if self._backoffs:
+                self._backoffs.pop(key, None)
+        else:
+            self._backoffs[key] = until
 
     def names_only(self, kind: str) -> None:
         """Keep only ``kind``'s names by namespace (``Watches.names_only``)."""
@@ -303,11 +323,26 @@ class Reconciler(Protocol):
     def reconcile(self, key: Key, now: float) -> Outcome: ...
 
 
+class Observer(Reconciler, Protocol):
+    """A reconciler with ``Watches.observed`` kinds: it hears their events itself."""
+
+    def observe(self, kind: str, event_type: str, obj: Obj, now: float) -> Iterable[Key]:
+        """Take the event into the reconciler's own state; returns the keys it names."""
+        ...
+
+    def observed_events(self) -> builtins.list[Any]:
+        """Events raised while observing (e.g. a pod seen created), taken once: they go out
+        first at the next sync, as upstream's handlers record them when they come."""
+        ...
+
+
 def target(req: Request) -> tuple[str, str, str] | None:
     """(kind, namespace, name) a write is about, to route its refusal back to a key."""
     if isinstance(req, (Create, Update)):
         meta = req.obj.get("metadata") or {}
-        return (str(req.obj.get("kind") or ""), meta.get("namespace") or "", meta.get("name") or "")
+        # A create named by the server has only its prefix (one owner's pods share it).
+        name = meta.get("name") or ("generateName:" + meta["generateName"] if meta.get("generateName") else "")
+        return (str(req.obj.get("kind") or ""), meta.get("namespace") or "", name)
     if isinstance(req, (UpdateStatus, Patch, Delete)):
         return (req.kind, req.namespace, req.name)
     return None
@@ -320,7 +355,15 @@ class ReconcilerStep:
     cache current from the watch, queues the keys each event names, and at ``sync`` runs
     ``reconcile`` for every due key: in the order they became due, or, with
     ``sort_keys``, in key order (what a controller that must replay the same whatever
-    order its events came in asks for)."""
+    order its events came in asks for).
+
+    ``passes`` > 1 reconciles, within the same sync, the keys a reconcile made due
+    (``Outcome.enqueue``), up to that many rounds; any still due are next at once. With
+    ``backs_off`` a refused write makes its key due at once (its reconcile reads the
+    refusal: the workload controllers lower expectations and raise Events for it at
+    once), and a refusal ``backs_off`` says backs off also holds the key for the queue's
+    back-off, counted once per key until its next reconcile, which reads the end of it
+    (``ObjectCache.backoff_until``); its failures are kept while it lasts."""
 
     def __init__(
         self,
@@ -333,9 +376,16 @@ class ReconcilerStep:
         unparked_by: tuple[str, ...] | None = None,
         records: RecordMaker | None = None,
         order: Callable[[ObjectCache, Key], Any] | None = None,
+        passes: int = 1,
+        backs_off: Callable[[Request, StatusError], bool] | None = None,
     ) -> None:
         self.cache = cache or ObjectCache()
         self.reconciler = make(self.cache)
+        self.passes, self._backs_off = passes, backs_off
+        self._counted: set[Key] = set()  # keys backed off since their last reconcile
+        self._leftover: float | None = None  # when a sync's last pass left keys due
+        observer: Any = self.reconciler if any(w.observed for w in self.reconciler.watches) else None
+        self._observer: Observer | None = observer
         for w in self.reconciler.watches:
             if w.project is not None:
                 self.cache.project(w.kind, w.project)
@@ -381,7 +431,9 @@ class ReconcilerStep:
         return self._parking
 
     def on_event(self, kind: str, event_type: str, obj: Obj, now: float) -> None:
-        route = self._routes[kind]
+        route = self._routes.get(kind)
+        if route is None:
+            return  # a kind it does not watch (a driver may hand it any event)
         if route.names_only and event_type == "MODIFIED":
             return  # an update changes no name
         parking = self._parking
@@ -392,6 +444,11 @@ class ReconcilerStep:
             if self._unparked_by is None or kind in self._unparked_by:
                 for parked in parking.release():  # the first event that ends the parking
                     self.on_event(self._parked_kind, "ADDED", parked, now)
+        if route.observed:
+            assert self._observer is not None
+            for key in self._observer.observe(kind, event_type, obj, now):
+                self.queue.add(key)
+            return
         if route.fold is not None:
             self._fold(route, own_key(event_type, obj), event_type, obj, now)
             return
@@ -444,17 +501,26 @@ class ReconcilerStep:
     def sync(self, now: float) -> Writes:
         out = Writes()
         self._issued_before, self._issued = self._issued, {}
-        keys = self.queue.pop_ready(now)
-        if self.sort_keys:
-            order, cache = self._order, self.cache
-            keys.sort(key=None if order is None else lambda k: order(cache, k))
-        for key in keys:
-            self._reconcile(key, now, out)
+        if self._observer is not None:
+            out.events += self._observer.observed_events()
+        order, cache = self._order, self.cache
+        by = None if order is None else lambda k: order(cache, k)
+        for _ in range(self.passes):
+            keys = self.queue.pop_ready(now)
+            if not keys:
+                break
+            if self.sort_keys:
+                keys.sort(key=by)
+            for key in keys:
+                self._reconcile(key, now, out)
+        self._leftover = now if self.passes > 1 and self.queue.has_ready() else None
         self.cache.end_sync()
         return out
 
     def _reconcile(self, key: Key, now: float, out: Writes) -> None:
         self.queue.unhold(key)  # this reconcile's outcome says when to look again
+        if self._counted:
+            self._counted.discard(key)
         outcome = self.reconciler.reconcile(key, now)
         self.cache.refused(key)  # what it did not read of its refusals is past
         for req in outcome.writes:
@@ -466,13 +532,20 @@ class ReconcilerStep:
                 self._issued[t] = key
             out.requests.append(req)
         out.events += outcome.events
+        for k in outcome.enqueue:
+            self.queue.add(k)
         if outcome.error is not None:
             self.results["error"] += 1
-            self.queue.add_rate_limited(key, now)
+            delay = self.queue.add_rate_limited(key, now)
+            if self._backs_off is not None:
+                self.cache.set_backoff(key, now + delay)
             return
-        if not outcome.writes or key not in self._refused_keys:
+        if self._backs_off is not None and now < self.cache.backoff_until(key):
+            pass  # backing off from a refusal: its failures stay counted
+        elif not outcome.writes or key not in self._refused_keys:
             self.queue.forget(key)
             self._refused_keys.discard(key)
+            self.cache.set_backoff(key, None)
         requeue = outcome.requeue_after is not None or outcome.requeue_at is not None
         self.results["requeue_after" if requeue else "success"] += 1
         if outcome.requeue_after is not None:
@@ -481,6 +554,8 @@ class ReconcilerStep:
             self.queue.add_at(key, outcome.requeue_at, now)
 
     def next_wakeup(self) -> float | None:
+        if self._leftover is not None:
+            return self._leftover  # the last pass left keys due: at once
         return self.queue.next_ready()
 
     def on_lease_head(self, event_type: str, head: Any, now: float) -> bool:
@@ -501,7 +576,13 @@ class ReconcilerStep:
             self._refused_keys.add(key)
             self.cache.unput(*t)
             self.cache.refuse(key, request, error)
-            self.queue.add_rate_limited(key, now)
+            if self._backs_off is None:
+                self.queue.add_rate_limited(key, now)
+                return
+            self.queue.add(key)  # its reconcile reads the refusal at the next sync
+            if key not in self._counted and self._backs_off(request, error):
+                self._counted.add(key)  # the refusals of one sync back off one step
+                self.cache.set_backoff(key, self.queue.back_off(key, now))
 
     def metrics(self) -> dict[str, Any]:
         """Counters under upstream's names: client-go's workqueue metrics (depth, adds,

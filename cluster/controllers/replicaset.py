@@ -3,12 +3,12 @@
 Owns what upstream's ``pkg/controller/replicaset`` decides: which pods a ReplicaSet counts,
 how many it creates or deletes and which it deletes first (``scaledown``), and the
 status it reports (``replicaset_status``). The shared machinery (ownership index,
-claiming, expectations, the sync loop) is ``workload.WorkloadController``.
+claiming, expectations, refusals) is ``workload.WorkloadReconciler``.
 
-Who calls it: the controller-manager actor feeds it ReplicaSet and Pod watch events
-(``on_event``), calls ``sync(now)`` after each batch and sends the returned ``Writes``
-(``workload.Writes`` says which call takes which list); it arms a timer for
-``next_wakeup()`` (expectation timeouts, failure backoff, minReadySeconds).
+Who calls it: the controller-manager runs ``ReplicaSetController``, a
+``workloadstep.WorkloadStep`` over a ``ReplicaSetReconciler``: ReplicaSet and Pod events
+in, ``reconcile(key, now)`` per ReplicaSet key out, looked at again at its expectation
+timeout, the end of its back-off or the next pod's minReadySeconds.
 
 A ReplicaSet moves through the states of the table in ``workload`` (expectations
 satisfied, pending, expired; backing off; terminating; deleted). The rules, as upstream
@@ -39,20 +39,29 @@ Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
 from __future__ import annotations
 
 from ..api.objects import labels_of
+from .reconciler import Watches
 from .scaledown import DELETION_COST, Ranked, deletion_order, pods_to_delete
 from .workload import (
     BURST_REPLICAS,
     SUCCESSFUL_DELETE,
     OwnerState,
     PodKey,
-    WorkloadController,
+    WorkloadReconciler,
     Writes,
     available_at,
     is_pod_active,
     is_pod_ready,
 )
+from .workloadstep import WorkloadStep
 
-__all__ = ["ReplicaSetController", "deletion_order", "pods_to_delete", "replicaset_status", "DELETION_COST"]
+__all__ = [
+    "ReplicaSetController",
+    "ReplicaSetReconciler",
+    "deletion_order",
+    "pods_to_delete",
+    "replicaset_status",
+    "DELETION_COST",
+]
 
 _ZERO = (0, 0, 0)
 
@@ -118,19 +127,18 @@ class _ReplicaSet(OwnerState):
         self.seen: dict[PodKey, tuple[dict, tuple[int, int, int]]] = {}  # each owned pod and its counts
 
 
-class ReplicaSetController(WorkloadController[_ReplicaSet]):
-    """ReplicaSets and their pods; ``sync`` returns the writes that converge them.
+class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
+    """A ReplicaSet's key in; the writes that converge its pods out.
 
     Incremental: a pod event updates its ReplicaSet's counters (active, fully labeled,
-    ready) in O(1) and marks it dirty; a sync looks only at dirty ReplicaSets, and at a
-    ReplicaSet's pods only to pick victims or, with minReadySeconds, to count available.
+    ready) in O(1) and names its key; a reconcile looks at a ReplicaSet's pods only to
+    pick victims or, with minReadySeconds, to count available.
     """
 
-    NAME = "replicaset"
+    name = "replicaset"
     KIND = "ReplicaSet"
     COMPONENT = "replicaset-controller"
-    STATUS_FIELD = "replicaset_status"
-    kinds = ("ReplicaSet", "Pod")
+    watches = (Watches("ReplicaSet", observed=True), Watches("Pod", observed=True))
 
     def _new_state(self, obj: dict) -> _ReplicaSet:
         return _ReplicaSet(obj)
@@ -219,3 +227,10 @@ class ReplicaSetController(WorkloadController[_ReplicaSet]):
 
     def _wakeups(self, rs: _ReplicaSet, now: float) -> tuple[float | None, ...]:
         return (rs.next_available,)
+
+
+class ReplicaSetController(WorkloadStep):
+    """The ReplicaSet controller as the manager runs it."""
+
+    def __init__(self) -> None:
+        super().__init__(ReplicaSetReconciler())

@@ -10,16 +10,16 @@ ReplicationController's status subresource. Everything else (claiming, expectati
 slow-start creates, the deletion ranking, ``FailedCreate`` Events) is the ReplicaSet
 controller's, unchanged (``replicaset.py``).
 
-Who calls it: the controller-manager (``manager.default_controllers``), as any
-controller in the manager's shape. A bare DELETE of an RC orphans its pods, as upstream's
+Who calls it: the controller-manager (``manager.default_controllers``) runs
+``ReplicationControllerController``, a ``workloadstep.WorkloadStep``. A bare DELETE of an RC orphans its pods, as upstream's
 v1 default (``cluster/apiserver/deletion.py``).
 """
 
 from __future__ import annotations
 
-from ..api.requests import UpdateStatus
-from .replicaset import ReplicaSetController
-from .workload import OwnerState, Writes
+from .reconciler import Watches
+from .replicaset import ReplicaSetReconciler
+from .workloadstep import WorkloadStep
 
 
 def as_replicaset(rc: dict) -> dict:
@@ -33,21 +33,21 @@ def as_replicaset(rc: dict) -> dict:
     return {**rc, "spec": {**spec, "selector": shaped}}
 
 
-class ReplicationControllerController(ReplicaSetController):
-    NAME = "replicationcontroller"
+class ReplicationControllerReconciler(ReplicaSetReconciler):
+    """The ReplicaSet reconciler over ReplicationControllers: its status goes to the
+    ReplicationController's status subresource (``UpdateStatus`` of ``KIND``)."""
+
+    name = "replicationcontroller"
     KIND = "ReplicationController"
     COMPONENT = "replication-controller"
-    kinds = ("ReplicationController", "Pod")
+    watches = (Watches("ReplicationController", observed=True), Watches("Pod", observed=True))
 
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
-        super().on_event(kind, etype, as_replicaset(obj) if kind == self.KIND else obj, now)
+    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[tuple[str, str]]:
+        return super().observe(kind, etype, as_replicaset(obj) if kind == self.KIND else obj, now)
 
-    def _write_status(self, st: OwnerState, status: dict, w: Writes) -> None:
-        """The ReplicaSet's rule (write only a changed status), sent to the
-        ReplicationController's status subresource instead of a ReplicaSet's."""
-        held, w.replicaset_status = w.replicaset_status, []
-        try:
-            super()._write_status(st, status, w)  # type: ignore[arg-type]
-            w.requests += [UpdateStatus(self.KIND, *item) for item in w.replicaset_status]
-        finally:
-            w.replicaset_status = held
+
+class ReplicationControllerController(WorkloadStep):
+    """The ReplicationController controller as the manager runs it."""
+
+    def __init__(self) -> None:
+        super().__init__(ReplicationControllerReconciler())

@@ -23,13 +23,13 @@ ControllerRevision it was made from; ``statefulsetrevisions`` owns those). One s
    and ready under RollingUpdate), collisionCount, observedGeneration; then revisions past
    ``revisionHistoryLimit`` that no pod uses are deleted.
 
-Who calls it: the controller-manager, with StatefulSet, Pod and ControllerRevision events;
-``sync(now)`` returns ControllerRevisions to create (``creates``), to adopt or renumber
-(``updates``) and to delete (``deletes``, Background), pods to create by name
-(``pod_creates``), to adopt or relabel (``pod_updates``) and to delete (``pod_deletes``),
-``statefulset_status`` and Events. Refused writes come back through ``on_create_failed``,
-``on_delete_failed``, ``on_update_failed``, ``on_object_create_failed``,
-``on_object_update_failed``, ``on_cascade_failed`` and ``on_status_failed``.
+Who calls it: the controller-manager runs ``StatefulSetController``, a
+``workloadstep.WorkloadStep`` over a ``StatefulSetReconciler``, with StatefulSet, Pod and
+ControllerRevision events; a reconcile of a set's key returns ControllerRevisions to
+create, to adopt or renumber and to delete (Background), pods to create by name, to adopt
+or relabel and to delete, the status and Events. A refused write comes back as the set's
+next reconcile (``_create_refused``, ``_delete_refused``, ``_other_refused``); a refused
+create or delete backs the set off through its work queue.
 
 One pod slot (an ordinal in range), as the sync sees it:
 
@@ -63,8 +63,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..api.errors import AlreadyExists, NotAttempted, NotFound
+from ..api.errors import AlreadyExists, NotAttempted, NotFound, StatusError
 from ..api.objects import is_terminal, is_terminating, labels_of, name_of, namespace_of, phase_of, uid_of
+from ..api.requests import Create, Delete, Request, Update
 from .ownedpods import (
     EXPECTATIONS_TIMEOUT,
     Backoff,
@@ -78,9 +79,11 @@ from .ownedpods import (
     error_text,
     is_pod_ready,
 )
+from .reconciler import Watches
 from .statefulsetclaims import add_claims, release_claims
 from .statefulsetrevisions import RevisionBook, RevisionIndex, RevisionPlan, pod_revision_for, template_of
-from .workload import WorkloadController, Writes
+from .workload import WorkloadReconciler, Writes
+from .workloadstep import WorkloadStep
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -128,24 +131,17 @@ class _Set(OwnerState):
         self.wake: float | None = None
 
 
-class StatefulSetController(WorkloadController[_Set]):
-    """StatefulSets, their pods and ControllerRevisions; ``sync`` returns the writes."""
+class StatefulSetReconciler(WorkloadReconciler[_Set]):
+    """A StatefulSet's key in; the writes for its pods, claims and revisions out."""
 
-    NAME = "statefulset"
+    name = "statefulset"
     KIND = "StatefulSet"
     COMPONENT = "statefulset-controller"
-    STATUS_FIELD = "statefulset_status"
-    kinds = ("StatefulSet", "Pod", "ControllerRevision")
+    watches = tuple(Watches(k, observed=True) for k in ("StatefulSet", "Pod", "ControllerRevision"))
 
     def __init__(self) -> None:
         super().__init__()
         self._book = RevisionBook()
-        self._now = 0.0
-
-    # -- events ----------------------------------------------------------------------------
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
-        self._now = now  # the time of the Events a pod change records
-        super().on_event(kind, etype, obj, now)
 
     def _new_state(self, obj: dict) -> _Set:
         st = _Set(obj)
@@ -176,7 +172,6 @@ class StatefulSetController(WorkloadController[_Set]):
     def _observed(self, st: _Set, ch: Change, now: float) -> None:
         if st.awaiting.pop(ch.key[1], None) is None:
             return
-        st.backoff.reset()
         self._event(st, "SuccessfulCreate", f"create Pod {ch.key[1]} in StatefulSet {st.name} successful", now)
 
     def _on_other(self, kind: str, etype: str, obj: dict, now: float) -> None:
@@ -189,57 +184,39 @@ class StatefulSetController(WorkloadController[_Set]):
         owner = RevisionIndex.owner_of(rev)
         if owner:
             if owner in self._owners:
-                self._dirty.add(owner)
+                self._mark(self._owners[owner])
             return
         labels = labels_of(rev)
         for st in self._by_ns.get(namespace_of(rev), {}).values():
             if st.selector.matches(labels):
-                self._dirty.add(st.uid)
+                self._mark(st)
 
-    # -- failure reports -------------------------------------------------------------------
-    def on_create_failed(self, pod: dict, error, now: float) -> None:
-        """A pod create was refused: forget it and back off; AlreadyExists records no Event
-        (upstream sinks it: the pod is there, the watch will show it)."""
-        st = self._owner_of(pod)
-        if st is None or st.awaiting.pop(name_of(pod), None) is None:
+    # -- refusals (read by the reconcile of the set's key) ---------------------------------
+    def _create_refused(self, st: _Set | None, pod: dict, error: StatusError, now: float) -> None:
+        """A pod create was refused: forget it (``workload.backs_off`` backs the set off);
+        AlreadyExists records no Event (upstream sinks it: the pod is there, the watch will
+        show it), nor does a create an earlier Parallel slow-start batch left unattempted."""
+        if st is None or self._owner_of(pod) is not st or st.awaiting.pop(name_of(pod), None) is None:
             return
-        if isinstance(error, NotAttempted):  # an earlier batch of a Parallel slow start failed
-            self._dirty.add(st.uid)
-            return
-        st.backoff.fail(now)
-        if not isinstance(error, AlreadyExists):
+        if not isinstance(error, (NotAttempted, AlreadyExists)):
             message = f"create Pod {name_of(pod)} in StatefulSet {st.name} failed error: {error_text(error)}"
             self._event(st, "FailedCreate", message, now, "Warning")
-        self._dirty.add(st.uid)
 
-    def on_delete_failed(self, ns: str, name: str, uid: str, error, now: float) -> None:
-        got = self._index.get((ns, name))
-        st = self._owners.get(got[0]) if got is not None and got[0] else None
-        if st is None or st.deleting.pop(uid, None) is None:
+    def _delete_refused(self, st: _Set | None, key: PodKey, uid: str, error: StatusError, now: float) -> None:
+        got = self._index.get(key)
+        if st is None or got is None or got[0] != st.uid or st.deleting.pop(uid, None) is None:
             return  # not a delete of ours (pod GC, eviction)
         if not isinstance(error, NotFound):
-            st.backoff.fail(now)
-            message = f"delete Pod {name} in StatefulSet {st.name} failed error: {error_text(error)}"
+            message = f"delete Pod {key[1]} in StatefulSet {st.name} failed error: {error_text(error)}"
             self._event(st, "FailedDelete", message, now, "Warning")
-        self._dirty.add(st.uid)
 
-    def on_object_create_failed(self, obj: dict, error, now: float) -> None:
-        self._revision_refused(obj, now)
-
-    def on_object_update_failed(self, obj: dict, error, now: float) -> None:
-        self._revision_refused(obj, now)
-
-    def _revision_refused(self, obj: dict, now: float) -> None:
-        """A revision create, adoption or renumbering was refused: back off, sync again."""
-        sent = self._book.refused(obj) if obj.get("kind") == "ControllerRevision" else None
-        st = self._owner_of(sent) if sent is not None else None
-        if st is not None:
-            st.backoff.fail(now)
-            self._dirty.add(st.uid)
-
-    def on_cascade_failed(self, kind: str, ns: str, name: str, uid: str, error, now: float) -> None:
-        if kind == "ControllerRevision":
-            self._book.delete_failed((ns, name))
+    def _other_refused(self, st: _Set | None, req: Request, error: StatusError, now: float) -> None:
+        """A revision create, adoption or renumbering refused is forgotten; a revision
+        delete refused is asked again."""
+        if isinstance(req, (Create, Update)) and req.obj.get("kind") == "ControllerRevision":
+            self._book.refused(req.obj)
+        elif isinstance(req, Delete) and req.kind == "ControllerRevision":
+            self._book.delete_failed((req.namespace, req.name))
 
     def _owner_of(self, obj: dict) -> _Set | None:
         ref = controller_ref(obj)
@@ -247,14 +224,10 @@ class StatefulSetController(WorkloadController[_Set]):
             return None
         return self._owners.get(ref.get("uid", ""))
 
-    # -- sync ------------------------------------------------------------------------------
-    def sync(self, now: float) -> Writes:
-        self._now = now
-        return super().sync(now)
-
+    # -- the reconcile ---------------------------------------------------------------------
     def _sync_owner(self, st: _Set, now: float, w: Writes) -> None:
         st.wake = None
-        act = not is_terminating(st.obj) and not st.selector.matches_nothing and st.backoff.ready(now)
+        act = not is_terminating(st.obj) and not st.selector.matches_nothing and not self._backing_off
         if not st.selector.matches_nothing:
             st.candidates = {k for k in st.candidates if member_ordinal(st.name, k[1]) is not None}
             self._claim(st, now, w)
@@ -470,3 +443,15 @@ class StatefulSetController(WorkloadController[_Set]):
         """The ControllerRevisions of a StatefulSet as this controller knows them, oldest first."""
         st = self._owners.get(self._by_key.get((namespace, name), ""))
         return self._book.of(st.uid) if st is not None else []
+
+
+class StatefulSetController(WorkloadStep):
+    """The StatefulSet controller as the manager runs it."""
+
+    reconciler: StatefulSetReconciler
+
+    def __init__(self) -> None:
+        super().__init__(StatefulSetReconciler())
+
+    def revisions(self, namespace: str, name: str) -> list[dict]:
+        return self.reconciler.revisions(namespace, name)

@@ -3,25 +3,27 @@
 Owns the machinery both workload controllers run on, as upstream's ``controller_utils``
 and ``ControllerRefManager`` provide it to kube-controller-manager:
 
-- the use of ``writes.Writes`` (pods to create, update, delete, owner statuses, Events),
-  the plain-data result of a ``sync``;
 - ``PodIndex``: the pods a controller cares about, indexed by controller uid (orphans by
-  namespace), so an event costs O(1) and a sync looks only at its owner's pods;
-- ``Expectations`` (upstream's ControlleeExpectations with uid-tracked deletes) and
-  ``Backoff`` (the workqueue's per-item failure backoff);
-- ``WorkloadController``: the event routing, claiming (adopt orphans, release pods whose
-  labels no longer match), failure callbacks, timers and the ``sync`` loop.
-  ``replicaset.ReplicaSetController`` and ``daemonset.DaemonSetController`` subclass it and
-  decide what each owner needs.
+  namespace), so an event costs O(1) and a reconcile looks only at its owner's pods;
+- ``Expectations`` (upstream's ControlleeExpectations with uid-tracked deletes);
+- ``WorkloadReconciler``: a ``Reconciler`` (``reconciler.py``) keyed by owner: it observes
+  its kinds' events itself (``Watches.observed``: the pod index and the expectations are
+  informer-side state, as upstream's event handlers keep them) and names the owners an
+  event touches; ``reconcile(key, now)`` reads the owner's refused writes, claims (adopt
+  orphans, release pods whose labels no longer match), manages and writes status.
+  ``replicaset.ReplicaSetReconciler`` and ``daemonset.DaemonSetReconciler`` subclass it
+  and decide what each owner needs.
 
-Who calls it: the controller-manager actor (through ``cluster/controllers/manager.py`` or
-directly) feeds watch events to ``on_event``, calls ``sync(now)`` after each batch, sends
-the ``Writes`` and, when it sees per-item errors, reports them through ``on_create_failed``
-/ ``on_delete_failed`` / ``on_update_failed`` / ``on_status_failed``. Reporting failures is
+Who calls it: ``workloadstep.WorkloadStep``, the ``ReconcilerStep`` the controller-manager
+(``manager.py``) runs each in: one rate-limited work queue, keys in key order, up to
+``PASSES`` rounds a sync (a claim can name another owner), refusals due at once. A refused
+create or delete backs its owner off: the reconcile that reads it returns an ``error``
+and the key is held for the queue's back-off (5 ms doubling to 1,000 s), during which a
+reconcile still claims and writes status but manages nothing. Reporting failures is
 optional: an expectation nobody fulfils expires after ``EXPECTATIONS_TIMEOUT``, so a lost
 or failed write delays an owner, never wedges it.
 
-An owner's lifecycle (the sync loop applies this table to each dirty owner, in key order):
+An owner's lifecycle (each reconcile of its key applies this table):
 
 | state                          | how it is left                               | sync does                       |
 |--------------------------------|----------------------------------------------|---------------------------------|
@@ -29,9 +31,9 @@ An owner's lifecycle (the sync loop applies this table to each dirty owner, in k
 | pending (adds > 0 or dels)     | each ADDED pod / each pod seen terminating   | claim, status (no manage)       |
 |                                | or gone lowers it; a reported failure too    |                                 |
 | expired (pending for 300 s)    | counts as satisfied: the next sync manages   | claim, manage, status           |
-| backing off (a write failed)   | retry_at passes (5 ms doubling to 1000 s)    | claim, status (no manage)       |
+| backing off (a write refused)  | the work queue's back-off ends               | claim, status (no manage)       |
 | terminating (deletionTimestamp)| DELETED                                      | status only                     |
-| deleted (DELETED seen)         | (forgotten)                                  | nothing                         |
+| deleted (DELETED seen)         | (forgotten; its key reconciles to nothing)   | nothing                         |
 
 A deleted owner's pods are the garbage collector's (``garbagecollector.py``), as upstream:
 it deletes them (Background), waits for them (Foreground) or strips their ownerReference
@@ -51,12 +53,13 @@ Deviations from upstream, on purpose:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from ..api.codec import decode, encode
-from ..api.errors import NotAttempted
+from ..api.errors import NotAttempted, StatusError
 from ..api.events import EventDraft
 from ..api.objects import is_terminating, labels_of, uid_of
+from ..api.requests import Create, Delete, Request, Update, UpdateStatus
 from .ownedpods import (  # noqa: F401 (re-exported for the two controllers)
     EXPECTATIONS_TIMEOUT,
     Backoff,
@@ -79,7 +82,8 @@ from .ownedpods import (  # noqa: F401 (re-exported for the two controllers)
     ready_since,
     selector_of,
 )
-from .writes import Writes
+from .reconciler import Indexer, ObjectCache, Outcome, Watches
+from .writes import Writes, ranked
 
 __all__ = [
     "EXPECTATIONS_TIMEOUT",
@@ -88,9 +92,8 @@ __all__ = [
     "PodIndex",
     "Change",
     "Expectations",
-    "Backoff",
     "OwnerState",
-    "WorkloadController",
+    "WorkloadReconciler",
     "controller_ref",
     "owner_reference",
     "is_pod_active",
@@ -104,8 +107,9 @@ __all__ = [
 
 # Upstream's burstReplicas: at most this many creates (and deletes) per owner per sync.
 BURST_REPLICAS = 500
-# Passes of the sync loop: claiming a pod can make another owner dirty within one sync.
-_MAX_PASSES = 3
+# Passes of a sync (``ReconcilerStep(passes=...)``): claiming a pod can name another
+# owner within one sync.
+PASSES = 3
 
 SUCCESSFUL_CREATE, FAILED_CREATE = "SuccessfulCreate", "FailedCreate"
 SUCCESSFUL_DELETE, FAILED_DELETE = "SuccessfulDelete", "FailedDelete"
@@ -113,10 +117,22 @@ SUCCESSFUL_DELETE, FAILED_DELETE = "SuccessfulDelete", "FailedDelete"
 StateT = TypeVar("StateT", bound=OwnerState)  # a subclass's per-owner state
 
 
-class WorkloadController(Generic[StateT]):
-    """Event routing, claiming, failure reports and the sync loop.
+def backs_off(req: Request, error: StatusError) -> bool:
+    """Whether a refused write backs its owner off (``ReconcilerStep(backs_off=...)``): a
+    pod create (not one left unattempted by its slow start), a pod delete (not one of a
+    pod already gone), a ControllerRevision create or adoption. A refused claim or status
+    write is only undone or written again."""
+    if isinstance(req, Create):
+        return req.obj.get("kind") == "ControllerRevision" or not isinstance(error, NotAttempted)
+    if isinstance(req, Delete):
+        return req.kind == "Pod" and not req.propagation and not _not_found(error)
+    return isinstance(req, Update) and req.obj.get("kind") == "ControllerRevision"
 
-    Subclasses set ``KIND``, ``COMPONENT``, ``STATUS_FIELD`` and ``kinds`` and implement:
+
+class WorkloadReconciler(Generic[StateT]):
+    """Event observation, claiming, refusals and the reconcile of one owner.
+
+    Subclasses set ``KIND``, ``COMPONENT``, ``name`` and ``watches`` and implement:
     ``_new_state(obj)`` (their ``OwnerState``), ``_rebuild(st)`` (recompute everything from
     the owned pods, after a spec change), ``_pod_changed(st, key, old, new)`` (a pod of
     ``st`` changed; keep ``st.release`` up to date), ``_claimable(pod)`` and
@@ -131,51 +147,58 @@ class WorkloadController(Generic[StateT]):
         def _claimable(self, pod: dict) -> bool: ...
         def _sync_owner(self, st: StateT, now: float, w: Writes) -> None: ...
 
-    KIND = COMPONENT = STATUS_FIELD = ""
-    kinds: tuple[str, ...] = ()
-    writes_class = Writes  # a test may substitute any class with the same list attributes
+    KIND = COMPONENT = ""
+    name: ClassVar[str] = ""
+    watches: ClassVar[tuple[Watches, ...]] = ()  # every kind ``observed``: the state is this class's
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
 
-    def __init__(self) -> None:
+    def __init__(self, cache: ObjectCache | None = None) -> None:
+        self.cache = cache if cache is not None else ObjectCache()  # read for refusals and back-off
         self._index = PodIndex(self.KIND)
         self._owners: dict[str, StateT] = {}
         self._by_key: dict[PodKey, str] = {}
         self._by_ns: dict[str, dict[str, StateT]] = {}
-        self._dirty: set[str] = set()
-        self._timers: dict[str, float] = {}
         self._stale: set[str] = set()  # owners whose last status write failed
         self._claims: dict[PodKey, dict] = {}  # pod key -> the pod before our claim write
         self._blocked: dict[PodKey, str] = {}  # pod key -> resourceVersion whose claim failed
-        self._out = self.writes_class()  # raised by events and failure reports; sent at the next sync
-        # Until the first owner nothing can own, adopt or collect a pod: the common cluster
-        # without ReplicaSets or DaemonSets pays a dict write per pod event.
-        self._parked = ParkedPods()
+        # Where ``_event`` puts an Event: while observing, the events the next sync sends
+        # first (``observed_events``); while reconciling, that reconcile's.
+        self._out = Writes()
+        self._named: list[PodKey] = []  # owner keys named by the event or reconcile at hand
+        self._backing_off = False  # the owner being reconciled is backing off: no manage
+        self._now = 0.0  # the time of the event or reconcile at hand
 
-    @property
-    def parking(self) -> ParkedPods:
-        """The pods kept until this controller's first owner (the manager may share them)."""
-        return self._parked
-
-    # -- events --------------------------------------------------------------------------
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
+    # -- events (``Observer.observe``) -----------------------------------------------------
+    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[PodKey]:
+        self._now = now  # the time of the Events and counts a pod change records
         if kind == self.KIND:
-            for pod in self._parked.release():
-                self._apply_pod("ADDED", pod, now)
             self._on_owner(etype, obj, now)
         elif kind == "Pod":
-            if self._parked.park(etype, obj):
-                return
             key = _key(obj)
             self._claims.pop(key, None)  # the apiserver's word replaces any claim in flight
             unblocked = self._blocked.pop(key, None) is not None  # a new version may be claimed
             self._apply_pod(etype, obj, now, reoffer=unblocked)
         else:
             self._on_other(kind, etype, obj, now)
+        return self._take_named()
+
+    def observed_events(self) -> list:
+        events, self._out.events = self._out.events, []
+        return events
+
+    def _mark(self, st: StateT) -> None:
+        self._named.append(st.key)
+
+    def _take_named(self) -> list[PodKey]:
+        named, self._named = self._named, []
+        return named
 
     def _on_owner(self, etype: str, obj: dict, now: float) -> None:
         uid = self._by_key.get(_key(obj))
         st = self._owners.get(uid) if uid is not None else None
         if st is not None and (etype == "DELETED" or st.uid != uid_of(obj)):
             self._forget(st, now)  # a relist's DELETED carries only the key: look it up
+            self._named.append(st.key)  # its reconcile finds it gone and drops any hold
             st = None
         if etype == "DELETED":
             return
@@ -192,7 +215,7 @@ class WorkloadController(Generic[StateT]):
                     self._respec(st)
             elif old.get("status") == obj.get("status") and is_terminating(old) == is_terminating(obj):
                 return  # the echo of our own status write, or metadata only
-        self._dirty.add(st.uid)
+        self._mark(st)
 
     def _rescaled(self, st: StateT) -> bool:
         """Only ``spec.replicas`` changed (``st.obj`` is the new object): True when the
@@ -208,8 +231,6 @@ class WorkloadController(Generic[StateT]):
 
     def _forget(self, st: StateT, now: float) -> None:
         del self._owners[st.uid], self._by_key[st.key], self._by_ns[st.ns][st.uid]
-        self._dirty.discard(st.uid)
-        self._timers.pop(st.uid, None)
         self._stale.discard(st.uid)
 
     def _apply_pod(self, etype: str, pod: dict, now: float, reoffer: bool = False) -> None:
@@ -222,13 +243,13 @@ class WorkloadController(Generic[StateT]):
             if ch.new is None or ch.created or is_terminating(ch.new):
                 old_st.exp.deletion_observed(ch.key)
             self._pod_changed(old_st, ch.key, ch.old, ch.new if new_st is old_st else None)
-            self._dirty.add(old_st.uid)
+            self._mark(old_st)
         if new_st is not None:
             if ch.created:
                 self._observed(new_st, ch, now)
             if new_st is not old_st:
                 self._pod_changed(new_st, ch.key, None, ch.new)
-            self._dirty.add(new_st.uid)
+            self._mark(new_st)
         if ch.new is not None and ch.new_owner == "":
             self._offer(ch, reoffer)
 
@@ -239,7 +260,6 @@ class WorkloadController(Generic[StateT]):
             st.exp.deletion_observed(ch.key)
         elif st.exp.adds > 0:
             st.exp.creation_observed()
-            st.backoff.reset()
             self._event(st, SUCCESSFUL_CREATE, f"Created pod: {ch.key[1]}", now)
 
     def _offer(self, ch: Change, force: bool) -> None:
@@ -253,41 +273,70 @@ class WorkloadController(Generic[StateT]):
         for st in self._by_ns.get(ch.key[0], {}).values():
             if st.selector.matches(labels):
                 st.candidates.add(ch.key)
-                self._dirty.add(st.uid)
+                self._mark(st)
 
-    # -- failure reports -----------------------------------------------------------------
-    def on_create_failed(self, pod: dict, error, now: float) -> None:
-        """A pod from ``Writes.pod_creates`` was refused: stop expecting it and back off. One
-        left out because an earlier batch of its slow start failed (``NotAttempted``) is only
-        no longer expected, as upstream lowers the expectations for skipped pods."""
+    # -- the reconcile --------------------------------------------------------------------
+    def reconcile(self, key: PodKey, now: float) -> Outcome:
+        """The owner's refused writes first (the sync that sent them learns of them now),
+        then its claim, manage (not while its back-off lasts) and status."""
+        held, self._out, self._now = self._out, Writes(), now
+        try:
+            st = self._owners.get(self._by_key.get(key, ""))
+            for req, err in self.cache.refused(key):
+                self._refused(st, req, err, now)
+            named = [k for k in self._take_named() if k != key]  # this reconcile covers its own
+            if st is None:
+                return Outcome(events=self._out.events, enqueue=named)
+            w = Writes()
+            self._backing_off = now < self.cache.backoff_until(key)
+            self._sync_owner(st, now, w)
+            return Outcome(
+                writes=[req for _, req in ranked(w)],
+                events=self._out.events,
+                requeue_at=self._due_at(st, now),
+                enqueue=named + self._take_named(),
+            )
+        finally:
+            self._out = held
+
+    def _refused(self, st: StateT | None, req: Request, error: StatusError, now: float) -> None:
+        """One refused write (whether it backs the owner off is ``backs_off``'s word)."""
+        if isinstance(req, Create) and req.obj.get("kind") == "Pod":
+            self._create_refused(st, req.obj, error, now)
+        elif isinstance(req, Delete) and req.kind == "Pod" and not req.propagation:
+            self._delete_refused(st, (req.namespace, req.name), req.uid, error, now)
+        elif isinstance(req, Update) and req.obj.get("kind") == "Pod":
+            self._update_refused(req.obj, now)
+        elif isinstance(req, UpdateStatus) and st is not None and st.uid == req.uid:
+            self._stale.add(st.uid)  # written again even if nothing changed
+        else:
+            self._other_refused(st, req, error, now)
+
+    def _create_refused(self, st: StateT | None, pod: dict, error: StatusError, now: float) -> None:
+        """A pod create was refused: stop expecting it. One left out because an earlier
+        batch of its slow start failed (``NotAttempted``) is only no longer expected, as
+        upstream lowers the expectations for skipped pods; any other records an Event."""
         ref = controller_ref(pod)
-        st = self._owners.get(ref.get("uid", "")) if ref is not None else None
-        if st is None:
+        if st is None or ref is None or ref.get("uid") != st.uid:
             return
         st.exp.creation_observed()
         if not isinstance(error, NotAttempted):
-            st.backoff.fail(now)
             self._event(st, FAILED_CREATE, f"Error creating: {error_text(error)}", now, "Warning")
         self._create_failed(st, pod)
-        self._dirty.add(st.uid)
 
-    def on_delete_failed(self, ns: str, name: str, uid: str, error, now: float) -> None:
-        """A delete from ``Writes.pod_deletes`` failed; NotFound means it is done anyway."""
-        key = (ns, name)
+    def _delete_refused(self, st: StateT | None, key: PodKey, uid: str, error: StatusError, now: float) -> None:
+        """A pod delete failed; NotFound means it is done anyway."""
         got = self._index.get(key)
-        st = self._owners.get(got[0]) if got is not None and got[0] else None
-        if st is None:
+        if st is None or got is None or got[0] != st.uid:
             return
         st.exp.deletion_observed(key)
         if not _not_found(error):
-            st.backoff.fail(now)
             self._event(st, FAILED_DELETE, f"Error deleting: {error_text(error)}", now, "Warning")
         self._delete_failed(st, key)
-        self._dirty.add(st.uid)
 
-    def on_update_failed(self, pod: dict, error, now: float) -> None:
-        """An adoption or release from ``Writes.pod_updates`` failed: undo it locally and do
-        not claim this version of the pod again (a newer version may be claimed)."""
+    def _update_refused(self, pod: dict, now: float) -> None:
+        """An adoption or release failed: undo it locally and do not claim this version of
+        the pod again (a newer version may be claimed)."""
         key = _key(pod)
         original = self._claims.pop(key, None)
         if original is None:
@@ -295,45 +344,11 @@ class WorkloadController(Generic[StateT]):
         self._blocked[key] = (original.get("metadata") or {}).get("resourceVersion", "")
         self._apply_pod("MODIFIED", original, now)
 
-    def on_status_failed(self, ns: str, name: str, uid: str, error, now: float) -> None:
-        """A status write failed: write it again at the next sync even if nothing changed."""
-        st = self._owners.get(self._by_key.get((ns, name), ""))
-        if st is not None and st.uid == uid:
-            self._stale.add(uid)
-            self._dirty.add(uid)
-
-    # -- sync ----------------------------------------------------------------------------
-    def sync(self, now: float) -> Writes:
-        """Everything the dirty owners (and due timers) want written now, by owner key."""
-        w, self._out = self._out, self.writes_class()
-        for uid, t in list(self._timers.items()):
-            if t <= now:
-                del self._timers[uid]
-                self._dirty.add(uid)
-        for _ in range(_MAX_PASSES):
-            todo = sorted((self._owners[u] for u in self._dirty if u in self._owners), key=lambda s: s.key)
-            self._dirty.clear()
-            for st in todo:
-                self._sync_owner(st, now, w)
-                self._arm(st, now)
-            if not self._dirty:
-                break
-        for uid in self._dirty:  # still dirty after the last pass: come back at once
-            self._timers[uid] = now
-        self._dirty.clear()
-        w.events.extend(self._out.events)  # raised while syncing (FailedDaemonPod)
-        self._out = self.writes_class()
-        return w
-
-    def next_wakeup(self) -> float | None:
-        """The emulated time of the next time-driven action, or None."""
-        return min(self._timers.values(), default=None)
-
     def _may_manage(self, st: StateT, now: float) -> bool:
         """Expectations satisfied, not backing off, not being deleted."""
         if st.selector.matches_nothing or is_terminating(st.obj):
             return False  # upstream refuses a selector that is empty or invalid
-        if not st.exp.satisfied(now) or not st.backoff.ready(now):
+        if not st.exp.satisfied(now) or self._backing_off:
             return False
         if not st.exp.fulfilled():
             # Expired: forget it, or its deadline would wake us forever.
@@ -378,7 +393,7 @@ class WorkloadController(Generic[StateT]):
             return
         self._stale.discard(st.uid)
         st.obj = {**st.obj, "status": status}
-        getattr(w, self.STATUS_FIELD).append((st.ns, st.name, st.uid, status))
+        w.requests.append(UpdateStatus(self.KIND, st.ns, st.name, st.uid, status))
 
     def _new_pod(self, st: StateT) -> dict:
         if st.template is None:
@@ -391,14 +406,11 @@ class WorkloadController(Generic[StateT]):
     def _event(self, st: StateT, reason: str, message: str, now: float, type: str = "Normal") -> None:
         self._out.events.append(EventDraft(st.obj, reason, message, now, type, self.COMPONENT))
 
-    def _arm(self, st: StateT, now: float) -> None:
-        times = [
-            t for t in (st.exp.deadline(), st.backoff.retry_at, *self._wakeups(st, now)) if t is not None and t > now
-        ]
-        if times:
-            self._timers[st.uid] = min(times)
-        else:
-            self._timers.pop(st.uid, None)
+    def _due_at(self, st: StateT, now: float) -> float | None:
+        """When ``st`` wants a reconcile without an event: its expectations' deadline, the
+        end of its back-off, its own wakeups."""
+        times = (st.exp.deadline(), self.cache.backoff_until(st.key), *self._wakeups(st, now))
+        return min((t for t in times if t is not None and t > now), default=None)
 
     # -- reads ---------------------------------------------------------------------------
     def owner(self, namespace: str, name: str) -> dict | None:
@@ -418,13 +430,17 @@ class WorkloadController(Generic[StateT]):
         return ()
 
     def _create_failed(self, st: StateT, pod: dict) -> None:
-        """A create of ``st`` was refused (after expectations and backoff were updated)."""
+        """A create of ``st`` was refused (after its expectations were lowered)."""
 
     def _delete_failed(self, st: StateT, key: PodKey) -> None:
-        """A delete of ``st`` failed (after expectations and backoff were updated)."""
+        """A delete of ``st`` failed (after its expectations were lowered)."""
 
     def _expired(self, st: StateT) -> None:
         """``st``'s expectations expired unfulfilled; it is about to be managed."""
+
+    def _other_refused(self, st: StateT | None, req: Request, error: StatusError, now: float) -> None:
+        """A refused write of another kind than the pods and the status (a DaemonSet's or
+        StatefulSet's ControllerRevisions)."""
 
 
 def _only_replicas_differ(old: dict, new: dict) -> bool:

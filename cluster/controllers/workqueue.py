@@ -95,9 +95,22 @@ class WorkQueue(Generic[K]):
         self._held_at[key] = at
         heapq.heappush(self._held, (at, next(self._seq), key))
 
-    def add_rate_limited(self, key: K, now: float) -> None:
+    def add_rate_limited(self, key: K, now: float) -> float:
+        """Hold ``key`` for the rate limiter's delay; returns the delay."""
         self.retries += 1
-        self.add_after(key, self.limiter.when(key, now), now)
+        delay = self.limiter.when(key, now)
+        self.add_after(key, delay, now)
+        return delay
+
+    def back_off(self, key: K, now: float) -> float:
+        """Count a failure of ``key`` and hold it for the rate limiter's delay, even while it
+        is ready (its reconcile comes first and says anew); returns the end of the hold."""
+        self.retries += 1
+        at = now + self.limiter.when(key, now)
+        if self._held_at.get(key, float("inf")) > at:
+            self._held_at[key] = at
+            heapq.heappush(self._held, (at, next(self._seq), key))
+        return at
 
     def forget(self, key: K) -> None:
         self.limiter.forget(key)
@@ -124,6 +137,10 @@ class WorkQueue(Generic[K]):
         while held and self._held_at.get(held[0][2]) != held[0][0]:
             heapq.heappop(held)  # superseded by an earlier time or already released
         return held[0][0] if held else None
+
+    def has_ready(self) -> bool:
+        """Whether a key is ready now (added since the last ``pop_ready``)."""
+        return bool(self._ready)
 
     def depth(self) -> int:
         return len(self._ready) + len(self._held_at)

@@ -222,6 +222,35 @@ def _controller_uid(pod: dict[str, Any]) -> str:
     return ""
 
 
+_STATUS_ROW = {kind: ORDER[slot][0] for kind, slot in _STATUS_SLOT.items()}
+
+
+def status_row(kind: str) -> str:
+    """The ``Writes`` row a ``kind``'s status write lands in ("requests" for the others)."""
+    return _STATUS_ROW.get(kind, "requests")
+
+
+def as_rows(w: Writes, into: Writes) -> Writes:
+    """``w``'s typed requests put in ``into``'s rows where a row holds them as they are
+    (``ranked`` makes the same requests of them again), the rest left as requests; the
+    events follow. A ``workloadstep.WorkloadStep`` answers its sync so."""
+    for req in w.requests:
+        if isinstance(req, Create) and req.slow_start is None:
+            (into.pod_creates if req.obj.get("kind") == "Pod" else into.creates).append(req.obj)
+        elif isinstance(req, Update):
+            (into.pod_updates if req.obj.get("kind") == "Pod" else into.updates).append(req.obj)
+        elif isinstance(req, Delete) and req.kind == "Pod" and not req.propagation:
+            into.pod_deletes.append((req.namespace, req.name, req.uid, req.grace))
+        elif isinstance(req, Delete) and req.propagation and req.grace is None:
+            into.deletes.append((req.kind, req.namespace, req.name, req.uid, req.propagation))
+        elif isinstance(req, UpdateStatus) and req.kind in _STATUS_ROW and req.meta is None:
+            getattr(into, _STATUS_ROW[req.kind]).append((req.namespace, req.name, req.uid, req.status))
+        else:
+            into.requests.append(req)
+    into.events += w.events
+    return into
+
+
 def failure_hook(req: Request) -> tuple[str, tuple[Any, ...]] | None:
     """The ``on_<what>_failed`` callback that hears of a refused ``req``, and its leading
     arguments; None for requests nobody needs to hear about (the watch shows what stands)."""

@@ -455,6 +455,7 @@ def test_a_refused_revision_create_is_forgotten():
     c = controller(web, revisions=())
     (rev,) = c.sync(0).creates
     c.on_object_create_failed(rev, Forbidden("no"), 0)
+    assert not c.sync(0).creates  # the refusal is read by the set's next reconcile: backing off
     assert c.revisions("default", "web") == []
     assert [r["metadata"]["name"] for r in c.sync(0.005).creates] == [rev_name(web)]
 

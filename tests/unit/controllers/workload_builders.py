@@ -307,6 +307,8 @@ class Real:
         reqs = requests(w)
         for req, err in zip(reqs, self.api.write(reqs, self.now)):
             if err is not None and isinstance(self.ctrl, ReconcilerStep):
+                if isinstance(req, Create) and req.obj.get("kind") == "Pod":
+                    self.errors.append(err)
                 self.ctrl.on_failed(req, err, self.now)
                 continue
             hook = failure_hook(req) if err is not None else None
