@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import kindspec
-from .workloadvalidation import MAX_INT32, forbidden, invalid
+from .workloadvalidation import MAX_INT32, forbidden, invalid, label_selector_shown
 
 POD_UPDATABLE = (
     "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
@@ -209,7 +209,7 @@ def _shown(value: Any) -> str:
 def _selector_immutable(old: dict[str, Any], new: dict[str, Any]) -> None:
     was, now = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
     if was != now:
-        invalid("spec.selector", now, IMMUTABLE)
+        invalid("spec.selector", label_selector_shown(now), IMMUTABLE)
 
 
 def _statefulset(old: dict[str, Any], new: dict[str, Any]) -> None:

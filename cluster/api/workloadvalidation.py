@@ -32,8 +32,44 @@ class FieldError(ValueError):
         self.path, self.message = path, message
 
 
+class Shown(str):
+    """A value already written as upstream's field error prints it (a Go struct's ``%#v``)."""
+
+
+def _strings(values: Any) -> str:
+    if values is None:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(json.dumps(str(v)) for v in values) + "}"
+
+
+def label_selector_shown(sel: Any) -> Shown:
+    """A LabelSelector as upstream's field errors print it: ``%#v`` of the Go struct."""
+    if not isinstance(sel, dict):
+        return Shown("null")
+    labels = sel.get("matchLabels")
+    if labels is None:
+        shown_labels = "map[string]string(nil)"
+    else:
+        inner = ", ".join(f"{json.dumps(str(k))}:{json.dumps(str(v))}" for k, v in sorted(labels.items()))
+        shown_labels = f"map[string]string{{{inner}}}"
+    exprs = sel.get("matchExpressions")
+    if exprs is None:
+        shown_exprs = "[]v1.LabelSelectorRequirement(nil)"
+    else:
+        items = [
+            f"v1.LabelSelectorRequirement{{Key:{json.dumps(str(e.get('key', '')))}, "
+            f"Operator:{json.dumps(str(e.get('operator', '')))}, Values:{_strings(e.get('values'))}}}"
+            for e in exprs
+            if isinstance(e, dict)
+        ]
+        shown_exprs = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"
+    return Shown(f"v1.LabelSelector{{MatchLabels:{shown_labels}, MatchExpressions:{shown_exprs}}}")
+
+
 def _go(value: Any) -> str:
     """A value as upstream's field errors print it."""
+    if isinstance(value, Shown):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

@@ -3,6 +3,7 @@
 nothing."""
 
 import copy
+import re
 
 import pytest
 from store_builders import make_pod
@@ -225,7 +226,11 @@ def test_a_workload_selector_is_immutable(kind):
     stored = api.create(workload(kind), 0)
     changed = edited(stored, set_path("spec", "selector", {"matchLabels": {"app": "web", "v": "2"}}))
     changed["spec"]["template"]["metadata"]["labels"]["v"] = "2"
-    with pytest.raises(Invalid, match=r'^spec.selector: Invalid value: .*"v": "2".*: field is immutable$'):
+    # %#v of the Go struct, as upstream's message prints it.
+    shown = 'v1.LabelSelector{MatchLabels:map[string]string{"app":"web", "v":"2"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}'
+    with pytest.raises(
+        Invalid, match="^" + re.escape(f"spec.selector: Invalid value: {shown}: field is immutable") + "$"
+    ):
         api.update(changed, 1)
     assert api.get(kind, "default", "web") == stored
     api.update(edited(stored, set_path("spec", "template", "spec", "containers", 0, "image", "nginx:2")), 1)
@@ -286,3 +291,28 @@ def test_a_priority_class_keeps_its_value_and_policy():
     with pytest.raises(Invalid, match='^preemptionPolicy: Invalid value: "Never": field is immutable$'):
         api.update(edited(pc, set_path("preemptionPolicy", "Never")), 1)
     api.update(edited(pc, set_path("preemptionPolicy", DROP)), 1)  # defaulted as before: unchanged
+
+
+@pytest.mark.parametrize(
+    "selector, shown",
+    [
+        (None, "null"),
+        (
+            {
+                "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                    {"key": "x", "operator": "Exists"},
+                ]
+            },
+            'v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:"tier", Operator:"In", Values:[]string{"a", "b"}}, v1.LabelSelectorRequirement{Key:"x", Operator:"Exists", Values:[]string(nil)}}}',
+        ),
+        (
+            {"matchLabels": {}},
+            "v1.LabelSelector{MatchLabels:map[string]string{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}",
+        ),
+    ],
+)
+def test_a_label_selector_is_shown_as_go_prints_it(selector, shown):
+    from cluster.api.workloadvalidation import label_selector_shown
+
+    assert label_selector_shown(selector) == shown
