@@ -96,10 +96,16 @@ def chosen_run(pod: dict[str, Any], container: str, previous: bool = False) -> R
         return _terminated(container, last)
     waiting = state.get("waiting")
     if isinstance(waiting, dict):
-        raise LogUnavailable(
-            f'container "{container}" in pod "{name}" is waiting to start: {waiting.get("reason", "")}'
-        )
+        reason = _WAITING_SAID.get(waiting.get("reason", ""), waiting.get("reason", ""))
+        raise LogUnavailable(f'container "{container}" in pod "{name}" is waiting to start: {reason}')
     raise LogUnavailable(f'container "{container}" in pod "{name}" is waiting to start - no logs yet')
+
+
+# The pending failures the kubelet words for a log request (the reason itself otherwise).
+_WAITING_SAID = {
+    "ErrImagePull": "image can't be pulled",
+    "ImagePullBackOff": "trying and failing to pull image",
+}
 
 
 def run_now(pod: dict[str, Any] | None, run: Run) -> Run | None:

@@ -8,7 +8,9 @@ grouped by identical port sets (a named target port looked up per pod), addresse
 by IP; at most 1000 addresses, past which they are cut and the object annotated
 ``endpoints.kubernetes.io/over-capacity: truncated``; the labels of the Service (plus
 ``service.kubernetes.io/headless`` when headless) and the last-change-trigger-time
-annotation. The object is deleted with its Service. Registered by
+annotation. The object is deleted with its Service; one whose Service this controller never
+saw is a user's and stays (upstream hears Endpoints only when one is deleted; its sweep of
+leftovers at start-up kubemu does not do). Registered by
 ``manager.default_controllers`` over the shared ``ServicePodCache`` (``servicepods.py``).
 """
 
@@ -104,15 +106,22 @@ class EndpointsReconciler:
 
     def __init__(self, cache: ServicePodCache) -> None:
         self.cache = cache
+        # The Services this controller has seen: when one goes, its Endpoints go with it. An
+        # Endpoints whose Service this controller never saw is a user's (created before its
+        # Service, or for none) and stays, as upstream's controller leaves it.
+        self.served: set[Key] = set()
 
     def reconcile(self, key: Key, now: float) -> Outcome:
         ns, name = key
         svc = self.cache.get("Service", ns, name)
         have = self.cache.get("Endpoints", ns, name)
         if svc is None:
-            if have is not None:
+            if have is None:
+                self.served.discard(key)
+            elif key in self.served:
                 return Outcome(writes=[Delete("Endpoints", ns, name, have["metadata"].get("uid", ""))])
             return Outcome()
+        self.served.add(key)
         sel = selector_of(svc)
         if sel is None:
             return Outcome()  # no selector: the user's Endpoints, not ours

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import orjson
@@ -63,6 +63,32 @@ async def _nothing_to_refresh() -> None:
 
 def _no_yunikorn() -> None:
     return None
+
+
+# The checks a health endpoint lists with ``?verbose``, as kube-apiserver names them (the
+# store stands for etcd); each is also its own path (``/readyz/ping``).
+HEALTH_CHECKS = {
+    "/healthz": ("ping", "log", "etcd"),
+    "/livez": ("ping", "log", "etcd"),
+    "/readyz": ("ping", "log", "etcd", "etcd-readiness", "informer-sync", "shutdown"),
+}
+
+
+def health_answer(path: str, query: Mapping[str, str]) -> Response | None:
+    """``/healthz``, ``/livez``, ``/readyz`` (``?verbose`` lists the checks) and each check's
+    own path; None for any other path."""
+    base, _, check = path.partition("/")[2].partition("/")
+    checks = HEALTH_CHECKS.get("/" + base)
+    if checks is None:
+        return None
+    if check:
+        if check not in checks:
+            return None
+        return Response(200, b"ok", "text/plain")
+    if "verbose" not in query:
+        return Response(200, b"ok", "text/plain")
+    lines = [f"[+]{c} ok" for c in checks] + [f"{base} check passed"]
+    return Response(200, ("\n".join(lines) + "\n").encode(), "text/plain")
 
 
 class Handler:
@@ -140,8 +166,9 @@ class Handler:
         path = req.path.rstrip("/") or "/"
         if path == "/version":
             return ok(discovery.VERSION)
-        if path in ("/healthz", "/livez", "/readyz"):
-            return Response(200, b"ok", "text/plain")
+        health = health_answer(path, req.query)
+        if health is not None:
+            return health
         if path == "/metrics":
             await self.refresh()
             return Response(200, self.metrics.render(), CONTENT_TYPE_LATEST)

@@ -172,10 +172,11 @@ def test_unselected_pods_are_kept_as_records_until_a_service_selects_them():
 
 def test_service_gone_deletes_endpoints_and_selectorless_is_left_alone():
     slices, endpoints = _run([_pod("a", "10.1.0.2")])
+    endpoints.sync(1.0)
     endpoints.on_event(
-        "Endpoints", "ADDED", {"kind": "Endpoints", "metadata": {"name": "web", "namespace": "d", "uid": "e1"}}, 0.0
+        "Endpoints", "ADDED", {"kind": "Endpoints", "metadata": {"name": "web", "namespace": "d", "uid": "e1"}}, 1.0
     )
-    endpoints.on_event("Service", "DELETED", _svc(), 0.0)
+    endpoints.on_event("Service", "DELETED", _svc(), 1.0)
     assert endpoints.sync(2.0).requests == [Delete("Endpoints", "d", "web", "e1")]
     plain = _svc()
     plain["spec"].pop("selector")
@@ -215,3 +216,12 @@ def test_the_controllers_share_the_managers_pod_records_not_a_copy_of_their_byte
     parked = steps[0].pods._parked["default"]["p"]  # no Service selects it: kept as the record
     assert parked.raw is raw  # the watch's bytes, shared: nothing encoded again per pod
     assert steps[0].pods.kept() == (0, 1)
+
+
+def test_a_users_endpoints_without_a_service_stays():
+    # Upstream's controller hears its Endpoints only when one is deleted: an Endpoints
+    # created before (or without) its Service is the user's until the Service exists.
+    _, endpoints = service_endpoint_steps(batch_seconds=1.0)
+    lonely = {"kind": "Endpoints", "metadata": {"name": "lonely", "namespace": "d", "uid": "u1"}}
+    endpoints.on_event("Endpoints", "ADDED", lonely, 0.0)
+    assert endpoints.sync(1.0).requests == [] and endpoints.sync(5.0).requests == []

@@ -85,6 +85,14 @@ def test_a_per_container_annotation_wins_over_the_pod_wide_one(driver, pod):
             {"containerStatuses": [{"name": "c", "state": {}, "lastState": {}}]},
             'container "c" in pod "web" is waiting to start - no logs yet',
         ),
+        (
+            {"containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "ErrImagePull"}}}]},
+            'container "c" in pod "web" is waiting to start: image can\'t be pulled',
+        ),
+        (
+            {"containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "ImagePullBackOff"}}}]},
+            'container "c" in pod "web" is waiting to start: trying and failing to pull image',
+        ),
     ],
 )
 def test_no_log_yet_is_the_kubelets_message(driver, pod, status, message):
