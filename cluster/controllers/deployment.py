@@ -8,21 +8,30 @@ Recreate steps, proportional scaling of a rollout in flight, history cleanup bey
 Rollback is client side, as with kubectl: the template goes back and the old
 ReplicaSet is found as new again, with a new revision.
 
-Who calls it: the controller-manager (``manager.ControllerManager``) feeds it Deployment,
-ReplicaSet and Pod events and sends what ``sync(now)`` returns: ReplicaSets created
-(``creates``), scaled or re-annotated (``updates``, each carrying the resourceVersion it
-was read at), the Deployment's revision annotation (``updates``), surplus ReplicaSets
-deleted (``deletes``), ``deployment_status`` and ``ScalingReplicaSet`` Events.
+Who calls it: the controller-manager (``manager.default_controllers``) runs
+``DeploymentController()``, a ``reconciler.ReconcilerStep`` over a ``DeploymentReconciler``
+(one rate-limited work queue, Deployment keys in key order). The reconciler observes
+Deployment, ReplicaSet and Pod events itself (``Watches.observed``: which ReplicaSets a
+Deployment owns and which writes are in flight are informer-side state) and names the
+Deployment an event touches; ``reconcile(key, now)`` returns typed requests: ReplicaSets
+created, scaled or re-annotated (``Update``, each carrying the resourceVersion it was read
+at), the Deployment's revision annotation (``Update``), surplus ReplicaSets deleted
+(``Delete``, Background), the status (``UpdateStatus``) and ``ScalingReplicaSet`` Events.
+A refused write comes back as the Deployment's next reconcile after the work queue's
+back-off (5 ms doubling, as upstream's ``handleErr``); that reconcile reads it
+(``ObjectCache.refused``): the ReplicaSet's last seen copy stands again, a refused create
+records ``FailedCreate``, a refused status is written again.
 
 A Deployment, as a state table (one owner, no locks: a write in flight holds it):
 
-| state    | how it is left                                   | sync does                          |
+| state    | how it is left                                   | reconcile does                     |
 |----------|--------------------------------------------------|------------------------------------|
 | idle     | an event about it, its ReplicaSets or (Recreate) | the upstream sync, in order:       |
 |          | their pods; the progress deadline's timer        | paused / scaling / strategy        |
-| writing  | the watch shows each ReplicaSet or Deployment    | nothing (its next sync waits)      |
-|          | write landed (a new resourceVersion, or ADDED),  |                                    |
-|          | or the write is refused (then: idle, dirty)      |                                    |
+| writing  | the watch shows each ReplicaSet or Deployment    | nothing (its next reconcile waits; |
+|          | write landed (a new resourceVersion, or ADDED),  | looked at again at WRITE_TIMEOUT)  |
+|          | the write is refused (then: idle, after the      |                                    |
+|          | back-off) or WRITE_TIMEOUT passes                |                                    |
 | deleting | DELETED                                          | status only; the garbage collector |
 |          |                                                  | removes its ReplicaSets            |
 
@@ -35,13 +44,16 @@ modelled (kubemu's Deployments own the ReplicaSets they create).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+from ..api.errors import StatusError
 from ..api.events import make_event
 from ..api.objects import is_terminal, is_terminating, name_of, namespace_of, uid_of
+from ..api.requests import Create, Delete, Request, Update, UpdateStatus
 from . import deploymentstatus as ds
 from . import deploymentutil as du
 from .ownedpods import controller_ref, owner_reference
-from .writes import Writes
+from .reconciler import Indexer, ObjectCache, Outcome, ReconcilerStep, Watches
 
 Key = tuple[str, str]
 SCALING = "ScalingReplicaSet"
@@ -50,7 +62,8 @@ WRITE_TIMEOUT = 300.0  # a write whose echo never comes stops holding its Deploy
 
 @dataclass
 class _Deployment:
-    obj: dict
+    obj: dict  # as last seen, with this controller's writes since
+    seen: dict  # as the watch last showed it
     inflight: dict[str, str] = field(default_factory=dict)  # RS name ("" = itself) -> rv sent from
     awaiting: set[str] = field(default_factory=set)  # ReplicaSets created, not yet seen
     since: float = 0.0  # when the writes in flight were sent
@@ -73,14 +86,23 @@ def _key(obj: dict) -> Key:
     return namespace_of(obj), name_of(obj)
 
 
-class DeploymentController:
-    """Deployments and their ReplicaSets; ``sync`` returns the writes that roll them."""
+def DeploymentController() -> ReconcilerStep:  # noqa: N802 (the controller's name, as the others')
+    """The Deployment controller as the manager runs it: its reconciler in a work queue."""
+    return ReconcilerStep(DeploymentReconciler, sort_keys=True)
 
-    NAME = "deployment"
+
+class DeploymentReconciler:
+    """Deployments and their ReplicaSets; ``reconcile`` returns the writes that roll one."""
+
+    name: ClassVar[str] = "deployment"
     COMPONENT = "deployment-controller"
-    kinds = ("Deployment", "ReplicaSet", "Pod")
+    watches: ClassVar[tuple[Watches, ...]] = tuple(
+        Watches(kind, observed=True) for kind in ("Deployment", "ReplicaSet", "Pod")
+    )
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
 
-    def __init__(self) -> None:
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache  # read for the refused writes of a Deployment
         self._deps: dict[Key, _Deployment] = {}
         self._by_uid: dict[str, Key] = {}
         self._rs: dict[Key, dict] = {}
@@ -90,17 +112,22 @@ class DeploymentController:
         self._shadow: dict[Key, dict] = {}  # ReplicaSets updated, as last seen, until the echo
         self._pods: dict[str, set[Key]] = {}  # ReplicaSet uid -> its pods not yet terminal
         self._pod_rs: dict[Key, str] = {}
-        self._dirty: set[Key] = set()
-        self._out = Writes()
+        self._named: list[Key] = []  # the Deployments the event at hand touches
+        self._events: list[Any] = []  # the reconcile's Events
 
-    # -- events --------------------------------------------------------------------------
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
+    # -- events (``Observer.observe``) ----------------------------------------------------
+    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[Key]:
         if kind == "Deployment":
             self._on_deployment(etype, obj)
         elif kind == "ReplicaSet":
             self._on_replicaset(etype, obj)
         elif kind == "Pod":
             self._on_pod(etype, obj)
+        named, self._named = self._named, []
+        return named
+
+    def observed_events(self) -> list[Any]:
+        return []  # its Events are all raised while reconciling
 
     def _on_deployment(self, etype: str, obj: dict) -> None:
         key = _key(obj)
@@ -109,19 +136,19 @@ class DeploymentController:
             if st is not None:
                 del self._deps[key]
                 self._by_uid.pop(st.uid, None)
-            self._dirty.discard(key)
+                self._named.append(key)  # its reconcile finds it gone and drops any hold
             if etype == "DELETED":
                 return
             st = None
         if st is None:
-            st = self._deps[key] = _Deployment(obj)
+            st = self._deps[key] = _Deployment(obj, obj)
             self._by_uid[st.uid] = key
         else:
             sent = st.inflight.get("")
             if sent is not None and sent != (obj.get("metadata") or {}).get("resourceVersion"):
                 del st.inflight[""]
-            st.obj = obj
-        self._dirty.add(key)
+            st.obj = st.seen = obj
+        self._named.append(key)
 
     def _on_replicaset(self, etype: str, rs: dict) -> None:
         key = _key(rs)
@@ -173,70 +200,55 @@ class DeploymentController:
             return
         if recreate_only and ((self._deps[key].spec.get("strategy") or {}).get("type") != "Recreate"):
             return
-        self._dirty.add(key)
+        self._named.append(key)
 
-    # -- failures ------------------------------------------------------------------------
-    def on_object_create_failed(self, obj: dict, error, now: float) -> None:
-        st = self._owner_of(obj)
-        if st is not None and name_of(obj) in st.awaiting:
-            st.awaiting.discard(name_of(obj))
-            if getattr(error, "reason", "") != "AlreadyExists":
-                self._event(st, "FailedCreate", f"Error creating replica set: {error}", now, "Warning")
-            self._dirty.add(_key(st.obj))
-
-    def on_object_update_failed(self, obj: dict, error, now: float) -> None:
-        st = self._deps.get(_key(obj)) if obj.get("kind") == "Deployment" else self._owner_of(obj)
+    # -- the reconcile ---------------------------------------------------------------------
+    def reconcile(self, key: Key, now: float) -> Outcome:
+        """The Deployment's refused writes first, then (unless writes of its are still in
+        flight) the upstream sync; looked at again at its progress deadline or when its
+        writes in flight stop holding it."""
+        self._events = []
+        st = self._deps.get(key)
+        for req, err in self.cache.refused(key):
+            if st is not None:
+                self._refused(st, req, err, now)
         if st is None:
-            return
-        st.inflight.pop("" if obj.get("kind") == "Deployment" else name_of(obj), None)
-        shadow = self._shadow.pop(_key(obj), None) if obj.get("kind") == "ReplicaSet" else None
-        if shadow is not None:
-            self._rs[_key(obj)] = shadow
-        self._dirty.add(_key(st.obj))
+            return Outcome(events=self._take_events())
+        if self._busy(st) and now - st.since < WRITE_TIMEOUT:
+            # Its writes' echoes name it again; the timeout, if they never come.
+            return Outcome(events=self._take_events(), requeue_at=_earliest(st.wake, st.since + WRITE_TIMEOUT))
+        st.inflight, st.awaiting = {}, set()
+        w: list[Request] = []
+        self._sync_one(st, now, w)
+        requeue = _earliest(st.wake, st.since + WRITE_TIMEOUT if self._busy(st) else None)
+        return Outcome(writes=w, events=self._take_events(), requeue_at=requeue)
 
-    def on_status_failed(self, ns: str, name: str, uid: str, error, now: float) -> None:
-        st = self._deps.get((ns, name))
-        if st is not None and st.uid == uid:
-            st.obj = {**st.obj, "status": {}}  # forces the next sync to write it again
-            self._dirty.add((ns, name))
+    def _take_events(self) -> list[Any]:
+        events, self._events = self._events, []
+        return events
 
-    def _owner_of(self, obj: dict) -> _Deployment | None:
-        ref = controller_ref(obj)
-        if ref is None:
-            return None
-        return self._deps.get(self._by_uid.get(ref.get("uid", ""), ("", "")))
-
-    # -- sync ----------------------------------------------------------------------------
-    def sync(self, now: float) -> Writes:
-        w, self._out = self._out, Writes()
-        for key, st in self._deps.items():
-            if st.wake is not None and st.wake <= now:
-                st.wake = None
-                self._dirty.add(key)
-        todo, self._dirty = sorted(self._dirty), set()
-        for key in todo:
-            found = self._deps.get(key)
-            if found is None:
-                continue
-            st = found
-            if (st.inflight or st.awaiting) and now - st.since < WRITE_TIMEOUT:
-                continue  # its writes' echoes make it dirty again
-            st.inflight, st.awaiting = {}, set()
-            self._sync_one(st, now, w)
-        w.events.extend(self._out.events)
-        self._out = Writes()
-        return w
-
-    def next_wakeup(self) -> float | None:
-        times = [st.wake for st in self._deps.values() if st.wake is not None]
-        times += [st.since + WRITE_TIMEOUT for st in self._deps.values() if st.inflight or st.awaiting]
-        return min(times, default=None)
+    def _refused(self, st: _Deployment, req: Request, error: StatusError, now: float) -> None:
+        """One refused write of ``st``: what upstream's failed call leaves behind."""
+        if isinstance(req, Create) and req.obj.get("kind") == "ReplicaSet":
+            name = name_of(req.obj)
+            if name in st.awaiting:
+                st.awaiting.discard(name)
+                if error.reason != "AlreadyExists":
+                    self._event(st, "FailedCreate", f"Error creating replica set: {error}", now, "Warning")
+        elif isinstance(req, Update) and req.obj.get("kind") == "ReplicaSet":
+            st.inflight.pop(name_of(req.obj), None)
+            shadow = self._shadow.pop(_key(req.obj), None)
+            if shadow is not None:
+                self._rs[_key(req.obj)] = shadow  # the apiserver's copy stands
+        elif isinstance(req, (Update, UpdateStatus)):  # the Deployment's annotation or status
+            st.inflight.pop("", None)
+            st.obj = st.seen  # the apiserver's copy stands: the reconcile writes it again
 
     def _replicasets(self, st: _Deployment) -> list[dict]:
         keys = sorted(self._owned.get(st.uid, ()))
         return [self._rs[k] for k in keys if k in self._rs and not is_terminating(self._rs[k])]
 
-    def _sync_one(self, st: _Deployment, now: float, w: Writes) -> None:
+    def _sync_one(self, st: _Deployment, now: float, w: list[Request]) -> None:
         spec = st.spec
         owned = self._replicasets(st)
         base = {**(st.obj.get("status") or {})}
@@ -269,7 +281,7 @@ class DeploymentController:
         return bool(st.inflight or st.awaiting)
 
     # -- the strategies ------------------------------------------------------------------
-    def _rolling(self, st: _Deployment, new: dict | None, old: list[dict], base: dict, now: float, w: Writes):
+    def _rolling(self, st: _Deployment, new: dict | None, old: list[dict], base: dict, now: float, w: list[Request]):
         spec, want = st.spec, du.spec_replicas(st.spec)
         created = new is None
         if new is None:
@@ -288,7 +300,7 @@ class DeploymentController:
             self._cleanup(st, old, now, w)
         return new
 
-    def _recreate(self, st: _Deployment, new: dict | None, old: list[dict], base: dict, now: float, w: Writes):
+    def _recreate(self, st: _Deployment, new: dict | None, old: list[dict], base: dict, now: float, w: list[Request]):
         scaled = False
         for rs in old:
             if du.is_active(rs):
@@ -317,7 +329,7 @@ class DeploymentController:
                 return True
         return False
 
-    def _scale(self, st: _Deployment, new: dict | None, old: list[dict], now: float, w: Writes) -> None:
+    def _scale(self, st: _Deployment, new: dict | None, old: list[dict], now: float, w: list[Request]) -> None:
         """Upstream ``scale``: one active ReplicaSet takes the size; a saturated new one
         retires the old ones; otherwise the sizes go proportionally."""
         spec, want = st.spec, du.spec_replicas(st.spec)
@@ -340,7 +352,7 @@ class DeploymentController:
             self._scale_rs(st, rs, sizes[rs["metadata"]["name"]], now, w, direction)
 
     # -- writes --------------------------------------------------------------------------
-    def _scale_rs(self, st: _Deployment, rs: dict, size: int, now: float, w: Writes, op: str = "") -> bool:
+    def _scale_rs(self, st: _Deployment, rs: dict, size: int, now: float, w: list[Request], op: str = "") -> bool:
         """Set ``rs``'s size and replica annotations; True when the size changed."""
         spec = st.spec
         want = du.spec_replicas(spec)
@@ -358,16 +370,16 @@ class DeploymentController:
             self._event(st, SCALING, message, now)
         return before != size
 
-    def _send_rs(self, st: _Deployment, rs: dict, copy: dict, now: float, w: Writes) -> None:
+    def _send_rs(self, st: _Deployment, rs: dict, copy: dict, now: float, w: list[Request]) -> None:
         """Send ``copy`` and read it locally from now on (the watch's objects are shared
         with other controllers: replaced, never changed in place)."""
-        w.updates.append(copy)
+        w.append(Update(copy))
         st.inflight[name_of(rs)] = (rs.get("metadata") or {}).get("resourceVersion", "")
         st.since = now
         self._shadow[_key(rs)] = rs  # what the apiserver still holds, if it refuses
         self._rs[_key(rs)] = copy
 
-    def _create(self, st: _Deployment, old: list[dict], size: int, base: dict, now: float, w: Writes) -> dict:
+    def _create(self, st: _Deployment, old: list[dict], size: int, base: dict, now: float, w: list[Request]) -> dict:
         spec = st.spec
         template = spec.get("template") or {}
         collisions = int((st.obj.get("status") or {}).get("collisionCount") or 0)
@@ -404,7 +416,7 @@ class DeploymentController:
                 "template": {**template, "metadata": {**(template.get("metadata") or {}), "labels": labels}},
             },
         }
-        w.creates.append(rs)
+        w.append(Create(rs))
         st.awaiting.add(name)
         st.since = now
         if size > 0:
@@ -414,7 +426,9 @@ class DeploymentController:
         self._set_revision(st, annotations[du.REVISION], w, now)
         return rs
 
-    def _sync_revision(self, st: _Deployment, new: dict, old: list[dict], base: dict, now: float, w: Writes) -> bool:
+    def _sync_revision(
+        self, st: _Deployment, new: dict, old: list[dict], base: dict, now: float, w: list[Request]
+    ) -> bool:
         """The existing new ReplicaSet's revision (max old + 1, the previous one kept in
         revision-history) and annotations; True when that needs a write first."""
         meta = new.get("metadata") or {}
@@ -443,17 +457,17 @@ class DeploymentController:
         self._send_rs(st, new, copy, now, w)
         return True
 
-    def _set_revision(self, st: _Deployment, rev: str, w: Writes, now: float) -> None:
+    def _set_revision(self, st: _Deployment, rev: str, w: list[Request], now: float) -> None:
         annotations = (st.obj.get("metadata") or {}).get("annotations") or {}
         if not rev or annotations.get(du.REVISION) == rev:
             return
         obj = {**st.obj, "metadata": {**st.obj["metadata"], "annotations": {**annotations, du.REVISION: rev}}}
-        w.updates.append({k: v for k, v in obj.items() if k != "status"})
+        w.append(Update({k: v for k, v in obj.items() if k != "status"}))
         st.inflight[""] = (st.obj.get("metadata") or {}).get("resourceVersion", "")
         st.since = now
         st.obj = obj
 
-    def _cleanup(self, st: _Deployment, old: list[dict], now: float, w: Writes) -> None:
+    def _cleanup(self, st: _Deployment, old: list[dict], now: float, w: list[Request]) -> None:
         """Delete the lowest revisions beyond revisionHistoryLimit that hold nothing."""
         limit = st.spec.get("revisionHistoryLimit")
         if limit is None or len(old) <= limit:
@@ -464,10 +478,17 @@ class DeploymentController:
             generation = (rs.get("metadata") or {}).get("generation") or 0
             if du.replicas(rs) or status.get("replicas") or (status.get("observedGeneration") or 0) < generation:
                 continue
-            w.deletes.append(("ReplicaSet", namespace_of(rs), name_of(rs), uid_of(rs), "Background"))
+            w.append(Delete("ReplicaSet", namespace_of(rs), name_of(rs), uid_of(rs), None, "Background"))
 
     def _write_status(
-        self, st: _Deployment, owned: list[dict], new: dict | None, base: dict, now: float, w: Writes, rollout: bool
+        self,
+        st: _Deployment,
+        owned: list[dict],
+        new: dict | None,
+        base: dict,
+        now: float,
+        w: list[Request],
+        rollout: bool,
     ) -> None:
         spec = st.spec
         status = ds.counters(spec, st.generation, owned, new, base, now)
@@ -479,7 +500,11 @@ class DeploymentController:
         if status == (st.obj.get("status") or {}):
             return
         st.obj = {**st.obj, "status": status}
-        w.deployment_status.append((namespace_of(st.obj), name_of(st.obj), st.uid, status))
+        w.append(UpdateStatus("Deployment", namespace_of(st.obj), name_of(st.obj), st.uid, status))
 
     def _event(self, st: _Deployment, reason: str, message: str, now: float, type: str = "Normal") -> None:
-        self._out.events.append(make_event(st.obj, reason, message, now, type=type, component=self.COMPONENT))
+        self._events.append(make_event(st.obj, reason, message, now, type=type, component=self.COMPONENT))
+
+
+def _earliest(*times: float | None) -> float | None:
+    return min((t for t in times if t is not None), default=None)

@@ -6,11 +6,17 @@ owners are all gone, carrying out Foreground deletion (dependents first, then th
 from every dependent, then its ``orphan`` finalizer). The apiserver sets those finalizers
 from DeleteOptions' propagationPolicy (``cluster/apiserver/apiserver.py``).
 
-Who calls it: the controller manager (``manager.py``) feeds it the watch events of every kind
-it watches (every kind in ``cluster/api/kinds.py`` but Events, which upstream's collector
-ignores too), calls ``sync(now)``, sends the returned ``Writes`` (``owner_refs``, ``deletes``
-with a propagation policy, ``finalizers``) and reports refused ones through
-``on_cascade_failed`` / ``on_patch_failed``.
+Who calls it: the controller manager (``manager.py``) runs ``GarbageCollector``, a
+``reconciler.ReconcilerStep`` over a ``GarbageCollectorReconciler``: the reconciler observes
+the watch events of every kind it watches itself (every kind in ``cluster/api/kinds.py``
+but Events, which upstream's collector ignores too; ``Watches.observed``: the dependency
+graph is informer-side state, as upstream's graph builder keeps it; a Lease is read by its
+head where that is enough, ``Watches.heads``) and names the keys to look at: a dependent
+(``("D", kind, namespace, name)``, upstream's attemptToDelete queue) or an owner deleting
+in the foreground or orphaning (``("O", kind, namespace, name)``, its attemptToOrphan and
+dependents-deleting work), dependents first, each in key order. ``reconcile`` returns
+typed requests: ``Patch`` with ``RemoveOwnerReferences`` or ``RemoveFinalizer``, ``Delete``
+with a propagation policy.
 
 What it keeps, and what that costs per event: the uid of every object it is told of
 (``_live``; an owner is present when the object of the ownerReference's kind and name, in
@@ -41,8 +47,10 @@ An owner marked for deletion with one of the collector's finalizers
 | gone (DELETED, or a new uid under its name) | looks at every dependent               | a tombstone for TOMBSTONE_SECONDS |
 
 A write is asked for once; the object's next relevant change (its references, its deletion,
-its finalizers) or a refusal clears that. A refusal a retry can help is retried after
-RETRY_SECONDS; NotFound and the other final refusals are left to the watch.
+its finalizers) or a refusal clears that. A refused write comes back as the next reconcile
+of the key that asked for it, after the work queue's back-off (5 ms doubling, as upstream's
+rate-limited queues); a refusal a retry can help is asked again then, NotFound and the
+other final refusals are left to the watch.
 
 Deviations from upstream, on purpose:
 
@@ -68,22 +76,25 @@ owner's finalizer can then come off, and the rest follows.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from ..api.errors import StatusError
 from ..api.objects import KINDS
-from ..api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
-from .writes import Writes
+from ..api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, RemoveFinalizer, RemoveOwnerReferences
+from ..api.requests import Delete, Patch, Request
+from .reconciler import Indexer, ObjectCache, Outcome, ReconcilerStep, Watches, target
 
 if TYPE_CHECKING:
     from ..api.leasehead import LeaseHead
 
 OWNER_GRACE = 5.0  # emulated seconds a dependent waits for an owner uid never seen
 TOMBSTONE_SECONDS = 300.0  # how long a vanished uid is remembered as gone
-RETRY_SECONDS = 1.0  # before a refused write that a retry can help is asked again
 IGNORED_KINDS = ("Event",)  # upstream's collector ignores events too
+WATCHED_KINDS = tuple(k for k in KINDS if k not in IGNORED_KINDS)
 
 Key = tuple[str, str, str]  # (kind, namespace, name); "" for a cluster-scoped namespace
+# A queue key: ("D", *key) a dependent to look at, ("O", *key) an owner deleting in the
+# foreground or orphaning its dependents.
+QueueKey = tuple[str, str, str, str]
 _POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
 
 
@@ -115,46 +126,74 @@ class Dependent:
                 break
 
 
-class GarbageCollector:
-    """Owners, dependents and the deletions between them (see the module docstring)."""
+class GarbageCollector(ReconcilerStep):
+    """The collector as the manager runs it: its reconciler in a work queue, keys in key
+    order (every dependent before any owner)."""
+
+    reconciler: GarbageCollectorReconciler
 
     def __init__(self) -> None:
-        self.kinds = tuple(k for k in KINDS if k not in IGNORED_KINDS)
-        self._live: dict[str, dict[tuple[str, str], str]] = {k: {} for k in self.kinds}
+        super().__init__(GarbageCollectorReconciler, sort_keys=True)
+
+    def dependents(self, uid: str) -> list[Key]:
+        return self.reconciler.dependents(uid)
+
+
+class GarbageCollectorReconciler:
+    """Owners, dependents and the deletions between them (see the module docstring)."""
+
+    name: ClassVar[str] = "garbage-collector"
+    watches: ClassVar[tuple[Watches, ...]] = tuple(Watches(k, observed=True, heads=k == "Lease") for k in WATCHED_KINDS)
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
+
+    def __init__(self, cache: ObjectCache) -> None:
+        self.cache = cache  # read for the refused writes of a key
+        self._live: dict[str, dict[tuple[str, str], str]] = {k: {} for k in WATCHED_KINDS}
         self._dependents: dict[Key, Dependent] = {}
         self._deps: dict[str, set[Key]] = {}  # owner uid -> the dependents naming it
         self._foreground: dict[str, Key] = {}  # uid -> key: deleting in the foreground
         self._orphaning: dict[str, Key] = {}  # uid -> key: deleting, orphaning its dependents
         self._gone: dict[str, float] = {}  # tombstones: vanished uid -> when
-        self._dirty: set[Key] = set()  # dependents to look at
-        self._owners_dirty: set[str] = set()  # foreground / orphaning owners to look at
+        self._named: list[QueueKey] = []  # the keys the event at hand names
         self._asked: dict[Key, set[tuple]] = {}  # writes sent and not yet seen answered
-        self._waiting: dict[Key, float] = {}  # dependents waiting for an unseen owner -> until
-        self._retry: set[Key] = set()
-        self._retry_at: float | None = None
         self._prune_at = TOMBSTONE_SECONDS
 
-    # -- events ----------------------------------------------------------------------------
-    def on_event(self, kind: str, etype: str, obj: dict, now: float) -> None:
+    # -- events (``Observer.observe``) -------------------------------------------------------
+    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[QueueKey]:
         m = obj.get("metadata") or {}
         ns, name = m.get("namespace", ""), m.get("name", "")
-        if not self._seen(kind, etype, ns, name, m.get("uid", ""), now):
-            return
-        uid = m.get("uid", "")
-        refs, finalizers = m.get("ownerReferences"), m.get("finalizers")
-        if refs or (kind, ns, name) in self._dependents:
-            self._on_dependent((kind, ns, name), uid, m, refs, finalizers, now)
-        if finalizers or self._foreground or self._orphaning:
-            self._on_owner_state((kind, ns, name), uid, m)
+        if self._seen(kind, etype, ns, name, m.get("uid", ""), now):
+            uid = m.get("uid", "")
+            refs, finalizers = m.get("ownerReferences"), m.get("finalizers")
+            if refs or (kind, ns, name) in self._dependents:
+                self._on_dependent((kind, ns, name), uid, m, refs, finalizers, now)
+            if finalizers or self._foreground or self._orphaning:
+                self._on_owner_state((kind, ns, name), uid, m)
+        return self._take_named()
 
-    def on_lease_head(self, etype: str, head: LeaseHead, now: float) -> bool:
-        """A Lease read by its head (no owners, finalizers or deletion): True when that is
-        all this event needs, False when ``on_event`` must have the object."""
+    def observed_events(self) -> list[Any]:
+        return []
+
+    def observe_head(self, etype: str, head: LeaseHead, now: float) -> list[QueueKey] | None:
+        """A Lease read by its head (no owners, finalizers or deletion): the keys it names,
+        or None when ``observe`` must have the object."""
         key = ("Lease", head.namespace, head.name)
         if etype == "DELETED" or key in self._dependents or self._foreground or self._orphaning:
-            return False
+            return None
         self._seen("Lease", etype, head.namespace, head.name, head.uid, now)
-        return True
+        return self._take_named()
+
+    def _take_named(self) -> list[QueueKey]:
+        named, self._named = self._named, []
+        return named
+
+    def _name_dependent(self, key: Key) -> None:
+        self._named.append(("D", *key))
+
+    def _name_owner(self, uid: str) -> None:
+        key = self._foreground.get(uid) or self._orphaning.get(uid)
+        if key is not None:
+            self._named.append(("O", *key))
 
     def _seen(self, kind: str, etype: str, ns: str, name: str, uid: str, now: float) -> bool:
         """Note the object's uid (or its going); False for a DELETED, which ends here."""
@@ -170,9 +209,8 @@ class GarbageCollector:
             live[(sys.intern(ns), name)] = uid
             if old is not None:
                 self._vanished((kind, ns, name), old, now)  # replaced while we were not watching
-            waiting = self._deps.get(uid)
-            if waiting:
-                self._dirty.update(waiting)  # an owner its dependents saw first
+            for dep in self._deps.get(uid, ()):
+                self._name_dependent(dep)  # an owner its dependents saw first
         return True
 
     def _on_dependent(self, key: Key, uid: str, m: dict, refs: list | None, fins: list | None, now: float) -> None:
@@ -205,10 +243,10 @@ class GarbageCollector:
             else:
                 keys.add(key)
             if o.uid in self._foreground or o.uid in self._orphaning:
-                self._owners_dirty.add(o.uid)
+                self._name_owner(o.uid)
             solid = solid and self._is_solid(key[1], o)
         if not solid and not terminating:
-            self._dirty.add(key)
+            self._name_dependent(key)
 
     def _on_owner_state(self, key: Key, uid: str, m: dict) -> None:
         deleting = bool(m.get("deletionTimestamp"))
@@ -224,22 +262,21 @@ class GarbageCollector:
                     del table[uid]
         if changed:
             self._asked.pop(key, None)
-            self._owners_dirty.add(uid)
-            self._dirty.update(self._deps.get(uid, ()))  # solid <-> waiting for its dependents
+            self._named.append(("O", *key))  # its reconcile finds whether it still is
+            for dep in self._deps.get(uid, ()):
+                self._name_dependent(dep)  # solid <-> waiting for its dependents
 
     def _vanished(self, key: Key, uid: str, now: float) -> None:
         """The object ``uid`` at ``key`` is gone: its dependents lost an owner."""
         self._asked.pop(key, None)
-        self._dirty.discard(key)
-        self._waiting.pop(key, None)
         rec = self._dependents.get(key)
         if rec is not None and rec.uid == uid:
             self._unindex(key, rec)
         self._foreground.pop(uid, None)
         self._orphaning.pop(uid, None)
         deps = self._deps.get(uid)
-        if deps:
-            self._dirty.update(deps)
+        for dep in deps or ():
+            self._name_dependent(dep)
         if deps or key[0] != "Pod":  # pods rarely own anything: no tombstone per pod
             self._gone[uid] = now
 
@@ -257,9 +294,8 @@ class GarbageCollector:
         """Owners of ``rec`` deleting in the foreground or orphaning look at their
         dependents again."""
         if self._foreground or self._orphaning:
-            self._owners_dirty.update(
-                o.uid for o in rec.owners if o.uid in self._foreground or o.uid in self._orphaning
-            )
+            for o in rec.owners:
+                self._name_owner(o.uid)
 
     # -- classification --------------------------------------------------------------------
     def _is_solid(self, ns: str, o: Owner) -> bool:
@@ -290,60 +326,49 @@ class GarbageCollector:
                 until = rec.since + OWNER_GRACE
         return solid, dangling, waiting, until
 
-    # -- sync ------------------------------------------------------------------------------
-    def sync(self, now: float) -> Writes:
-        out = Writes()
-        self._due(now)
-        dirty, self._dirty = sorted(self._dirty), set()
-        for key in dirty:
-            self._attempt(key, now, out)
-        owners = [u for u in self._owners_dirty if u in self._foreground or u in self._orphaning]
-        self._owners_dirty = set()
-        for uid in sorted(owners, key=lambda u: self._foreground.get(u) or self._orphaning[u]):
-            self._sync_owner(uid, out)
-        return out
-
-    def _due(self, now: float) -> None:
-        """Move waits and retries that have come due back to the dirty sets."""
-        for key in [k for k, t in self._waiting.items() if t <= now]:
-            del self._waiting[key]
-            self._dirty.add(key)
-        if self._retry_at is not None and self._retry_at <= now:
-            self._retry_at = None
-            for key in self._retry:
-                self._dirty.add(key)
-                uid = self._live[key[0]].get(key[1:]) if key[0] in self._live else None
-                rec = self._dependents.get(key)
-                for u in [uid, *(o.uid for o in (rec.owners if rec else ()))]:
-                    if u in self._foreground or u in self._orphaning:
-                        self._owners_dirty.add(u)
-            self._retry = set()
+    # -- the reconcile ---------------------------------------------------------------------
+    def reconcile(self, qkey: Any, now: float) -> Outcome:
+        """``qkey`` (a ``QueueKey``): its refused writes first (one a retry can help is
+        asked anew), then the dependent's owners judged, or the owner's dependents."""
+        for req, err in self.cache.refused(qkey):
+            t = target(req)
+            if t is not None and err.retryable:  # final (NotFound): the watch will say it is gone
+                self._asked.pop(t, None)
         if now >= self._prune_at:
             self._prune_at = now + TOMBSTONE_SECONDS
             self._gone = {u: t for u, t in self._gone.items() if now - t < TOMBSTONE_SECONDS}
+        out: list[Request] = []
+        what, key = qkey[0], (qkey[1], qkey[2], qkey[3])
+        if what == "D":
+            return Outcome(writes=out, requeue_at=self._attempt(key, now, out))
+        uid = self._live[key[0]].get(key[1:]) if key[0] in self._live else None
+        if uid is not None and (uid in self._foreground or uid in self._orphaning):
+            self._sync_owner(uid, out)
+        return Outcome(writes=out)
 
-    def _attempt(self, key: Key, now: float, out: Writes) -> None:
+    def _attempt(self, key: Key, now: float, out: list[Request]) -> float | None:
+        """Judge a dependent's owners; returns until when an unseen owner is waited for."""
         rec = self._dependents.get(key)
         if rec is None or rec.terminating:
-            return
+            return None
         solid, dangling, waiting, until = self._classify(key[1], rec, now)
         if until is not None:
-            self._waiting[key] = until
-            return
+            return until
         if solid:
             drop = tuple(dangling + waiting)
             if drop and self._ask(key, ("refs", drop)):
-                out.owner_refs.append((*key, rec.uid, drop))
-            return
+                out.append(Patch(*key, rec.uid, RemoveOwnerReferences(drop)))
+            return None
         deps = self._deps.get(rec.uid)
         policy = "Foreground" if waiting and deps else rec.policy
         if policy == "Foreground" and waiting and self._in_foreground_cycle(rec, deps):
             # Upstream's cycle guard: a dependent of its own already waits for its dependents,
             # so this one's references stop blocking before it joins the foreground deletion.
             if self._ask(key, ("unblock",)):
-                out.owner_refs.append((*key, rec.uid, (), True))
+                out.append(Patch(*key, rec.uid, RemoveOwnerReferences((), True)))
         if self._ask(key, ("delete",)):
-            out.deletes.append((*key, rec.uid, policy))
+            out.append(Delete(*key, rec.uid, None, policy))
+        return None
 
     def _in_foreground_cycle(self, rec: Dependent, deps: set[Key] | None) -> bool:
         """Does ``rec`` block an owner while one of its own dependents deletes in the
@@ -352,21 +377,21 @@ class GarbageCollector:
             return False
         return any(self._dependents[dk].uid in self._foreground for dk in deps or () if dk in self._dependents)
 
-    def _sync_owner(self, uid: str, out: Writes) -> None:
+    def _sync_owner(self, uid: str, out: list[Request]) -> None:
         deps = self._deps.get(uid, set())
         if uid in self._orphaning:
             for dk in sorted(deps):
                 if self._ask(dk, ("refs", (uid,))):
-                    out.owner_refs.append((*dk, self._dependents[dk].uid, (uid,)))
+                    out.append(Patch(*dk, self._dependents[dk].uid, RemoveOwnerReferences((uid,))))
             key = self._orphaning[uid]
             if not deps and self._ask(key, ("finalizer", ORPHAN_FINALIZER)):
-                out.finalizers.append((*key, uid, ORPHAN_FINALIZER))
+                out.append(Patch(*key, uid, RemoveFinalizer(ORPHAN_FINALIZER)))
             return
         key = self._foreground[uid]
         # Its own reference never blocks an object (see the deviations).
         blocking = any(o.uid == uid and o.block for dk in deps if dk != key for o in self._dependents[dk].owners)
         if not blocking and self._ask(key, ("finalizer", FOREGROUND_FINALIZER)):
-            out.finalizers.append((*key, uid, FOREGROUND_FINALIZER))
+            out.append(Patch(*key, uid, RemoveFinalizer(FOREGROUND_FINALIZER)))
 
     def _ask(self, key: Key, what: tuple) -> bool:
         """Record a write about ``key``; False when the same one is still unanswered."""
@@ -376,30 +401,7 @@ class GarbageCollector:
         asked.add(what)
         return True
 
-    # -- refused writes --------------------------------------------------------------------
-    def on_cascade_failed(self, kind: str, ns: str, name: str, uid: str, error: StatusError, now: float) -> None:
-        """A ``deletes`` item was refused (the namespace controller's too: ignored unless ours)."""
-        self._refused((kind, ns, name), error, now)
-
-    def on_patch_failed(self, kind: str, ns: str, name: str, uid: str, error: StatusError, now: float) -> None:
-        """An ``owner_refs`` or ``finalizers`` patch was refused."""
-        self._refused((kind, ns, name), error, now)
-
-    def _refused(self, key: Key, error: StatusError, now: float) -> None:
-        if key not in self._asked or not error.retryable:
-            return  # not ours, or final (NotFound: the watch will say it is gone)
-        del self._asked[key]
-        self._retry.add(key)
-        if self._retry_at is None:
-            self._retry_at = now + RETRY_SECONDS
-
-    # -- timers and reads ------------------------------------------------------------------
-    def next_wakeup(self) -> float | None:
-        times = list(self._waiting.values())
-        if self._retry_at is not None:
-            times.append(self._retry_at)
-        return min(times, default=None)
-
+    # -- reads -----------------------------------------------------------------------------
     def dependents(self, uid: str) -> list[Key]:
         """The objects whose ownerReferences name ``uid``, by key."""
         return sorted(self._deps.get(uid, ()))

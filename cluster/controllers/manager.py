@@ -6,30 +6,29 @@ as requests is ``writes.ORDER``: ``writes.ranked``). The controller-manager comp
 ``ControllerManager.on_events``, reports refused requests through ``on_failed``, calls
 ``sync(now)`` and asks to run again at ``next_wakeup()``.
 
-A controller is a ``Reconciler`` (``reconciler.py``: the kinds it watches and the keys an
-event names, declared indexers and cache features, ``reconcile(key, now) -> Outcome``) in
-a ``ReconcilerStep``, which owns its work queue and routes a refused write back to the key
-that asked for it. The step is the shape the manager drives, the one every controller
-had before the reconcilers:
+Every controller is a ``Reconciler`` (``reconciler.py``: the kinds it watches and the keys
+an event names, declared indexers and cache features, ``reconcile(key, now) -> Outcome``)
+in a ``ReconcilerStep``, which owns its work queue and routes a refused write back to the
+key that asked for it. The step is the shape the manager drives (``Controller``), every
+part of it declared, none looked up by name:
 
 - ``kinds``: the kinds of watch events it wants (a tuple of kind names);
 - ``on_event(kind, event_type, obj, now)``: remember what changed (no writes here);
+- ``takes_records`` / ``on_pod_record``: pod events as the shared ``podrecord.PodRecord``
+  (the reconciler's pod watch declares ``Watches.records``);
+- ``on_lease_head``: a Lease judged by its head (``Watches.names_only``, ``fold`` or
+  ``heads``), False when it needs the decoded object;
+- ``parking``: pods kept aside until its first owner (``ReconcilerStep(parking=...)``), or None;
 - ``sync(now) -> Writes``: everything it wants written now; a returned write is assumed
   sent, and the watch event that follows it is how the controller learns the outcome;
+- ``on_failed(request, error, now)``: a refused request (each ignores what is not its
+  own; the reconciler reads its own from ``ObjectCache.refused``);
 - ``next_wakeup() -> float | None``: the emulated time it next needs a ``sync`` although
-  no event came, or None.
+  no event came, or None; ``name`` and ``metrics()``: its counters.
 
-Controllers not yet written as reconcilers (the garbage collector and the Deployment
-controller) keep that shape directly, with its optional hooks, found by name:
-``on_pod_record`` (pod events as the shared ``podrecord.PodRecord``), ``on_lease_head``
-(a Lease judged by its head), ``parking`` (``ownedpods.ParkedPods``) and the
-``on_*_failed`` callbacks of ``writes.failure_hook`` (a ``ReconcilerStep`` hears every
-refusal through ``on_failed`` instead). A reconciler declares the same things instead: ``Watches.records``,
-``Watches.names_only`` or ``Watches.fold`` (a Lease judged by its head),
-``ReconcilerStep(parking=...)``, and reads its refusals from
-``ObjectCache.refused``. The manager builds one record per pod event and hands it to every
-controller that keeps records, so a pod costs its bytes and a record, not a decoded dict
-per such controller; it keeps one parked copy of the pods for every parked controller.
+The manager builds one record per pod event and hands it to every controller that keeps
+records, so a pod costs its bytes and a record, not a decoded dict per such controller; it
+keeps one parked copy of the pods for every parked controller.
 
 Adding a controller is a ``ReconcilerStep`` in ``default_controllers``; its writes are
 typed requests (``cluster/api/requests.py``), placed by ``writes.rank``.
@@ -38,7 +37,7 @@ typed requests (``cluster/api/requests.py``), placed by ``writes.rank``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from ..api import kindspec
 from ..api.errors import StatusError
@@ -62,19 +61,41 @@ from .ownedpods import ParkedPods, pod_key
 from .persistentvolume import PersistentVolumeStep
 from .podgc import PodGCReconciler
 from .podrecord import PodRecord, PodRecords
-from .reconciler import ReconcilerStep
+from .reconciler import Parking, ReconcilerStep
 from .replicaset import ReplicaSetController
 from .replicationcontroller import ReplicationControllerController
 from .resourcequota import ResourceQuotaStep
 from .serviceaccount import RootCAReconciler, ServiceAccountReconciler
 from .statefulset import StatefulSetController
 from .tainteviction import TaintEvictionReconciler, by_node
-from .writes import Writes, failure_hook, ranked
+from .writes import Writes, ranked
 
-# A controller is any object keeping the contract in the module docstring (a
-# ``ReconcilerStep`` is one); the shapes differ too much for one Protocol until every
-# controller is a reconciler.
-Controller = Any
+
+class Controller(Protocol):
+    """What the manager drives (the module docstring); a ``ReconcilerStep`` is one."""
+
+    kinds: tuple[str, ...]
+    takes_records: bool
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def parking(self) -> Parking | None: ...
+
+    def on_event(self, kind: str, event_type: str, obj: dict[str, Any], now: float) -> None: ...
+
+    def on_pod_record(self, event_type: str, rec: Any, now: float) -> None: ...
+
+    def on_lease_head(self, event_type: str, head: Any, now: float) -> bool: ...
+
+    def sync(self, now: float) -> Writes: ...
+
+    def on_failed(self, request: Request, error: StatusError, now: float) -> None: ...
+
+    def next_wakeup(self) -> float | None: ...
+
+    def metrics(self) -> dict[str, Any]: ...
 
 
 LIST_ORDER = kindspec.ordered("list_order")  # each kind's place is in its spec (``kinds.py``)
@@ -113,20 +134,13 @@ def default_controllers(job_run_seconds: float | None = 5.0) -> list[Controller]
     ]
 
 
-def _takes_records(c: Controller) -> bool:
-    """Whether ``c`` hears pod events as the shared ``PodRecord`` (a reconciler whose pod
-    watch declares ``records``; an older controller with ``on_pod_record``)."""
-    return bool(c.takes_records) if isinstance(c, ReconcilerStep) else hasattr(c, "on_pod_record")
-
-
 class ControllerManager:
     """Routes watch events to the controllers that want them and merges their writes."""
 
-    def __init__(self, controllers: list[Controller] | None = None) -> None:
-        self.controllers = default_controllers() if controllers is None else controllers
+    def __init__(self, controllers: list[Controller] | list[ReconcilerStep] | None = None) -> None:
+        self.controllers: list[Controller] = list(default_controllers() if controllers is None else controllers)
         self._recorder = EventCorrelator()  # client-go's recorder: counts, combines and rations events
         self._by_kind: dict[str, list[Controller]] = {}
-        self._steps = [c for c in self.controllers if isinstance(c, ReconcilerStep)]
         for c in self.controllers:
             for kind in c.kinds:
                 self._by_kind.setdefault(kind, []).append(c)
@@ -134,16 +148,15 @@ class ControllerManager:
         # the manager keeps the latest copy of each pod once for all of them (its record,
         # when controllers keep records: a decoded dict is five times the record's bytes),
         # and a parked controller reads them when its first owner comes (``ParkedPods``).
-        parkers = [c for c in self.controllers if isinstance(getattr(c, "parking", None), ParkedPods)]
-        self._parkers = [c.parking for c in parkers]
+        parkers = [c for c in self.controllers if isinstance(c.parking, ParkedPods)]
+        self._parkers: list[ParkedPods] = [c.parking for c in parkers]  # type: ignore[misc]
         # Only an event a parked controller hears can end its parking (its first owner).
         self._unparking_kinds = {k for c in parkers for k in c.kinds if k != "Pod"}
         self._latest: dict[Any, Any] | None = {} if self._parkers else None
         for parking in self._parkers:
             parking.share(self._latest if self._latest is not None else {})
-        # (controller, its on_lease_head or None) for every controller hearing Leases.
-        self._lease_takers = [(c, getattr(c, "on_lease_head", None)) for c in self._by_kind.get("Lease", ())]
-        takes_records = any(_takes_records(c) for c in self._by_kind.get("Pod", ()))
+        self._lease_takers = self._by_kind.get("Lease", [])
+        takes_records = any(c.takes_records for c in self._by_kind.get("Pod", ()))
         self._records = PodRecords() if takes_records else None
         self._pod_routes: list[tuple[Any, bool]] = []
         self._reroute()
@@ -152,9 +165,9 @@ class ControllerManager:
         """Who hears pod events now, and how (a record or the dict); once no controller is
         parked, the shared copy goes."""
         self._pod_routes = [
-            (c.on_pod_record, True) if _takes_records(c) else (c.on_event, False)
+            (c.on_pod_record, True) if c.takes_records else (c.on_event, False)
             for c in self._by_kind.get("Pod", ())
-            if not (getattr(c, "parking", None) and c.parking.on)
+            if not (c.parking is not None and c.parking.on)
         ]
         if self._latest is not None and not any(p.on for p in self._parkers):
             self._latest = None
@@ -170,8 +183,7 @@ class ControllerManager:
     def lazy_kinds(self) -> frozenset[str]:
         """Kinds whose events the manager reads from their bytes first (the Lease, when every
         controller hearing Leases can judge one by its head): the watch need not decode them."""
-        takers = self._lease_takers
-        return frozenset(("Lease",)) if takers and all(by_head for _, by_head in takers) else frozenset()
+        return frozenset(("Lease",)) if self._lease_takers else frozenset()
 
     def on_events(self, events: Iterable[Any], now: float) -> None:
         """``events``: the batch's ``WatchEvent``s (kind, type, object, encoded bytes)."""
@@ -194,8 +206,8 @@ class ControllerManager:
         """A Lease event with its bytes: by its head where a controller can judge it so
         (10,000 renewals a second at 100,000 nodes), else decoded."""
         head = read_lease_head(ev.raw) if ev.type != "DELETED" else None  # type: ignore[arg-type]
-        for c, by_head in self._lease_takers:
-            if head is None or by_head is None or not by_head(ev.type, head, now):
+        for c in self._lease_takers:
+            if head is None or not c.on_lease_head(ev.type, head, now):
                 c.on_event("Lease", ev.type, ev.obj, now)
 
     def _on_pod(self, event_type: str, obj: dict[str, Any], raw: bytes | None, now: float) -> None:
@@ -244,20 +256,10 @@ class ControllerManager:
     def metrics(self) -> dict[str, dict[str, Any]]:
         """Each reconciler's work-queue and reconcile counters (``ReconcilerStep.metrics``),
         by controller name."""
-        return {c.name: c.metrics() for c in self._steps}
+        return {c.name: c.metrics() for c in self.controllers}
 
     def on_failed(self, request: Request, error: StatusError, now: float) -> None:
-        """A request the apiserver refused with ``error``: tell every controller that asks to
-        hear of such failures (each ignores items that are not its own)."""
-        for c in self._steps:
-            c.on_failed(request, error, now)
-        hook = failure_hook(request)
-        if hook is None:
-            return
-        method, args = hook
+        """A request the apiserver refused with ``error``: tell every controller (each
+        ignores requests that are not its own)."""
         for c in self.controllers:
-            if isinstance(c, ReconcilerStep):
-                continue  # told above, through on_failed
-            report = getattr(c, method, None)
-            if report is not None:
-                report(*args, error, now)
+            c.on_failed(request, error, now)

@@ -93,6 +93,9 @@ class Watches:
     # the cache keeps nothing of it: for informer-side state an upstream event handler
     # keeps, e.g. a workload's expectations lowered as its pods are seen.
     observed: bool = False
+    # With ``observed``, for Leases: an event read by its head alone goes to the reconciler's
+    # ``observe_head`` (``HeadObserver``), which names keys or asks for the object.
+    heads: bool = False
 
     def keys_of(self, cache: ObjectCache, event_type: str, obj: Obj) -> Iterable[Key]:
         return self.keys(event_type, obj) if self.route is None else self.route(cache, event_type, obj)
@@ -336,6 +339,15 @@ class Observer(Reconciler, Protocol):
         ...
 
 
+class HeadObserver(Observer, Protocol):
+    """An observer whose Lease watch declares ``heads``."""
+
+    def observe_head(self, event_type: str, head: Any, now: float) -> Iterable[Key] | None:
+        """The keys a Lease event read by its head names, or None: ``observe`` must have
+        the decoded object."""
+        ...
+
+
 def target(req: Request) -> tuple[str, str, str] | None:
     """(kind, namespace, name) a write is about, to route its refusal back to a key."""
     if isinstance(req, (Create, Update)):
@@ -566,6 +578,14 @@ class ReconcilerStep:
         if route is not None and route.fold is not None:
             self._fold(route, ((head.namespace, head.name),), event_type, head, now)
             return True
+        if route is not None and route.heads:
+            observer: HeadObserver = self._observer  # type: ignore[assignment]
+            keys = observer.observe_head(event_type, head, now)
+            if keys is None:
+                return False
+            for key in keys:
+                self.queue.add(key)
+            return True
         return route is not None and route.names_only and event_type == "MODIFIED"
 
     def on_failed(self, request: Request, error: StatusError, now: float) -> None:
@@ -577,7 +597,11 @@ class ReconcilerStep:
             self.cache.unput(*t)
             self.cache.refuse(key, request, error)
             if self._backs_off is None:
-                self.queue.add_rate_limited(key, now)
+                # One failed reconcile is one rate-limited retry, however many of its
+                # writes were refused (controller-runtime counts the reconcile's error).
+                if key not in self._counted:
+                    self._counted.add(key)
+                    self.queue.add_rate_limited(key, now)
                 return
             self.queue.add(key)  # its reconcile reads the refusal at the next sync
             if key not in self._counted and self._backs_off(request, error):

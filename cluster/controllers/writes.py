@@ -11,8 +11,8 @@ report never shows an Event for a write that was not made. ``rank`` places a typ
 request in its row (the row of the tuple field the same write would have been put in);
 ``ranked`` and ``requests`` sort a sync's writes by row, stably, so one controller's
 writes of a row keep their order and a merged sync keeps its controllers' order within
-a row. ``failure_hook`` says which callback of an older controller hears of a refused
-request (a reconciler hears of it through its key instead).
+a row. A refused request comes back to the reconciler whose key asked for it
+(``reconciler.ReconcilerStep.on_failed``).
 
 Deletes come in two shapes. Pod deletes that name no propagation policy (the workload
 controllers, pod GC, taint eviction: upstream's pod deletes send none) land with the
@@ -249,24 +249,3 @@ def as_rows(w: Writes, into: Writes) -> Writes:
             into.requests.append(req)
     into.events += w.events
     return into
-
-
-def failure_hook(req: Request) -> tuple[str, tuple[Any, ...]] | None:
-    """The ``on_<what>_failed`` callback that hears of a refused ``req``, and its leading
-    arguments; None for requests nobody needs to hear about (the watch shows what stands)."""
-    if isinstance(req, Create):
-        return ("on_create_failed" if req.obj.get("kind") == "Pod" else "on_object_create_failed"), (req.obj,)
-    if isinstance(req, Update):
-        return ("on_update_failed" if req.obj.get("kind") == "Pod" else "on_object_update_failed"), (req.obj,)
-    if isinstance(req, Delete) and req.propagation:
-        return "on_cascade_failed", (req.kind, req.namespace, req.name, req.uid)
-    if isinstance(req, Delete) and req.kind == "Pod":
-        return "on_delete_failed", (req.namespace, req.name, req.uid)
-    if isinstance(req, Patch) and isinstance(req.patch, _GC_PATCHES):
-        return "on_patch_failed", (req.kind, req.namespace, req.name, req.uid)
-    if isinstance(req, UpdateStatus) and req.kind != "Pod":
-        return "on_status_failed", (req.namespace, req.name, req.uid)
-    return None
-
-
-_GC_PATCHES = (RemoveOwnerReferences, RemoveFinalizer, FinalizeNamespace)

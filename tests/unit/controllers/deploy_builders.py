@@ -20,7 +20,7 @@ from cluster.controllers.deployment import DeploymentController
 from cluster.controllers.garbagecollector import GarbageCollector
 from cluster.controllers.manager import ControllerManager
 from cluster.controllers.replicaset import ReplicaSetController
-from cluster.controllers.writes import failure_hook, requests
+from cluster.controllers.writes import requests
 from cluster.runtime.reflector import Reflector
 
 CONTAINERS = [{"name": "c", "image": "nginx:1"}]
@@ -64,6 +64,7 @@ class Rollout:
         self.rv: dict = {k: None for k in self.kinds}
         self.stuck: set[str] = set()  # images whose pods never become Ready
         self.samples: list[tuple[float, int, int]] = []  # (time, pods not terminating, available)
+        self.refused: list = []  # (request, error) the apiserver refused
 
     # -- driving ---------------------------------------------------------------------------
     def create(self, obj: dict) -> dict:
@@ -93,12 +94,9 @@ class Rollout:
                 return
             reqs = requests(w)
             for req, err in zip(reqs, self.api.write(reqs, self.now)):
-                hook = failure_hook(req) if err is not None else None
-                if hook is not None:
-                    for c in self.manager.controllers:
-                        fn = getattr(c, hook[0], None)
-                        if fn is not None:
-                            fn(*hook[1], err, self.now)
+                if err is not None:
+                    self.refused.append((req, err))
+                    self.manager.on_failed(req, err, self.now)  # as the component reports it
         raise AssertionError("the controllers did not settle")
 
     def _feed(self) -> None:

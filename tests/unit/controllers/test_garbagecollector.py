@@ -14,10 +14,10 @@ from cluster.api.patches import (
     RemoveOwnerReferences,
 )
 from cluster.api.requests import Delete, Patch, UpdateStatus
-from cluster.controllers.garbagecollector import OWNER_GRACE, RETRY_SECONDS, GarbageCollector
+from cluster.controllers.garbagecollector import OWNER_GRACE, GarbageCollector
 from cluster.controllers.manager import ControllerManager
 from cluster.controllers.replicaset import ReplicaSetController
-from cluster.controllers.writes import Writes, failure_hook, requests
+from cluster.controllers.writes import Writes, requests
 
 FG, ORPHAN = FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 WEB = obj("ReplicaSet", "web")
@@ -122,7 +122,7 @@ def test_a_status_change_of_a_dependent_costs_no_look():
     running = pod()
     running["status"] = {"phase": "Running"}
     feed(gc, ("MODIFIED", running))
-    assert not gc._dirty and writes(gc.sync(1.0)) == []
+    assert gc.queue.depth() == 0 and writes(gc.sync(1.0)) == []  # no key named
     assert gc.dependents("u-web") == [("Pod", "default", "p")]
     feed(gc, ("MODIFIED", obj("Pod", "p")))  # its reference dropped: no longer a dependent
     assert gc.dependents("u-web") == []
@@ -226,7 +226,7 @@ def test_an_owner_orphaning_nothing_drops_its_finalizer_at_once():
 # ---- refused writes -------------------------------------------------------------------------------
 
 REFUSALS = [
-    # (case, the error, retried after RETRY_SECONDS)
+    # (case, the error, asked again when the work queue's back-off ends)
     ("unavailable: retried", ServiceUnavailable("down"), True),
     ("a conflict: retried", Conflict("replaced"), True),
     ("not found: the watch will say it is gone", NotFound("gone"), False),
@@ -236,22 +236,44 @@ REFUSALS = [
 
 @pytest.mark.parametrize("case,error,retried", REFUSALS, ids=[c[0] for c in REFUSALS])
 def test_a_refused_delete_is_retried_only_when_a_retry_can_help(case, error, retried):
-    gc = GarbageCollector()
-    feed(gc, ("ADDED", WEB), ("ADDED", pod()), ("DELETED", WEB))
-    ((kind, ns, name, uid, _),) = gc.sync(0.0).deletes
-    gc.on_cascade_failed(kind, ns, name, uid, error, 0.0)
-    assert gc.next_wakeup() == (RETRY_SECONDS if retried else None)
+    m = ControllerManager([GarbageCollector()])
+    m.on_events([(o["kind"], e, o, None) for e, o in (("ADDED", WEB), ("ADDED", pod()), ("DELETED", WEB))], 0.0)
+    (sent,) = requests(m.sync(0.0))
+    m.on_failed(sent, error, 0.0)
+    assert m.next_wakeup() == pytest.approx(0.005)  # the key's reconcile reads it, either way
+    assert writes(m.sync(0.004)) == []  # held until the back-off ends
     again = [("delete", "Pod/default/p", "Background")] if retried else []
-    assert writes(gc.sync(RETRY_SECONDS)) == again
+    assert writes(m.sync(0.005)) == again
+    assert m.next_wakeup() is None
+
+
+def test_refusals_back_off_exponentially_per_key_and_success_forgets():
+    """Upstream's rate-limited queue: 5 ms, 10 ms, 20 ms for the same key; a reconcile
+    that asks for nothing forgets its failures."""
+    m = ControllerManager([GarbageCollector()])
+    m.on_events([(o["kind"], e, o, None) for e, o in (("ADDED", WEB), ("ADDED", pod()), ("DELETED", WEB))], 0.0)
+    (sent,) = requests(m.sync(0.0))
+    now = 0.0
+    for delay in (0.005, 0.01, 0.02):
+        m.on_failed(sent, ServiceUnavailable("down"), now)
+        assert m.next_wakeup() == pytest.approx(now + delay)
+        now += delay
+        (sent,) = requests(m.sync(now))
+    assert m.metrics()["garbage-collector"]["workqueue_retries_total"] == 3
+    # The delete lands: the pod terminating names its key, whose reconcile asks nothing.
+    m.on_events([("Pod", "MODIFIED", pod(deleting=True), None)], now + 1)
+    assert writes(m.sync(now + 1)) == [] and m.next_wakeup() is None
 
 
 def test_a_refused_finalizer_patch_is_asked_again_and_other_controllers_refusals_are_ignored():
-    gc = GarbageCollector()
-    feed(gc, ("ADDED", obj("ConfigMap", "cm", finalizers=[ORPHAN], deleting=True)))
-    gc.sync(0.0)
-    gc.on_cascade_failed("Pod", "team", "other", "", ServiceUnavailable("down"), 0.0)  # not ours
-    gc.on_patch_failed("ConfigMap", "default", "cm", "u-cm", ServiceUnavailable("down"), 0.0)
-    assert writes(gc.sync(RETRY_SECONDS)) == [("finalizer", "ConfigMap/default/cm", ORPHAN)]
+    m = ControllerManager([GarbageCollector()])
+    m.on_events([("ConfigMap", "ADDED", obj("ConfigMap", "cm", finalizers=[ORPHAN], deleting=True), None)], 0.0)
+    (sent,) = requests(m.sync(0.0))
+    m.on_failed(Delete("Pod", "team", "other", "", None, "Background"), ServiceUnavailable("down"), 0.0)  # not ours
+    m.on_failed(sent, ServiceUnavailable("down"), 0.0)
+    assert m.next_wakeup() == pytest.approx(0.005)
+    assert writes(m.sync(0.005)) == [("finalizer", "ConfigMap/default/cm", ORPHAN)]
+    assert m.metrics()["garbage-collector"]["refused_writes"] == 1
 
 
 # ---- end to end: the apiserver, the ReplicaSet controller and the collector ---------------------------
@@ -317,7 +339,7 @@ def test_the_default_controller_manager_runs_the_collector():
     assert any(isinstance(ctrl, GarbageCollector) for ctrl in ControllerManager().controllers)
 
 
-# ---- the writes as requests, and whose a refusal is --------------------------------------------------
+# ---- the writes as requests --------------------------------------------------
 
 
 def test_cascade_writes_become_requests_finalizers_after_everything_else():
@@ -337,24 +359,3 @@ def test_cascade_writes_become_requests_finalizers_after_everything_else():
         Patch("ReplicaSet", "default", "web", "u-web", RemoveFinalizer(FG)),
         Patch("Namespace", "", "team", "u-team", FinalizeNamespace()),
     ]
-
-
-HOOKS = [
-    # (request, the callback that hears of its refusal and its leading arguments)
-    (Delete("Pod", "default", "p", "u", None, "Background"), ("on_cascade_failed", ("Pod", "default", "p", "u"))),
-    (Delete("Pod", "default", "p", "u"), ("on_delete_failed", ("default", "p", "u"))),  # a workload's own
-    (Delete("ConfigMap", "default", "c", "u"), None),
-    (
-        Patch("Pod", "default", "p", "u", RemoveOwnerReferences(("o",))),
-        ("on_patch_failed", ("Pod", "default", "p", "u")),
-    ),
-    (Patch("Namespace", "", "t", "u", FinalizeNamespace()), ("on_patch_failed", ("Namespace", "", "t", "u"))),
-    (UpdateStatus("Namespace", "", "t", "u", {}), ("on_status_failed", ("", "t", "u"))),
-]
-
-
-@pytest.mark.parametrize(
-    "request_,hook", HOOKS, ids=[f"{type(r).__name__}-{r.kind}-{i}" for i, (r, _) in enumerate(HOOKS)]
-)
-def test_a_refusal_reaches_the_controllers_that_send_such_writes(request_, hook):
-    assert failure_hook(request_) == hook

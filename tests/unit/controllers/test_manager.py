@@ -16,8 +16,24 @@ from cluster.runtime.component import WatchEvent as Ev
 
 
 class _Probe:
+    """The manager's ``Controller`` shape, every part declared."""
+
+    name, takes_records, parking = "probe", False, None
+
     def __init__(self, kinds, wakeup=None, writes=None):
         self.kinds, self.wakeup, self.writes, self.seen = kinds, wakeup, writes or Writes(), []
+
+    def on_pod_record(self, etype, rec, now):
+        raise AssertionError("declares no records")
+
+    def on_lease_head(self, etype, head, now):
+        return False  # needs the decoded Lease
+
+    def on_failed(self, request, error, now):
+        pass
+
+    def metrics(self):
+        return {}
 
     def on_event(self, kind, etype, obj, now):
         self.seen.append((kind, etype, now))
@@ -137,28 +153,27 @@ class _Listener(_Probe):
         super().__init__(("Pod",))
         self.failures = []
 
-    def on_create_failed(self, pod, error, now):
-        self.failures.append(("create", pod["metadata"]["name"], error.code, now))
-
-    def on_delete_failed(self, ns, name, uid, error, now):
-        self.failures.append(("delete", f"{ns}/{name}/{uid}", error.code, now))
-
-    def on_status_failed(self, ns, name, uid, error, now):
-        self.failures.append(("status", f"{ns}/{name}/{uid}", error.code, now))
+    def on_failed(self, request, error, now):
+        kind = request.obj["kind"] if isinstance(request, Create) else request.kind
+        self.failures.append((type(request).__name__, kind, error.code, now))
 
 
-def test_refused_items_reach_the_controllers_that_listen():
-    listener, deaf = _Listener(), _Probe(("Pod",))
-    m = ControllerManager([listener, deaf])
+def test_every_refusal_reaches_every_controller_in_order():
+    """Each controller hears every refused request (a reconciler step keeps its own, by the
+    key that asked for it); the manager looks nothing up by name."""
+    first, second = _Listener(), _Listener()
+    m = ControllerManager([first, second])
     m.on_failed(Create({"kind": "Pod", "metadata": {"name": "web-abcde"}}), Forbidden("no"), 3.0)
     m.on_failed(Delete("Pod", "default", "p", "u1"), NotFound("gone"), 4.0)
     m.on_failed(UpdateStatus("ReplicaSet", "default", "web", "u2", {}), Conflict("stale"), 5.0)
-    m.on_failed(Patch("Node", "", "n1", "", NodeTaints()), NotFound("gone"), 6.0)  # nobody listens for these
-    assert listener.failures == [
-        ("create", "web-abcde", 403, 3.0),
-        ("delete", "default/p/u1", 404, 4.0),
-        ("status", "default/web/u2", 409, 5.0),
+    m.on_failed(Patch("Node", "", "n1", "", NodeTaints()), NotFound("gone"), 6.0)
+    heard = [
+        ("Create", "Pod", 403, 3.0),
+        ("Delete", "Pod", 404, 4.0),
+        ("UpdateStatus", "ReplicaSet", 409, 5.0),
+        ("Patch", "Node", 404, 6.0),
     ]
+    assert first.failures == heard and second.failures == heard
 
 
 def test_disruption_counts_pods_seen_before_the_first_budget():

@@ -137,17 +137,36 @@ def test_parked_records_are_decoded_on_release_and_shared_with_the_next_released
 
 
 class _Controller:
+    """The manager's ``Controller`` shape, every part declared: no records, no parking."""
+
+    name = "probe"
     kinds: tuple[str, ...] = ("Pod",)
+    takes_records = False
+    parking = None
+
+    def on_pod_record(self, etype, rec, now):
+        raise AssertionError("declares no records")
+
+    def on_lease_head(self, etype, head, now):
+        return False
 
     def sync(self, now):
         return Writes()
 
+    def on_failed(self, request, error, now):
+        pass
+
     def next_wakeup(self):
         return None
 
+    def metrics(self):
+        return {}
+
 
 class _Keeper(_Controller):
-    """Keeps records: hears pods only through ``on_pod_record``."""
+    """Keeps records (declares ``takes_records``): hears pods only through ``on_pod_record``."""
+
+    takes_records = True
 
     def __init__(self):
         self.records = []

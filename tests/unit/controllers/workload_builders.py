@@ -19,8 +19,7 @@ from cluster.api.errors import Forbidden, NotAttempted
 from cluster.api.requests import Create
 from cluster.apiserver.apiserver import APIServer
 from cluster.clock import rfc3339
-from cluster.controllers.reconciler import ReconcilerStep
-from cluster.controllers.writes import failure_hook, requests
+from cluster.controllers.writes import requests
 from cluster.runtime.reflector import Reflector
 
 CONTAINERS = [{"name": "c", "image": "busybox"}]
@@ -306,16 +305,10 @@ class Real:
         """As the controller-manager component: the writes as requests, refusals reported back."""
         reqs = requests(w)
         for req, err in zip(reqs, self.api.write(reqs, self.now)):
-            if err is not None and isinstance(self.ctrl, ReconcilerStep):
+            if err is not None:
                 if isinstance(req, Create) and req.obj.get("kind") == "Pod":
                     self.errors.append(err)
                 self.ctrl.on_failed(req, err, self.now)
-                continue
-            hook = failure_hook(req) if err is not None else None
-            if hook is not None:
-                if hook[0] == "on_create_failed":
-                    self.errors.append(err)
-                getattr(self.ctrl, hook[0])(*hook[1], err, self.now)
 
     def pods(self) -> list[dict]:
         return sorted(self.api.store.objects("Pod"), key=lambda p: p["metadata"]["name"])
