@@ -40,7 +40,7 @@ from ..api.objects import is_terminal, is_terminating, phase_of
 from ..clock import parse_timestamp, rfc3339
 from . import jobutil as ju
 from .ownedpods import OwnerState, PodKey
-from .reconciler import Watches
+from .reconciler import Obj, Watches
 from .scaledown import pods_to_delete
 from .workload import BURST_REPLICAS, SUCCESSFUL_DELETE, WorkloadReconciler, Writes, is_pod_active, is_pod_ready
 from .workloadstep import WorkloadStep
@@ -60,7 +60,7 @@ class _Job(OwnerState):
         self.finishes: list[tuple[float, bool]] = []  # (finish time, succeeded) of counted pods
         self.ours: set[str] = set()  # uids this controller deleted: never counted as failures
         self.fail_rule: str | None = None  # the FailJob message, once a pod matched one
-        self.known: dict[str, dict] = {}  # uid -> last copy of each owned pod not yet counted
+        self.known: dict[str, Obj] = {}  # uid -> last copy of each owned pod not yet counted
         self.done_idx: set[int] = set()
         self.wake: float | None = None
         self.base: dict[str, int] | None = None  # counts of pods gone before this instance saw them
@@ -79,12 +79,12 @@ class JobReconciler(WorkloadReconciler[_Job]):
         self.default_run_seconds = default_run_seconds
 
     # -- the WorkloadReconciler hooks ----------------------------------------------------
-    def _new_state(self, obj: dict) -> _Job:
+    def _new_state(self, obj: Obj) -> _Job:
         st = _Job(obj)
         st.configure()
         return st
 
-    def _claimable(self, pod: dict) -> bool:
+    def _claimable(self, pod: Obj) -> bool:
         return False  # Jobs adopt nothing: their selector names their own uid
 
     def _rebuild(self, st: _Job) -> None:
@@ -92,7 +92,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
         for key, pod in self._index.owned(st.uid).items():
             self._pod_changed(st, key, None, pod)
 
-    def _pod_changed(self, st: _Job, key: PodKey, old: dict | None, new: dict | None) -> None:
+    def _pod_changed(self, st: _Job, key: PodKey, old: Obj | None, new: Obj | None) -> None:
         pod = new if new is not None else old
         if pod is None:
             return
@@ -104,7 +104,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
         else:
             st.known[uid] = new
 
-    def _gone(self, st: _Job, uid: str, pod: dict) -> None:
+    def _gone(self, st: _Job, uid: str, pod: Obj) -> None:
         """A pod deleted before it finished counts as failed, unless this controller
         deleted it or a podFailurePolicy rule ignores it."""
         st.known.pop(uid, None)
@@ -115,7 +115,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
         st.failed.add(uid)
         st.finishes.append((self._now, False))
 
-    def _finished(self, st: _Job, uid: str, pod: dict) -> None:
+    def _finished(self, st: _Job, uid: str, pod: Obj) -> None:
         st.known.pop(uid, None)
         if uid in st.succeeded or uid in st.failed:
             return
@@ -130,14 +130,15 @@ class JobReconciler(WorkloadReconciler[_Job]):
         if ok and index is not None:
             st.done_idx.add(index)
 
-    def _policy_action(self, st: _Job, pod: dict) -> str:
+    def _policy_action(self, st: _Job, pod: Obj) -> str:
         match = ju.match_failure_policy((st.obj.get("spec") or {}).get("podFailurePolicy"), pod)
         if match is None:
             return "Count"
         i, rule, container = match
         if rule.get("action") == "FailJob" and st.fail_rule is None:
             st.fail_rule = ju.fail_job_message(pod, i, container)
-        return rule.get("action", "Count")
+        action: str = rule.get("action", "Count")
+        return action
 
     def _wakeups(self, st: _Job, now: float) -> tuple[float | None, ...]:
         return (st.wake,)
@@ -165,7 +166,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
         status = self._complete(st, spec, status, active, now)
         self._write_status(st, self._counters(st, spec, status, pods), w)
 
-    def _suspension(self, st: _Job, spec: dict, status: dict, now: float) -> dict:
+    def _suspension(self, st: _Job, spec: Obj, status: Obj, now: float) -> Obj:
         suspended = ju.has_condition(status, "Suspended")
         if spec.get("suspend") and not suspended:
             self._event(st, "Suspended", "Job suspended", now)
@@ -179,9 +180,10 @@ class JobReconciler(WorkloadReconciler[_Job]):
             status["startTime"] = rfc3339(now)
         return status
 
-    def _failure(self, st: _Job, spec: dict, status: dict, active: list[dict], now: float) -> str | None:
+    def _failure(self, st: _Job, spec: Obj, status: Obj, active: list[Obj], now: float) -> str | None:
         if ju.has_condition(status, "FailureTarget"):
-            return next(c["reason"] for c in status["conditions"] if c["type"] == "FailureTarget")
+            reason: str = next(c["reason"] for c in status["conditions"] if c["type"] == "FailureTarget")
+            return reason
         if st.fail_rule is not None:
             return "PodFailurePolicy"
         limit = int(spec.get("backoffLimit", 6))
@@ -202,7 +204,9 @@ class JobReconciler(WorkloadReconciler[_Job]):
             st.wake = started + deadline
         return None
 
-    def _fail(self, st: _Job, status: dict, reason: str, active, terminating, now: float, w: Writes) -> dict:
+    def _fail(
+        self, st: _Job, status: Obj, reason: str, active: list[Obj], terminating: list[Obj], now: float, w: Writes
+    ) -> Obj:
         message = st.fail_rule if reason == "PodFailurePolicy" else FAILED_REASONS[reason]
         if not ju.has_condition(status, "FailureTarget"):
             self._event(st, reason, message or "", now, "Warning")
@@ -212,7 +216,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
             status = ju.with_condition(status, "Failed", "True", reason, message or "", now)
         return status
 
-    def _manage(self, st: _Job, spec: dict, active: list[dict], now: float, w: Writes) -> None:
+    def _manage(self, st: _Job, spec: Obj, active: list[Obj], now: float, w: Writes) -> None:
         want = self._want(st, spec, len(active))
         if len(active) > want:
             self._delete(st, active, len(active) - want, now, w)
@@ -228,7 +232,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
         st.exp.expect(len(indexes), (), now)
         w.pod_creates.extend(self._job_pod(st, i) for i in indexes)
 
-    def _want(self, st: _Job, spec: dict, active: int) -> int:
+    def _want(self, st: _Job, spec: Obj, active: int) -> int:
         parallelism = int(spec.get("parallelism", 1))
         succeeded = len(st.succeeded) + self._carried(st, "succeeded")
         completions = spec.get("completions")
@@ -244,11 +248,11 @@ class JobReconciler(WorkloadReconciler[_Job]):
             failures, last = (0, last) if ok else (failures + 1, t)
         return last + ju.backoff_delay(failures) if failures else 0.0
 
-    def _free_indexes(self, st: _Job, spec: dict, active: list[dict]) -> list[int]:
+    def _free_indexes(self, st: _Job, spec: Obj, active: list[Obj]) -> list[int]:
         taken = st.done_idx | {i for p in active if (i := ju.index_of(p)) is not None}
         return [i for i in range(int(spec.get("completions") or 0)) if i not in taken]
 
-    def _job_pod(self, st: _Job, index: int | None) -> dict:
+    def _job_pod(self, st: _Job, index: int | None) -> Obj:
         pod = self._new_pod(st)
         m = pod["metadata"]
         annotations = m.setdefault("annotations", {})
@@ -261,7 +265,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
             pod["spec"]["hostname"] = f"{st.name}-{index}"
         return pod
 
-    def _delete(self, st: _Job, pods: list[dict], count: int, now: float, w: Writes) -> None:
+    def _delete(self, st: _Job, pods: list[Obj], count: int, now: float, w: Writes) -> None:
         if count <= 0:
             return
         victims = sorted(pods_to_delete(pods, count, now), key=lambda p: p["metadata"]["name"])
@@ -272,7 +276,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
             w.pod_deletes.append((m["namespace"], m["name"], m.get("uid", ""), None))
             self._event(st, SUCCESSFUL_DELETE, f"Deleted pod: {m['name']}", now)
 
-    def _complete(self, st: _Job, spec: dict, status: dict, active: list[dict], now: float) -> dict:
+    def _complete(self, st: _Job, spec: Obj, status: Obj, active: list[Obj], now: float) -> Obj:
         if active or ju.has_condition(status, "FailureTarget") or spec.get("suspend"):
             return status
         succeeded = len(st.succeeded) + self._carried(st, "succeeded")
@@ -294,7 +298,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
         """Counts from the status for pods this instance never saw (gone before a restart)."""
         return (st.base or {}).get(what, 0)
 
-    def _counters(self, st: _Job, spec: dict, status: dict, pods: dict) -> dict:
+    def _counters(self, st: _Job, spec: Obj, status: Obj, pods: dict[PodKey, Obj]) -> Obj:
         active = [p for p in pods.values() if is_pod_active(p)]
         out = {
             **status,

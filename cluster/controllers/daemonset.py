@@ -71,7 +71,7 @@ from .daemonsetplacement import (
     target_node,
 )
 from .daemonsetupdate import GENERATION_LABEL, HASH_LABEL, fenceposts, history_to_prune, is_updated, rolling_step
-from .reconciler import Watches
+from .reconciler import Obj, Watches
 from .statefulsetrevisions import RevisionBook, RevisionIndex, revision_data, revision_hash, revision_name
 from .workload import (
     BURST_REPLICAS,
@@ -110,17 +110,20 @@ _STATUS_FIELDS = (
     "updatedNumberScheduled",
     "numberMisscheduled",
 )
+# One node's share of the status: the five counts above, then when its pod became available.
+_Share = tuple[int, int, int, int, int, float | None]
+_NO_COUNTS = (0, 0, 0, 0, 0)
 
 
 # ---- the pod a DaemonSet runs (where it may run: ``daemonsetplacement``) ---------------
 
 
-def template_hash(template: dict, collisions: int = 0) -> str:
+def template_hash(template: Obj, collisions: int = 0) -> str:
     """The revision hash of a pod template: the suffix of its ControllerRevision's name."""
     return revision_hash(revision_data(template), collisions)
 
 
-def _oldest_first(pod: dict):
+def _oldest_first(pod: Obj) -> tuple[int, float, str]:
     stamp = (pod.get("metadata") or {}).get("creationTimestamp")
     created = parse_timestamp(stamp) if stamp else None
     return (0 if node_name_of(pod) else 1, float("-inf") if created is None else created, name_of(pod))
@@ -157,10 +160,10 @@ class _DaemonSet(OwnerState):
         self.generation_label = ((self.obj.get("metadata") or {}).get("annotations") or {}).get(TEMPLATE_GENERATION)
         self.strategy = spec.get("updateStrategy") or {}
         self.min_ready = spec.get("minReadySeconds") or 0
-        self.by_node: dict[str, dict[PodKey, dict]] = {}  # target node -> this DaemonSet's pods
+        self.by_node: dict[str, dict[PodKey, Obj]] = {}  # target node -> this DaemonSet's pods
         self.pod_node: dict[PodKey, str] = {}
         self.elig: dict[str, tuple[bool, bool]] = {}  # node -> (should run, may continue)
-        self.contrib: dict[str, tuple] = {}  # node -> its share of the status
+        self.contrib: dict[str, _Share] = {}  # node -> its share of the status
         self.totals = [0] * len(_STATUS_FIELDS)
         self.manage: set[str] = set()  # nodes to look at when next allowed to manage
         self.touched: set[str] = set()  # nodes whose status share is stale
@@ -183,16 +186,16 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._nodes: dict[str, dict] = {}
+        self._nodes: dict[str, Obj] = {}
         self._book = RevisionBook(self.KIND)
 
-    def _new_state(self, obj: dict) -> _DaemonSet:
+    def _new_state(self, obj: Obj) -> _DaemonSet:
         return _DaemonSet(obj)
 
-    def _claimable(self, pod: dict) -> bool:
+    def _claimable(self, pod: Obj) -> bool:
         return not is_terminating(pod)
 
-    def _base_pod(self, ds: _DaemonSet) -> dict:
+    def _base_pod(self, ds: _DaemonSet) -> Obj:
         pod = base_pod(ds.obj, self.KIND)
         pod["metadata"]["labels"][REVISION_HASH_LABEL] = ds.hash
         if ds.generation_label is not None:
@@ -201,7 +204,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
         return pod
 
     # -- events ----------------------------------------------------------------------------
-    def _on_other(self, kind: str, etype: str, node: dict, now: float) -> None:
+    def _on_other(self, kind: str, etype: str, node: Obj, now: float) -> None:
         if kind == "ControllerRevision":
             for rev in self._book.observe(etype, node):
                 self._revision_touched(rev)
@@ -222,7 +225,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
             ds.elig.pop(name, None)
             self._touch(ds, name)
 
-    def _revision_touched(self, rev: dict) -> None:
+    def _revision_touched(self, rev: Obj) -> None:
         owner = RevisionIndex.owner_of(rev)
         if owner:
             if owner in self._owners:
@@ -240,7 +243,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
         elif isinstance(req, Delete) and req.kind == "ControllerRevision":
             self._book.delete_failed((req.namespace, req.name))
 
-    def revisions(self, namespace: str, name: str) -> list[dict]:
+    def revisions(self, namespace: str, name: str) -> list[Obj]:
         """The ControllerRevisions of a DaemonSet as this controller knows them, oldest first."""
         st = self._owners.get(self._by_key.get((namespace, name), ""))
         return self._book.of(st.uid) if st is not None else []
@@ -258,7 +261,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
         ds.manage |= set(self._nodes)
         ds.touched |= set(self._nodes)
 
-    def _pod_changed(self, ds: _DaemonSet, key: PodKey, old: dict | None, new: dict | None) -> None:
+    def _pod_changed(self, ds: _DaemonSet, key: PodKey, old: Obj | None, new: Obj | None) -> None:
         if old is not None:
             node = ds.pod_node.pop(key, None)
             if node is not None:
@@ -282,7 +285,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
             ds.by_node.setdefault(node, {})[key] = new
             self._touch(ds, node)
 
-    def _create_failed(self, ds: _DaemonSet, pod: dict) -> None:
+    def _create_failed(self, ds: _DaemonSet, pod: Obj) -> None:
         node = target_node(pod)
         if node is not None:
             self._touch(ds, node)
@@ -331,7 +334,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
             ds.hash = hash_
             ds.touched |= set(self._nodes)
 
-    def _eligibility(self, ds: _DaemonSet, node: dict) -> tuple[bool, bool]:
+    def _eligibility(self, ds: _DaemonSet, node: Obj) -> tuple[bool, bool]:
         name = name_of(node)
         got = ds.elig.get(name)
         if got is None:
@@ -374,7 +377,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
             w.pod_deletes.append((m["namespace"], m["name"], m.get("uid", ""), None))
             self._event(ds, SUCCESSFUL_DELETE, f"Deleted pod: {m['name']}", now)
 
-    def _roll(self, ds: _DaemonSet, fences: tuple[int, int], now: float) -> tuple[list[str], list[dict]]:
+    def _roll(self, ds: _DaemonSet, fences: tuple[int, int], now: float) -> tuple[list[str], list[Obj]]:
         """One rolling-update step, when the per-node pass had nothing to do (upstream rolls
         only with expectations satisfied after it)."""
         by_node = {name: list(pods.values()) for name, pods in ds.by_node.items()}
@@ -384,7 +387,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
             ds.wake = min(ds.wake or float("inf"), step.wake)
         return step.creates, step.deletes
 
-    def _plan_node(self, ds: _DaemonSet, node: dict, now: float, surge: int = 0) -> tuple[bool, list, bool]:
+    def _plan_node(self, ds: _DaemonSet, node: Obj, now: float, surge: int = 0) -> tuple[bool, list[Obj], bool]:
         """(create a pod, pods to delete, waiting on a failed-pod backoff) for one node."""
         name = name_of(node)
         should_run, may_continue = self._eligibility(ds, node)
@@ -440,13 +443,14 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
         for name in ds.touched:
             old = ds.contrib.pop(name, None)
             new = self._share(ds, name)
+            added, removed = new[:5] if new else _NO_COUNTS, old[:5] if old else _NO_COUNTS
             for i in range(len(_STATUS_FIELDS)):
-                ds.totals[i] += (new[i] if new else 0) - (old[i] if old else 0)
+                ds.totals[i] += added[i] - removed[i]
             if new is not None:
                 ds.contrib[name] = new
         ds.touched = set()
 
-    def _share(self, ds: _DaemonSet, name: str) -> tuple | None:
+    def _share(self, ds: _DaemonSet, name: str) -> _Share | None:
         """(desired, current, ready, updated, misscheduled, available from) for one node."""
         node = self._nodes.get(name)
         if node is None:
@@ -462,7 +466,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
         updated = is_updated(oldest, ds.hash, ds.generation_label)
         return (1, 1, int(ready), int(updated), 0, available_at(oldest, ds.min_ready) if ready else None)
 
-    def _status(self, ds: _DaemonSet, now: float, managed: bool) -> dict:
+    def _status(self, ds: _DaemonSet, now: float, managed: bool) -> Obj:
         desired, current, ready, updated, misscheduled = ds.totals
         available, ds.next_available = ready, None
         if ds.min_ready > 0 and ready:
@@ -487,7 +491,7 @@ class DaemonSetReconciler(WorkloadReconciler[_DaemonSet]):
         return ds.wake, ds.next_available
 
 
-def _pkey(pod: dict) -> PodKey:
+def _pkey(pod: Obj) -> PodKey:
     m = pod["metadata"]
     return m["namespace"], m["name"]
 
@@ -501,8 +505,8 @@ class DaemonSetController(WorkloadStep):
         super().__init__(DaemonSetReconciler())
 
     @property
-    def _nodes(self) -> dict[str, dict]:
+    def _nodes(self) -> dict[str, Obj]:
         return self.reconciler._nodes  # what a test reads of the nodes it kept
 
-    def revisions(self, namespace: str, name: str) -> list[dict]:
+    def revisions(self, namespace: str, name: str) -> list[Obj]:
         return self.reconciler.revisions(namespace, name)

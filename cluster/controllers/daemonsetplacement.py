@@ -16,10 +16,12 @@ Everything here is a function of plain dicts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..api.nodeaffinity import REQUIRED, RequiredNodeAffinity
 from ..api.objects import labels_of, name_of, node_name_of
 from ..api.taints import NO_EXECUTE, NO_SCHEDULE, find_untolerated_taint
+from .reconciler import Obj
 
 __all__ = [
     "DAEMON_TOLERATIONS",
@@ -47,14 +49,14 @@ NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
 NODE_NAME_FIELD = "metadata.name"
 
 
-def add_daemon_tolerations(spec: dict) -> None:
+def add_daemon_tolerations(spec: Obj) -> None:
     """Add (or replace with) the daemon tolerations in a pod spec, in place."""
     wanted = list(DAEMON_TOLERATIONS) + ([(NETWORK_UNAVAILABLE, NO_SCHEDULE)] if spec.get("hostNetwork") else [])
     for key, effect in wanted:
         _add_or_update_toleration(spec, {"key": key, "operator": "Exists", "effect": effect})
 
 
-def _add_or_update_toleration(spec: dict, tol: dict) -> None:
+def _add_or_update_toleration(spec: Obj, tol: Obj) -> None:
     # Upstream AddOrUpdateTolerationInPodSpec: a toleration with the same key, operator,
     # value and effect is replaced (dropping its tolerationSeconds); otherwise appended.
     same = (tol["key"], tol["operator"], "", tol["effect"])
@@ -72,7 +74,7 @@ def _add_or_update_toleration(spec: dict, tol: dict) -> None:
     spec["tolerations"] = out
 
 
-def replace_node_affinity(spec: dict, node: str) -> None:
+def replace_node_affinity(spec: Obj, node: str) -> None:
     """Pin a pod spec to ``node`` (upstream ReplaceDaemonSetPodNodeNameNodeAffinity), in
     place: the required node affinity becomes one ``matchFields`` term for the node; the
     preferred terms and pod (anti-)affinity are kept."""
@@ -90,7 +92,7 @@ def replace_node_affinity(spec: dict, node: str) -> None:
         node_affinity[REQUIRED]["nodeSelectorTerms"] = [term]
 
 
-def target_node(pod: dict) -> str | None:
+def target_node(pod: Obj) -> str | None:
     """The node a daemon pod is for: spec.nodeName, else the first ``metadata.name In``
     matchFields requirement with one value (upstream GetTargetNodeName), else None."""
     name = node_name_of(pod)
@@ -110,13 +112,13 @@ class Placement:
 
     __slots__ = ("node_name", "affinity", "tolerations")
 
-    def __init__(self, spec: dict):
+    def __init__(self, spec: Obj):
         self.node_name = spec.get("nodeName") or ""
         required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(REQUIRED)
         self.affinity = RequiredNodeAffinity(spec.get("nodeSelector") or None, required)
         self.tolerations = tuple(spec.get("tolerations") or ())
 
-    def check(self, node: dict) -> tuple[bool, bool]:
+    def check(self, node: Obj) -> tuple[bool, bool]:
         """(should run, may continue running) on ``node`` (upstream NodeShouldRunDaemonPod)."""
         if self.node_name and self.node_name != name_of(node):
             return False, False
@@ -128,19 +130,19 @@ class Placement:
         return False, find_untolerated_taint(taints, self.tolerations, (NO_EXECUTE,)) is None
 
 
-def daemon_spec(ds: dict) -> dict:
+def daemon_spec(ds: Obj) -> Obj:
     """A copy of the DaemonSet's pod template spec with the daemon tolerations added."""
     spec = dict(((ds.get("spec") or {}).get("template") or {}).get("spec") or {})
     add_daemon_tolerations(spec)
     return spec
 
 
-def node_should_run(ds: dict, node: dict) -> tuple[bool, bool]:
+def node_should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     """(should run, may continue running) for DaemonSet ``ds`` on ``node``."""
     return Placement(daemon_spec(ds)).check(node)
 
 
-def placement_node(node: dict) -> dict:
+def placement_node(node: Obj) -> Obj:
     """The node as placement reads it (name, labels, taints), which is what the controller
     keeps of each node: the whole decoded node is about ten times as large, and a cluster
     keeps every node here whether or not it runs DaemonSets."""
@@ -152,6 +154,6 @@ def placement_node(node: dict) -> dict:
     }
 
 
-def placement_view(node: dict) -> tuple:
+def placement_view(node: Obj) -> tuple[dict[str, Any], list[Obj] | None]:
     """What of a node decides daemon placement: its labels and taints."""
     return labels_of(node), (node.get("spec") or {}).get("taints")

@@ -35,6 +35,7 @@ from typing import Any
 from ..api.objects import is_terminating, labels_of, name_of
 from ..api.workloadvalidation import resolve_percent
 from .ownedpods import available_at, is_pod_ready
+from .reconciler import Obj
 
 __all__ = [
     "GENERATION_LABEL",
@@ -66,7 +67,7 @@ def fenceposts(strategy: Mapping[str, Any] | None, desired: int) -> tuple[int, i
     return surge, unavailable
 
 
-def is_updated(pod: dict, hash_: str, generation: str | None) -> bool:
+def is_updated(pod: Obj, hash_: str, generation: str | None) -> bool:
     """The pod runs the current template: its revision hash, or its template generation,
     is the DaemonSet's (upstream IsPodUpdated)."""
     labels = labels_of(pod)
@@ -77,7 +78,7 @@ def is_updated(pod: dict, hash_: str, generation: str | None) -> bool:
     )
 
 
-def split_node(pods: Sequence[dict], hash_: str, generation: str | None) -> tuple[dict | None, dict | None, bool]:
+def split_node(pods: Sequence[Obj], hash_: str, generation: str | None) -> tuple[Obj | None, Obj | None, bool]:
     """(new pod, old pod, ok) of one node's pods not being deleted; not ok when there is
     more than one of either (upstream findUpdatedPodsOnNode)."""
     new = old = None
@@ -102,7 +103,7 @@ class RollingStep:
     __slots__ = ("deletes", "creates", "wake")
 
     def __init__(self) -> None:
-        self.deletes: list[dict] = []
+        self.deletes: list[Obj] = []
         self.creates: list[str] = []
         self.wake: float | None = None
 
@@ -111,7 +112,7 @@ class _Availability:
     def __init__(self, min_ready: float, now: float, step: RollingStep):
         self.min_ready, self.now, self.step = min_ready, now, step
 
-    def __call__(self, pod: dict) -> bool:
+    def __call__(self, pod: Obj) -> bool:
         if not is_pod_ready(pod):
             return False
         at = available_at(pod, self.min_ready)
@@ -122,7 +123,7 @@ class _Availability:
 
 
 def rolling_step(
-    by_node: Mapping[str, Sequence[dict]],
+    by_node: Mapping[str, Sequence[Obj]],
     should_run: Mapping[str, bool],
     hash_: str,
     generation: str | None,
@@ -143,26 +144,46 @@ def rolling_step(
     return step
 
 
-def _without_surge(by_node, hash_, generation, max_unavailable: int, available, step: RollingStep) -> None:
+def _without_surge(
+    by_node: Mapping[str, Sequence[Obj]],
+    hash_: str,
+    generation: str | None,
+    max_unavailable: int,
+    available: _Availability,
+    step: RollingStep,
+) -> None:
     num_unavailable = 0
-    replace: list[dict] = []
-    candidates: list[dict] = []
+    replace: list[Obj] = []
+    candidates: list[Obj] = []
     for name in sorted(by_node):
         new, old, ok = split_node(by_node[name], hash_, generation)
-        if not ok or (new is None) == (old is None):
-            num_unavailable += 1  # the per-node pass sorts this node out first
-        elif old is None:
+        if ok and new is not None and old is None:
             num_unavailable += not available(new)
-        elif not available(old):
-            replace.append(old)
-        elif num_unavailable < max_unavailable:
-            candidates.append(old)
+        elif ok and new is None and old is not None:
+            if not available(old):
+                replace.append(old)
+            elif num_unavailable < max_unavailable:
+                candidates.append(old)
+        else:
+            num_unavailable += 1  # both or neither: the per-node pass sorts this node out first
     room = min(max(max_unavailable - num_unavailable, 0), len(candidates))
     step.deletes = replace + candidates[:room]
 
 
-def _with_surge(by_node, should_run, hash_, generation, max_surge: int, desired: int, available, step) -> None:
-    deletes, sunset, candidates, allowed = [], [], [], []
+def _with_surge(
+    by_node: Mapping[str, Sequence[Obj]],
+    should_run: Mapping[str, bool],
+    hash_: str,
+    generation: str | None,
+    max_surge: int,
+    desired: int,
+    available: _Availability,
+    step: RollingStep,
+) -> None:
+    deletes: list[Obj] = []
+    sunset: list[Obj] = []
+    candidates: list[str] = []
+    allowed: list[str] = []
     num_surge = num_available = 0
     for name in sorted(by_node):
         new, old, ok = split_node(by_node[name], hash_, generation)
@@ -194,7 +215,7 @@ def _with_surge(by_node, should_run, hash_, generation, max_surge: int, desired:
     step.creates = allowed + candidates[:room]
 
 
-def history_to_prune(revisions: Sequence[dict], current: str, live: set[str], limit: int) -> list[dict]:
+def history_to_prune(revisions: Sequence[Obj], current: str, live: set[str], limit: int) -> list[Obj]:
     """The revisions to delete, oldest first (upstream cleanupHistory): as many of the
     non-current ones as exceed ``limit``, skipping those a pod still runs (``live``)."""
     old = [r for r in revisions if name_of(r) != current]

@@ -53,7 +53,7 @@ from ..api.requests import Create, Delete, Request, Update, UpdateStatus
 from . import deploymentstatus as ds
 from . import deploymentutil as du
 from .ownedpods import controller_ref, owner_reference
-from .reconciler import Indexer, ObjectCache, Outcome, ReconcilerStep, Watches
+from .reconciler import Indexer, Obj, ObjectCache, Outcome, ReconcilerStep, Watches
 
 Key = tuple[str, str]
 SCALING = "ScalingReplicaSet"
@@ -62,8 +62,8 @@ WRITE_TIMEOUT = 300.0  # a write whose echo never comes stops holding its Deploy
 
 @dataclass
 class _Deployment:
-    obj: dict  # as last seen, with this controller's writes since
-    seen: dict  # as the watch last showed it
+    obj: Obj  # as last seen, with this controller's writes since
+    seen: Obj  # as the watch last showed it
     inflight: dict[str, str] = field(default_factory=dict)  # RS name ("" = itself) -> rv sent from
     awaiting: set[str] = field(default_factory=set)  # ReplicaSets created, not yet seen
     since: float = 0.0  # when the writes in flight were sent
@@ -74,7 +74,7 @@ class _Deployment:
         return uid_of(self.obj)
 
     @property
-    def spec(self) -> dict:
+    def spec(self) -> Obj:
         return self.obj.get("spec") or {}
 
     @property
@@ -82,7 +82,7 @@ class _Deployment:
         return int((self.obj.get("metadata") or {}).get("generation") or 0)
 
 
-def _key(obj: dict) -> Key:
+def _key(obj: Obj) -> Key:
     return namespace_of(obj), name_of(obj)
 
 
@@ -105,18 +105,18 @@ class DeploymentReconciler:
         self.cache = cache  # read for the refused writes of a Deployment
         self._deps: dict[Key, _Deployment] = {}
         self._by_uid: dict[str, Key] = {}
-        self._rs: dict[Key, dict] = {}
+        self._rs: dict[Key, Obj] = {}
         self._rs_owner: dict[Key, str] = {}  # ReplicaSet -> its Deployment's uid
         self._owned: dict[str, set[Key]] = {}  # Deployment uid -> its ReplicaSets
         self._rs_uid: dict[str, Key] = {}
-        self._shadow: dict[Key, dict] = {}  # ReplicaSets updated, as last seen, until the echo
+        self._shadow: dict[Key, Obj] = {}  # ReplicaSets updated, as last seen, until the echo
         self._pods: dict[str, set[Key]] = {}  # ReplicaSet uid -> its pods not yet terminal
         self._pod_rs: dict[Key, str] = {}
         self._named: list[Key] = []  # the Deployments the event at hand touches
         self._events: list[Any] = []  # the reconcile's Events
 
     # -- events (``Observer.observe``) ----------------------------------------------------
-    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[Key]:
+    def observe(self, kind: str, etype: str, obj: Obj, now: float) -> list[Key]:
         if kind == "Deployment":
             self._on_deployment(etype, obj)
         elif kind == "ReplicaSet":
@@ -129,7 +129,7 @@ class DeploymentReconciler:
     def observed_events(self) -> list[Any]:
         return []  # its Events are all raised while reconciling
 
-    def _on_deployment(self, etype: str, obj: dict) -> None:
+    def _on_deployment(self, etype: str, obj: Obj) -> None:
         key = _key(obj)
         st = self._deps.get(key)
         if etype == "DELETED" or (st is not None and st.uid != uid_of(obj)):
@@ -150,7 +150,7 @@ class DeploymentReconciler:
             st.obj = st.seen = obj
         self._named.append(key)
 
-    def _on_replicaset(self, etype: str, rs: dict) -> None:
+    def _on_replicaset(self, etype: str, rs: Obj) -> None:
         key = _key(rs)
         self._shadow.pop(key, None)
         old_owner = self._rs_owner.pop(key, None)
@@ -177,7 +177,7 @@ class DeploymentReconciler:
                 del st.inflight[key[1]]
         self._touch(owner)
 
-    def _on_pod(self, etype: str, pod: dict) -> None:
+    def _on_pod(self, etype: str, pod: Obj) -> None:
         """Only Recreate reads pods: it waits until the old ones are gone."""
         key = _key(pod)
         ref = controller_ref(pod)
@@ -244,7 +244,7 @@ class DeploymentReconciler:
             st.inflight.pop("", None)
             st.obj = st.seen  # the apiserver's copy stands: the reconcile writes it again
 
-    def _replicasets(self, st: _Deployment) -> list[dict]:
+    def _replicasets(self, st: _Deployment) -> list[Obj]:
         keys = sorted(self._owned.get(st.uid, ()))
         return [self._rs[k] for k in keys if k in self._rs and not is_terminating(self._rs[k])]
 
@@ -281,7 +281,9 @@ class DeploymentReconciler:
         return bool(st.inflight or st.awaiting)
 
     # -- the strategies ------------------------------------------------------------------
-    def _rolling(self, st: _Deployment, new: dict | None, old: list[dict], base: dict, now: float, w: list[Request]):
+    def _rolling(
+        self, st: _Deployment, new: Obj | None, old: list[Obj], base: Obj, now: float, w: list[Request]
+    ) -> Obj:
         spec, want = st.spec, du.spec_replicas(st.spec)
         created = new is None
         if new is None:
@@ -300,7 +302,9 @@ class DeploymentReconciler:
             self._cleanup(st, old, now, w)
         return new
 
-    def _recreate(self, st: _Deployment, new: dict | None, old: list[dict], base: dict, now: float, w: list[Request]):
+    def _recreate(
+        self, st: _Deployment, new: Obj | None, old: list[Obj], base: Obj, now: float, w: list[Request]
+    ) -> Obj | None:
         scaled = False
         for rs in old:
             if du.is_active(rs):
@@ -316,12 +320,12 @@ class DeploymentReconciler:
             self._cleanup(st, old, now, w)
         return new
 
-    def _old_pods_running(self, new: dict | None, old: list[dict]) -> bool:
+    def _old_pods_running(self, new: Obj | None, old: list[Obj]) -> bool:
         if sum(du.status_replicas(rs) for rs in old) > 0:
             return True
         return any(self._pods.get(uid_of(rs)) for rs in old if rs is not new)
 
-    def _is_scaling_event(self, st: _Deployment, new: dict | None, old: list[dict]) -> bool:
+    def _is_scaling_event(self, st: _Deployment, new: Obj | None, old: list[Obj]) -> bool:
         want = str(du.spec_replicas(st.spec))
         for rs in [*old, *([new] if new is not None else [])]:
             desired = ((rs.get("metadata") or {}).get("annotations") or {}).get(du.DESIRED)
@@ -329,7 +333,7 @@ class DeploymentReconciler:
                 return True
         return False
 
-    def _scale(self, st: _Deployment, new: dict | None, old: list[dict], now: float, w: list[Request]) -> None:
+    def _scale(self, st: _Deployment, new: Obj | None, old: list[Obj], now: float, w: list[Request]) -> None:
         """Upstream ``scale``: one active ReplicaSet takes the size; a saturated new one
         retires the old ones; otherwise the sizes go proportionally."""
         spec, want = st.spec, du.spec_replicas(st.spec)
@@ -352,7 +356,7 @@ class DeploymentReconciler:
             self._scale_rs(st, rs, sizes[rs["metadata"]["name"]], now, w, direction)
 
     # -- writes --------------------------------------------------------------------------
-    def _scale_rs(self, st: _Deployment, rs: dict, size: int, now: float, w: list[Request], op: str = "") -> bool:
+    def _scale_rs(self, st: _Deployment, rs: Obj, size: int, now: float, w: list[Request], op: str = "") -> bool:
         """Set ``rs``'s size and replica annotations; True when the size changed."""
         spec = st.spec
         want = du.spec_replicas(spec)
@@ -370,7 +374,7 @@ class DeploymentReconciler:
             self._event(st, SCALING, message, now)
         return before != size
 
-    def _send_rs(self, st: _Deployment, rs: dict, copy: dict, now: float, w: list[Request]) -> None:
+    def _send_rs(self, st: _Deployment, rs: Obj, copy: Obj, now: float, w: list[Request]) -> None:
         """Send ``copy`` and read it locally from now on (the watch's objects are shared
         with other controllers: replaced, never changed in place)."""
         w.append(Update(copy))
@@ -379,7 +383,7 @@ class DeploymentReconciler:
         self._shadow[_key(rs)] = rs  # what the apiserver still holds, if it refuses
         self._rs[_key(rs)] = copy
 
-    def _create(self, st: _Deployment, old: list[dict], size: int, base: dict, now: float, w: list[Request]) -> dict:
+    def _create(self, st: _Deployment, old: list[Obj], size: int, base: Obj, now: float, w: list[Request]) -> Obj:
         spec = st.spec
         template = spec.get("template") or {}
         collisions = int((st.obj.get("status") or {}).get("collisionCount") or 0)
@@ -427,7 +431,7 @@ class DeploymentReconciler:
         return rs
 
     def _sync_revision(
-        self, st: _Deployment, new: dict, old: list[dict], base: dict, now: float, w: list[Request]
+        self, st: _Deployment, new: Obj, old: list[Obj], base: Obj, now: float, w: list[Request]
     ) -> bool:
         """The existing new ReplicaSet's revision (max old + 1, the previous one kept in
         revision-history) and annotations; True when that needs a write first."""
@@ -467,7 +471,7 @@ class DeploymentReconciler:
         st.since = now
         st.obj = obj
 
-    def _cleanup(self, st: _Deployment, old: list[dict], now: float, w: list[Request]) -> None:
+    def _cleanup(self, st: _Deployment, old: list[Obj], now: float, w: list[Request]) -> None:
         """Delete the lowest revisions beyond revisionHistoryLimit that hold nothing."""
         limit = st.spec.get("revisionHistoryLimit")
         if limit is None or len(old) <= limit:
@@ -483,9 +487,9 @@ class DeploymentReconciler:
     def _write_status(
         self,
         st: _Deployment,
-        owned: list[dict],
-        new: dict | None,
-        base: dict,
+        owned: list[Obj],
+        new: Obj | None,
+        base: Obj,
         now: float,
         w: list[Request],
         rollout: bool,

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..clock import parse_timestamp, rfc3339
 from .deploymentutil import MAX_INT32, available, max_unavailable, replicas, spec_replicas
+from .reconciler import Obj
 
 PROGRESSING, AVAILABLE = "Progressing", "Available"
 NEW_RS_AVAILABLE = "NewReplicaSetAvailable"
@@ -24,11 +25,11 @@ FOUND_NEW_RS = "FoundNewReplicaSet"
 PAUSED, RESUMED = "DeploymentPaused", "DeploymentResumed"
 
 
-def condition(status: dict, kind: str) -> dict | None:
+def condition(status: Obj, kind: str) -> Obj | None:
     return next((c for c in status.get("conditions") or () if c.get("type") == kind), None)
 
 
-def set_condition(status: dict, kind: str, state: str, reason: str, message: str, now: float) -> None:
+def set_condition(status: Obj, kind: str, state: str, reason: str, message: str, now: float) -> None:
     """Upstream SetDeploymentCondition: a condition with the same status and reason is
     left alone; the same status keeps its transition time."""
     current = condition(status, kind)
@@ -49,7 +50,7 @@ def set_condition(status: dict, kind: str, state: str, reason: str, message: str
     status["conditions"] = others + [new]
 
 
-def _replace_progressing(status: dict, reason: str, message: str, now: float) -> None:
+def _replace_progressing(status: Obj, reason: str, message: str, now: float) -> None:
     """Progressing True with a fresh lastUpdateTime even when the reason is unchanged."""
     current = condition(status, PROGRESSING)
     stamp = rfc3339(now)
@@ -67,14 +68,12 @@ def _replace_progressing(status: dict, reason: str, message: str, now: float) ->
     ]
 
 
-def has_deadline(spec: dict) -> bool:
+def has_deadline(spec: Obj) -> bool:
     deadline = spec.get("progressDeadlineSeconds")
     return deadline is not None and deadline != MAX_INT32
 
 
-def counters(
-    spec: dict, generation: int, all_rs: Sequence[dict], new: dict | None, old_status: dict, now: float
-) -> dict:
+def counters(spec: Obj, generation: int, all_rs: Sequence[Obj], new: Obj | None, old_status: Obj, now: float) -> Obj:
     """The status counters and the Available condition (upstream calculateStatus)."""
     status = {**old_status}
     status["conditions"] = [dict(c) for c in old_status.get("conditions") or ()]
@@ -104,7 +103,7 @@ def counters(
     return status
 
 
-def is_complete(spec: dict, generation: int, status: dict) -> bool:
+def is_complete(spec: Obj, generation: int, status: Obj) -> bool:
     want = spec_replicas(spec)
     return (
         status.get("updatedReplicas") == want
@@ -114,8 +113,8 @@ def is_complete(spec: dict, generation: int, status: dict) -> bool:
     )
 
 
-def _progressed(new: dict, old: dict) -> bool:
-    def n(s: dict, f: str) -> int:
+def _progressed(new: Obj, old: Obj) -> bool:
+    def n(s: Obj, f: str) -> int:
         return int(s.get(f) or 0)
 
     return (
@@ -126,7 +125,7 @@ def _progressed(new: dict, old: dict) -> bool:
     )
 
 
-def timed_out(spec: dict, status: dict, now: float) -> bool:
+def timed_out(spec: Obj, status: Obj, now: float) -> bool:
     cond = condition(status, PROGRESSING)
     if cond is None or not has_deadline(spec):
         return False
@@ -135,12 +134,11 @@ def timed_out(spec: dict, status: dict, now: float) -> bool:
     if cond.get("reason") == NEW_RS_AVAILABLE:
         return False
     since = parse_timestamp(cond.get("lastUpdateTime") or "") or 0.0
-    return since + spec["progressDeadlineSeconds"] < now
+    deadline: float = spec["progressDeadlineSeconds"]
+    return since + deadline < now
 
 
-def rollout_conditions(
-    spec: dict, generation: int, new: dict | None, old_status: dict, status: dict, now: float
-) -> None:
+def rollout_conditions(spec: Obj, generation: int, new: Obj | None, old_status: Obj, status: Obj, now: float) -> None:
     """The Progressing condition at the end of a rollout sync (upstream syncRolloutStatus)."""
     if not has_deadline(spec):
         status["conditions"] = [c for c in status["conditions"] if c.get("type") != PROGRESSING]
@@ -160,7 +158,7 @@ def rollout_conditions(
         set_condition(status, PROGRESSING, "False", TIMED_OUT, f'ReplicaSet "{name}" has timed out progressing.', now)
 
 
-def paused_conditions(spec: dict, status: dict, now: float) -> None:
+def paused_conditions(spec: Obj, status: Obj, now: float) -> None:
     """DeploymentPaused / DeploymentResumed, never over a timed-out rollout."""
     if not has_deadline(spec):
         return
@@ -174,7 +172,7 @@ def paused_conditions(spec: dict, status: dict, now: float) -> None:
         set_condition(status, PROGRESSING, "Unknown", RESUMED, "Deployment is resumed", now)
 
 
-def deadline_wakeup(spec: dict, status: dict) -> float | None:
+def deadline_wakeup(spec: Obj, status: Obj) -> float | None:
     """When a rollout still progressing would time out: its last progress + the deadline."""
     cond = condition(status, PROGRESSING)
     if not has_deadline(spec) or cond is None or cond.get("status") != "True" or cond.get("reason") == NEW_RS_AVAILABLE:

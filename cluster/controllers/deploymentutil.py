@@ -17,6 +17,7 @@ from typing import Any
 
 from ..api.workloadvalidation import resolve_percent
 from ..clock import parse_timestamp
+from .reconciler import Obj
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -32,41 +33,41 @@ _SAFE = "bcdfghjklmnpqrstvwxz2456789"  # upstream's alphabet for generated names
 # ---- small readers ---------------------------------------------------------------------
 
 
-def replicas(rs: dict) -> int:
+def replicas(rs: Obj) -> int:
     v = (rs.get("spec") or {}).get("replicas")
     return 1 if v is None else int(v)
 
 
-def available(rs: dict) -> int:
+def available(rs: Obj) -> int:
     return int((rs.get("status") or {}).get("availableReplicas") or 0)
 
 
-def status_replicas(rs: dict) -> int:
+def status_replicas(rs: Obj) -> int:
     return int((rs.get("status") or {}).get("replicas") or 0)
 
 
-def revision(rs: dict) -> int:
+def revision(rs: Obj) -> int:
     try:
         return int(((rs.get("metadata") or {}).get("annotations") or {}).get(REVISION, "0"))
     except ValueError:
         return 0
 
 
-def created_key(rs: dict) -> tuple[float, str]:
+def created_key(rs: Obj) -> tuple[float, str]:
     """Oldest first: creation time, then name (upstream ReplicaSetsByCreationTimestamp)."""
     m = rs.get("metadata") or {}
     stamp = m.get("creationTimestamp")
     return (parse_timestamp(stamp) or 0.0) if stamp else 0.0, m.get("name", "")
 
 
-def is_active(rs: dict) -> bool:
+def is_active(rs: Obj) -> bool:
     return replicas(rs) > 0
 
 
 # ---- template identity -----------------------------------------------------------------
 
 
-def template_hash(template: dict, collisions: int = 0) -> str:
+def template_hash(template: Obj, collisions: int = 0) -> str:
     """A 32-bit FNV-1a of the template (and the collision count when set), in the safe
     alphabet: stable for equal templates, different when the template changes."""
     h = 0x811C9DC5
@@ -78,7 +79,7 @@ def template_hash(template: dict, collisions: int = 0) -> str:
     return "".join(_SAFE[ord(c) % len(_SAFE)] for c in str(h))
 
 
-def without_hash(template: dict) -> dict:
+def without_hash(template: Obj) -> Obj:
     """``template`` minus the pod-template-hash label (a copy when it had one)."""
     labels = (template.get("metadata") or {}).get("labels") or {}
     if HASH_LABEL not in labels:
@@ -87,7 +88,7 @@ def without_hash(template: dict) -> dict:
     return {**template, "metadata": {**template["metadata"], "labels": rest}}
 
 
-def find_new(deployment_template: dict, owned: Sequence[dict]) -> dict | None:
+def find_new(deployment_template: Obj, owned: Sequence[Obj]) -> Obj | None:
     """The oldest owned ReplicaSet whose template equals the Deployment's, hash aside."""
     for rs in sorted(owned, key=created_key):
         if without_hash((rs.get("spec") or {}).get("template") or {}) == deployment_template:
@@ -108,21 +109,21 @@ def fenceposts(max_surge: Any, max_unavailable: Any, desired: int) -> tuple[int,
     return surge, unavailable
 
 
-def _rolling(spec: dict) -> dict | None:
+def _rolling(spec: Obj) -> Obj | None:
     strategy = spec.get("strategy") or {}
     if (strategy.get("type") or "RollingUpdate") != "RollingUpdate":
         return None
     return strategy.get("rollingUpdate") or {}
 
 
-def max_surge(spec: dict) -> int:
+def max_surge(spec: Obj) -> int:
     rolling = _rolling(spec)
     if rolling is None:
         return 0
     return fenceposts(rolling.get("maxSurge", "25%"), rolling.get("maxUnavailable", "25%"), spec_replicas(spec))[0]
 
 
-def max_unavailable(spec: dict) -> int:
+def max_unavailable(spec: Obj) -> int:
     rolling = _rolling(spec)
     want = spec_replicas(spec)
     if rolling is None or want == 0:
@@ -131,7 +132,7 @@ def max_unavailable(spec: dict) -> int:
     return min(unavailable, want)
 
 
-def spec_replicas(spec: dict) -> int:
+def spec_replicas(spec: Obj) -> int:
     v = spec.get("replicas")
     return 1 if v is None else int(v)
 
@@ -139,7 +140,7 @@ def spec_replicas(spec: dict) -> int:
 # ---- the rolling update ----------------------------------------------------------------
 
 
-def new_rs_replicas(spec: dict, all_rs: Sequence[dict], new_size: int) -> int:
+def new_rs_replicas(spec: Obj, all_rs: Sequence[Obj], new_size: int) -> int:
     """The new ReplicaSet's next size (upstream NewRSNewReplicas)."""
     want = spec_replicas(spec)
     if _rolling(spec) is None:
@@ -151,7 +152,7 @@ def new_rs_replicas(spec: dict, all_rs: Sequence[dict], new_size: int) -> int:
     return new_size + min(max_total - current, want - new_size)
 
 
-def old_scale_down(spec: dict, old: Sequence[dict], new: dict) -> dict[str, int]:
+def old_scale_down(spec: Obj, old: Sequence[Obj], new: Obj) -> dict[str, int]:
     """The old ReplicaSets' new sizes, by name, for one rolling step (only those that
     change): unhealthy replicas first, then down to the minimum availability. ``old`` is
     every old ReplicaSet: those at 0 still count for what is available."""
@@ -202,7 +203,7 @@ def _round_half_away(x: float) -> int:
     return int(x + 0.5) if x >= 0 else -int(-x + 0.5)
 
 
-def _fraction(rs: dict, want: int, surge: int, status_total: int) -> int:
+def _fraction(rs: Obj, want: int, surge: int, status_total: int) -> int:
     if want == 0:
         return -replicas(rs)
     allowed = want + surge
@@ -216,7 +217,7 @@ def _fraction(rs: dict, want: int, surge: int, status_total: int) -> int:
     return _round_half_away(replicas(rs) * allowed / base) - replicas(rs)
 
 
-def proportional_sizes(spec: dict, active: Sequence[dict], status_total: int) -> tuple[dict[str, int], str]:
+def proportional_sizes(spec: Obj, active: Sequence[Obj], status_total: int) -> tuple[dict[str, int], str]:
     """The active ReplicaSets' sizes after a scale of a RollingUpdate Deployment in the
     middle of a rollout, and "up" / "down" / "" (upstream DeploymentController.scale)."""
     want = spec_replicas(spec)
@@ -241,7 +242,7 @@ def proportional_sizes(spec: dict, active: Sequence[dict], status_total: int) ->
     return sizes, ("up" if to_add > 0 else "down" if to_add < 0 else "")
 
 
-def is_saturated(spec: dict, rs: dict | None) -> bool:
+def is_saturated(spec: Obj, rs: Obj | None) -> bool:
     if rs is None:
         return False
     want = spec_replicas(spec)
@@ -249,7 +250,7 @@ def is_saturated(spec: dict, rs: dict | None) -> bool:
     return desired == str(want) and replicas(rs) == want and available(rs) == want
 
 
-def active_or_latest(new: dict | None, old: Sequence[dict]) -> dict | None:
+def active_or_latest(new: Obj | None, old: Sequence[Obj]) -> Obj | None:
     """The one active ReplicaSet, or the newest when none is active, or None when several are."""
     everything = [rs for rs in [*old, new] if rs is not None]
     active = [rs for rs in everything if is_active(rs)]

@@ -40,7 +40,7 @@ def subsets(svc: Obj, pods: list[Obj]) -> tuple[list[Obj], bool]:
     """The Endpoints' subsets for ``pods``, and whether addresses were cut at 1000."""
     spec = svc.get("spec") or {}
     publish = bool(spec.get("publishNotReadyAddresses"))
-    groups: dict[tuple, tuple[list[Obj], list[Obj]]] = {}
+    groups: dict[tuple[tuple[str, int, str, str], ...], tuple[list[Obj], list[Obj]]] = {}
     total = 0
     for pod in pods:
         m, status = pod.get("metadata") or {}, pod.get("status") or {}

@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from ..api.objects import KINDS
 from ..api.patches import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, RemoveFinalizer, RemoveOwnerReferences
 from ..api.requests import Delete, Patch, Request
-from .reconciler import Indexer, ObjectCache, Outcome, ReconcilerStep, Watches, target
+from .reconciler import Indexer, Obj, ObjectCache, Outcome, ReconcilerStep, Watches, target
 
 if TYPE_CHECKING:
     from ..api.leasehead import LeaseHead
@@ -95,6 +95,8 @@ Key = tuple[str, str, str]  # (kind, namespace, name); "" for a cluster-scoped n
 # A queue key: ("D", *key) a dependent to look at, ("O", *key) an owner deleting in the
 # foreground or orphaning its dependents.
 QueueKey = tuple[str, str, str, str]
+# A write sent about a key: its kind ("refs", "unblock", "delete", "finalizer"), then its arguments.
+_Ask = tuple[str] | tuple[str, str] | tuple[str, tuple[str, ...]]
 _POLICY_OF = {ORPHAN_FINALIZER: "Orphan", FOREGROUND_FINALIZER: "Foreground"}
 
 
@@ -110,7 +112,8 @@ class Dependent:
 
     __slots__ = ("uid", "raw", "owners", "terminating", "finalizers", "since", "policy")
 
-    def __init__(self, uid: str, raw: list, terminating: bool, finalizers: list | None, since: float) -> None:
+    def __init__(self, uid: str, raw: list[Any], terminating: bool, finalizers: list[str] | None, since: float) -> None:
+        # ``raw``: the ownerReferences array as written, entries not yet checked to be objects.
         self.uid, self.raw, self.terminating, self.finalizers, self.since = uid, raw, terminating, finalizers, since
         self.owners = tuple(
             [
@@ -155,11 +158,11 @@ class GarbageCollectorReconciler:
         self._orphaning: dict[str, Key] = {}  # uid -> key: deleting, orphaning its dependents
         self._gone: dict[str, float] = {}  # tombstones: vanished uid -> when
         self._named: list[QueueKey] = []  # the keys the event at hand names
-        self._asked: dict[Key, set[tuple]] = {}  # writes sent and not yet seen answered
+        self._asked: dict[Key, set[_Ask]] = {}  # writes sent and not yet seen answered
         self._prune_at = TOMBSTONE_SECONDS
 
     # -- events (``Observer.observe``) -------------------------------------------------------
-    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[QueueKey]:
+    def observe(self, kind: str, etype: str, obj: Obj, now: float) -> list[QueueKey]:
         m = obj.get("metadata") or {}
         ns, name = m.get("namespace", ""), m.get("name", "")
         if self._seen(kind, etype, ns, name, m.get("uid", ""), now):
@@ -213,7 +216,9 @@ class GarbageCollectorReconciler:
                 self._name_dependent(dep)  # an owner its dependents saw first
         return True
 
-    def _on_dependent(self, key: Key, uid: str, m: dict, refs: list | None, fins: list | None, now: float) -> None:
+    def _on_dependent(
+        self, key: Key, uid: str, m: Obj, refs: list[Any] | None, fins: list[str] | None, now: float
+    ) -> None:
         rec = self._dependents.get(key)
         terminating = bool(m.get("deletionTimestamp"))
         if rec is not None and rec.uid == uid and rec.raw == refs and rec.finalizers == fins:
@@ -248,7 +253,7 @@ class GarbageCollectorReconciler:
         if not solid and not terminating:
             self._name_dependent(key)
 
-    def _on_owner_state(self, key: Key, uid: str, m: dict) -> None:
+    def _on_owner_state(self, key: Key, uid: str, m: Obj) -> None:
         deleting = bool(m.get("deletionTimestamp"))
         finalizers = m.get("finalizers") or ()
         changed = False
@@ -393,7 +398,7 @@ class GarbageCollectorReconciler:
         if not blocking and self._ask(key, ("finalizer", FOREGROUND_FINALIZER)):
             out.append(Patch(*key, uid, RemoveFinalizer(FOREGROUND_FINALIZER)))
 
-    def _ask(self, key: Key, what: tuple) -> bool:
+    def _ask(self, key: Key, what: _Ask) -> bool:
         """Record a write about ``key``; False when the same one is still unanswered."""
         asked = self._asked.setdefault(key, set())
         if what in asked:

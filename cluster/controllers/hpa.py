@@ -60,7 +60,7 @@ from . import hpametrics as hm
 from . import hparecommend as rc
 from .hpasources import MetricFailed, evaluate
 from .ownedpods import error_text
-from .reconciler import Indexer, ObjectCache, Outcome, Watches
+from .reconciler import Indexer, Obj, ObjectCache, Outcome, Watches
 
 Key = tuple[str, str]
 TargetKey = tuple[str, str, str]  # (kind, namespace, name)
@@ -74,7 +74,7 @@ DEFAULT_METRIC = {
 }
 
 
-def _set_condition(conds: list[dict], ctype: str, status: bool, reason: str, message: str, now: float) -> None:
+def _set_condition(conds: list[Obj], ctype: str, status: bool, reason: str, message: str, now: float) -> None:
     """Upstream's setCondition: the transition time moves only when the status does."""
     text = "True" if status else "False"
     for c in conds:
@@ -88,7 +88,9 @@ def _set_condition(conds: list[dict], ctype: str, status: bool, reason: str, mes
     c.update(status=text, reason=reason, message=message)
 
 
-def _status(obj: dict, current: int, desired: int, metrics: list | None, last_scale: Any, conds: list) -> dict:
+def _status(
+    obj: Obj, current: int, desired: int, metrics: list[Obj] | None, last_scale: str | None, conds: list[Obj]
+) -> Obj:
     """A status as upstream's setStatus rebuilds it (its omitempty fields left out), with
     the generation acted on."""
     out: dict[str, Any] = {"desiredReplicas": desired}
@@ -106,14 +108,18 @@ def _status(obj: dict, current: int, desired: int, metrics: list | None, last_sc
     return out
 
 
+# A rescale to send: (current replicas, desired replicas, its reason, the metric statuses).
+_Plan = tuple[int, int, str, list[Obj] | None]
+
+
 class _Reconcile:
     """One evaluation of one HPA: the conditions it sets and the Events it records."""
 
-    def __init__(self, obj: dict, now: float, component: str) -> None:
+    def __init__(self, obj: Obj, now: float, component: str) -> None:
         self.obj, self.now, self.component = obj, now, component
-        self.original: dict = obj.get("status") or {}
-        self.conditions: list[dict] = copy.deepcopy(self.original.get("conditions") or [])
-        self.events: list[dict] = []
+        self.original: Obj = obj.get("status") or {}
+        self.conditions: list[Obj] = copy.deepcopy(self.original.get("conditions") or [])
+        self.events: list[Obj] = []
 
     def condition(self, ctype: str, status: bool, reason: str, message: str) -> None:
         _set_condition(self.conditions, ctype, status, reason, message, self.now)
@@ -121,18 +127,18 @@ class _Reconcile:
     def event(self, reason: str, message: str, type: str = "Normal") -> None:
         self.events.append(make_event(self.obj, reason, message, self.now, type=type, component=self.component))
 
-    def status(self, current: int, desired: int, metrics: list | None, rescaled: bool = False) -> dict:
+    def status(self, current: int, desired: int, metrics: list[Obj] | None, rescaled: bool = False) -> Obj:
         last = rfc3339(self.now) if rescaled else self.original.get("lastScaleTime")
         return _status(self.obj, current, desired, metrics, last, self.conditions)
 
-    def keep(self, current: int, metrics: list | None) -> dict:
+    def keep(self, current: int, metrics: list[Obj] | None) -> Obj:
         """The status when nothing is scaled: desiredReplicas as it was."""
         return self.status(current, int(self.original.get("desiredReplicas") or 0), metrics)
 
 
 @dataclass
 class _HPA:
-    obj: dict
+    obj: Obj
     due: float
     recommendations: list[rc.Recommendation] = field(default_factory=list)
     up_events: list[rc.ScaleEvent] = field(default_factory=list)
@@ -142,7 +148,7 @@ class _HPA:
     evaluated: float | None = None
 
     @property
-    def spec(self) -> dict:
+    def spec(self) -> Obj:
         return self.obj.get("spec") or {}
 
 
@@ -155,15 +161,15 @@ class _Rescale:
     at: float
     desired: int
     reason: str
-    failed_status: dict  # the status upstream writes on failure, AbleToScale to be set
+    failed_status: Obj  # the status upstream writes on failure, AbleToScale to be set
     events_before: tuple[list[rc.ScaleEvent], list[rc.ScaleEvent]]
 
 
-def _in_namespace(pod: dict) -> tuple[str]:
+def _in_namespace(pod: Obj) -> tuple[str]:
     return (namespace_of(pod),)
 
 
-def _none(event_type: str, obj: dict) -> tuple[()]:
+def _none(event_type: str, obj: Obj) -> tuple[()]:
     return ()  # only cached: read when an HPA is due
 
 
@@ -223,7 +229,7 @@ class HorizontalPodAutoscalerReconciler:
         for ref in [t for t, r in self._inflight.items() if r.hpa == key]:
             del self._inflight[ref]
 
-    def _refused(self, obj: dict, error: Any, now: float) -> None:
+    def _refused(self, obj: Obj, error: Any, now: float) -> None:
         """A target update of ours was refused: report it as upstream does."""
         rescale = self._inflight.pop((obj.get("kind", ""), namespace_of(obj), name_of(obj)), None)
         st = self._hpas.get(rescale.hpa) if rescale is not None else None
@@ -276,13 +282,13 @@ class HorizontalPodAutoscalerReconciler:
             desired = current
         self._finish(st, r, r.status(current, desired, metrics, rescaled=rescale))
 
-    def _finish(self, st: _HPA, r: _Reconcile, status: dict) -> None:
+    def _finish(self, st: _HPA, r: _Reconcile, status: Obj) -> None:
         if status != r.original:
             ns, name, uid = namespace_of(st.obj), name_of(st.obj), uid_of(st.obj)
             self._out.writes.append(UpdateStatus("HorizontalPodAutoscaler", ns, name, uid, status))
         self._out.events.extend(r.events)
 
-    def _scale_target(self, hpa: dict) -> tuple[dict | None, str]:
+    def _scale_target(self, hpa: Obj) -> tuple[Obj | None, str]:
         """The target, or None and upstream's error for a reference that resolves to none."""
         ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         api_version, kind, name = ref.get("apiVersion") or "", ref.get("kind") or "", ref.get("name") or ""
@@ -298,7 +304,9 @@ class HorizontalPodAutoscalerReconciler:
             return None, f'{resource}.apps "{name}" not found'
         return target, ""
 
-    def _decide(self, st: _HPA, r: _Reconcile, target: dict, current: int) -> tuple[int, str, list | None, bool] | None:
+    def _decide(
+        self, st: _HPA, r: _Reconcile, target: Obj, current: int
+    ) -> tuple[int, str, list[Obj] | None, bool] | None:
         """(desired, rescale reason, metric statuses, whether to scale); None when the
         metrics failed (their status and Events are already out)."""
         low = st.spec.get("minReplicas")
@@ -350,7 +358,7 @@ class HorizontalPodAutoscalerReconciler:
             rc.scaling_rules(behavior, "scaleDown", self.downscale_stabilization),
         )
 
-    def _rescale(self, key: Key, st: _HPA, r: _Reconcile, target: dict, plan: tuple) -> None:
+    def _rescale(self, key: Key, st: _HPA, r: _Reconcile, target: Obj, plan: _Plan) -> None:
         current, desired, reason, metrics = plan
         scaled = codec.clone(target)
         scaled.setdefault("spec", {})["replicas"] = desired
@@ -374,15 +382,15 @@ class HorizontalPodAutoscalerReconciler:
 
     # -- metrics -----------------------------------------------------------------------------
     def _compute_metrics(
-        self, st: _HPA, r: _Reconcile, target: dict, current: int
-    ) -> tuple[int, str, list | None, str]:
+        self, st: _HPA, r: _Reconcile, target: Obj, current: int
+    ) -> tuple[int, str, list[Obj] | None, str]:
         """(largest proposal or -1, its metric's name, metric statuses, error): upstream's
         computeReplicasForMetrics, conditions and per-metric Events included."""
         pods, error = self._selected_pods(st, r, target)
         if pods is None:
             return -1, "", None, error
         specs = st.spec.get("metrics") or [DEFAULT_METRIC]  # the apiserver's default, for a raw object
-        statuses: list[dict] = []
+        statuses: list[Obj] = []
         replicas, metric, invalid = 0, "", 0
         first: MetricFailed | None = None
         for spec in specs:
@@ -412,7 +420,7 @@ class HorizontalPodAutoscalerReconciler:
         )
         return replicas, metric, statuses, error
 
-    def _selected_pods(self, st: _HPA, r: _Reconcile, target: dict) -> tuple[list[dict] | None, str]:
+    def _selected_pods(self, st: _HPA, r: _Reconcile, target: Obj) -> tuple[list[Obj] | None, str]:
         """The pods the target's selector selects (by name), or None and the error of a
         missing, invalid or shared selector (upstream's validateAndParseSelector)."""
         try:
@@ -445,7 +453,7 @@ class HorizontalPodAutoscalerReconciler:
             return None, msg
         return pods, ""
 
-    def _metric(self, st: _HPA, spec: dict, pods: list[dict], current: int, now: float) -> tuple[int, str, dict]:
+    def _metric(self, st: _HPA, spec: Obj, pods: list[Obj], current: int, now: float) -> tuple[int, str, Obj]:
         """One metric's (proposal, name for the rescale reason, status); raises MetricFailed."""
         return evaluate(spec, pods, namespace_of(st.obj), current, now, self._tolerance(st), self.readiness)
 
@@ -467,6 +475,6 @@ def _quantity_float(raw: Any, default: float) -> float:
         return default
 
 
-def _replicas(target: dict) -> int:
+def _replicas(target: Obj) -> int:
     replicas = (target.get("spec") or {}).get("replicas")
     return 1 if replicas is None else int(replicas)

@@ -167,7 +167,9 @@ def _average(metrics: dict[str, int], target: int) -> tuple[float, int]:
     return average / target, average
 
 
-def _assume(metrics: dict, requests: dict, missing: list, unready: list, ratio: float, target: int) -> None:
+def _assume(
+    metrics: dict[str, int], requests: dict[str, int], missing: list[str], unready: list[str], ratio: float, target: int
+) -> None:
     """Fill in the pods left out of the first ratio: on a scale-up at 0; missing pods on a
     scale-down at their request (or a utilization target above 100 %), or at an average
     value target. ``requests`` is empty for an average value target."""

@@ -58,7 +58,9 @@ class Normalized:
     history: list[Recommendation]
 
 
-def stabilize(history: list[Recommendation], desired: int, now: float, window: float) -> tuple[int, list]:
+def stabilize(
+    history: list[Recommendation], desired: int, now: float, window: float
+) -> tuple[int, list[Recommendation]]:
     """Without ``behavior``: the largest recommendation of the last ``window`` seconds
     (``desired`` included); ``desired`` replaces the last expired entry or is appended."""
     best, old = desired, None
@@ -137,7 +139,7 @@ def scaling_rules(behavior: dict[str, Any], direction: str, downscale_window: fl
 
 def stabilize_with_behavior(
     history: list[Recommendation], desired: int, current: int, now: float, up: float, down: float
-) -> tuple[int, tuple[str, str], list]:
+) -> tuple[int, tuple[str, str], list[Recommendation]]:
     """``current`` brought within [smallest recommendation of the last ``up`` seconds,
     largest of the last ``down`` seconds] (``desired`` counted in both)."""
     low = high = desired

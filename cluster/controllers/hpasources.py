@@ -116,7 +116,9 @@ def container_request(pod: dict[str, Any], resource: str, container: str) -> tup
     return 0, ""
 
 
-def _samples(pods: list[dict[str, Any]], resource: str, container: str, now: float, readiness: hm.Readiness) -> list:
+def _samples(
+    pods: list[dict[str, Any]], resource: str, container: str, now: float, readiness: hm.Readiness
+) -> list[hm.Sample]:
     out = []
     try:
         usages = [container_usage(p, resource, container, now) for p in pods]

@@ -149,7 +149,7 @@ class ControllerManager:
         # when controllers keep records: a decoded dict is five times the record's bytes),
         # and a parked controller reads them when its first owner comes (``ParkedPods``).
         parkers = [c for c in self.controllers if isinstance(c.parking, ParkedPods)]
-        self._parkers: list[ParkedPods] = [c.parking for c in parkers]  # type: ignore[misc]
+        self._parkers = [p for c in parkers if isinstance(p := c.parking, ParkedPods)]
         # Only an event a parked controller hears can end its parking (its first owner).
         self._unparking_kinds = {k for c in parkers for k in c.kinds if k != "Pod"}
         self._latest: dict[Any, Any] | None = {} if self._parkers else None

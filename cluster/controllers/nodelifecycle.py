@@ -62,7 +62,7 @@ An added taint carries ``timeAdded`` (now). Deviations from upstream, on purpose
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
 from ..api.events import make_event
@@ -71,7 +71,7 @@ from ..api.patches import NodeConditions, NodeTaints
 from ..api.requests import Patch
 from ..api.sharing import SharedValues
 from ..clock import parse_timestamp, rfc3339
-from .reconciler import Indexer, Key, ObjectCache, Outcome, ReconcilerStep, Watches
+from .reconciler import Indexer, Key, Obj, ObjectCache, Outcome, ReconcilerStep, Watches
 
 NODE_MONITOR_GRACE_PERIOD = 40.0
 NODE_STARTUP_GRACE_PERIOD = 60.0
@@ -100,12 +100,12 @@ COMPONENT = "node-controller"
 # ---- pure helpers ----------------------------------------------------------------------
 
 
-def ready_status(node: dict) -> str | None:
+def ready_status(node: Obj) -> str | None:
     ready = condition(node, "Ready")
     return None if ready is None else ready.get("status")
 
 
-def unknown_conditions(node: dict, now: float) -> list[dict]:
+def unknown_conditions(node: Obj, now: float) -> list[Obj]:
     """The monitored conditions that must change to mark ``node`` Unknown (only those)."""
     out = []
     stamp = rfc3339(now)
@@ -136,7 +136,7 @@ def unknown_conditions(node: dict, now: float) -> list[dict]:
     return out
 
 
-def no_execute_patch(node: dict, ready: str | None, now: float) -> tuple[str, list, list] | None:
+def no_execute_patch(node: Obj, ready: str | None, now: float) -> tuple[str, list[Obj], list[Obj]] | None:
     """The taint patch that brings the node's eviction taints in line with ``ready``, or None."""
     if ready not in READY_TAINT:
         return None  # no Ready condition (or a status upstream has no case for): hands off
@@ -154,7 +154,7 @@ def no_execute_patch(node: dict, ready: str | None, now: float) -> tuple[str, li
     return name_of(node), add, remove
 
 
-def lease_renew_time(lease: dict) -> float | None:
+def lease_renew_time(lease: Obj) -> float | None:
     """A node Lease's ``spec.renewTime`` as emulated seconds; None when absent or unreadable
     (such a lease is no heartbeat)."""
     return renew_seconds((lease.get("spec") or {}).get("renewTime"))
@@ -168,7 +168,7 @@ def renew_seconds(stamp: Any) -> float | None:
 # ---- the controller --------------------------------------------------------------------
 
 
-def health_view(node: dict, shared: Shared | None = None) -> dict:
+def health_view(node: Obj, shared: Shared | None = None) -> Obj:
     """What the controller reads of a node (its name, uid, version and creation time, its
     taints and conditions), kept per node in place of the whole decoded node, which is
     several times as large (addresses, capacity, nodeInfo, images). ``shared``: the
@@ -214,7 +214,7 @@ class Shared:
         return _keep(self._taints, taints, lambda ts: tuple(tuple(t.items()) for t in ts))
 
 
-def _keep(table: SharedValues, value: Any, frozen: Callable[[Any], tuple]) -> Any:
+def _keep(table: SharedValues, value: Any, frozen: Callable[[Any], Hashable]) -> Any:
     """``value`` or an equal one kept before; its own when it cannot be frozen and hashed
     (a nested value, a list of something else than dicts)."""
     try:
@@ -230,14 +230,14 @@ class NodeSeen:
 
     __slots__ = ("view", "has_ready", "heartbeat", "heard")
 
-    def __init__(self, view: dict, has_ready: bool, heartbeat: Any, heard: float) -> None:
+    def __init__(self, view: Obj, has_ready: bool, heartbeat: Any, heard: float) -> None:
         self.view, self.has_ready, self.heartbeat, self.heard = view, has_ready, heartbeat, heard
 
 
 _SHARED = Shared()  # equal conditions and taints of every node, kept once (never changed)
 
 
-def fold_node(old: NodeSeen | None, node: dict | None, now: float) -> NodeSeen | None:
+def fold_node(old: NodeSeen | None, node: Obj | None, now: float) -> NodeSeen | None:
     if node is None:
         return None
     ready = condition(node, "Ready")

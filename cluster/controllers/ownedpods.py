@@ -13,6 +13,7 @@ between every parked controller.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..api.codec import decode, encode
@@ -22,6 +23,7 @@ from ..api.objects import condition, is_terminal, is_terminating, name_of, names
 from ..api.selectors import LabelSelector, SelectorError
 from ..clock import parse_timestamp
 from .podrecord import PodRecord
+from .reconciler import Obj
 
 # Upstream's ExpectationsTimeout: an expectation not fulfilled by then counts as satisfied.
 EXPECTATIONS_TIMEOUT = 300.0
@@ -35,15 +37,16 @@ PodKey = tuple[str, str]  # (namespace, name)
 # ---- pods: ownership, activity, readiness --------------------------------------------
 
 
-def controller_ref(obj: dict) -> dict | None:
+def controller_ref(obj: Obj) -> Obj | None:
     """The ownerReference with ``controller: true``, or None (upstream GetControllerOf)."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+    refs: Iterable[Obj] = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    for ref in refs:
         if ref.get("controller"):
             return ref
     return None
 
 
-def owner_reference(owner: dict, kind: str) -> dict:
+def owner_reference(owner: Obj, kind: str) -> Obj:
     """The controller reference a workload puts on its pods (upstream NewControllerRef)."""
     m = owner.get("metadata") or {}
     return {
@@ -56,17 +59,17 @@ def owner_reference(owner: dict, kind: str) -> dict:
     }
 
 
-def is_pod_active(pod: dict) -> bool:
+def is_pod_active(pod: Obj) -> bool:
     """Neither Succeeded/Failed nor terminating (upstream IsPodActive)."""
     return not is_terminal(pod) and not is_terminating(pod)
 
 
-def is_pod_ready(pod: dict) -> bool:
+def is_pod_ready(pod: Obj) -> bool:
     ready = condition(pod, "Ready")
     return ready is not None and ready.get("status") == "True"
 
 
-def ready_since(pod: dict) -> float | None:
+def ready_since(pod: Obj) -> float | None:
     """When the Ready condition last turned True, or None (not ready, or no time recorded)."""
     ready = condition(pod, "Ready")
     if ready is None or ready.get("status") != "True" or not ready.get("lastTransitionTime"):
@@ -74,7 +77,7 @@ def ready_since(pod: dict) -> float | None:
     return parse_timestamp(ready["lastTransitionTime"])
 
 
-def available_at(pod: dict, min_ready: float) -> float | None:
+def available_at(pod: Obj, min_ready: float) -> float | None:
     """From when the pod counts as available (upstream IsPodAvailable), or None for never.
 
     Ready with minReadySeconds 0 is available at once (-inf). Upstream requires
@@ -89,7 +92,7 @@ def available_at(pod: dict, min_ready: float) -> float | None:
     return None if since is None else since + min_ready
 
 
-def selector_of(obj: dict) -> LabelSelector:
+def selector_of(obj: Obj) -> LabelSelector:
     """The owner's ``spec.selector``; a missing, empty or invalid one selects nothing
     (upstream refuses to manage a workload that selects everything)."""
     try:
@@ -99,16 +102,16 @@ def selector_of(obj: dict) -> LabelSelector:
     return LabelSelector.nothing() if sel.empty else sel
 
 
-def error_text(error) -> str:
+def error_text(error: object) -> str:
     """The message of an apiserver error (or of any value)."""
     return error.message if isinstance(error, StatusError) else str(error)
 
 
-def _not_found(error) -> bool:
+def _not_found(error: object) -> bool:
     return isinstance(error, NotFound)
 
 
-def pod_key(obj: dict) -> PodKey:
+def pod_key(obj: Obj) -> PodKey:
     return namespace_of(obj), name_of(obj)
 
 
@@ -131,20 +134,20 @@ class ParkedPods:
     __slots__ = ("_pods",)
 
     def __init__(self) -> None:
-        self._pods: dict[PodKey, dict | PodRecord] | None = {}
+        self._pods: dict[PodKey, Obj | PodRecord] | None = {}
 
     @property
     def on(self) -> bool:
         return self._pods is not None
 
-    def share(self, pods: dict[PodKey, dict | PodRecord]) -> None:
+    def share(self, pods: dict[PodKey, Obj | PodRecord]) -> None:
         """Read the parked pods from ``pods``, which the caller keeps current (the
         controller-manager keeps one such dict for every parked controller and stops
         telling them of pod events), instead of keeping a copy here."""
         if self._pods is not None:
             self._pods = pods
 
-    def park(self, etype: str, pod: dict) -> bool:
+    def park(self, etype: str, pod: Obj) -> bool:
         """Keep the event if parking is still on; returns whether it did."""
         if self._pods is None:
             return False
@@ -154,7 +157,7 @@ class ParkedPods:
             self._pods[_key(pod)] = pod
         return True
 
-    def release(self) -> list[dict]:
+    def release(self) -> list[Obj]:
         if self._pods is None:
             return []
         pods, self._pods = self._pods, None
@@ -176,9 +179,9 @@ class Change:
     this controller does not track (controlled by another kind, or absent)."""
 
     key: PodKey
-    old: dict | None
+    old: Obj | None
     old_owner: str | None
-    new: dict | None
+    new: Obj | None
     new_owner: str | None
     created: bool  # a pod uid not seen before under this key
 
@@ -188,26 +191,26 @@ class PodIndex:
 
     def __init__(self, kind: str):
         self.kind = kind
-        self._where: dict[PodKey, tuple[str, dict]] = {}
-        self._owned: dict[str, dict[PodKey, dict]] = {}
-        self._orphans: dict[str, dict[PodKey, dict]] = {}
+        self._where: dict[PodKey, tuple[str, Obj]] = {}
+        self._owned: dict[str, dict[PodKey, Obj]] = {}
+        self._orphans: dict[str, dict[PodKey, Obj]] = {}
 
-    def owner_of(self, pod: dict) -> str | None:
+    def owner_of(self, pod: Obj) -> str | None:
         ref = controller_ref(pod)
         if ref is None:
             return ""
         return ref.get("uid", "") if ref.get("kind") == self.kind else None
 
-    def get(self, key: PodKey) -> tuple[str, dict] | None:
+    def get(self, key: PodKey) -> tuple[str, Obj] | None:
         return self._where.get(key)
 
-    def owned(self, uid: str) -> dict[PodKey, dict]:
+    def owned(self, uid: str) -> dict[PodKey, Obj]:
         return self._owned.get(uid, {})
 
-    def orphans(self, ns: str) -> dict[PodKey, dict]:
+    def orphans(self, ns: str) -> dict[PodKey, Obj]:
         return self._orphans.get(ns, {})
 
-    def apply(self, etype: str, pod: dict) -> Change | None:
+    def apply(self, etype: str, pod: Obj) -> Change | None:
         key = _key(pod)
         prev = self._where.get(key)
         old_owner, old = prev if prev is not None else (None, None)
@@ -247,7 +250,7 @@ class Expectations:
         self.dels: set[PodKey] = set()
         self.stamp: float | None = None
 
-    def expect(self, adds: int, dels, now: float) -> None:
+    def expect(self, adds: int, dels: Iterable[PodKey], now: float) -> None:
         self.adds, self.dels, self.stamp = adds, set(dels), now
 
     def creation_observed(self) -> None:
@@ -295,7 +298,7 @@ class OwnerState:
 
     __slots__ = ("obj", "uid", "ns", "name", "selector", "exp", "backoff", "candidates", "release", "template")
 
-    def __init__(self, obj: dict):
+    def __init__(self, obj: Obj):
         self.obj = obj
         self.uid, self.ns, self.name = uid_of(obj), namespace_of(obj), name_of(obj)
         self.selector = selector_of(obj)
@@ -314,7 +317,7 @@ class OwnerState:
         return (self.obj.get("metadata") or {}).get("generation")
 
 
-def base_pod(owner: dict, kind: str) -> dict:
+def base_pod(owner: Obj, kind: str) -> Obj:
     """The pod an owner's ``spec.template`` describes (upstream GetPodFromTemplate): the
     template's labels, annotations, finalizers and spec, ``generateName: <owner>-``, the
     owner's namespace and its controller reference."""
@@ -333,6 +336,6 @@ def base_pod(owner: dict, kind: str) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": decode(encode(template.get("spec") or {}))}
 
 
-def _with_refs(pod: dict, refs: list[dict]) -> dict:
+def _with_refs(pod: Obj, refs: list[Obj]) -> Obj:
     # A copy with new ownerReferences; the rest is shared with the cached pod, never mutated.
     return {**pod, "metadata": {**(pod.get("metadata") or {}), "ownerReferences": refs}}

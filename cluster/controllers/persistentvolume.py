@@ -119,7 +119,7 @@ class PersistentVolumeReconciler:
         has no resourceVersion: a later patch of it in this sync follows our own write,
         which the apiserver applies first, so it goes unguarded."""
         m = obj.get("metadata") or {}
-        new = clone(obj)
+        new: Obj = clone(obj)
         if not merge_patch(new, patch):
             return obj
         op = VolumeMerge(m.get("resourceVersion", ""), patch)

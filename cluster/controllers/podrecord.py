@@ -120,7 +120,8 @@ class PodRecords:
         tolerationSeconds as a number."""
         if not tolerations:
             # None or [] as the pod has it: the taint manager tells them apart.
-            return tolerations  # type: ignore[no-any-return]
+            empty: list[dict[str, Any]] | None = tolerations
+            return empty
         last = self._last
         if last is not None and tolerations == last:
             return last
@@ -129,6 +130,7 @@ class PodRecords:
                 tuple(tuple(sorted(t.items())) for t in tolerations), tolerations
             )
         except (AttributeError, TypeError):  # not a list of flat dicts: keep the pod's own
-            return tolerations  # type: ignore[no-any-return]
+            own: list[dict[str, Any]] = tolerations
+            return own
         self._last = shared
         return shared

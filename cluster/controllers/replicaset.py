@@ -38,8 +38,10 @@ Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..api.objects import labels_of
-from .reconciler import Watches
+from .reconciler import Obj, Watches
 from .scaledown import DELETION_COST, Ranked, deletion_order, pods_to_delete
 from .workload import (
     BURST_REPLICAS,
@@ -69,7 +71,7 @@ _ZERO = (0, 0, 0)
 # ---- the status ----------------------------------------------------------------------
 
 
-def replicaset_status(rs: dict, pods: list[dict], now: float) -> dict:
+def replicaset_status(rs: Obj, pods: list[Obj], now: float) -> Obj:
     """The status for ``rs`` given its counted pods (active, owned, matching); for tests
     and one-off use, the controller keeps the same numbers incrementally."""
     spec = rs.get("spec") or {}
@@ -88,12 +90,12 @@ def replicaset_status(rs: dict, pods: list[dict], now: float) -> dict:
     return status
 
 
-def _fully_labeled(template_labels, pod: dict) -> bool:
+def _fully_labeled(template_labels: Iterable[tuple[str, str]], pod: Obj) -> bool:
     labels = labels_of(pod)
     return all(labels.get(k) == v for k, v in template_labels)
 
 
-def _available(pod: dict, min_ready: float, now: float) -> bool:
+def _available(pod: Obj, min_ready: float, now: float) -> bool:
     at = available_at(pod, min_ready)
     return at is not None and at <= now
 
@@ -124,7 +126,7 @@ class _ReplicaSet(OwnerState):
         self.active = self.labeled = self.ready = 0
         self.next_available: float | None = None
         self.facts: dict[int, Ranked] = {}  # their deletion-ranking facts by id(pod) (pods_to_delete)
-        self.seen: dict[PodKey, tuple[dict, tuple[int, int, int]]] = {}  # each owned pod and its counts
+        self.seen: dict[PodKey, tuple[Obj, tuple[int, int, int]]] = {}  # each owned pod and its counts
 
 
 class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
@@ -140,10 +142,10 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
     COMPONENT = "replicaset-controller"
     watches = (Watches("ReplicaSet", observed=True), Watches("Pod", observed=True))
 
-    def _new_state(self, obj: dict) -> _ReplicaSet:
+    def _new_state(self, obj: Obj) -> _ReplicaSet:
         return _ReplicaSet(obj)
 
-    def _claimable(self, pod: dict) -> bool:
+    def _claimable(self, pod: Obj) -> bool:
         return is_pod_active(pod)  # upstream claims among active pods only
 
     def _rebuild(self, rs: _ReplicaSet) -> None:
@@ -152,7 +154,7 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
         for key, pod in self._index.owned(rs.uid).items():
             self._pod_changed(rs, key, None, pod)
 
-    def _counts(self, rs: _ReplicaSet, pod: dict) -> tuple[int, int, int]:
+    def _counts(self, rs: _ReplicaSet, pod: Obj) -> tuple[int, int, int]:
         if not is_pod_active(pod) or not rs.selector.matches(labels_of(pod)):
             return _ZERO
         return 1, int(_fully_labeled(rs.template_labels, pod)), int(is_pod_ready(pod))
@@ -162,7 +164,7 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
         rs.replicas = 1 if replicas is None else replicas
         return True
 
-    def _pod_changed(self, rs: _ReplicaSet, key: PodKey, old: dict | None, new: dict | None) -> None:
+    def _pod_changed(self, rs: _ReplicaSet, key: PodKey, old: Obj | None, new: Obj | None) -> None:
         held = rs.seen.pop(key, None)
         if old is not None:
             # What ``old`` added when it came, unless the pod changed under another owner since.
@@ -177,7 +179,7 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
                 return
         rs.release.discard(key)
 
-    def _counted(self, rs: _ReplicaSet) -> list[dict]:
+    def _counted(self, rs: _ReplicaSet) -> list[Obj]:
         return [pod for pod, counts in rs.seen.values() if counts[0]]
 
     def _sync_owner(self, rs: _ReplicaSet, now: float, w: Writes) -> None:
@@ -203,7 +205,7 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
             w.pod_deletes.append((m["namespace"], m["name"], m.get("uid", ""), None))
             self._event(rs, SUCCESSFUL_DELETE, f"Deleted pod: {m['name']}", now)
 
-    def _status(self, rs: _ReplicaSet, now: float) -> dict:
+    def _status(self, rs: _ReplicaSet, now: float) -> Obj:
         available, rs.next_available = rs.ready, None
         if rs.min_ready > 0 and rs.ready:
             available, times = 0, []

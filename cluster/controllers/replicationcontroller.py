@@ -17,12 +17,12 @@ v1 default (``cluster/apiserver/deletion.py``).
 
 from __future__ import annotations
 
-from .reconciler import Watches
+from .reconciler import Obj, Watches
 from .replicaset import ReplicaSetReconciler
 from .workloadstep import WorkloadStep
 
 
-def as_replicaset(rc: dict) -> dict:
+def as_replicaset(rc: Obj) -> Obj:
     """``rc`` as the ReplicaSet logic reads an owner: its map selector as ``matchLabels``
     (an empty one stays empty, which selects nothing and is never managed)."""
     spec = rc.get("spec")
@@ -42,7 +42,7 @@ class ReplicationControllerReconciler(ReplicaSetReconciler):
     COMPONENT = "replication-controller"
     watches = (Watches("ReplicationController", observed=True), Watches("Pod", observed=True))
 
-    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[tuple[str, str]]:
+    def observe(self, kind: str, etype: str, obj: Obj, now: float) -> list[tuple[str, str]]:
         return super().observe(kind, etype, as_replicaset(obj) if kind == self.KIND else obj, now)
 
 

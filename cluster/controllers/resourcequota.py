@@ -65,7 +65,7 @@ class ResourceQuotaReconciler:
         return Outcome(writes, requeue_after=self.resync)
 
     @staticmethod
-    def status(quota: Obj, objects: list[tuple[str, Obj]], now: float) -> dict:
+    def status(quota: Obj, objects: list[tuple[str, Obj]], now: float) -> Obj:
         hard = parse_list((quota.get("spec") or {}).get("hard"))
         return {"hard": render_list(hard), "used": render_list(quota_used(quota, objects, now))}
 

@@ -19,15 +19,19 @@ from __future__ import annotations
 import heapq
 import math
 import operator
+from collections.abc import Callable
 from functools import cmp_to_key
 
 from ..api.objects import node_name_of, phase_of, uid_of
 from ..clock import parse_timestamp
 from .ownedpods import is_pod_ready, ready_since
+from .reconciler import Obj
 
 __all__ = ["DELETION_COST", "Ranked", "deletion_order", "pods_to_delete"]
 
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+# A sort key by the time rules 6-8: nested tuples of plain values (cell, restarts, uid).
+TimeKey = tuple["bool | int | str | TimeKey", ...]
 # Upstream's podPhaseToOrdinal; a phase missing from it (none of an active pod's) is 0.
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 
@@ -54,9 +58,9 @@ class Ranked:
         "created_bucket",
     )
 
-    def __init__(self, pod: dict, rank: int = 0):
+    def __init__(self, pod: Obj, rank: int = 0):
         self.pod, self.rank, self.key = pod, rank, _pod_key(pod)
-        self.prefix: tuple = ()  # criteria 1-5 as one tuple, set with the rank (``_ranked``)
+        self.prefix: tuple[int, ...] = ()  # criteria 1-5 as one tuple, set with the rank (``_ranked``)
         self.node = node_name_of(pod)
         self.phase = _PHASE_ORDINAL.get(phase_of(pod), 0)
         self.ready = is_pod_ready(pod)
@@ -76,7 +80,7 @@ class Ranked:
         self.at, self.ready_bucket, self.created_bucket = now, _bucket(self.ready_time, now), _bucket(self.created, now)
 
 
-def _deletion_cost(pod: dict) -> int:
+def _deletion_cost(pod: Obj) -> int:
     value = ((pod.get("metadata") or {}).get("annotations") or {}).get(DELETION_COST)
     try:
         cost = int(value) if value is not None else 0
@@ -138,7 +142,7 @@ def _compare_times(a: Ranked, b: Ranked) -> int:
     return 0
 
 
-def deletion_order(pods: list[dict], now: float) -> list[dict]:
+def deletion_order(pods: list[Obj], now: float) -> list[Obj]:
     """``pods`` (one ReplicaSet's active pods), the ones to delete first first.
 
     The rank of a pod is how many of the given pods share its node (upstream ranks by
@@ -148,7 +152,7 @@ def deletion_order(pods: list[dict], now: float) -> list[dict]:
     return [r.pod for r in _first(_ranked(pods, {}), len(pods), now)]
 
 
-def pods_to_delete(pods: list[dict], count: int, now: float, facts: dict | None = None) -> list[dict]:
+def pods_to_delete(pods: list[Obj], count: int, now: float, facts: dict[int, Ranked] | None = None) -> list[Obj]:
     """The ``count`` pods to delete; all of them, unsorted, when that is every pod (as upstream).
 
     The first ``count`` of ``deletion_order`` without ordering the rest (``_first``).
@@ -174,7 +178,7 @@ def _first(ranked: list[Ranked], count: int, now: float) -> list[Ranked]:
     on all five need the time rules; groups after the one where ``count`` falls are
     neither ordered nor sorted (a scale-down by a few hundred of a ReplicaSet of
     thousands orders few of its pods)."""
-    groups: dict[tuple, list[Ranked]] = {}
+    groups: dict[tuple[int, ...], list[Ranked]] = {}
     for r in ranked:
         groups.setdefault(r.prefix, []).append(r)
     out: list[Ranked] = []
@@ -237,7 +241,7 @@ def _alike(group: list[Ranked]) -> bool:
     return all((r.ready_time, r.restarts, r.created) == facts for r in group)
 
 
-def _time_keys(group: list[Ranked]) -> list[tuple] | None:
+def _time_keys(group: list[Ranked]) -> list[TimeKey] | None:
     """Sort keys for ``group`` (pods tied on criteria 1-5, their buckets computed) that agree
     with every verdict of ``_compare``, or None where no key can and the comparator decides.
 
@@ -261,12 +265,12 @@ def _uid_agrees(cell: list[Ranked]) -> bool:
     return all((r.restarts, r.created is None, r.created_bucket) == facts for r in cell)
 
 
-def _after_ready(cell: list[Ranked]) -> list[tuple] | None:
+def _after_ready(cell: list[Ranked]) -> list[TimeKey] | None:
     """Keys for pods tied up to the ready time: 7. more restarts first, 8. newer first."""
     by_restarts: dict[int, list[int]] = {}
     for i, r in enumerate(cell):
         by_restarts.setdefault(r.restarts, []).append(i)
-    keys: list[tuple] = [()] * len(cell)
+    keys: list[TimeKey] = [()] * len(cell)
     for restarts, idx in by_restarts.items():
         same = [cell[i] for i in idx]
         sub = _cells(same, lambda r: r.created, lambda r: r.created_bucket, lambda c: [()] * len(c), lambda c: True)
@@ -277,19 +281,25 @@ def _after_ready(cell: list[Ranked]) -> list[tuple] | None:
     return keys
 
 
-def _cells(group: list[Ranked], time, bucket, equal_times, uid_agrees) -> list[tuple] | None:
+def _cells(
+    group: list[Ranked],
+    time: Callable[[Ranked], float | None],
+    bucket: Callable[[Ranked], int],
+    equal_times: Callable[[list[Ranked]], list[TimeKey] | None],
+    uid_agrees: Callable[[list[Ranked]], bool],
+) -> list[TimeKey] | None:
     """Keys by ``time`` on ``_by_time``'s log2 scale (a missing time first); ``equal_times``
     gives the keys within a cell whose times are all equal, ``uid_agrees`` says whether
     uid order may serve a cell whose times are partly equal."""
-    cells: dict[tuple, list[int]] = {}
+    cells: dict[tuple[bool, int], list[int]] = {}
     for i, r in enumerate(group):
         t = time(r)
         cells.setdefault((t is not None, bucket(r) if t is not None else -1), []).append(i)
-    keys: list[tuple] = [()] * len(group)
+    keys: list[TimeKey] = [()] * len(group)
     for cell, idx in cells.items():
         distinct = len({time(group[i]) for i in idx})
         if distinct == len(idx):
-            sub: list[tuple] | None = [(group[i].uid,) for i in idx]
+            sub: list[TimeKey] | None = [(group[i].uid,) for i in idx]
         elif distinct == 1:
             sub = equal_times([group[i] for i in idx])
         elif uid_agrees([group[i] for i in idx]):
@@ -307,12 +317,12 @@ _BY_TIMES = cmp_to_key(_compare_times)  # within a group tied on criteria 1-5
 _KEY_OF = operator.attrgetter("key")
 
 
-def _pod_key(pod: dict) -> tuple[str, str]:
+def _pod_key(pod: Obj) -> tuple[str, str]:
     m = pod.get("metadata") or {}
     return m.get("namespace", ""), m.get("name", "")
 
 
-def _ranked(pods: list[dict], facts: dict) -> list[Ranked]:
+def _ranked(pods: list[Obj], facts: dict[int, Ranked]) -> list[Ranked]:
     """``pods`` as ``Ranked`` with their ranks, reusing ``facts`` of the very same pod
     objects (an update replaces the object, so identity means unchanged; ``facts`` is keyed
     by ``id``, which no other live object can share while its ``Ranked`` holds the pod).

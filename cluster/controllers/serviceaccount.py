@@ -11,11 +11,11 @@ namespace (``("", name)``), registered by ``manager.default_controllers``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
-from ..api.requests import Create, Update
-from .reconciler import Key, Obj, ObjectCache, Outcome, Watches
+from ..api.requests import Create, Request, Update
+from .reconciler import Indexer, Key, Obj, ObjectCache, Outcome, Watches
 
 DEFAULT_SA = "default"
 ROOT_CA = "kube-root-ca.crt"
@@ -40,7 +40,7 @@ def _namespace_key(t: str, o: Obj) -> Iterable[Key]:
     return (("", (o.get("metadata") or {}).get("name", "")),)
 
 
-def _named(name: str):
+def _named(name: str) -> Callable[[str, Obj], Iterable[Key]]:
     def keys(t: str, o: Obj) -> Iterable[Key]:
         m = o.get("metadata") or {}
         return (("", m.get("namespace", "")),) if m.get("name") == name else ()
@@ -54,7 +54,7 @@ class ServiceAccountReconciler:
         Watches("Namespace", keys=_namespace_key),
         Watches("ServiceAccount", keys=_named(DEFAULT_SA)),
     )
-    indexers: ClassVar[tuple] = ()
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
 
     def __init__(self, cache: ObjectCache) -> None:
         self.cache = cache
@@ -80,7 +80,7 @@ class RootCAReconciler:
         Watches("Namespace", keys=_namespace_key),
         Watches("ConfigMap", keys=_root_ca_keys),
     )
-    indexers: ClassVar[tuple] = ()
+    indexers: ClassVar[tuple[tuple[str, str, Indexer], ...]] = ()
 
     def __init__(self, cache: ObjectCache, default_pem: str = EMULATED_CA_PEM) -> None:
         self.cache = cache
@@ -95,10 +95,10 @@ class RootCAReconciler:
             return Outcome(writes=[w for ns in self.cache.list("Namespace") for w in self._one(ns, now)])
         return Outcome(writes=self._one(self.cache.get("Namespace", "", key[1]), now))
 
-    def _one(self, ns: Obj | None, now: float) -> list:
-        if not _active(ns):
+    def _one(self, ns: Obj | None, now: float) -> list[Request]:
+        if ns is None or not _active(ns):
             return []
-        name = ns["metadata"]["name"]  # type: ignore[index]
+        name = ns["metadata"]["name"]
         pem, have = self.pem(), self.cache.get("ConfigMap", name, ROOT_CA)
         if have is None:
             cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": ROOT_CA, "namespace": name}}

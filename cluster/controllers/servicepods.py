@@ -159,7 +159,7 @@ class ServicePodCache(ObjectCache):
         return self.apply_record(event_type, self._records.make(pod, None))
 
     def apply(self, kind: str, event_type: str, obj: Obj) -> Obj | None:
-        old = super().apply(kind, event_type, obj)
+        old: Obj | None = super().apply(kind, event_type, obj)
         if kind == "Service" and event_type != "DELETED" and selector_of(obj) is not None:
             self._promote(obj)
         return old

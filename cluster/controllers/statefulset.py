@@ -79,7 +79,7 @@ from .ownedpods import (
     error_text,
     is_pod_ready,
 )
-from .reconciler import Watches
+from .reconciler import Obj, Watches
 from .statefulsetclaims import add_claims, release_claims
 from .statefulsetrevisions import RevisionBook, RevisionIndex, RevisionPlan, pod_revision_for, template_of
 from .workload import WorkloadReconciler, Writes
@@ -105,7 +105,7 @@ class Replica:
 
     ordinal: int
     name: str
-    pod: dict | None  # None: missing, or created and not yet seen
+    pod: Obj | None  # None: missing, or created and not yet seen
     revision: str
     creating: bool = False
     deleting: bool = False  # deletionTimestamp set, or our delete sent and not yet seen
@@ -143,15 +143,15 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
         super().__init__()
         self._book = RevisionBook()
 
-    def _new_state(self, obj: dict) -> _Set:
+    def _new_state(self, obj: Obj) -> _Set:
         st = _Set(obj)
         st.configure()
         return st
 
-    def _claimable(self, pod: dict) -> bool:
+    def _claimable(self, pod: Obj) -> bool:
         return not is_terminating(pod)
 
-    def _releasable(self, st: _Set, pod: dict) -> bool:
+    def _releasable(self, st: _Set, pod: Obj) -> bool:
         if is_terminating(pod):
             return False
         return not st.selector.matches(labels_of(pod)) or member_ordinal(st.name, name_of(pod)) is None
@@ -159,7 +159,7 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
     def _rebuild(self, st: _Set) -> None:
         st.release = {key for key, pod in self._index.owned(st.uid).items() if self._releasable(st, pod)}
 
-    def _pod_changed(self, st: _Set, key: PodKey, old: dict | None, new: dict | None) -> None:
+    def _pod_changed(self, st: _Set, key: PodKey, old: Obj | None, new: Obj | None) -> None:
         if old is not None and (new is None or is_terminating(new) or uid_of(new) != uid_of(old)):
             if st.deleting.pop(uid_of(old), None) is not None:
                 message = f"delete Pod {key[1]} in StatefulSet {st.name} successful"
@@ -174,13 +174,13 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
             return
         self._event(st, "SuccessfulCreate", f"create Pod {ch.key[1]} in StatefulSet {st.name} successful", now)
 
-    def _on_other(self, kind: str, etype: str, obj: dict, now: float) -> None:
+    def _on_other(self, kind: str, etype: str, obj: Obj, now: float) -> None:
         if kind != "ControllerRevision":
             return
         for rev in self._book.observe(etype, obj):
             self._revision_touched(rev)
 
-    def _revision_touched(self, rev: dict) -> None:
+    def _revision_touched(self, rev: Obj) -> None:
         owner = RevisionIndex.owner_of(rev)
         if owner:
             if owner in self._owners:
@@ -192,7 +192,7 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
                 self._mark(st)
 
     # -- refusals (read by the reconcile of the set's key) ---------------------------------
-    def _create_refused(self, st: _Set | None, pod: dict, error: StatusError, now: float) -> None:
+    def _create_refused(self, st: _Set | None, pod: Obj, error: StatusError, now: float) -> None:
         """A pod create was refused: forget it (``workload.backs_off`` backs the set off);
         AlreadyExists records no Event (upstream sinks it: the pod is there, the watch will
         show it), nor does a create an earlier Parallel slow-start batch left unattempted."""
@@ -218,7 +218,7 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
         elif isinstance(req, Delete) and req.kind == "ControllerRevision":
             self._book.delete_failed((req.namespace, req.name))
 
-    def _owner_of(self, obj: dict) -> _Set | None:
+    def _owner_of(self, obj: Obj) -> _Set | None:
         ref = controller_ref(obj)
         if ref is None or ref.get("kind") != self.KIND:
             return None
@@ -248,7 +248,7 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
         for uid, sent in list(st.deleting.items()):
             if sent + EXPECTATIONS_TIMEOUT <= now:
                 del st.deleting[uid]
-        members: dict[int, dict] = {}
+        members: dict[int, Obj] = {}
         for (_, name), owned in self._index.owned(st.uid).items():
             ordinal = member_ordinal(st.name, name)
             if ordinal is not None:
@@ -271,7 +271,7 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
         condemned = [self._replica(st, o, members[o]) for o in sorted(members, reverse=True)]
         return replicas, condemned
 
-    def _replica(self, st: _Set, ordinal: int, pod: dict) -> Replica:
+    def _replica(self, st: _Set, ordinal: int, pod: Obj) -> Replica:
         deleting = is_terminating(pod) or uid_of(pod) in st.deleting
         return Replica(ordinal, name_of(pod), pod, labels_of(pod).get(REVISION_LABEL, ""), deleting=deleting)
 
@@ -395,7 +395,7 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
         self._send_claim(key, r.pod, fixed, now, w)
 
     # -- status and history ----------------------------------------------------------------
-    def _status(self, st: _Set, plan: RevisionPlan, pods: list[Replica], rolled: bool, now: float) -> dict:
+    def _status(self, st: _Set, plan: RevisionPlan, pods: list[Replica], rolled: bool, now: float) -> Obj:
         spec = st.obj.get("spec") or {}
         min_ready = float(spec.get("minReadySeconds") or 0)
         current_name, update_name = name_of(plan.current), name_of(plan.update)
@@ -439,7 +439,7 @@ class StatefulSetReconciler(WorkloadReconciler[_Set]):
         return st.wake, (min(sent) + EXPECTATIONS_TIMEOUT if sent else None)
 
     # -- reads -----------------------------------------------------------------------------
-    def revisions(self, namespace: str, name: str) -> list[dict]:
+    def revisions(self, namespace: str, name: str) -> list[Obj]:
         """The ControllerRevisions of a StatefulSet as this controller knows them, oldest first."""
         st = self._owners.get(self._by_key.get((namespace, name), ""))
         return self._book.of(st.uid) if st is not None else []
@@ -453,5 +453,5 @@ class StatefulSetController(WorkloadStep):
     def __init__(self) -> None:
         super().__init__(StatefulSetReconciler())
 
-    def revisions(self, namespace: str, name: str) -> list[dict]:
+    def revisions(self, namespace: str, name: str) -> list[Obj]:
         return self.reconciler.revisions(namespace, name)

@@ -42,6 +42,7 @@ from ..api.codec import clone
 from ..api.objects import name_of, namespace_of
 from ..clock import parse_timestamp
 from .ownedpods import EXPECTATIONS_TIMEOUT, controller_ref, owner_reference
+from .reconciler import Obj
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream rand.SafeEncodeString's alphabet
 HASH_LABEL = "controller.kubernetes.io/hash"  # upstream history.ControllerRevisionHashLabel
@@ -74,7 +75,7 @@ def safe_encode(text: str) -> str:
     return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in text)
 
 
-def revision_hash(data: dict, collisions: int) -> str:
+def revision_hash(data: Obj, collisions: int) -> str:
     return safe_encode(str(fnv1_32(go_json(data) + str(collisions).encode())))
 
 
@@ -82,12 +83,12 @@ def revision_name(set_name: str, hash_: str) -> str:
     return f"{set_name[:_MAX_PREFIX]}-{hash_}"
 
 
-def revision_data(template: dict) -> dict:
+def revision_data(template: Obj) -> Obj:
     """The patch a revision stores (upstream getPatch): the template, replaced whole."""
     return {"spec": {"template": {**template, "$patch": "replace"}}}
 
 
-def template_of(revision: dict | None) -> dict | None:
+def template_of(revision: Obj | None) -> Obj | None:
     """The pod template a revision reapplies, or None when it holds none."""
     template = (((revision or {}).get("data") or {}).get("spec") or {}).get("template")
     if not isinstance(template, dict):
@@ -95,17 +96,17 @@ def template_of(revision: dict | None) -> dict | None:
     return {k: v for k, v in template.items() if k != "$patch"}
 
 
-def number_of(revision: dict) -> int:
+def number_of(revision: Obj) -> int:
     return int(revision.get("revision") or 0)
 
 
-def sort_key(revision: dict) -> tuple[int, float, str]:
+def sort_key(revision: Obj) -> tuple[int, float, str]:
     """Upstream SortControllerRevisions: by revision number, then age, then name."""
     stamp = (revision.get("metadata") or {}).get("creationTimestamp")
     return number_of(revision), (parse_timestamp(stamp) or 0.0) if stamp else 0.0, name_of(revision)
 
 
-def new_revision(sts: dict, number: int, collisions: int, kind: str = "StatefulSet") -> dict:
+def new_revision(sts: Obj, number: int, collisions: int, kind: str = "StatefulSet") -> Obj:
     """The ControllerRevision for ``sts``'s current template (upstream newRevision); ``kind``
     is the owner's (a DaemonSet's revisions are made the same way)."""
     spec = sts.get("spec") or {}
@@ -113,7 +114,7 @@ def new_revision(sts: dict, number: int, collisions: int, kind: str = "StatefulS
     data = revision_data(template)
     hash_ = revision_hash(data, collisions)
     labels = {**((template.get("metadata") or {}).get("labels") or {}), HASH_LABEL: hash_}
-    meta: dict = {
+    meta: Obj = {
         "name": revision_name(name_of(sts), hash_),
         "namespace": namespace_of(sts),
         "labels": labels,
@@ -132,16 +133,16 @@ def new_revision(sts: dict, number: int, collisions: int, kind: str = "StatefulS
 class RevisionPlan:
     """What ``plan_revisions`` decided; ``create`` and ``renumber`` are writes to send."""
 
-    current: dict
-    update: dict
+    current: Obj
+    update: Obj
     collisions: int
-    create: dict | None = None  # a new revision for the template
-    renumber: dict | None = None  # an equal older revision, given the next number (rollback)
-    revisions: list[dict] = field(default_factory=list)  # the set's revisions, oldest first
+    create: Obj | None = None  # a new revision for the template
+    renumber: Obj | None = None  # an equal older revision, given the next number (rollback)
+    revisions: list[Obj] = field(default_factory=list)  # the set's revisions, oldest first
 
 
 def plan_revisions(
-    sts: dict, owned: list[dict], lookup: Callable[[str], dict | None], kind: str = "StatefulSet"
+    sts: Obj, owned: list[Obj], lookup: Callable[[str], Obj | None], kind: str = "StatefulSet"
 ) -> RevisionPlan:
     """Upstream getStatefulSetRevisions. ``owned``: the set's revisions (orphans it adopts
     included); ``lookup(name)``: any ControllerRevision of the namespace by name."""
@@ -167,8 +168,8 @@ def plan_revisions(
 
 
 def _fresh(
-    sts: dict, data: dict, number: int, collisions: int, lookup: Callable[[str], dict | None], kind: str
-) -> tuple[dict, int, bool]:
+    sts: Obj, data: Obj, number: int, collisions: int, lookup: Callable[[str], Obj | None], kind: str
+) -> tuple[Obj, int, bool]:
     """A new revision (True), or an existing one of the same name and data (False; upstream
     returns it on AlreadyExists); a name taken by other data is a collision: count it and
     hash again."""
@@ -182,7 +183,7 @@ def _fresh(
         collisions += 1
 
 
-def pod_revision_for(sts: dict, ordinal: int, plan: RevisionPlan) -> dict:
+def pod_revision_for(sts: Obj, ordinal: int, plan: RevisionPlan) -> Obj:
     """The revision a new pod ``ordinal`` is created at (upstream newVersionedStatefulSetPod):
     the current one below the partition, or, without rollingUpdate settings, below the
     pods already current; the update revision otherwise."""
@@ -202,7 +203,7 @@ def pod_revision_for(sts: dict, ordinal: int, plan: RevisionPlan) -> dict:
 # ---- history -----------------------------------------------------------------------------
 
 
-def history_to_delete(revisions: list[dict], live: set[str], limit: int) -> list[dict]:
+def history_to_delete(revisions: list[Obj], live: set[str], limit: int) -> list[Obj]:
     """The oldest revisions no pod, nor the current or update revision, uses, beyond
     ``limit`` of them (upstream truncateHistory); ``revisions`` oldest first."""
     history = [r for r in revisions if name_of(r) not in live]
@@ -216,25 +217,25 @@ class RevisionIndex:
     """ControllerRevisions by key, by controller uid, and orphans by namespace."""
 
     def __init__(self) -> None:
-        self._by_key: dict[RevKey, dict] = {}
-        self._owned: dict[str, dict[RevKey, dict]] = {}
-        self._orphans: dict[str, dict[RevKey, dict]] = {}
+        self._by_key: dict[RevKey, Obj] = {}
+        self._owned: dict[str, dict[RevKey, Obj]] = {}
+        self._orphans: dict[str, dict[RevKey, Obj]] = {}
 
     @staticmethod
-    def owner_of(rev: dict) -> str:
+    def owner_of(rev: Obj) -> str:
         ref = controller_ref(rev)
         return ref.get("uid", "") if ref is not None else ""
 
-    def get(self, key: RevKey) -> dict | None:
+    def get(self, key: RevKey) -> Obj | None:
         return self._by_key.get(key)
 
-    def owned(self, uid: str) -> list[dict]:
+    def owned(self, uid: str) -> list[Obj]:
         return list(self._owned.get(uid, {}).values())
 
-    def orphans(self, ns: str) -> list[dict]:
+    def orphans(self, ns: str) -> list[Obj]:
         return [self._orphans[ns][k] for k in sorted(self._orphans.get(ns, {}))]
 
-    def put(self, rev: dict) -> None:
+    def put(self, rev: Obj) -> None:
         key = (namespace_of(rev), name_of(rev))
         self.remove(key)
         self._by_key[key] = rev
@@ -242,7 +243,7 @@ class RevisionIndex:
         table, slot = (self._owned, owner) if owner else (self._orphans, key[0])
         table.setdefault(slot, {})[key] = rev
 
-    def remove(self, key: RevKey) -> dict | None:
+    def remove(self, key: RevKey) -> Obj | None:
         old = self._by_key.pop(key, None)
         if old is not None:
             owner = self.owner_of(old)
@@ -265,10 +266,10 @@ class RevisionBook:
     def __init__(self, kind: str = "StatefulSet") -> None:
         self.kind = kind  # the owners' kind
         self.index = RevisionIndex()
-        self._sent: dict[RevKey, tuple[dict, dict | None]] = {}  # key -> (sent, cached before)
+        self._sent: dict[RevKey, tuple[Obj, Obj | None]] = {}  # key -> (sent, cached before)
         self._deleting: dict[RevKey, float] = {}  # key -> when its delete was sent
 
-    def observe(self, etype: str, obj: dict) -> list[dict]:
+    def observe(self, etype: str, obj: Obj) -> list[Obj]:
         """A watch event; returns the revisions (before and after) whose owners care."""
         key = (namespace_of(obj), name_of(obj))
         self._sent.pop(key, None)  # the apiserver's word replaces what we assumed
@@ -279,7 +280,7 @@ class RevisionBook:
         self.index.put(obj)
         return [r for r in (old, obj) if r is not None]
 
-    def refused(self, obj: dict) -> dict | None:
+    def refused(self, obj: Obj) -> Obj | None:
         """A write of ours was refused: put back what the cache held (unless the watch has
         replaced it meanwhile); returns what was sent, or None when it was not ours."""
         key = (namespace_of(obj), name_of(obj))
@@ -296,7 +297,9 @@ class RevisionBook:
     def delete_failed(self, key: RevKey) -> None:
         self._deleting.pop(key, None)  # tried again at the owner's next sync
 
-    def plan(self, sts: dict, matches: Callable[[dict], bool], act: bool, creates: list, updates: list) -> RevisionPlan:
+    def plan(
+        self, sts: Obj, matches: Callable[[Obj], bool], act: bool, creates: list[Obj], updates: list[Obj]
+    ) -> RevisionPlan:
         """Adopt the orphans ``matches`` accepts, choose current and update revisions, and
         create or renumber the update revision; without ``act`` nothing is written."""
         ns, uid = namespace_of(sts), (sts.get("metadata") or {}).get("uid", "")
@@ -315,13 +318,19 @@ class RevisionBook:
             self._send(plan.renumber, self.index.get((ns, name_of(plan.renumber))), updates)
         return plan
 
-    def _send(self, rev: dict, before: dict | None, into: list) -> None:
+    def _send(self, rev: Obj, before: Obj | None, into: list[Obj]) -> None:
         into.append(rev)
         self._sent[(namespace_of(rev), name_of(rev))] = (rev, before)
         self.index.put(rev)
 
     def truncate(
-        self, sts: dict, plan: RevisionPlan, live: set[str], now: float, deletes: list, pick=history_to_delete
+        self,
+        sts: Obj,
+        plan: RevisionPlan,
+        live: set[str],
+        now: float,
+        deletes: list[tuple[str, str, str, str, str]],
+        pick: Callable[[list[Obj], set[str], int], list[Obj]] = history_to_delete,
     ) -> None:
         """Delete (Background) the history past ``revisionHistoryLimit`` (default 10); a
         delete neither seen nor refused is sent again after ``EXPECTATIONS_TIMEOUT``."""
@@ -334,5 +343,5 @@ class RevisionBook:
             self._deleting[key] = now
             deletes.append(("ControllerRevision", key[0], key[1], uid, "Background"))
 
-    def of(self, uid: str) -> list[dict]:
+    def of(self, uid: str) -> list[Obj]:
         return sorted(self.index.owned(uid), key=sort_key)

@@ -53,7 +53,7 @@ Deviations from upstream, on purpose:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from ..api.codec import decode, encode
 from ..api.errors import NotAttempted, StatusError
@@ -82,7 +82,7 @@ from .ownedpods import (  # noqa: F401 (re-exported for the two controllers)
     ready_since,
     selector_of,
 )
-from .reconciler import Indexer, ObjectCache, Outcome, Watches
+from .reconciler import Indexer, Obj, ObjectCache, Outcome, Watches
 from .writes import Writes, ranked
 
 __all__ = [
@@ -141,10 +141,10 @@ class WorkloadReconciler(Generic[StateT]):
 
     if TYPE_CHECKING:  # the required hooks, as the subclasses implement them
 
-        def _new_state(self, obj: dict) -> StateT: ...
+        def _new_state(self, obj: Obj) -> StateT: ...
         def _rebuild(self, st: StateT) -> None: ...
-        def _pod_changed(self, st: StateT, key: PodKey, old: dict | None, new: dict | None) -> None: ...
-        def _claimable(self, pod: dict) -> bool: ...
+        def _pod_changed(self, st: StateT, key: PodKey, old: Obj | None, new: Obj | None) -> None: ...
+        def _claimable(self, pod: Obj) -> bool: ...
         def _sync_owner(self, st: StateT, now: float, w: Writes) -> None: ...
 
     KIND = COMPONENT = ""
@@ -159,7 +159,7 @@ class WorkloadReconciler(Generic[StateT]):
         self._by_key: dict[PodKey, str] = {}
         self._by_ns: dict[str, dict[str, StateT]] = {}
         self._stale: set[str] = set()  # owners whose last status write failed
-        self._claims: dict[PodKey, dict] = {}  # pod key -> the pod before our claim write
+        self._claims: dict[PodKey, Obj] = {}  # pod key -> the pod before our claim write
         self._blocked: dict[PodKey, str] = {}  # pod key -> resourceVersion whose claim failed
         # Where ``_event`` puts an Event: while observing, the events the next sync sends
         # first (``observed_events``); while reconciling, that reconcile's.
@@ -169,7 +169,7 @@ class WorkloadReconciler(Generic[StateT]):
         self._now = 0.0  # the time of the event or reconcile at hand
 
     # -- events (``Observer.observe``) -----------------------------------------------------
-    def observe(self, kind: str, etype: str, obj: dict, now: float) -> list[PodKey]:
+    def observe(self, kind: str, etype: str, obj: Obj, now: float) -> list[PodKey]:
         self._now = now  # the time of the Events and counts a pod change records
         if kind == self.KIND:
             self._on_owner(etype, obj, now)
@@ -182,7 +182,7 @@ class WorkloadReconciler(Generic[StateT]):
             self._on_other(kind, etype, obj, now)
         return self._take_named()
 
-    def observed_events(self) -> list:
+    def observed_events(self) -> list[Any]:
         events, self._out.events = self._out.events, []
         return events
 
@@ -193,7 +193,7 @@ class WorkloadReconciler(Generic[StateT]):
         named, self._named = self._named, []
         return named
 
-    def _on_owner(self, etype: str, obj: dict, now: float) -> None:
+    def _on_owner(self, etype: str, obj: Obj, now: float) -> None:
         uid = self._by_key.get(_key(obj))
         st = self._owners.get(uid) if uid is not None else None
         if st is not None and (etype == "DELETED" or st.uid != uid_of(obj)):
@@ -233,7 +233,7 @@ class WorkloadReconciler(Generic[StateT]):
         del self._owners[st.uid], self._by_key[st.key], self._by_ns[st.ns][st.uid]
         self._stale.discard(st.uid)
 
-    def _apply_pod(self, etype: str, pod: dict, now: float, reoffer: bool = False) -> None:
+    def _apply_pod(self, etype: str, pod: Obj, now: float, reoffer: bool = False) -> None:
         ch = self._index.apply(etype, pod)
         if ch is None:
             return
@@ -312,7 +312,7 @@ class WorkloadReconciler(Generic[StateT]):
         else:
             self._other_refused(st, req, error, now)
 
-    def _create_refused(self, st: StateT | None, pod: dict, error: StatusError, now: float) -> None:
+    def _create_refused(self, st: StateT | None, pod: Obj, error: StatusError, now: float) -> None:
         """A pod create was refused: stop expecting it. One left out because an earlier
         batch of its slow start failed (``NotAttempted``) is only no longer expected, as
         upstream lowers the expectations for skipped pods; any other records an Event."""
@@ -334,7 +334,7 @@ class WorkloadReconciler(Generic[StateT]):
             self._event(st, FAILED_DELETE, f"Error deleting: {error_text(error)}", now, "Warning")
         self._delete_failed(st, key)
 
-    def _update_refused(self, pod: dict, now: float) -> None:
+    def _update_refused(self, pod: Obj, now: float) -> None:
         """An adoption or release failed: undo it locally and do not claim this version of
         the pod again (a newer version may be claimed)."""
         key = _key(pod)
@@ -378,16 +378,16 @@ class WorkloadReconciler(Generic[StateT]):
                 refs = list(got[1]["metadata"].get("ownerReferences") or ()) + [owner_reference(st.obj, self.KIND)]
                 self._send_claim(key, got[1], _with_refs(got[1], refs), now, w)
 
-    def _send_claim(self, key: PodKey, old: dict, new: dict, now: float, w: Writes) -> None:
+    def _send_claim(self, key: PodKey, old: Obj, new: Obj, now: float, w: Writes) -> None:
         w.pod_updates.append(new)
         self._claims[key] = old
         self._apply_pod("MODIFIED", new, now)
 
-    def _is_blocked(self, key: PodKey, pod: dict) -> bool:
+    def _is_blocked(self, key: PodKey, pod: Obj) -> bool:
         rv = self._blocked.get(key)
         return rv is not None and rv == (pod.get("metadata") or {}).get("resourceVersion", "")
 
-    def _write_status(self, st: StateT, status: dict, w: Writes) -> None:
+    def _write_status(self, st: StateT, status: Obj, w: Writes) -> None:
         """Send ``status`` if it differs from what the owner carries (or the last write failed)."""
         if status == (st.obj.get("status") or {}) and st.uid not in self._stale:
             return
@@ -395,12 +395,13 @@ class WorkloadReconciler(Generic[StateT]):
         st.obj = {**st.obj, "status": status}
         w.requests.append(UpdateStatus(self.KIND, st.ns, st.name, st.uid, status))
 
-    def _new_pod(self, st: StateT) -> dict:
+    def _new_pod(self, st: StateT) -> Obj:
         if st.template is None:
             st.template = encode(self._base_pod(st))
-        return decode(st.template)  # an independent deep copy per pod
+        pod: Obj = decode(st.template)  # an independent deep copy per pod
+        return pod
 
-    def _base_pod(self, st: StateT) -> dict:
+    def _base_pod(self, st: StateT) -> Obj:
         return base_pod(st.obj, self.KIND)
 
     def _event(self, st: StateT, reason: str, message: str, now: float, type: str = "Normal") -> None:
@@ -413,7 +414,7 @@ class WorkloadReconciler(Generic[StateT]):
         return min((t for t in times if t is not None and t > now), default=None)
 
     # -- reads ---------------------------------------------------------------------------
-    def owner(self, namespace: str, name: str) -> dict | None:
+    def owner(self, namespace: str, name: str) -> Obj | None:
         st = self._owners.get(self._by_key.get((namespace, name), ""))
         return st.obj if st is not None else None
 
@@ -422,14 +423,14 @@ class WorkloadReconciler(Generic[StateT]):
         return st.exp if st is not None else None
 
     # -- optional hooks (the required ones are listed in the class docstring) ------------------
-    def _on_other(self, kind: str, etype: str, obj: dict, now: float) -> None:
+    def _on_other(self, kind: str, etype: str, obj: Obj, now: float) -> None:
         """An event of a kind other than the owner's and Pod (the DaemonSet's Nodes)."""
 
     def _wakeups(self, st: StateT, now: float) -> tuple[float | None, ...]:
         """Times (or None) at which ``st`` wants a sync without an event."""
         return ()
 
-    def _create_failed(self, st: StateT, pod: dict) -> None:
+    def _create_failed(self, st: StateT, pod: Obj) -> None:
         """A create of ``st`` was refused (after its expectations were lowered)."""
 
     def _delete_failed(self, st: StateT, key: PodKey) -> None:
@@ -443,6 +444,6 @@ class WorkloadReconciler(Generic[StateT]):
         StatefulSet's ControllerRevisions)."""
 
 
-def _only_replicas_differ(old: dict, new: dict) -> bool:
+def _only_replicas_differ(old: Obj, new: Obj) -> bool:
     a, b = old.get("spec") or {}, new.get("spec") or {}
     return a.keys() == b.keys() and all(a[k] == b[k] for k in a if k != "replicas")

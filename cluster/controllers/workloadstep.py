@@ -22,7 +22,7 @@ from typing import Any
 from ..api.errors import StatusError
 from ..api.requests import Create, Delete, Update, UpdateStatus
 from .ownedpods import Expectations, ParkedPods
-from .reconciler import ObjectCache, ReconcilerStep
+from .reconciler import Obj, ObjectCache, ReconcilerStep
 from .workload import PASSES, WorkloadReconciler, backs_off
 from .writes import Writes, as_rows, status_row
 
@@ -51,12 +51,12 @@ class WorkloadStep(ReconcilerStep):
         return as_rows(super().sync(now), self.writes_class())
 
     # -- refusals by the request they name -----------------------------------------------
-    def on_create_failed(self, obj: dict, error: StatusError, now: float) -> None:
+    def on_create_failed(self, obj: Obj, error: StatusError, now: float) -> None:
         self.on_failed(Create(obj), error, now)
 
     on_object_create_failed = on_create_failed
 
-    def on_update_failed(self, obj: dict, error: StatusError, now: float) -> None:
+    def on_update_failed(self, obj: Obj, error: StatusError, now: float) -> None:
         self.on_failed(Update(obj), error, now)
 
     def on_delete_failed(self, ns: str, name: str, uid: str, error: StatusError, now: float) -> None:
@@ -78,7 +78,7 @@ class WorkloadStep(ReconcilerStep):
     def STATUS_FIELD(self) -> str:  # noqa: N802 (the ``Writes`` row its status lands in)
         return status_row(self.reconciler.KIND)
 
-    def owner(self, namespace: str, name: str) -> dict | None:
+    def owner(self, namespace: str, name: str) -> Obj | None:
         return self.reconciler.owner(namespace, name)
 
     def expectations(self, namespace: str, name: str) -> Expectations | None:

@@ -9,7 +9,8 @@ arrays, the per-cycle ``Snapshot``), ``queue`` (activeQ / unschedulable pods),
 """
 
 from .framework import PluginSpec, ProfileConfig, Registry
-from .scheduler import ScheduleOutput, Scheduler, SchedulerConfig
+from .output import ScheduleOutput
+from .scheduler import Scheduler, SchedulerConfig
 from .status import Code, Status
 
 __all__ = [

@@ -19,8 +19,9 @@ recomputed after ``node_epoch`` changes (a node added, removed, relabelled or re
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from ..api.objects import name_of, node_name_of, uid_of
 from ..api.podhead import PodHead
@@ -64,7 +65,7 @@ class Cache(NodeRows):
         self._topologies: dict[str, Topology] = {}
         self._topology_epoch = -1
         self.image_nodes: dict[str, int] = {}
-        self.namespace_labels: dict[str, dict] = {}  # fed by the scheduler's namespace watch
+        self.namespace_labels: dict[str, dict[str, str]] = {}  # fed by the scheduler's namespace watch
 
     # ---- views -------------------------------------------------------------------------
 
@@ -100,7 +101,7 @@ class Cache(NodeRows):
     def node_info(self, name: str) -> NodeInfo | None:
         return self._nodes.get(name)
 
-    def add_node(self, node: dict, raw: bytes | None = None) -> set[str]:
+    def add_node(self, node: dict[str, Any], raw: bytes | None = None) -> set[str]:
         """Add (or, for a known name, update) a node. Returns the changed aspects. ``raw``,
         the object's encoding when the watch gave it, is what the cache keeps of it."""
         name = name_of(node)
@@ -121,7 +122,7 @@ class Cache(NodeRows):
         self.node_epoch += 1
         return {"added"}
 
-    def update_node(self, node: dict, raw: bytes | None = None) -> set[str]:
+    def update_node(self, node: dict[str, Any], raw: bytes | None = None) -> set[str]:
         """Replace a node's object; report which scheduling-relevant aspects changed.
 
         Aspects: ``allocatable``, ``labels``, ``taints``, ``unschedulable``. A status-only
@@ -201,7 +202,7 @@ class Cache(NodeRows):
 
     # ---- pods --------------------------------------------------------------------------
 
-    def new_pod_info(self, pod: dict) -> PodInfo:
+    def new_pod_info(self, pod: dict[str, Any]) -> PodInfo:
         return PodInfo(pod, self.columns)
 
     def pod_info(self, uid: str) -> PodInfo | None:
@@ -289,7 +290,7 @@ class Cache(NodeRows):
             return None
         return self._unplace(uid)
 
-    def add_pod(self, pod: dict, raw: bytes | None = None, same_spec: bool | None = None) -> PodInfo:
+    def add_pod(self, pod: dict[str, Any], raw: bytes | None = None, same_spec: bool | None = None) -> PodInfo:
         """A pod seen bound by the watch: confirm an assumption, move it, or count it anew.
         ``raw``, the object's encoding, lets the placed pod drop its dict (``PodInfo.compact``);
         ``same_spec``, when the caller knows it, is the known pod's ``same_spec(pod)``."""
@@ -297,7 +298,7 @@ class Cache(NodeRows):
         pinfo.compact(raw, placed=True)
         return pinfo
 
-    def _add_pod(self, pod: dict, same_spec: bool | None) -> PodInfo:
+    def _add_pod(self, pod: dict[str, Any], same_spec: bool | None) -> PodInfo:
         uid, node_name = uid_of(pod), node_name_of(pod)
         self._assumed.pop(uid, None)
         entry = self._placed.get(uid)
@@ -314,7 +315,7 @@ class Cache(NodeRows):
         self._refresh_in_place(pinfo, pod, same_spec)
         return pinfo
 
-    def update_assumed(self, pod: dict) -> PodInfo | None:
+    def update_assumed(self, pod: dict[str, Any]) -> PodInfo | None:
         """A newer object of an assumed pod (its bind still in flight): it stays assumed on
         its node, but what it holds and how it is indexed follow the new object."""
         entry = self._placed.get(uid_of(pod))
@@ -323,7 +324,7 @@ class Cache(NodeRows):
         self._refresh_in_place(entry[0], pod)
         return entry[0]
 
-    def _refresh_in_place(self, pinfo: PodInfo, pod: dict, same_spec: bool | None = None) -> None:
+    def _refresh_in_place(self, pinfo: PodInfo, pod: dict[str, Any], same_spec: bool | None = None) -> None:
         ni = pinfo.node
         if pinfo.same_spec(pod) if same_spec is None else same_spec:
             if ni is not None and pinfo.deleting != _deleting(pod):
@@ -372,7 +373,7 @@ class Cache(NodeRows):
         """``add_pod`` of a version ``head_refreshable`` accepted, without its dict."""
         self._take_head(pinfo, head, lambda: pinfo.take_head(raw, head))
 
-    def _take_head(self, pinfo: PodInfo, head: PodHead, take) -> None:
+    def _take_head(self, pinfo: PodInfo, head: PodHead, take: Callable[[], object]) -> None:
         ni = pinfo.node
         if ni is not None and pinfo.deleting != head.deleting:
             # PodTopologySpread counts only pods not being deleted: re-index it.
@@ -408,7 +409,7 @@ class Cache(NodeRows):
         return out
 
     @contextmanager
-    def holding(self, placements):
+    def holding(self, placements: Iterable[tuple[PodInfo, str]]) -> Iterator[None]:
         """Count pending pods on nodes for a while: (PodInfo, node name) pairs; the
         nominated-pods pass of the filter. Unknown nodes and placed pods are skipped."""
         done = []
@@ -424,7 +425,7 @@ class Cache(NodeRows):
                 self._detach(ni, pinfo)
 
     @contextmanager
-    def without(self, pods):
+    def without(self, pods: Iterable[PodInfo]) -> Iterator[None]:
         """Leave placed pods out for a while (preemption's what-if on a node). Afterwards
         each node lists its pods in the same order and each pod keeps its attach order
         (``PodTable.seq``): victims tied on priority and start are ordered by them, so a
@@ -480,5 +481,5 @@ __all__ = [
 ]
 
 
-def _deleting(pod: dict) -> bool:
+def _deleting(pod: dict[str, Any]) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))

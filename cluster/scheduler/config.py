@@ -53,7 +53,7 @@ def _fail(path: str, value: Any, detail: str) -> ConfigError:
     return ConfigError(f"{path}: {json.dumps(value, default=str)} {detail}")
 
 
-def _int(raw: dict, key: str, path: str, lo: int, hi: int | None = None) -> int | None:
+def _int(raw: dict[str, Any], key: str, path: str, lo: int, hi: int | None = None) -> int | None:
     v = raw.get(key)
     if v is None:
         return None
@@ -63,13 +63,13 @@ def _int(raw: dict, key: str, path: str, lo: int, hi: int | None = None) -> int 
     return v
 
 
-def _unknown(raw: dict, allowed: set, path: str) -> None:
+def _unknown(raw: dict[str, Any], allowed: set[str], path: str) -> None:
     extra = sorted(set(raw) - allowed)
     if extra:
         raise ConfigError(f"{path}.{extra[0]}: unknown field")
 
 
-def build_config(raw: dict | None, path: str = "spec.scheduler") -> SchedulerConfig:
+def build_config(raw: dict[str, Any] | None, path: str = "spec.scheduler") -> SchedulerConfig:
     """Parse, merge with the defaults and try the result (plugins are built once, so bad
     plugin args fail here rather than in the scheduler actor)."""
     raw = {} if raw is None else raw
@@ -120,10 +120,10 @@ def _profile(raw: Any, path: str) -> ProfileConfig:
     return ProfileConfig(scheduler_name=name, plugins=specs, percentage_of_nodes_to_score=pct, order=order)
 
 
-def _plugin_args(raw: Any, path: str) -> dict[str, dict]:
+def _plugin_args(raw: Any, path: str) -> dict[str, dict[str, Any]]:
     if not isinstance(raw, list):
         raise _fail(path, raw, "must be a list of {name, args}")
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     registry = default_registry()
     for i, entry in enumerate(raw):
         p = f"{path}[{i}]"
@@ -142,13 +142,13 @@ def _plugin_args(raw: Any, path: str) -> dict[str, dict]:
     return out
 
 
-def _point_lists(raw: dict, point: str, path: str) -> tuple[list[dict], list[str]]:
+def _point_lists(raw: dict[str, Any], point: str, path: str) -> tuple[list[dict[str, Any]], list[str]]:
     section = raw.get(point) or {}
     if not isinstance(section, dict):
         raise _fail(f"{path}.{point}", section, "must be a mapping with enabled and/or disabled")
     _unknown(section, {"enabled", "disabled"}, f"{path}.{point}")
     registry = default_registry()
-    enabled: list[dict] = []
+    enabled: list[dict[str, Any]] = []
     disabled: list[str] = []
     lists: tuple[tuple[str, list[Any]], ...] = (("enabled", enabled), ("disabled", disabled))
     for which, out in lists:
@@ -173,7 +173,9 @@ def _point_lists(raw: dict, point: str, path: str) -> tuple[list[dict], list[str
     return enabled, disabled
 
 
-def _merge_set(defaults: list[dict], enabled: list[dict], disabled: list[str]) -> list[dict]:
+def _merge_set(
+    defaults: list[dict[str, Any]], enabled: list[dict[str, Any]], disabled: list[str]
+) -> list[dict[str, Any]]:
     """Upstream's mergePluginSet: defaults minus the disabled ones (all of them for
     ``*``), a default re-listed in ``enabled`` replaced in place, then the rest of
     ``enabled`` appended."""
@@ -191,7 +193,9 @@ def _merge_set(defaults: list[dict], enabled: list[dict], disabled: list[str]) -
     return out
 
 
-def _expand(point: str, multipoint: list[str], enabled: list[str], disabled: list[str], classes: dict) -> list[str]:
+def _expand(
+    point: str, multipoint: list[str], enabled: list[str], disabled: list[str], classes: dict[str, Any]
+) -> list[str]:
     """Upstream's MultiPoint expansion for one extension point: plugins both re-listed
     here and in multiPoint first (in this point's order), then multiPoint-only ones, then
     this point's own; with ``*`` disabled here, only this point's own list."""
@@ -203,7 +207,9 @@ def _expand(point: str, multipoint: list[str], enabled: list[str], disabled: lis
     return overrides + [n for n in from_multi if n not in enabled] + [n for n in enabled if n not in from_multi]
 
 
-def _merge_plugins(raw: Any, path: str, args: dict[str, dict]) -> tuple[tuple[PluginSpec, ...], tuple]:
+def _merge_plugins(
+    raw: Any, path: str, args: dict[str, dict[str, Any]]
+) -> tuple[tuple[PluginSpec, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     if not isinstance(raw, dict):
         raise _fail(path, raw, "must be a mapping of extension points")
     _unknown(raw, set(_POINTS), path)

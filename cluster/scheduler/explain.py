@@ -8,8 +8,11 @@ reason (those of the FailedScheduling message) with the first rejected node name
 for a placed pod the Score plugins' top nodes (raw, normalised, weighted) and the
 ranking, and for a failed one the preemption outcome (nominated node, victims, or why
 preemption did not help). The figures come from ``explain_cycle.py``: the failed cycle's
-own diagnosis, or the plain reference cycle recomputed for the placed pod, so no
-accelerator's shortcut shows in them.
+own diagnosis; for a placed pod, what its cycle saw (a ``Choice``: its search, the
+rejections among the nodes it judged, every Score plugin's scores, which the accelerators
+supply as the plain cycle computes them), or, where the cycle cannot tell (a nominated
+node retried, a lazy run vetoed by nominated load), the plain reference cycle run again
+for the pod. Either way the figures are the reference cycle's.
 
 Bounded: the last ``Limits.attempts`` attempts per pod, ``Limits.pods`` pods (the least
 recently explained is dropped, and its object deleted), the ``top`` scores and ``names``
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..api.patches import Apply
 from ..api.requests import Delete, Patch, Request
 from ..clock import rfc3339
-from .explain_cycle import Limits, diagnosis_entries, explain_choice
+from .explain_cycle import Choice, Limits, choice_record, diagnosis_entries, explain_choice
 
 if TYPE_CHECKING:
     from .cache import Cache, PodInfo
@@ -53,7 +56,7 @@ def check_mode(mode: Any, path: str = "spec.scheduler.explain") -> str:
     """The mode, or a ValueError naming ``path`` and the value."""
     if mode not in MODES:
         raise ValueError(f'{path}: "{mode}" must be one of {", ".join(MODES)}')
-    return mode
+    return str(mode)
 
 
 class _Record:
@@ -91,10 +94,13 @@ class Explainer:
         """A pod was popped; its search starts at ``start`` (the round-robin index)."""
         self._start, self._current, self._preemption = start, None, None
 
-    def chosen(self, fwk: Framework, pod: PodInfo, node: str, now: float) -> None:
-        """The cycle picked ``node``; called before the pod is assumed there."""
+    def chosen(self, fwk: Framework, pod: PodInfo, node: str, now: float, choice: Choice | None = None) -> None:
+        """The cycle picked ``node``; called before the pod is assumed there. ``choice``:
+        what that cycle saw (``explain_cycle.Choice``), when it can tell; else the plain
+        cycle is run again for the figures."""
         if self.mode == "all":
-            attempt = explain_choice(
+            found = None if choice is None else choice_record(self._cache.snapshot(), node, choice, self.limits)
+            attempt = found or explain_choice(
                 fwk, self._cache, self._queue.nominator, pod, self._start, self._nodes_to_find, node, self.limits
             )
         elif pod.uid in self._records:  # a pod that failed before: its final placement

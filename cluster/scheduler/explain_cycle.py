@@ -3,11 +3,14 @@
 Owns turning a cycle into the plain-data parts of a ``SchedulingResult`` attempt: the
 Filter verdicts of a failed cycle (from its ``Diagnosis``, the record its FailedScheduling
 message is written from, so the counts agree by construction), and, for a pod that found
-a node, the whole cycle again without any accelerator (``explain_choice``): PreFilter and
-Filter over every node with the nominated pods' two passes (``run_filters``, not lazy, no
-memo), upstream's round-robin search from the cycle's start index (``rotated_take``), and
-PreScore, Score and NormalizeScore per plugin over the nodes it collected. Nothing here
-draws from the scheduler's RNG or changes its cache. Called by ``explain.Explainer``.
+a node, its search, the rejections among the nodes it judged and every Score plugin's
+scores: from what the cycle saw (``Choice``, filled in by ``Scheduler``; ``choice_record``)
+or, when it cannot tell, from the whole cycle again without any accelerator
+(``explain_choice``): PreFilter and Filter over every node with the nominated pods' two
+passes (``run_filters``, not lazy, no memo), upstream's round-robin search from the
+cycle's start index (``rotated_take``), and PreScore, Score and NormalizeScore per plugin
+over the nodes it collected. Nothing here draws from the scheduler's RNG or changes its
+cache. Called by ``explain.Explainer``.
 
 Everything kept is bounded: per (plugin, reason) the count and at most ``names`` node
 names; per Score plugin the ``top`` best nodes; a final ranking of ``top`` nodes.
@@ -15,6 +18,7 @@ names; per Score plugin the ``top`` best nodes; a final ranking of ``top`` nodes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,10 +26,13 @@ import numpy as np
 
 from .cache import Cache, PodInfo, Snapshot
 from .filtering import run_filters
-from .framework import CycleState, Framework, PluginError
+from .framework import CycleState, Framework, PluginError, ScorePart
 from .nominator import PodNominator
 from .search import rotated_take
 from .status import PREFILTER_ABSENT_REASON, Diagnosis, Rejection, Status
+
+# plugin -> reason -> (nodes rejected, the first node names)
+Found = dict[str, dict[str, tuple[int, list[str]]]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,7 @@ def _names(snap: Snapshot, idx: np.ndarray, cap: int) -> list[str]:
     return [snap.node_name(int(i)) for i in idx[:cap]]
 
 
-def _filter_entries(found: dict[str, dict[str, tuple[int, list[str]]]]) -> list[dict[str, Any]]:
+def _filter_entries(found: Found) -> list[dict[str, Any]]:
     """Per plugin (in the order they rejected), its reasons by count, most first."""
     out = []
     for plugin, reasons in found.items():
@@ -58,7 +65,7 @@ def _filter_entries(found: dict[str, dict[str, tuple[int, list[str]]]]) -> list[
     return out
 
 
-def _add(found: dict, plugin: str, reason: str, count: int, names: list[str], cap: int) -> None:
+def _add(found: Found, plugin: str, reason: str, count: int, names: list[str], cap: int) -> None:
     n, kept = found.setdefault(plugin, {}).get(reason, (0, []))
     found[plugin][reason] = (n + count, (kept + names)[:cap])
 
@@ -68,7 +75,7 @@ def rejections_entries(
 ) -> list[dict[str, Any]]:
     """Filter entries from ``rejections`` (masks over the snapshot's nodes, or over the one
     node ``single`` of a Reserve/Permit rejection), counting only nodes in ``within``."""
-    found: dict[str, dict[str, tuple[int, list[str]]]] = {}
+    found: Found = {}
     for r in rejections:
         mask = r.mask if within is None or len(r.mask) != len(within) else r.mask & within
         idx = np.flatnonzero(mask)
@@ -79,7 +86,9 @@ def rejections_entries(
     return _filter_entries(found)
 
 
-def diagnosis_entries(snap: Snapshot, diag: Diagnosis, status: Status, cap: int, single: str = "") -> list[dict]:
+def diagnosis_entries(
+    snap: Snapshot, diag: Diagnosis, status: Status, cap: int, single: str = ""
+) -> list[dict[str, Any]]:
     """A failed cycle's Filter verdicts: a PreFilter rejection stands for every node; nodes a
     PreFilterResult left out count under upstream's reason, for the plugins that narrowed."""
     if diag.pre_filter_msg:
@@ -91,7 +100,7 @@ def diagnosis_entries(snap: Snapshot, diag: Diagnosis, status: Status, cap: int,
         idx = np.flatnonzero(diag.absent)
         if len(idx):
             narrowing = sorted(diag.unschedulable_plugins - {r.plugin for r in diag.rejections})
-            found: dict = {}
+            found: Found = {}
             _add(
                 found,
                 ",".join(narrowing) or "PreFilter",
@@ -113,19 +122,37 @@ def reason_counts(filters: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
+@dataclass
+class Choice:
+    """What the cycle that placed a pod saw, so its explanation needs no second cycle: the
+    search's round-robin ``start`` among the nodes searched (``search``, PreFilter's
+    allowed nodes in order; None: every node), the positions it ``processed``, the
+    ``candidates`` it collected (node indices, in search order), ``rejected(judged)``: the
+    Filter rejections among the ``judged`` nodes (a mask over every node; None: it cannot
+    tell, the explanation is then recomputed), and the Score
+    plugins' ``parts`` over the candidates, in the profile's order."""
+
+    start: int
+    search: np.ndarray | None
+    processed: int
+    candidates: np.ndarray
+    rejected: Callable[[np.ndarray], list[Rejection] | None]
+    parts: list[ScorePart]
+
+
 def explain_choice(
     fwk: Framework,
     cache: Cache,
     nominator: PodNominator,
     pod: PodInfo,
     start: int,
-    nodes_to_find,
+    nodes_to_find: Callable[[Framework, int], int],
     chosen: str,
     limits: Limits,
 ) -> dict[str, Any]:
     """The attempt record of a pod the cycle placed on ``chosen``, recomputed on the plain
-    path from the cycle's round-robin ``start``. ``nodes_to_find(fwk, m)``: how many
-    feasible nodes the search collects among ``m``."""
+    path from the cycle's round-robin ``start``, for a cycle that supplied no ``Choice``.
+    ``nodes_to_find(fwk, m)``: how many feasible nodes the search collects among ``m``."""
     snap = cache.snapshot()
     n = snap.num_nodes
     state = CycleState()
@@ -133,6 +160,7 @@ def explain_choice(
     out: dict[str, Any] = {"nodes": n, "node": chosen}
     if not run.status.is_success():
         return dict(out, evaluated=0, feasible=0, filters=[], scores=[], ranking=[], note=run.status.message())
+    assert run.feasible is not None  # a plain run that succeeded judged every node
     nominated = nominator.node_of(pod.uid) or pod.nominated_node_name
     at = snap.index_of(nominated) if nominated else None
     if at is not None:
@@ -146,24 +174,42 @@ def explain_choice(
         return dict(out, evaluated=0, feasible=0, filters=[], scores=[], ranking=[])
     feasible = run.feasible if search is None else run.feasible[search]
     positions, processed = rotated_take(feasible, start % m, nodes_to_find(fwk, m))
+    candidates = positions if search is None else search[positions]
+    parts: list[ScorePart] = []
+    error = _scores(fwk, state, pod, snap, candidates, parts) if len(candidates) > 1 else ""
+    choice = Choice(start % m, search, processed, candidates, lambda judged: run.rejections(), parts)
+    record = choice_record(snap, chosen, choice, limits, error)
+    assert record is not None  # a complete run tells every rejection
+    return record
+
+
+def choice_record(
+    snap: Snapshot, chosen: str, choice: Choice, limits: Limits, error: str = ""
+) -> dict[str, Any] | None:
+    """The attempt record of a pod placed on ``chosen`` by the cycle ``choice`` describes
+    (``error``: why its scores stop short, for a recomputed cycle); None when the choice
+    cannot tell its rejections."""
+    n, search, candidates = snap.num_nodes, choice.search, choice.candidates
+    m = n if search is None else len(search)
     window = np.zeros(m, dtype=bool)  # the search positions judged: from start, wrapping
-    first = start % m
+    first, processed = choice.start, choice.processed
     window[first : first + processed] = True
     window[: max(0, first + processed - m)] = True
     judged = window if search is None else np.zeros(n, dtype=bool)
     if search is not None:
         judged[search[window]] = True
-    candidates = positions if search is None else search[positions]
-    filters = rejections_entries(snap, run.rejections(), judged, limits.names)
-    out.update(evaluated=int(processed), feasible=len(candidates), filters=filters)
+    rejected = choice.rejected(judged)
+    if rejected is None:
+        return None
+    filters = rejections_entries(snap, rejected, judged, limits.names)
+    out: dict[str, Any] = {"nodes": n, "node": chosen, "evaluated": int(processed), "feasible": len(candidates)}
+    out["filters"] = filters
     if len(candidates) < 2:
         return dict(out, scores=[], ranking=[], note="one feasible node: chosen without scoring")
-    scores, total, error = _scores(fwk, state, pod, snap, candidates, limits.top)
+    scores, ranking, total = _score_figures(snap, candidates, choice.parts, limits.top)
     if error:
-        for e in scores:
-            e.pop("_weighted", None)
         return dict(out, scores=scores, ranking=[], note=error)
-    out.update(scores=scores, ranking=_ranking(snap, candidates, total, scores, limits.top))
+    out.update(scores=scores, ranking=ranking)
     mine = np.flatnonzero(candidates == snap.index_of(chosen))
     if len(mine):
         out["chosenTotal"] = int(total[mine[0]])
@@ -173,19 +219,17 @@ def explain_choice(
 
 
 def _scores(
-    fwk: Framework, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, top: int
-) -> tuple[list[dict[str, Any]], np.ndarray, str]:
-    """PreScore, then per Score plugin its raw, normalised and weighted scores; kept: the
-    ``top`` nodes by weighted score (ties in search order). (entries, totals, error)."""
-    total = np.zeros(len(candidates), dtype=np.int64)
-    entries: list[dict[str, Any]] = []
+    fwk: Framework, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, parts: list[ScorePart]
+) -> str:
+    """PreScore, then per Score plugin its raw and normalised scores into ``parts``; the
+    error that stopped them, or ''."""
     try:
         for pre in fwk.pre_score_plugins:
             status = pre.pre_score(state, pod, snap, candidates)
             if status.is_skip():
                 state.skip_score.add(pre.NAME)
             elif not status.is_success():
-                return entries, total, f"PreScore plugin {pre.NAME}: {status.message()}"
+                return f"PreScore plugin {pre.NAME}: {status.message()}"
         for p, weight, normalizes in fwk.score_plugins:
             if p.NAME in state.skip_score:
                 continue
@@ -193,42 +237,55 @@ def _scores(
             raw = scores.copy()
             if normalizes:
                 p.normalize(state, pod, scores)
-            weighted = scores * weight
-            total += weighted
-            best = np.argsort(-weighted, kind="stable")[:top]  # ties in search order
-            entries.append(
-                {
-                    "plugin": p.NAME,
-                    "weight": weight,
-                    "top": [
-                        {
-                            "node": snap.node_name(int(candidates[i])),
-                            "raw": int(raw[i]),
-                            "normalized": int(scores[i]),
-                            "weighted": int(weighted[i]),
-                        }
-                        for i in best
-                    ],
-                    "_weighted": weighted,
-                }
-            )
+            parts.append((p.NAME, weight, raw, scores))
     except PluginError as exc:
-        return entries, total, f"Score: {exc}"
-    return entries, total, ""
+        return f"Score: {exc}"
+    return ""
 
 
-def _ranking(
-    snap: Snapshot, candidates: np.ndarray, total: np.ndarray, scores: list[dict[str, Any]], top: int
-) -> list[dict[str, Any]]:
-    """The ``top`` candidates by total score (ties in search order), each with its weighted
-    score per plugin; drops the per-candidate arrays ``_scores`` left in ``scores``."""
-    best = np.argsort(-total, kind="stable")[:top]
-    weighted = [(e["plugin"], e.pop("_weighted")) for e in scores]
-    return [
-        {
-            "node": snap.node_name(int(candidates[i])),
-            "total": int(total[i]),
-            "byPlugin": {name: int(w[i]) for name, w in weighted},
-        }
-        for i in best
+def _top(values: np.ndarray, top: int) -> np.ndarray:
+    """Per row of ``values`` (2-D), the positions of its ``top`` largest, ties in position
+    order: a stable sort of the negated values, without sorting them all."""
+    k = values.shape[1]
+    if k <= top:
+        return np.argsort(-values, axis=1, kind="stable")
+    # Distinct keys ordered as that sort: the position breaks ties, and is the key mod k.
+    key = np.arange(k) - values * k
+    best = np.partition(key, top, axis=1)[:, :top]
+    best.sort(axis=1)
+    positions: np.ndarray = best % k
+    return positions
+
+
+def _score_figures(
+    snap: Snapshot, candidates: np.ndarray, parts: list[ScorePart], top: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], np.ndarray]:
+    """Per Score plugin its ``top`` nodes by weighted score (raw, normalised, weighted);
+    the ``top`` candidates by total (ties in search order) with their weighted score per
+    plugin; the weighted total per candidate."""
+    k, name = len(candidates), snap.node_name
+    if not parts:
+        total = np.zeros(k, dtype=np.int64)
+        return [], [{"node": name(int(c)), "total": 0, "byPlugin": {}} for c in candidates[:top].tolist()], total
+    raw = np.array([part[2] for part in parts], dtype=np.int64)
+    weights = [part[1] for part in parts]
+    weighted = np.array([part[3] for part in parts], dtype=np.int64) * np.array(weights, dtype=np.int64)[:, None]
+    total = weighted.sum(axis=0)
+    best = _top(np.vstack((weighted, total)), top)
+    # Everything the records hold, gathered in a few numpy calls: per plugin row its top
+    # nodes' (node, raw, weighted); the ranking's nodes, totals and weighted scores.
+    plugin_best, rank = best[:-1], best[-1]
+    nodes = candidates[best].tolist()
+    raws = np.take_along_axis(raw, plugin_best, axis=1).tolist()
+    tops = np.take_along_axis(weighted, plugin_best, axis=1).tolist()
+    entries = []
+    for j, (plugin, weight, _, _) in enumerate(parts):
+        rows = zip(nodes[j], raws[j], tops[j])
+        top_rows = [{"node": name(c), "raw": r, "normalized": w // weight, "weighted": w} for c, r, w in rows]
+        entries.append({"plugin": plugin, "weight": weight, "top": top_rows})
+    plugins = [part[0] for part in parts]
+    ranking = [
+        {"node": name(c), "total": t, "byPlugin": dict(zip(plugins, w))}
+        for c, t, w in zip(nodes[-1], total[rank].tolist(), weighted[:, rank].T.tolist())
     ]
+    return entries, ranking, total

@@ -49,6 +49,40 @@ from .interfaces import (  # noqa: F401 (re-exported: the framework's API)
 from .registry import PluginSpec, ProfileConfig, Registry  # noqa: F401 (re-exported: the framework's API)
 from .status import SUCCESS, Code, Diagnosis, Rejection, Status
 
+__all__ = [  # the framework's API: its own names and the plugin contract's, re-exported
+    "EXTENSION_POINTS",
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "POINT_CLASSES",
+    "BindPlugin",
+    "ClusterEvent",
+    "CycleState",
+    "FilterOutcome",
+    "FilterPlugin",
+    "FilterResult",
+    "Framework",
+    "PendingRejections",
+    "PermitPlugin",
+    "Plugin",
+    "PluginError",
+    "PluginSpec",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "PreemptionHost",
+    "ProfileConfig",
+    "QueueSortPlugin",
+    "Registry",
+    "ReservePlugin",
+    "ScorePart",
+    "ScorePlugin",
+    "slice_result",
+]
+
 # ---- running a profile -----------------------------------------------------------------
 
 # The points whose plugins sit in a plain list attribute; ``_enable`` handles queueSort
@@ -67,6 +101,8 @@ _BUCKETS = {
 
 # (plugin name, its FilterResult.failures, the nodes it was the first to reject)
 PendingRejections = tuple[str, list[tuple[Code, str, np.ndarray]], np.ndarray]
+# (plugin name, weight, raw scores, normalised scores) of one Score plugin over candidates
+ScorePart = tuple[str, int, np.ndarray, np.ndarray]
 
 
 class FilterOutcome:
@@ -268,13 +304,19 @@ class Framework:
         return kept, Status(Code.UNSCHEDULABLE, tuple(reasons))
 
     def run_score(
-        self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snap: Snapshot,
+        candidates: np.ndarray,
+        parts: list[ScorePart] | None = None,
     ) -> tuple[np.ndarray | None, Status]:
-        """PreScore, Score and NormalizeScore; returns the weighted total per candidate."""
+        """PreScore, Score and NormalizeScore; returns the weighted total per candidate
+        (``parts``: see ``score_candidates``)."""
         status = self.run_pre_score(state, pod, snap, candidates)
         if not status.is_success():
             return None, status
-        return self.score_candidates(state, pod, snap, candidates)
+        return self.score_candidates(state, pod, snap, candidates, parts=parts)
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
         """Every PreScore plugin; a Skip disables that plugin's Score for this cycle."""
@@ -299,9 +341,12 @@ class Framework:
         candidates: np.ndarray,
         only: frozenset[str] | None = None,
         skip: frozenset[str] = frozenset(),
+        parts: list[ScorePart] | None = None,
     ) -> tuple[np.ndarray | None, Status]:
         """Score and NormalizeScore after PreScore: the weighted total per candidate, of
-        the plugins in ``only`` (None: all) but not in ``skip``."""
+        the plugins in ``only`` (None: all) but not in ``skip``. ``parts``, when given,
+        receives each plugin's (name, weight, raw scores, normalised scores), for the
+        scheduling explanation."""
         p: ScorePlugin | None = None
         try:
             total = np.zeros(len(candidates), dtype=np.int64)
@@ -309,8 +354,11 @@ class Framework:
                 if p.NAME in state.skip_score or p.NAME in skip or (only is not None and p.NAME not in only):
                     continue
                 scores = p.score(state, pod, snap, candidates)
+                raw = scores.copy() if parts is not None and normalizes else scores
                 if normalizes:
                     p.normalize(state, pod, scores)
+                if parts is not None:
+                    parts.append((p.NAME, weight, raw, scores))
                 lo, hi = int(scores[scores.argmin()]), int(scores[scores.argmax()])
                 if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                     bad = lo if lo < MIN_NODE_SCORE else hi

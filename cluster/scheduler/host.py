@@ -10,7 +10,8 @@ and the cleared nominations of lower-priority pods). Created and called by ``Sch
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+import random
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -36,7 +37,14 @@ PREEMPTION_REASON = "PreemptionByScheduler"
 
 
 class SchedulerHost(PreemptionHost):
-    def __init__(self, cache: Cache, queue: SchedulingQueue, rng, pdbs: dict, accel: Accelerate | None = None):
+    def __init__(
+        self,
+        cache: Cache,
+        queue: SchedulingQueue,
+        rng: random.Random,
+        pdbs: dict[tuple[str, str], dict[str, Any]],
+        accel: Accelerate | None = None,
+    ) -> None:
         self._cache, self._queue, self._rng, self._pdbs = cache, queue, rng, pdbs
         self._accel = accel or Accelerate()
         self._memo = DryRunMemo()  # the vectorised dry run's verdicts, kept across cycles
@@ -65,7 +73,7 @@ class SchedulerHost(PreemptionHost):
     def nominated_pods(self, node_name: str) -> list:
         return self._queue.nominator.pods_for_node(node_name)
 
-    def pdbs(self) -> list[dict]:
+    def pdbs(self) -> list[dict[str, Any]]:
         return list(self._pdbs.values())
 
     # ---- preemptions in flight ------------------------------------------------------

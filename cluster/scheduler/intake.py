@@ -13,7 +13,7 @@ state it reads (cache, queue, host, frameworks); the scheduler component feeds i
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..api.objects import DEFAULT_SCHEDULER, is_terminal, is_terminating, node_name_of, uid_of
 from ..runtime.component import WatchEvent
@@ -48,14 +48,14 @@ class WatchIntake:
     queue: SchedulingQueue
     host: SchedulerHost
     frameworks: dict[str, Framework]
-    _pdbs: dict[tuple[str, str], dict]
+    _pdbs: dict[tuple[str, str], dict[str, Any]]
     _binding: dict[str, QueuedPodInfo]
     accel: Accelerate
 
     def _framework_for(self, pinfo: PodInfo) -> Framework | None:
         return self.frameworks.get(pinfo.scheduler_name or DEFAULT_SCHEDULER)
 
-    def on_pdb(self, event_type: str, pdb: dict, now: float) -> None:
+    def on_pdb(self, event_type: str, pdb: dict[str, Any], now: float) -> None:
         """PodDisruptionBudgets (with their status), which preemption consults."""
         meta = pdb.get("metadata") or {}
         key = (meta.get("namespace", ""), meta.get("name", ""))
@@ -64,7 +64,7 @@ class WatchIntake:
         else:
             self._pdbs[key] = pdb
 
-    def on_namespace(self, event_type: str, namespace: dict, now: float) -> None:
+    def on_namespace(self, event_type: str, namespace: dict[str, Any], now: float) -> None:
         """Namespace labels, for inter-pod terms with a namespaceSelector."""
         meta = namespace.get("metadata") or {}
         name = meta.get("name", "")
@@ -76,7 +76,7 @@ class WatchIntake:
             self.cache.namespace_labels[name] = labels
             self.queue.move_all_to_active(ClusterEvent.NAMESPACE_CHANGE, now)
 
-    def on_node(self, event_type: str, node: dict, now: float, raw: bytes | None = None) -> None:
+    def on_node(self, event_type: str, node: dict[str, Any], now: float, raw: bytes | None = None) -> None:
         if event_type == "DELETED":
             if self.cache.remove_node((node.get("metadata") or {}).get("name", "")):
                 self.queue.move_all_to_active(ClusterEvent.NODE_DELETE, now)
@@ -87,7 +87,7 @@ class WatchIntake:
         ni = self.cache.node_info((node.get("metadata") or {}).get("name", ""))
         assert ni is not None  # add_node just stored it
 
-        def could_fit(qp) -> bool:  # upstream's preCheckForNode
+        def could_fit(qp: QueuedPodInfo) -> bool:  # upstream's preCheckForNode
             return fits_node(qp.pinfo, ni, self.cache)
 
         if "added" in changed:
@@ -99,12 +99,14 @@ class WatchIntake:
                 done.add(event)
                 self.queue.move_all_to_active(event, now, pre_check=could_fit)
 
-    def on_pod(self, event_type: str, pod: dict, now: float, raw: bytes | None = None) -> None:
+    def on_pod(self, event_type: str, pod: dict[str, Any], now: float, raw: bytes | None = None) -> None:
         """A pod's watch event; ``raw`` (its encoding, when the watch has it) is what the
         cache keeps of a placed pod."""
         self._on_pod(event_type, pod, now, raw)
 
-    def _on_pod(self, event_type: str, pod: dict, now: float, raw: bytes | None, head: PodHead | None = None) -> None:
+    def _on_pod(
+        self, event_type: str, pod: dict[str, Any], now: float, raw: bytes | None, head: PodHead | None = None
+    ) -> None:
         """``head``: the head of ``raw``, when the caller has it."""
         uid = uid_of(pod)
         if node_name_of(pod):
@@ -172,7 +174,7 @@ class WatchIntake:
         if self.cache.remove_pod(uid) is not None:
             self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
 
-    def _on_assigned_pod(self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None) -> None:
+    def _on_assigned_pod(self, event_type: str, pod: dict[str, Any], uid: str, now: float, raw: bytes | None) -> None:
         gone = event_type == "DELETED" or is_terminal(pod)
         self._seen_assigned(uid, gone or is_terminating(pod), now)
         if gone:
@@ -192,7 +194,7 @@ class WatchIntake:
         elif old is not None:
             self._move_for_assigned_pod(ClusterEvent.ASSIGNED_POD_UPDATE, (old, pinfo), now)
 
-    def _move_for_assigned_pod(self, event: str, versions: tuple, now: float) -> None:
+    def _move_for_assigned_pod(self, event: str, versions: tuple[Any, ...], now: float) -> None:
         """Upstream's AssignedPodAdded/Updated: only the pods the change may help move,
         as the plugins that rejected them judge (required pod affinity it now matches, a
         spread constraint whose counts it changes). An update is judged on both the old
@@ -201,7 +203,7 @@ class WatchIntake:
             return
         labels = self.cache.namespace_labels.get
 
-        def may_help(qp) -> bool:
+        def may_help(qp: QueuedPodInfo) -> bool:
             fwk = self._framework_for(qp.pinfo)
             if fwk is None:
                 return False
@@ -213,11 +215,11 @@ class WatchIntake:
 
         self.queue.move_all_to_active(event, now, pre_check=may_help)
 
-    def _responsible_for(self, pod: dict) -> bool:
+    def _responsible_for(self, pod: dict[str, Any]) -> bool:
         return ((pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER) in self.frameworks
 
     def _on_unassigned_pod(
-        self, event_type: str, pod: dict, uid: str, now: float, raw: bytes | None, head: PodHead | None = None
+        self, event_type: str, pod: dict[str, Any], uid: str, now: float, raw: bytes | None, head: PodHead | None = None
     ) -> None:
         if event_type == "DELETED" or is_terminal(pod) or is_terminating(pod) or not self._responsible_for(pod):
             self.queue.delete(uid)

@@ -35,6 +35,11 @@ import numpy as np
 from .cache import PodInfo, Snapshot
 from .status import Code, Diagnosis, Status
 
+if TYPE_CHECKING:
+    import random
+
+    from .queue import QueuedPodInfo
+
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 # Upstream's extension-point names, as KubeSchedulerConfiguration spells them.
@@ -80,8 +85,8 @@ class CycleState:
 
     __slots__ = ("_data", "skip_filter", "skip_score", "narrowed_by")
 
-    def __init__(self):
-        self._data: dict = {}
+    def __init__(self) -> None:
+        self._data: dict[object, Any] = {}
         self.skip_filter: set[str] = set()  # plugins whose PreFilter returned Skip
         self.skip_score: set[str] = set()  # plugins whose PreScore returned Skip
         # PreFilter plugins whose PreFilterResult narrowed the nodes: if the pod then fits
@@ -89,10 +94,10 @@ class CycleState:
         # may help it).
         self.narrowed_by: list[str] = []
 
-    def read(self, key):
+    def read(self, key: object) -> Any:
         return self._data.get(key)
 
-    def write(self, key, value) -> None:
+    def write(self, key: object, value: Any) -> None:
         self._data[key] = value
 
     def clone(self) -> CycleState:
@@ -132,7 +137,7 @@ class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstra
 
     if TYPE_CHECKING:
         # Every plugin is built by its registry factory as ``cls(args, framework)``.
-        def __init__(self, args: dict | None = None, handle: Any = None) -> None: ...
+        def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None: ...
 
 
 class PreEnqueuePlugin(Plugin):
@@ -145,10 +150,10 @@ class PreEnqueuePlugin(Plugin):
 
 class QueueSortPlugin(Plugin):
     @abstractmethod
-    def sort_key(self, qpinfo) -> tuple:
+    def sort_key(self, qpinfo: QueuedPodInfo) -> tuple[Any, ...]:
         """A key whose ascending order is the queue order (upstream's ``Less`` as a key)."""
 
-    def less(self, a, b) -> bool:
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self.sort_key(a) < self.sort_key(b)
 
 
@@ -199,8 +204,8 @@ class PostFilterResult:
     nomination; the scheduler turns both into API writes (upstream's prepareCandidate)."""
 
     nominated_node_name: str = ""
-    victims: tuple = ()  # PodInfo
-    clear_nominations: tuple = ()  # PodInfo
+    victims: tuple[PodInfo, ...] = ()
+    clear_nominations: tuple[PodInfo, ...] = ()
 
 
 class PreemptionHost(ABC):
@@ -210,20 +215,22 @@ class PreemptionHost(ABC):
     def now(self) -> float: ...
 
     @abstractmethod
-    def rng(self): ...  # a random.Random, seeded: the candidate search's start offset
+    def rng(self) -> random.Random: ...  # seeded: the candidate search's start offset
 
     @abstractmethod
-    def nominated_pods(self, node_name: str) -> list: ...  # PodInfos nominated there, in order
+    def nominated_pods(self, node_name: str) -> list[PodInfo]: ...  # nominated there, in order
 
     @abstractmethod
-    def pdbs(self) -> list[dict]: ...  # every PodDisruptionBudget, with its status
+    def pdbs(self) -> list[dict[str, Any]]: ...  # every PodDisruptionBudget, with its status
 
     @abstractmethod
-    def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
+    def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list[PodInfo]) -> Status:
         """The pod's Filter verdict on one node with the ``removed`` pods taken off it,
         nominated pods of equal or higher priority considered in two passes (§7.3)."""
 
-    def fast_candidate(self, pod: PodInfo, potential: np.ndarray, offset: int, wanted: int, now: float):
+    def fast_candidate(
+        self, pod: PodInfo, potential: np.ndarray, offset: int, wanted: int, now: float
+    ) -> tuple[int, list[PodInfo]] | None:
         """A hook for speed: (node index, victims) exactly as the dry run over
         ``potential`` from ``offset`` would choose, or None to run that dry run."""
         return None

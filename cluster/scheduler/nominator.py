@@ -12,7 +12,13 @@ the filter's nominated-pods pass and by preemption (the next issue).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .podinfo import PodInfo
+    from .priorityload import PriorityLoad
 
 MODE_NOOP = 0  # take the node from the pod's status.nominatedNodeName
 MODE_OVERRIDE = 1  # take the node given here ("" clears the nomination)
@@ -24,18 +30,20 @@ class NominatingInfo:
     mode: int = MODE_NOOP
 
 
-def _status_nnn(pod: dict) -> str:
+def _status_nnn(pod: dict[str, Any]) -> str:
     return (pod.get("status") or {}).get("nominatedNodeName") or ""
 
 
 class PodNominator:
-    def __init__(self):
-        self._by_node: dict[str, dict[str, object]] = {}  # node -> {uid: PodInfo}, insertion order
+    def __init__(self) -> None:
+        self._by_node: dict[str, dict[str, PodInfo]] = {}  # node -> {uid: PodInfo}, insertion order
         self._node_of: dict[str, str] = {}  # uid -> node
-        self.load = None  # a PriorityLoad the scheduler attaches, told of every change
+        self.load: PriorityLoad | None = None  # a PriorityLoad the scheduler attaches, told of every change
         self.version = 0  # moves with every nomination recorded or removed
 
-    def add(self, pinfo, nominating: NominatingInfo | None = None, status_nominated: str | None = None) -> None:
+    def add(
+        self, pinfo: PodInfo, nominating: NominatingInfo | None = None, status_nominated: str | None = None
+    ) -> None:
         """Record ``pinfo``'s nomination, replacing any it had. Bound pods are never nominated.
         ``status_nominated``: the pod's ``status.nominatedNodeName`` when the caller has
         read it (a pod kept as bytes is then not decoded for it)."""
@@ -54,7 +62,7 @@ class PodNominator:
         if self.load is not None:
             self.load.add(pinfo, node)
 
-    def update(self, old_pod: dict, new_pinfo) -> None:
+    def update(self, old_pod: dict[str, Any], new_pinfo: PodInfo) -> None:
         """A pending pod's new object. When neither version carries a nomination but the
         nominator holds one, it is the scheduler's own, not yet written: keep it."""
         nominating = None
@@ -77,7 +85,7 @@ class PodNominator:
             if not pods:
                 del self._by_node[node]
 
-    def entries(self):
+    def entries(self) -> Iterator[tuple[PodInfo, str]]:
         """Every (PodInfo, node) nomination, in no particular order."""
         for node, pods in self._by_node.items():
             for pinfo in pods.values():
@@ -90,7 +98,7 @@ class PodNominator:
     def node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 
-    def pods_for_node(self, node_name: str) -> list:
+    def pods_for_node(self, node_name: str) -> list[PodInfo]:
         """The PodInfos nominated to ``node_name``, in the order they were nominated."""
         return list((self._by_node.get(node_name) or {}).values())
 

@@ -17,13 +17,15 @@ once they outnumber the nodes it reads their per-node counts instead of one row 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Iterable
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from ..api.selectors import LabelSelector
-from .podterms import AffinityTerm
+from .podterms import AffinityTerm, NamespaceLabels
+
+K = TypeVar("K", bound=Hashable)
 
 if TYPE_CHECKING:
     from .podinfo import PodInfo
@@ -114,7 +116,7 @@ class PodIndex:
     # Selectors whose rows are kept per namespace; the least recently asked goes first.
     TRACKED = 64
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._by_ns: dict[str, dict[str, PodInfo]] = {}
         self._by_label: dict[tuple[str, str, str], dict[str, PodInfo]] = {}
         # (kind, term) -> TermGroup; kinds are podterms.TERM_KINDS
@@ -202,7 +204,7 @@ class PodIndex:
             out.extend(p for p in candidates if selector.matches(p.labels))
         return out
 
-    def select_term(self, term: AffinityTerm, namespace_labels) -> list[PodInfo]:
+    def select_term(self, term: AffinityTerm, namespace_labels: NamespaceLabels) -> list[PodInfo]:
         """Placed pods a term covers (its namespaces and its label selector)."""
         if term.namespace_selector is None:
             return self.select(term.namespaces, term.selector)
@@ -250,7 +252,7 @@ class PodIndex:
         return list((self._groups_by_kind.get(kind) or {}).values())
 
 
-def _discard(index: dict, key, uid: str) -> None:
+def _discard(index: dict[K, dict[str, PodInfo]], key: K, uid: str) -> None:
     bucket = index.get(key)
     if bucket is not None:
         bucket.pop(uid, None)

@@ -14,9 +14,14 @@ in the pod index (``signature``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..api.selectors import LabelSelector
+
+# A namespace's labels by its name (None: no such namespace), for namespaceSelectors.
+NamespaceLabels = Callable[[str], dict[str, str] | None]
 
 # Kinds of inter-pod terms, as the pod index groups existing pods by them.
 REQUIRED_AFFINITY = "requiredAffinity"
@@ -34,7 +39,7 @@ class AffinityTerm:
     namespace_selector: LabelSelector | None = None  # None: not set; empty: every namespace
     weight: int = 0  # preferred terms only
 
-    def covers_namespace(self, namespace: str, namespace_labels) -> bool:
+    def covers_namespace(self, namespace: str, namespace_labels: NamespaceLabels) -> bool:
         """``namespace_labels(name) -> dict | None`` resolves a namespaceSelector."""
         if namespace in self.namespaces:
             return True
@@ -46,7 +51,7 @@ class AffinityTerm:
         labels = namespace_labels(namespace)
         return labels is not None and sel.matches(labels)
 
-    def matches(self, namespace: str, labels: dict, namespace_labels) -> bool:
+    def matches(self, namespace: str, labels: dict[str, str], namespace_labels: NamespaceLabels) -> bool:
         """Does a pod in ``namespace`` with ``labels`` fall under this term?"""
         return self.covers_namespace(namespace, namespace_labels) and self.selector.matches(labels)
 
@@ -55,7 +60,7 @@ class AffinityTerm:
         return self.namespace_selector is not None and self.namespace_selector.empty
 
 
-def parse_term(term: dict, owner_namespace: str, weight: int = 0) -> AffinityTerm:
+def parse_term(term: dict[str, Any], owner_namespace: str, weight: int = 0) -> AffinityTerm:
     names = frozenset(term.get("namespaces") or ())
     ns_sel_raw = term.get("namespaceSelector")
     ns_sel = None if ns_sel_raw is None else LabelSelector.from_dict(ns_sel_raw)
@@ -71,7 +76,7 @@ class PodTerms:
 
     __slots__ = ("required_affinity", "required_anti_affinity", "preferred_affinity", "preferred_anti_affinity")
 
-    def __init__(self, pod: dict, namespace: str):
+    def __init__(self, pod: dict[str, Any], namespace: str) -> None:
         aff = (pod.get("spec") or {}).get("affinity") or {}
         pa, paa = aff.get("podAffinity") or {}, aff.get("podAntiAffinity") or {}
         self.required_affinity = _required(pa, namespace)
@@ -96,11 +101,11 @@ class PodTerms:
         )
 
 
-def _required(section: dict, namespace: str) -> tuple[AffinityTerm, ...]:
+def _required(section: dict[str, Any], namespace: str) -> tuple[AffinityTerm, ...]:
     terms = section.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
     return tuple(parse_term(t, namespace) for t in terms)
 
 
-def _preferred(section: dict, namespace: str) -> tuple[AffinityTerm, ...]:
+def _preferred(section: dict[str, Any], namespace: str) -> tuple[AffinityTerm, ...]:
     terms = section.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
     return tuple(parse_term(t.get("podAffinityTerm") or {}, namespace, int(t.get("weight") or 0)) for t in terms)

@@ -17,21 +17,30 @@ preemption, so scalar writes per pod were most of the cost.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .cache import Cache
+    from .podinfo import PodInfo
+
+# A pod's load as kept: (priority, node id, its requests by column, whether it has terms or ports)
+Held = tuple[int, int, tuple[tuple[int, int], ...], bool]
 
 FLUSH_AT = 4096  # noted changes added into the arrays without waiting for a reader
 FEW = 16  # noted changes a flush adds one by one
 
 
 class PriorityLoad:
-    def __init__(self, cache):
+    def __init__(self, cache: Cache) -> None:
         self._cache = cache
         self._req: dict[int, np.ndarray] = {}  # priority -> (ids, columns)
         self._count: dict[int, np.ndarray] = {}  # priority -> (ids,)
         self._special: dict[int, int] = {}  # priority -> pods with terms or host ports
-        self._held: dict[str, tuple] = {}  # uid -> (priority, node id, req_cols, special)
+        self._held: dict[str, Held] = {}  # uid -> (priority, node id, req_cols, special)
         self._on_node: dict[int, set[str]] = {}  # node id -> uids held there
-        self._noted: list[tuple[tuple, int]] = []  # (held, +1 or -1) not yet in the arrays
+        self._noted: list[tuple[Held, int]] = []  # (held, +1 or -1) not yet in the arrays
 
     def _arrays(self, prio: int, node_id: int) -> tuple[np.ndarray, np.ndarray]:
         ids = max(node_id + 1, self._cache.known_node_ids(), 64)
@@ -47,11 +56,11 @@ class PriorityLoad:
             self._req[prio], self._count[prio] = grown, count
         return self._req[prio], self._count[prio]
 
-    def add(self, pinfo, node_name: str) -> None:
+    def add(self, pinfo: PodInfo, node_name: str) -> None:
         self.remove(pinfo.uid)
         node_id = self._cache.node_id(node_name)
         special = pinfo.terms is not None or bool(pinfo.host_ports)
-        held = (pinfo.priority, node_id, pinfo.req_cols, special)
+        held: Held = (pinfo.priority, node_id, pinfo.req_cols, special)
         self._held[pinfo.uid] = held
         self._on_node.setdefault(node_id, set()).add(pinfo.uid)
         self._apply(held, 1)
@@ -65,7 +74,7 @@ class PriorityLoad:
                 del self._on_node[held[1]]
             self._apply(held, -1)
 
-    def _apply(self, held: tuple, sign: int) -> None:
+    def _apply(self, held: Held, sign: int) -> None:
         prio, node_id, _, special = held
         self._cache.touch(node_id)
         if special:
@@ -86,7 +95,7 @@ class PriorityLoad:
                 for col, amount in req_cols:
                     req[node_id, col] += sign * amount
             return
-        by_prio: dict[int, tuple[list, list, list, list, list]] = {}
+        by_prio: dict[int, tuple[list[int], list[int], list[int], list[int], list[int]]] = {}
         for (prio, node_id, req_cols, _), sign in noted:
             ids, signs, req_ids, req_cols_at, amounts = by_prio.setdefault(prio, ([], [], [], [], []))
             ids.append(node_id)
@@ -101,7 +110,7 @@ class PriorityLoad:
             if amounts:
                 np.add.at(req, (req_ids, req_cols_at), amounts)
 
-    def held_on(self, node_id: int, at_least: int, exclude_uid: str = "") -> list[tuple]:
+    def held_on(self, node_id: int, at_least: int, exclude_uid: str = "") -> list[tuple[Any, ...]]:
         """(priority, req_cols) of the pods held on one node with priority >= ``at_least``,
         without ``exclude_uid``: ``totals`` for a single node, without arrays."""
         held = self._held

@@ -49,6 +49,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from .cache import PodInfo
 from .framework import ClusterEvent, QueueSortPlugin
@@ -107,7 +108,7 @@ class QueuedPodInfo:
         return f"QueuedPodInfo({self.pinfo.namespace}/{self.pinfo.name}, prio={self.priority})"
 
 
-def is_pod_updated(old: dict, new: dict) -> bool:
+def is_pod_updated(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """True if an update changed more than status and bookkeeping metadata."""
     if old.get("spec") != new.get("spec"):
         return True
@@ -314,7 +315,7 @@ class SchedulingQueue:
         self.nominator.add(pinfo, status_nominated=status_nominated)
         return qp
 
-    def update(self, qp: QueuedPodInfo, old_pod: dict, now: float) -> None:
+    def update(self, qp: QueuedPodInfo, old_pod: dict[str, Any], now: float) -> None:
         """``qp.pinfo`` already holds the new object; ``old_pod`` is the one it replaced."""
         uid = qp.uid
         self.nominator.update(old_pod, qp.pinfo)

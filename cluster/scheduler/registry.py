@@ -9,7 +9,7 @@ scheduler profile: its name, its plugins and their order per extension point). B
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..api.objects import DEFAULT_SCHEDULER
 
@@ -59,7 +59,7 @@ class PluginSpec:
 
     name: str
     weight: int = 1  # Score weight; 0 is defaulted to 1 as upstream does
-    args: dict | None = None
+    args: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -25,20 +25,24 @@ import numpy as np
 
 from ..api.events import event_about, make_event
 from ..api.objects import DEFAULT_SCHEDULER
-from ..clock import rfc3339
 from .accel import Accelerate
+from .accel.fastfilter import FastFilters
 from .accel.kindrun import KindRun, start_run
+from .accel.lazyfilter import LazyFilterRun
 from .accel.rowmemo import RowMemo, RowMemos, memo_score
 from .accel.signature import sign_pod
 from .accel.veto import VetoMemo
 from .cache import DEFAULT_ASSUME_TTL, Cache
 from .explain import Explainer, check_mode
+from .explain_cycle import Choice
 from .filtering import FilterRun, run_filters
-from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry
+from .framework import ClusterEvent, CycleState, Framework, ProfileConfig, Registry, ScorePart
 from .host import SchedulerHost, apply_post_filter
 from .intake import WatchIntake
-from .output import ScheduleOutput
+from .nominator import NominatingInfo
+from .output import ScheduleOutput, record_condition
 from .plugins import DEFAULT_PLUGINS, default_registry
+from .podinfo import PodInfo
 from .priorityload import PriorityLoad
 from .queue import (
     DEFAULT_INITIAL_BACKOFF,
@@ -47,8 +51,9 @@ from .queue import (
     QueuedPodInfo,
     SchedulingQueue,
 )
-from .search import chunked_take, num_feasible_nodes_to_find, select_host
-from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Rejection, Status, fit_error_message
+from .search import num_feasible_nodes_to_find, select_host
+from .snapshot import Snapshot
+from .status import NO_NODES_AVAILABLE, SUCCESS, Code, Diagnosis, Status, fit_error_message, single_node_diagnosis
 
 EVENT_NOTE_LIMIT = 1024  # upstream truncates event messages to the Event note limit
 
@@ -66,7 +71,7 @@ class SchedulerConfig:
     accelerate: Accelerate = Accelerate()  # the speed-ups (accel/): on by default
     explain: str = "failed"  # SchedulingResult recording: failed, all or none (explain.py)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_mode(self.explain)
         pcts = [self.percentage_of_nodes_to_score] + [p.percentage_of_nodes_to_score for p in self.profiles]
         for pct in pcts:
@@ -118,7 +123,7 @@ class Scheduler(WatchIntake):
         )
         self.next_start_node_index = 0
         self._rng = random.Random(seed)
-        self._pdbs: dict[tuple[str, str], dict] = {}
+        self._pdbs: dict[tuple[str, str], dict[str, Any]] = {}
         self.queue.nominator.load = PriorityLoad(self.cache)
         self.accel = accel = config.accelerate
         self.host = SchedulerHost(self.cache, self.queue, self._rng, self._pdbs, accel)
@@ -127,8 +132,17 @@ class Scheduler(WatchIntake):
         self._binding: dict[str, QueuedPodInfo] = {}  # assumed pods whose bind is in flight
         # Verdicts and scores per kind of pod across cycles (rowmemo.py); None: every cycle
         # runs every plugin over the rows it visits (the tests compare both ways).
-        self.row_memos: RowMemos | None = RowMemos(self.cache) if accel.row_memo and accel.lazy_filter else None
+        # Explaining every placement: the memos keep each Score plugin's own scores too.
+        self._explain_all = config.explain == "all"
+        self.row_memos: RowMemos | None = None
+        if accel.row_memo and accel.lazy_filter:
+            self.row_memos = RowMemos(self.cache, keep_parts=self._explain_all)
         self.vetoes: VetoMemo | None = VetoMemo() if accel.veto_memo else None  # None: summed anew each cycle
+        # The accelerators' hook into PreFilter and Filter (fastfilter.py); None: the plain path.
+        self.fast_filters: FastFilters | None = None
+        if accel.lazy_filter or accel.resource_arithmetic:
+            decide = self.host.resources_decide if accel.resource_arithmetic else None
+            self.fast_filters = FastFilters(decide, accel.lazy_filter, self.vetoes)
         # The next pod of the last full cycle's kind skips PreFilter and PreScore
         # (kindrun.py); False: every pod runs the full cycle (the tests compare both ways).
         self.kind_runs = accel.kind_runs and self.row_memos is not None
@@ -136,6 +150,8 @@ class Scheduler(WatchIntake):
         self.kind_run_pods = 0  # pods placed through a run
         self._memo_used: RowMemo | None = None  # the row memo the last _schedule_pod chose through
         self._signature: bytes | None = None  # the signature of the pod of that cycle (signature.py)
+        self._searched = (0, 0)  # (start, processed) of the last search (_search)
+        self._choice: Choice | None = None  # what the cycle that chose saw, when explaining all
         self._carry = ScheduleOutput()  # produced between schedule() calls (bind failures)
         self.explain: Explainer | None = None  # SchedulingResult recording (explain.py)
         if config.explain != "none":
@@ -151,7 +167,7 @@ class Scheduler(WatchIntake):
             "victims": 0,
         }
 
-    def _pre_enqueue(self, pinfo) -> Status:
+    def _pre_enqueue(self, pinfo: PodInfo) -> Status:
         fwk = self._framework_for(pinfo)
         return SUCCESS if fwk is None else fwk.run_pre_enqueue(pinfo)
 
@@ -188,7 +204,7 @@ class Scheduler(WatchIntake):
         )
         if conflict:
             return
-        self._record_condition(pinfo.pod, "SchedulerError", reason, now, self._carry)
+        record_condition(pinfo.pod, "SchedulerError", reason, now, self._carry)
         self.queue.requeue_after_error(qp, now)
 
     def pending_count(self) -> int:
@@ -213,6 +229,7 @@ class Scheduler(WatchIntake):
                 break
             if self.explain is not None:
                 self.explain.begin(self.next_start_node_index)
+            self._choice = None
             if self._run is not None and self._schedule_in_run(self._run, qp, now, out):
                 continue
             self._run = None
@@ -240,7 +257,7 @@ class Scheduler(WatchIntake):
         self.stats["attempts"] += 1
         state = CycleState()
         cycle = self.queue.scheduling_cycle
-        self._memo_used = self._signature = None
+        self._memo_used = self._signature = self._choice = None
         index, status, diagnosis = self._schedule_pod(fwk, state, qp.pinfo, now)
         if index is None:
             self._handle_failure(fwk, qp, status, diagnosis, cycle, now, out, state)
@@ -267,6 +284,9 @@ class Scheduler(WatchIntake):
         if chosen is not None:
             index, processed = chosen
             self.next_start_node_index = (start + processed) % m
+            if self._explain_all:
+                assert run.window is not None  # choose() set it
+                self._choice = self._run_choice(run, snap, start, processed, run.window)
         else:
             # A search that finds nothing processes every node, so leaves the start index
             # as it was; one that fails on an error (None) does not move it either.
@@ -279,6 +299,8 @@ class Scheduler(WatchIntake):
                 if total is None:
                     return False
                 index = int(positions[select_host(total, self._rng.randrange)])
+            if self._explain_all:
+                self._choice = self._run_choice(run, snap, *self._searched, positions)
         self.stats["attempts"] += 1
         self.kind_run_pods += 1
         if not self._assume_and_bind(
@@ -287,10 +309,21 @@ class Scheduler(WatchIntake):
             self._run = None
         return True
 
+    @staticmethod
+    def _run_choice(run: KindRun, snap: Snapshot, start: int, processed: int, candidates: np.ndarray) -> Choice | None:
+        """What a run's search saw, for the explanation (its rejections judged again only
+        when asked, and only for the rows the memo holds infeasible)."""
+        parts = run.parts(candidates) if len(candidates) > 1 else []
+        if parts is None:
+            return None
+        return Choice(
+            start, None, processed, candidates, lambda judged: run.filter_run(snap).rejections_among(judged), parts
+        )
+
     # ---- one cycle ---------------------------------------------------------------------
 
     def _schedule_pod(
-        self, fwk: Framework, state: CycleState, pinfo, now: float
+        self, fwk: Framework, state: CycleState, pinfo: PodInfo, now: float
     ) -> tuple[int | None, Status, Diagnosis | None]:
         """Pick a node index, or explain why none (a Diagnosis for rejections)."""
         snap = self.cache.snapshot()
@@ -304,10 +337,7 @@ class Scheduler(WatchIntake):
             # leaves the round-robin start at (start + 1) % 1 == 0 whatever the outcome.
             self.next_start_node_index = 0
             return snap.index_of(nominated_name), SUCCESS, None
-        decide = self.host.resources_decide if self.accel.resource_arithmetic else None
-        run = run_filters(
-            fwk, self.cache, self.queue.nominator, pinfo, state, decide, self.accel.lazy_filter, self.vetoes
-        )
+        run = run_filters(fwk, self.cache, self.queue.nominator, pinfo, state, self.fast_filters)
         status, allowed = run.status, run.allowed
         if not status.is_success():
             if not status.is_rejected():
@@ -318,7 +348,7 @@ class Scheduler(WatchIntake):
                 diag.unschedulable_plugins.add(status.plugin)
             return None, status, diag
         memo = None
-        if self.row_memos is not None and allowed is None and run.lazy:
+        if self.row_memos is not None and allowed is None and isinstance(run, LazyFilterRun):
             self._signature = sign_pod(fwk, state, pinfo)
             memo = run.memo = self.row_memos.for_signature(self._signature)
         nominated = snap.index_of(nominated_name) if nominated_name else None
@@ -333,7 +363,7 @@ class Scheduler(WatchIntake):
                 return nominated, SUCCESS, None
         search = None if allowed is None else np.flatnonzero(allowed)
         positions = self._search(fwk, run, search, n)
-        if positions is None or (len(positions) == 0 and not run.complete()):
+        if positions is None:
             return None, run.status, None
         if len(positions) == 0:
             diag = Diagnosis(n, rejections=run.rejections(), absent=None if allowed is None else ~allowed)
@@ -341,12 +371,30 @@ class Scheduler(WatchIntake):
             return None, Status(Code.UNSCHEDULABLE), diag
         candidates = positions if search is None else search[positions]
         self._memo_used = memo
+        return self._select(fwk, state, pinfo, run, search, candidates)
+
+    def _select(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pinfo: PodInfo,
+        run: FilterRun,
+        search: np.ndarray | None,
+        candidates: np.ndarray,
+    ) -> tuple[int | None, Status, Diagnosis | None]:
+        """Score the ``candidates`` the search collected and pick one (upstream's
+        prioritizeNodes and selectHost); explaining every placement, keep what was seen."""
+        parts: list[ScorePart] | None = [] if self._explain_all else None
+        if parts is not None:
+            start, processed = self._searched
+            self._choice = Choice(start, search, processed, candidates, run.rejections_among, parts)
         if len(candidates) == 1:
             return int(candidates[0]), SUCCESS, None
-        if memo is None:
-            total, status = fwk.run_score(state, pinfo, snap, candidates)
+        snap = self.cache.snapshot()
+        if self._memo_used is None:
+            total, status = fwk.run_score(state, pinfo, snap, candidates, parts)
         else:
-            total, status = memo_score(fwk, state, pinfo, snap, candidates, memo)
+            total, status = memo_score(fwk, state, pinfo, snap, candidates, self._memo_used, parts)
         if not status.is_success():
             return None, status, None
         assert total is not None  # run_score returns a total with every success
@@ -357,19 +405,14 @@ class Scheduler(WatchIntake):
         round-robin search collects, judging nodes only until it stops; advances its start.
         None after a Filter error (in ``run.status``)."""
         m = n if search is None else len(search)
-        if m == 0:
-            return np.empty(0, dtype=np.intp)
-        k = self._nodes_to_find(fwk, m)
-        start = self.next_start_node_index % m
-        if search is None and run.takes_kept:
-            taken = run.take(start, k)  # the kept verdicts, as arithmetic
-        else:
-            judge = run.judge if search is None else (lambda pos: run.judge(search[pos]))
-            taken = chunked_take(judge, m, start, k)
+        start = self.next_start_node_index % m if m else 0
+        taken = run.take(search, start, self._nodes_to_find(fwk, m))
         if taken is None:
             return None
         positions, processed = taken
-        self.next_start_node_index = (start + processed) % m
+        if m:
+            self.next_start_node_index = (start + processed) % m
+        self._searched = (start, processed)
         return positions
 
     def _nodes_to_find(self, fwk: Framework, m: int) -> int:
@@ -392,8 +435,8 @@ class Scheduler(WatchIntake):
         """Assume, then Reserve, Permit, PreBind and Bind; False when one failed (the pod
         is then handled as a failed cycle)."""
         pinfo = qp.pinfo
-        if self.explain is not None:
-            self.explain.chosen(fwk, pinfo, node_name, now)  # before the pod counts on the node
+        if self.explain is not None:  # before the pod counts on the node
+            self.explain.chosen(fwk, pinfo, node_name, now, self._choice)
         self.cache.assume_pod(pinfo, node_name, now)
         self.queue.nominator.delete(pinfo.uid)  # assumed: its nomination has served
         status = fwk.run_reserve(state, pinfo, node_name)  # unreserves itself on failure
@@ -413,7 +456,7 @@ class Scheduler(WatchIntake):
             self.cache.forget_pod(pinfo.uid)
             if bind_failed:
                 self.queue.move_all_to_active(ClusterEvent.ASSIGNED_POD_DELETE, now)
-            self._handle_failure(fwk, qp, status, _single_node_diagnosis(status), cycle, now, out)
+            self._handle_failure(fwk, qp, status, single_node_diagnosis(status), cycle, now, out)
             return False
         if batched:  # DefaultBinder: the actor sends the API bind in a batch
             out.binds.append((pinfo.namespace, pinfo.name, pinfo.uid, node_name))
@@ -465,11 +508,17 @@ class Scheduler(WatchIntake):
         )
         if self.explain is not None:
             self.explain.failed(fwk, pinfo, status, diag, message, now)
-        self._record_condition(pinfo.pod, reason, message, now, out)
+        record_condition(pinfo.pod, reason, message, now, out)
 
     def _post_filter(
-        self, fwk: Framework, state: CycleState | None, pinfo, diag: Diagnosis | None, now: float, out: ScheduleOutput
-    ):
+        self,
+        fwk: Framework,
+        state: CycleState | None,
+        pinfo: PodInfo,
+        diag: Diagnosis | None,
+        now: float,
+        out: ScheduleOutput,
+    ) -> NominatingInfo | None:
         """Preemption: runs when filters rejected the pod; its message joins the FitError."""
         if diag is None or state is None or not fwk.has_post_filter_plugins():
             return None
@@ -489,35 +538,3 @@ class Scheduler(WatchIntake):
             # filter that does not depend on the pods placed there passed.
             pinfo.passed_static = (result.nominated_node_name, self.cache.node_epoch)
         return apply_post_filter(fwk, self.queue, pinfo, result, now, out)
-
-    @staticmethod
-    def _record_condition(pod: dict, reason: str, message: str, now: float, out: ScheduleOutput) -> None:
-        """PodScheduled=False, unless the pod already carries exactly that (upstream skips
-        the API write then, and keeps lastTransitionTime while the status stays False)."""
-        old: Any = next(  # the PodScheduled condition (JSON), or None
-            (c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") == "PodScheduled"), None
-        )
-        was_false = old is not None and old.get("status") == "False"
-        if was_false and old.get("reason") == reason and old.get("message") == message:
-            return
-        since = old.get("lastTransitionTime") if was_false and old.get("lastTransitionTime") else rfc3339(now)
-        meta = pod.get("metadata") or {}
-        cond = {
-            "type": "PodScheduled",
-            "status": "False",
-            "reason": reason,
-            "message": message,
-            "lastTransitionTime": since,
-        }
-        out.pod_conditions.append((meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""), cond))
-
-
-def _single_node_diagnosis(status: Status) -> Diagnosis | None:
-    """A Reserve/Permit rejection reads as a FitError over the one chosen node, as upstream."""
-    if not status.is_rejected():
-        return None
-    one = np.ones(1, dtype=bool)
-    diag = Diagnosis(1, rejections=[Rejection(status.plugin, status.code, r, one) for r in status.reasons])
-    if status.plugin:
-        diag.unschedulable_plugins.add(status.plugin)
-    return diag

@@ -68,7 +68,7 @@ class Snapshot:
         """On how many nodes ``image`` is present (ImageLocality's spread factor)."""
         return self._cache.image_nodes.get(image, 0)
 
-    def namespace_labels(self, namespace: str) -> dict | None:
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
         return self._cache.namespace_labels.get(namespace)
 
     def column(self, name: str) -> int | None:

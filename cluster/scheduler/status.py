@@ -152,3 +152,14 @@ def fit_error_message(diag: Diagnosis) -> str:
         post = diag.post_filter_msg
         msg += f" {post}" if post.endswith(".") else f" {post}."
     return msg
+
+
+def single_node_diagnosis(status: Status) -> Diagnosis | None:
+    """A Reserve/Permit rejection reads as a FitError over the one chosen node, as upstream."""
+    if not status.is_rejected():
+        return None
+    one = np.ones(1, dtype=bool)
+    diag = Diagnosis(1, rejections=[Rejection(status.plugin, status.code, r, one) for r in status.reasons])
+    if status.plugin:
+        diag.unschedulable_plugins.add(status.plugin)
+    return diag

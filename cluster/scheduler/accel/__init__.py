@@ -12,9 +12,13 @@ Read from the scheduler configuration (``accelerate: true | false`` or a mapping
 accelerators, e.g. ``accelerate: {rowMemo: false}``; a name left out stays on) by
 ``config.build_config``, and by ``Scheduler``, the queue intake and the preemption host,
 which consult one flag each at the point the accelerator plugs in. The accelerators'
-code lives beside this module: ``rowmemo`` (verdicts and scores per kind of pod, kept
-across cycles), ``kindrun`` (runs of pods of one kind, their searches planned at once)
-and ``preemption_fast`` (preemption's dry run as array operations).
+code lives beside this module: ``fastfilter`` (the one hook into PreFilter and Filter:
+``lazyfilter``'s runs that filter only the rows the search visits, pass 1 by resource
+arithmetic, ``veto``'s kept pass 1), ``rowmemo`` (verdicts and scores per kind of pod,
+kept across cycles; with ``explain: all`` each Score plugin's own scores too, so the
+explanation needs no second cycle), ``kindrun`` (runs of pods of one kind, their
+searches planned at once) and ``preemption_fast`` (preemption's dry run as array
+operations).
 """
 
 from __future__ import annotations

@@ -27,15 +27,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..filtering import FilterRun
 from ..search import draw_tied
-from .lazyfilter import lazy_run
-from .rowmemo import RowMemo, kept_scores, kept_totals
+from .lazyfilter import LazyFilterRun, lazy_run
+from .rowmemo import RowMemo, kept_scores, kept_totals, memo_parts
 from .signature import sign_pod
 
 if TYPE_CHECKING:
     from ..cache import PodInfo
-    from ..framework import CycleState, Framework
+    from ..framework import CycleState, Framework, ScorePart
     from ..snapshot import Snapshot
 
 
@@ -55,16 +54,25 @@ class KindRun:
     the row memo and the row-local Score plugins it keeps totals of.
 
     ``ahead`` holds the searches planned for the next pods of the run (``choose``), last
-    first: (start row, rows processed, the candidate rows tied for the best total)."""
+    first: (start row, rows processed, the candidate rows tied for the best total, every
+    candidate row); ``window``: every candidate row of the last planned search chosen."""
 
-    __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch", "ahead", "template")
+    __slots__ = ("fwk", "key", "state", "pod", "memo", "local", "epoch", "ahead", "template", "window")
 
     def __init__(
-        self, fwk: Framework, key: bytes, state: CycleState, pod: PodInfo, memo: RowMemo, local: frozenset, epoch: int
+        self,
+        fwk: Framework,
+        key: bytes,
+        state: CycleState,
+        pod: PodInfo,
+        memo: RowMemo,
+        local: frozenset[str],
+        epoch: int,
     ) -> None:
         self.fwk, self.key, self.state, self.pod = fwk, key, state, pod
         self.memo, self.local, self.epoch = memo, local, epoch
-        self.ahead: list[tuple[int, int, np.ndarray]] = []
+        self.ahead: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+        self.window: np.ndarray | None = None
         # The bytes the kind's pods came from (PodInfo.template), when the first knew them.
         self.template = pod.template
 
@@ -79,7 +87,7 @@ class KindRun:
             self.ahead = []
             if k < 2 or not self._plan(snap, start, k):
                 return None
-        _, processed, tied = self.ahead.pop()
+        _, processed, tied, self.window = self.ahead.pop()
         return draw_tied(tied, draw), processed
 
     def _plan(self, snap: Snapshot, start: int, k: int) -> bool:
@@ -95,7 +103,7 @@ class KindRun:
         best = total == total.max(axis=1, keepdims=True)
         ahead, n = [], snap.num_nodes
         for j, p in enumerate(processed):
-            ahead.append((start, p, positions[j][best[j]]))
+            ahead.append((start, p, positions[j][best[j]], positions[j]))
             start = (start + p) % n
         self.ahead = ahead[::-1]
         return True
@@ -112,7 +120,7 @@ class KindRun:
         pinfo.expand()
         return not nominated_in_status(pinfo) and sign_pod(fwk, self.state, pinfo) == self.key
 
-    def filter_run(self, snap: Snapshot) -> FilterRun:
+    def filter_run(self, snap: Snapshot) -> LazyFilterRun:
         """A lazy Filter run judging rows through the memo, as the full cycle's would (a
         new one per pod: rows its placement changed are judged anew)."""
         run = lazy_run(self.fwk, self.state, self.pod, snap)
@@ -123,6 +131,13 @@ class KindRun:
         """The weighted Score total per candidate (None: per row, current for the feasible
         ones); None after a plugin error (the full cycle then reports it)."""
         return kept_totals(self.fwk, self.state, self.pod, snap, candidates, self.memo, self.local)[0]
+
+    def parts(self, candidates: np.ndarray) -> list[ScorePart] | None:
+        """Every Score plugin's scores over ``candidates`` (whose totals were just read),
+        for the scheduling explanation; None when the memo keeps no parts."""
+        if self.memo.parts is None:
+            return None
+        return memo_parts(self.fwk, self.memo, self.local, candidates, [])
 
 
 def start_run(

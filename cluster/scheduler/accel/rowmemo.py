@@ -34,7 +34,7 @@ from ..status import SUCCESS, Status
 
 if TYPE_CHECKING:
     from ..cache import Cache, PodInfo, Snapshot
-    from ..framework import CycleState, Framework
+    from ..framework import CycleState, Framework, ScorePart
 
 MAX_KINDS = 32  # kinds of pods remembered at once; the oldest is dropped beyond it
 
@@ -44,15 +44,18 @@ class RowMemo:
     weighted sum of their scores per row, each with the row version it was computed at
     (-1: never)."""
 
-    __slots__ = ("_cache", "epoch", "ok", "ok_seen", "scores", "_idx")
+    __slots__ = ("_cache", "epoch", "ok", "ok_seen", "scores", "parts", "_idx")
 
-    def __init__(self, cache: Cache) -> None:
+    def __init__(self, cache: Cache, keep_parts: bool = False) -> None:
         n = cache.num_nodes
         self._cache = cache
         self.epoch = cache.node_epoch
         self.ok = np.zeros(n, dtype=bool)
         self.ok_seen = np.full(n, -1, dtype=np.int64)
-        self.scores: dict[frozenset, tuple[np.ndarray, np.ndarray]] = {}  # plugins -> (total, seen)
+        self.scores: dict[frozenset[str], tuple[np.ndarray, np.ndarray]] = {}  # plugins -> (total, seen)
+        # With ``keep_parts`` (explaining every placement): beside each total, each of its
+        # plugins' own score per row, current wherever the total is (plugins -> name -> scores).
+        self.parts: dict[frozenset[str], dict[str, np.ndarray]] | None = {} if keep_parts else None
         self._idx: np.ndarray | None = None  # the rows ``ok`` holds feasible (None: not taken yet)
 
     def judge(self, rows: slice, verdicts: Callable[[np.ndarray], np.ndarray | None]) -> np.ndarray | None:
@@ -134,7 +137,7 @@ class RowMemo:
         return seen[start:].tobytes() == now[start:].tobytes() and seen[: end - n].tobytes() == now[: end - n].tobytes()
 
     def totals(
-        self, plugins: frozenset, candidates: np.ndarray | None, score: Callable[[np.ndarray], np.ndarray | None]
+        self, plugins: frozenset[str], candidates: np.ndarray | None, score: Callable[[np.ndarray], np.ndarray | None]
     ) -> np.ndarray | None:
         """The weighted sum of the Score ``plugins`` over ``candidates`` (rows judged
         feasible); ``score`` computes it for the rows given (None: an error, left to the
@@ -168,16 +171,29 @@ class RowMemo:
                 return None
             total[stale] = computed
             seen[stale] = now[stale]
-        return total[candidates]
+        kept: np.ndarray = total[candidates]
+        return kept
+
+    def keep(self, plugins: frozenset[str], rows: np.ndarray, parts: list[ScorePart]) -> None:
+        """Each plugin's scores of ``rows`` (``Framework.score_candidates``' parts), as the
+        total of ``plugins`` is kept for them."""
+        assert self.parts is not None  # only a memo keeping parts is given them
+        kept = self.parts.setdefault(plugins, {})
+        for name, _, raw, _ in parts:
+            scores = kept.get(name)
+            if scores is None:
+                scores = kept[name] = np.zeros(len(self.ok), dtype=np.int64)
+            scores[rows] = raw
 
 
 class RowMemos:
     """The memos of the kinds of pods met lately, for one scheduler's cache, keyed by the
-    pods' signature (``signature.sign_pod``)."""
+    pods' signature (``signature.sign_pod``); ``keep_parts``: see ``RowMemo``."""
 
-    def __init__(self, cache: Cache, limit: int = MAX_KINDS) -> None:
+    def __init__(self, cache: Cache, limit: int = MAX_KINDS, keep_parts: bool = False) -> None:
         self._cache = cache
         self._limit = limit
+        self._keep_parts = keep_parts
         self._memos: dict[bytes, RowMemo] = {}
 
     def for_signature(self, signature: bytes | None) -> RowMemo | None:
@@ -186,7 +202,7 @@ class RowMemos:
             return None
         memo = self._memos.pop(signature, None)  # popped and put back: the dict's order is the recency
         if memo is None or memo.epoch != self._cache.node_epoch:
-            memo = RowMemo(self._cache)
+            memo = RowMemo(self._cache, self._keep_parts)
             if len(self._memos) >= self._limit:
                 del self._memos[next(iter(self._memos))]
         self._memos[signature] = memo
@@ -198,7 +214,7 @@ class RowMemos:
 
 # ---- the Score half: kept totals of the Score plugins that normalize nothing -------------
 
-_KEPT: WeakKeyDictionary[Framework, dict[frozenset, tuple[frozenset[str], bool]]] = WeakKeyDictionary()
+_KEPT: WeakKeyDictionary[Framework, dict[frozenset[str], tuple[frozenset[str], bool]]] = WeakKeyDictionary()
 
 
 def kept_scores(fwk: Framework, skips: set[str]) -> tuple[frozenset[str], bool]:
@@ -222,7 +238,7 @@ def kept_totals(
     snap: Snapshot,
     candidates: np.ndarray | None,
     memo: RowMemo,
-    local: frozenset,
+    local: frozenset[str],
 ) -> tuple[np.ndarray | None, Status]:
     """The weighted total of the Score plugins ``local`` (``kept_scores``) per candidate
     (None: per row, ``RowMemo.totals``), kept in ``memo`` and computed after PreScore for
@@ -230,9 +246,12 @@ def kept_totals(
     failed: list[Status] = []
 
     def score(rows: np.ndarray) -> np.ndarray | None:
-        total, status = fwk.score_candidates(state, pod, snap, rows, only=local)
+        parts: list[ScorePart] | None = None if memo.parts is None else []
+        total, status = fwk.score_candidates(state, pod, snap, rows, only=local, parts=parts)
         if total is None:
             failed.append(status)
+        elif parts is not None:
+            memo.keep(local, rows, parts)
         return total
 
     total = memo.totals(local, candidates, score)
@@ -240,18 +259,48 @@ def kept_totals(
 
 
 def memo_score(
-    fwk: Framework, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray, memo: RowMemo
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    snap: Snapshot,
+    candidates: np.ndarray,
+    memo: RowMemo,
+    parts: list[ScorePart] | None = None,
 ) -> tuple[np.ndarray | None, Status]:
     """``Framework.run_score`` for a signed pod: the kept part from ``memo``, any
-    normalizing Score plugin over the candidates."""
+    normalizing Score plugin over the candidates. ``parts`` (with a memo keeping them)
+    receives every Score plugin's scores, as ``Framework.score_candidates`` gives them."""
     status = fwk.run_pre_score(state, pod, snap, candidates)
     if not status.is_success():
         return None, status
     local, others = kept_scores(fwk, state.skip_score)
     if not local:
-        return fwk.score_candidates(state, pod, snap, candidates)
+        return fwk.score_candidates(state, pod, snap, candidates, parts=parts)
     total, status = kept_totals(fwk, state, pod, snap, candidates, memo, local)
-    if total is None or not others:
-        return total, status
-    rest, status = fwk.score_candidates(state, pod, snap, candidates, skip=local)
-    return (None, status) if rest is None else (total + rest, SUCCESS)
+    rest: np.ndarray | None = None
+    rest_parts: list[ScorePart] | None = None if parts is None else []
+    if total is not None and others:
+        rest, status = fwk.score_candidates(state, pod, snap, candidates, skip=local, parts=rest_parts)
+        if rest is None:
+            return None, status
+    if total is not None and parts is not None:
+        parts.extend(memo_parts(fwk, memo, local, candidates, rest_parts or []))
+    return (total, status) if rest is None else (total + rest, SUCCESS)
+
+
+def memo_parts(
+    fwk: Framework, memo: RowMemo, local: frozenset[str], candidates: np.ndarray, others: list[ScorePart]
+) -> list[ScorePart]:
+    """Every Score plugin's scores over ``candidates`` in the profile's order: the kept
+    plugins ``local`` (current there: their total was just read) from ``memo``, the rest
+    from ``others``."""
+    assert memo.parts is not None  # only a memo keeping parts is asked for them
+    kept, rest = memo.parts[local], {part[0]: part for part in others}
+    out: list[ScorePart] = []
+    for p, weight, _ in fwk.score_plugins:
+        if p.NAME in local:
+            raw = kept[p.NAME][candidates]
+            out.append((p.NAME, weight, raw, raw))
+        elif p.NAME in rest:
+            out.append(rest[p.NAME])
+    return out

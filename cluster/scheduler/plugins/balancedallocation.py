@@ -13,6 +13,8 @@ NodeResourcesBalancedAllocationArgs:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..cache import PodInfo, Snapshot
@@ -27,7 +29,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     NAME = "NodeResourcesBalancedAllocation"
     EVENTS: frozenset[str] = frozenset()  # a score plugin rejects no pod
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         args = dict(args or {})
         resources = args.pop("resources", None)
         if args:
@@ -62,13 +64,14 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
             reqs = self._pod_requests(pod)
             if not any(reqs):
                 return np.zeros(len(candidates), dtype=np.int64)
-        fractions = []  # (node has the resource, or None for every node; fraction) per resource
+        fractions: list[Fraction] = []  # per resource
         for name, pod_req in zip(self.resources, reqs):
             pair = alloc_and_requested(name, pod_req, snap, candidates, nonzero=False)
             if pair is None:
                 continue
             alloc, req = pair
-            has = alloc > 0
+            has: np.ndarray | None = alloc > 0
+            assert has is not None  # just computed
             if has.all():
                 has = None
             elif not has.any():
@@ -79,7 +82,11 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         return _balanced_scores(fractions, len(candidates))
 
 
-def _balanced_scores(fractions: list, n: int) -> np.ndarray:
+# (the nodes that have the resource, None: every node; its fraction requested per node)
+Fraction = tuple[np.ndarray | None, np.ndarray]
+
+
+def _balanced_scores(fractions: list[Fraction], n: int) -> np.ndarray:
     """int((1 - std) * 100) per node over the fractions of the resources it has.
 
     Upstream special-cases two fractions (|f0 - f1| / 2) and computes the population std
@@ -102,7 +109,8 @@ def _std_uniform(fs: list[np.ndarray], n: int) -> np.ndarray:
         std = np.subtract(fs[0], fs[1])
         np.abs(std, out=std)
         std /= 2
-        return std
+        out: np.ndarray = std
+        return out
     if len(fs) < 2:
         return np.zeros(n)
     mean = fs[0].copy()
@@ -118,9 +126,9 @@ def _std_uniform(fs: list[np.ndarray], n: int) -> np.ndarray:
     return np.sqrt(squares, out=squares)
 
 
-def _std_masked(fractions: list, n: int) -> np.ndarray:
+def _std_masked(given: list[Fraction], n: int) -> np.ndarray:
     """Some nodes lack some resource, so nodes have different numbers of fractions."""
-    fractions = [(np.ones(n, dtype=bool) if has is None else has, f) for has, f in fractions]
+    fractions = [(np.ones(n, dtype=bool) if has is None else has, f) for has, f in given]
     count = np.zeros(n, dtype=np.int64)
     total = np.zeros(n)
     first, second = np.zeros(n), np.zeros(n)

@@ -15,6 +15,8 @@ writes (upstream's prepareCandidate); this plugin writes nothing.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..cache import PodInfo, Snapshot
 from ..framework import CycleState, PluginError, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
 from ..preemption import (
@@ -33,7 +35,7 @@ DEFAULT_PERCENTAGE = 10
 DEFAULT_ABSOLUTE = 100
 
 
-def _int_arg(args: dict, name: str, default: int) -> int:
+def _int_arg(args: dict[str, Any], name: str, default: int) -> int:
     value = args.get(name)
     if value is None:  # unset: the v1 defaulting fills it in
         return default
@@ -42,7 +44,7 @@ def _int_arg(args: dict, name: str, default: int) -> int:
     return value
 
 
-def parse_args(args: dict | None) -> tuple[int, int]:
+def parse_args(args: dict[str, Any] | None) -> tuple[int, int]:
     """(percentage, absolute) from DefaultPreemptionArgs, validated as upstream."""
     args = dict(args or {})
     unknown = set(args) - {PERCENTAGE, ABSOLUTE}
@@ -68,7 +70,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
     # deletions of its victims have been seen (see pre_enqueue).
     EVENTS = frozenset()
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         self.percentage, self.absolute = parse_args(args)
         self.handle = handle
 

@@ -13,6 +13,8 @@ node holds (every score would be 0) skips Score for about a microsecond.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..cache import PodInfo, Snapshot
@@ -30,7 +32,7 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
     NAME = "ImageLocality"
     EVENTS: frozenset[str] = frozenset()  # a score plugin rejects no pod
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
         self._normalized: dict[str, str] = {}
@@ -45,7 +47,7 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
                 self._normalized[image] = out
         return out
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...]:
         # The score reads the images and the nodes' images, which change only with the
         # node epoch (a memo's entries go with it).
         spec = pod.pod.get("spec") or {}
@@ -86,4 +88,5 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
             total += (sizes.astype(np.float64) * spread).astype(np.int64)
         hi = MAX_CONTAINER_THRESHOLD * containers
         np.clip(total, MIN_THRESHOLD, hi, out=total)
-        return MAX_NODE_SCORE * (total - MIN_THRESHOLD) // (hi - MIN_THRESHOLD)
+        scores: np.ndarray = MAX_NODE_SCORE * (total - MIN_THRESHOLD) // (hi - MIN_THRESHOLD)
+        return scores

@@ -12,6 +12,8 @@ the node set: the other nodes must be reported with this plugin's reason, not as
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...api.predicates import ERR_REASON_NODE_NAME as ERR_REASON
@@ -28,11 +30,11 @@ class NodeName(PreFilterPlugin, FilterPlugin):
     NAME = "NodeName"
     EVENTS = frozenset({ClusterEvent.NODE_ADD})
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...]:
         return ((pod.pod.get("spec") or {}).get("nodeName") or "",)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:

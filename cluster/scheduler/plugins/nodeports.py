@@ -14,6 +14,8 @@ those rows are checked, so the filter stays a mask over all nodes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...api.predicates import ERR_REASON_NODE_PORTS as ERR_REASON
@@ -30,14 +32,14 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
     # change ports (immutable), so upstream ignores them.
     EVENTS = frozenset({ClusterEvent.ASSIGNED_POD_DELETE, ClusterEvent.NODE_ADD})
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
-        self._memo_key: tuple | None = None
+        self._memo_key: tuple[Any, ...] | None = None
         self._memo_index: PodIndex | None = None  # the PodIndex the memo was built against (one per cache)
         self._with_ports: list[NodeInfo] = []
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...]:
         return tuple(tuple(p) for p in pod.host_ports)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:

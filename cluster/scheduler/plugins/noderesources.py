@@ -19,6 +19,8 @@ NodeResourcesBalancedAllocation too). Built by the registry from the profile's a
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...api.placement import resource_fit
@@ -47,7 +49,9 @@ MAX_UTILIZATION = 100
 _NON_SCALAR = (CPU, MEMORY, EPHEMERAL)
 
 
-def alloc_and_requested(name: str, pod_req: int, snap: Snapshot, cand: np.ndarray, nonzero: bool):
+def alloc_and_requested(
+    name: str, pod_req: int, snap: Snapshot, cand: np.ndarray, nonzero: bool
+) -> tuple[np.ndarray, np.ndarray] | None:
     """(allocatable, requested including the pod's ``pod_req``) of ``name`` over the
     candidate rows, or None when the resource is left out of the score.
 
@@ -69,7 +73,7 @@ def alloc_and_requested(name: str, pod_req: int, snap: Snapshot, cand: np.ndarra
     return snap.allocatable[:, col][cand], snap.requested[:, col][cand] + pod_req
 
 
-def parse_resources(owner: str, field: str, resources) -> tuple[tuple[str, int], ...]:
+def parse_resources(owner: str, field: str, resources: Any) -> tuple[tuple[str, int], ...]:
     """``[{name, weight}]`` -> ((name, weight), ...); empty means cpu and memory; a weight
     of 0 (or none) is defaulted to 1, as upstream's defaulting does."""
     out = []
@@ -91,7 +95,7 @@ def _go_div(a: int, b: int) -> int:
     return q if (a < 0) == (b < 0) else -q
 
 
-def _shape_table(owner: str, shape) -> np.ndarray:
+def _shape_table(owner: str, shape: Any) -> np.ndarray:
     """Upstream's broken-linear function sampled at every utilization 0..100.
 
     The function is only ever evaluated at an integer percentage, so a 101-entry lookup
@@ -141,7 +145,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
         }
     )
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         args = dict(args or {})
         self._ignored = frozenset(args.pop("ignoredResources", None) or ())
         self._ignored_groups = frozenset(args.pop("ignoredResourceGroups", None) or ())
@@ -154,7 +158,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, ScorePlugin):
         self._reasons: dict[int, str] = {}
         self._skip_cols: dict[int, bool] = {}
 
-    def _parse_strategy(self, strategy: dict) -> None:
+    def _parse_strategy(self, strategy: dict[str, Any]) -> None:
         self.strategy = strategy.pop("type", None) or LEAST_ALLOCATED
         if self.strategy not in STRATEGIES:
             raise ValueError(

@@ -12,6 +12,8 @@ the taint, so the usual pod never runs the Filter.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...api.taints import NO_SCHEDULE, tolerations_tolerate_taint
@@ -25,11 +27,11 @@ ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
 
 
-def tolerates_unschedulable(pod: dict) -> bool:
+def tolerates_unschedulable(pod: dict[str, Any]) -> bool:
     return tolerations_tolerate_taint((pod.get("spec") or {}).get("tolerations"), _UNSCHEDULABLE_TAINT)
 
 
-def _tolerations(pod: PodInfo):
+def _tolerations(pod: PodInfo) -> Any:
     return (pod.pod.get("spec") or {}).get("tolerations")
 
 
@@ -50,12 +52,12 @@ class NodeUnschedulable(PreFilterPlugin, FilterPlugin):
     NAME = "NodeUnschedulable"
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
         self._memo = EpochMemo(_cordoned, limit=1)
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...]:
         return (_tolerations(pod),)  # the verdict reads whether they tolerate the cordon
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:

@@ -8,15 +8,20 @@ pods with equal keys leave in FIFO order. Built by the registry; used by Schedul
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..framework import QueueSortPlugin
+
+if TYPE_CHECKING:
+    from ..queue import QueuedPodInfo
 
 
 class PrioritySort(QueueSortPlugin):
     NAME = "PrioritySort"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
 
-    def sort_key(self, qpinfo) -> tuple:
+    def sort_key(self, qpinfo: QueuedPodInfo) -> tuple[Any, ...]:
         return (-qpinfo.priority, qpinfo.timestamp)

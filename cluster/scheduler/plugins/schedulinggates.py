@@ -8,18 +8,23 @@ is updated (the gates are removed). Built by the registry; run by the queue thro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..framework import PreEnqueuePlugin
 from ..status import SUCCESS, Code, Status
+
+if TYPE_CHECKING:
+    from ..podinfo import PodInfo
 
 
 class SchedulingGates(PreEnqueuePlugin):
     NAME = "SchedulingGates"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
 
-    def pre_enqueue(self, pod) -> Status:
+    def pre_enqueue(self, pod: PodInfo) -> Status:
         if not pod.gates:  # parsed with the spec (PodInfo.gates): a pod kept as bytes stays so
             return SUCCESS
         names = " ".join(pod.gates)

@@ -113,13 +113,13 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, ReservePlugin, PreBindPlugin)
     NAME = "VolumeBinding"
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL, CLAIM_CHANGE, VOLUME_CHANGE, CLASS_CHANGE})
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
         self.objects = VolumeObjects()  # replaced by the feed's shared copies (``VolumeFeed``)
         self.outbox: list[Request] = []
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple | None:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...] | None:
         # Skipped: the pod has no claims. A pod with claims is judged by volumes, not rows.
         return () if self.NAME in state.skip_filter else None
 

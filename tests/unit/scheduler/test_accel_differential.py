@@ -144,16 +144,21 @@ def _shape(seed: int) -> tuple[int, int]:
     return rng.randrange(4, 24), rng.choice([0, 0, 50, 100])
 
 
-def drive(seed: int, accelerate: Accelerate, rounds: int = 10, without: tuple[str, ...] = ()) -> list:
+def drive(
+    seed: int, accelerate: Accelerate, rounds: int = 10, without: tuple[str, ...] = (), explain: str = "failed"
+) -> list:
     """The trail of writes of one random workload (the same for the same seed); the
-    default plugins but ``without``."""
+    default plugins but ``without``; ``explain``: the SchedulingResults recorded."""
     rng = random.Random(seed)
     n, pct = _shape(seed)
-    config = SchedulerConfig(percentage_of_nodes_to_score=pct, accelerate=accelerate)
+    config = SchedulerConfig(percentage_of_nodes_to_score=pct, accelerate=accelerate, explain=explain)
     if without:
         plugins = tuple(spec for spec in DEFAULT_PLUGINS if spec.name not in without)
         config = SchedulerConfig(
-            profiles=(ProfileConfig(plugins=plugins),), percentage_of_nodes_to_score=pct, accelerate=accelerate
+            profiles=(ProfileConfig(plugins=plugins),),
+            percentage_of_nodes_to_score=pct,
+            accelerate=accelerate,
+            explain=explain,
         )
     component = SchedulerComponent(config, seed=seed)
     cluster = _Cluster()
@@ -265,9 +270,73 @@ MUTATIONS = {
     "NodeResourcesBalancedAllocation": ("NodeResourcesFit",),
     "ImageLocality": (),
 }
-# Not yet caught: InterPodAffinity's and PodTopologySpread's fragments matter only to a
-# kind run (they sign only pods their PreFilter skipped, and their Score normalizes), and
-# these workloads rarely pop two pods of one run's kind that differ only there.
+# InterPodAffinity's and PodTopologySpread's fragments matter only to a kind run (they
+# sign only pods their PreFilter skipped, and their Score normalizes), so the random
+# workloads rarely show them: ``drive_pairs`` pops pods of one kind in a row that differ
+# only in a preferred affinity term or a soft spread constraint.
+PAIR_MUTATIONS = ("InterPodAffinity", "PodTopologySpread")
+
+
+def drive_pairs(seed: int, accelerate: Accelerate, terms: str) -> list:
+    """Web pods of one kind, each with or without (at random) a preferred zone affinity to
+    the db pods (``terms`` "InterPodAffinity") or a soft zone spread (else), all pending at
+    once so one ``schedule`` call pops them in a row; the db pods placed first, in zone z0."""
+    rng = random.Random(seed)
+    n = rng.randrange(6, 16)
+    component = SchedulerComponent(SchedulerConfig(accelerate=accelerate), seed=seed)
+    cluster = _Cluster()
+    events = []
+    for i in range(n):
+        node = make_node(f"n{i:02d}", cpu=rng.choice(["4", "8"]), memory="16Gi", pods="32")
+        events.append(_event("Node", "ADDED", node.label(ZONE, f"z{i % 3}").label(HOST, f"n{i:02d}")))
+    waves = [[make_pod(f"db{i}").label("app", "db").req(cpu="1").node_selector(**{ZONE: "z0"}) for i in range(2)]]
+    web = []
+    for i in range(rng.randrange(8, 24)):
+        p = make_pod(f"web{i}").label("app", "web").req(cpu="500m", memory="1Gi")
+        if rng.random() < 0.5:
+            if terms == "InterPodAffinity":
+                p.pod_affinity(ZONE, {"matchLabels": {"app": "db"}}, weight=rng.choice([10, 100]))
+            else:
+                p.spread(ZONE, max_skew=1, when="ScheduleAnyway")
+        web.append(p)
+    waves.append(web)
+    trail: list = []
+    now, boot = 1.0, START
+    for wave in waves:
+        for pod in wave:
+            cluster.pods[pod["metadata"]["name"]] = pod
+            events.append(_event("Pod", "ADDED", pod))
+        result = component.reconcile(Batch(now, events, boot=boot))
+        boot = ""
+        events, writes = cluster.apply(result.writes)
+        trail.append(writes)
+        now += 1.0
+    return trail
+
+
+@pytest.mark.parametrize("plugin", PAIR_MUTATIONS)
+def test_pods_differing_only_in_soft_terms_decide_alike(plugin):
+    for seed in range(40):
+        got = drive_pairs(seed, Accelerate(), plugin)
+        assert got == drive_pairs(seed, Accelerate.all(False), plugin), f"{plugin}, seed {seed}"
+    assert _summary([got])["Bind"] >= 10
+
+
+@pytest.mark.parametrize("plugin", PAIR_MUTATIONS)
+def test_the_paired_workload_catches_a_signature_missing_a_soft_terms_fragment(monkeypatch, plugin):
+    """As above, for the plugins whose fragment only a kind run reads."""
+    cls = type(SchedulerComponent(SchedulerConfig()).scheduler.frameworks["default-scheduler"].plugins[plugin])
+    real = cls.sign
+
+    def dropped(self, pod, state):
+        return None if real(self, pod, state) is None else ()
+
+    monkeypatch.setattr(cls, "sign", dropped)
+    differ = any(
+        drive_pairs(seed, Accelerate(), plugin) != drive_pairs(seed, Accelerate.all(False), plugin)
+        for seed in range(40)
+    )
+    assert differ, f"dropping {plugin}'s fragment from the signature went unnoticed"
 
 
 @pytest.mark.parametrize("plugin", sorted(MUTATIONS))

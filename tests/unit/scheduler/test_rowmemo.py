@@ -13,6 +13,8 @@ from sched_builders import bound, cycle_trail, feed_back, make_node, make_pod, m
 
 from cluster.scheduler import Scheduler, SchedulerConfig
 from cluster.scheduler.accel import Accelerate
+from cluster.scheduler.accel.fastfilter import FastFilters
+from cluster.scheduler.accel.lazyfilter import LazyFilterRun
 from cluster.scheduler.accel.rowmemo import RowMemo, RowMemos
 from cluster.scheduler.accel.signature import sign_pod
 from cluster.scheduler.accel.veto import VetoMemo
@@ -232,7 +234,8 @@ def test_a_kept_veto_is_judged_again_when_the_nominations_or_its_rows_change():
 
     def vetoed(pod) -> list[str]:
         pinfo = s.cache.new_pod_info(pod)
-        run = run_filters(fwk, s.cache, nominator, pinfo, None, s.host.resources_decide, True, vetoes)
+        run = run_filters(fwk, s.cache, nominator, pinfo, None, FastFilters(s.host.resources_decide, True, vetoes))
+        assert isinstance(run, LazyFilterRun)
         return [] if run.veto is None else [s.cache.snapshot().node_name(i) for i in np.flatnonzero(run.veto)]
 
     def nominate(name: str, node: str) -> None:
