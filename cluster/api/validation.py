@@ -23,6 +23,7 @@ from typing import Any
 
 from . import codec, kindspec
 from .annotationvalidation import check_kubemu_annotations
+from .containervalidation import check_container, check_node_affinity, check_volumes
 from .datakeyvalidation import check_config_map, check_secret
 from .errors import Cause
 from .objects import KINDS
@@ -30,7 +31,12 @@ from .quantity import QuantityError
 from .quantity import parse as parse_quantity
 from .resources import is_extended
 from .selectors import (
-    ENDS_RULE,
+    KEY_RULE as _KEY_RULE,
+)
+from .selectors import (
+    VALUE_RULE as _VALUE_RULE,
+)
+from .selectors import (
     LabelSelector,
     SelectorError,
     is_dns_label,
@@ -38,14 +44,10 @@ from .selectors import (
     is_label_value,
     is_qualified_name,
 )
-from .selectors import (
-    KEY_RULE as _KEY_RULE,
-)
-from .selectors import (
-    VALUE_RULE as _VALUE_RULE,
-)
+from .servicevalidation import check_resource_quota, check_service
 from .validationfields import (
     NO_VALUE,
+    Errors,
     ValidationError,
     _at,
     _enum,
@@ -57,7 +59,10 @@ from .validationfields import (
     _list,
     _map,
     _required,
+    _res_key,
     _str,
+    check_name,
+    shown,
 )
 from .workloadvalidation import CHECKS as WORKLOAD_CHECKS
 from .workloadvalidation import FieldError, check_daemonset
@@ -87,18 +92,6 @@ SYSTEM_PREFIX = "system-"
 
 # ---- names, labels, annotations --------------------------------------------------------
 
-_SUBDOMAIN_RULE = f"must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-', '.'; {ENDS_RULE})"
-_LABEL_RULE = f"must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; {ENDS_RULE})"
-
-
-def _check_name(value: object, path: str, label: bool) -> None:
-    if not isinstance(value, str):
-        raise ValidationError(path, value, "must be a string")
-    if label and not is_dns_label(value):
-        raise ValidationError(path, value, _LABEL_RULE)
-    if not label and not is_dns_subdomain(value):
-        raise ValidationError(path, value, _SUBDOMAIN_RULE)
-
 
 def _check_labels(labels: dict[str, Any], path: str, annotations: bool = False) -> None:
     """Keys are qualified names and values strings; label values are also length-limited."""
@@ -120,40 +113,42 @@ def _check_metadata(obj: dict[str, Any], path: str, kind: str, name_required: bo
             _required(_at(mpath, "name"), "name or generateName is required")
         _str(meta, "generateName", mpath)
     else:
-        _check_name(name, _at(mpath, "name"), label=(kind == "Namespace"))
+        check_name(name, _at(mpath, "name"), label=(kind == "Namespace"))
     ns = meta.get("namespace")
     if ns not in (None, ""):
-        _check_name(ns, _at(mpath, "namespace"), label=True)
+        check_name(ns, _at(mpath, "namespace"), label=True)
     _check_labels(_map(meta, "labels", mpath), _at(mpath, "labels"))
     _check_labels(_map(meta, "annotations", mpath), _at(mpath, "annotations"), annotations=True)
 
 
 # ---- pods ------------------------------------------------------------------------------
 
-_PROTOCOLS = ("TCP", "UDP", "SCTP")
+_DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_TOLERATION_OPERATORS = ("", "Exists", "Equal")
+_TOLERATION_OPERATORS = ("", "Equal", "Exists")
 
 
 def _quantities(res: dict[str, Any], field: str, path: str) -> dict[str, tuple[Any, Fraction]]:
     """``{name: (raw, exact value)}`` for a requests/limits/capacity map, checked."""
     out: dict[str, tuple[Any, Fraction]] = {}
     for name, raw in _map(res, field, path).items():
+        at = _res_key(_at(path, field), name)
         try:
             amount = parse_quantity(raw)
         except QuantityError:
-            raise ValidationError(_key(_at(path, field), name), raw, "is not a quantity") from None
+            raise ValidationError(at, raw, "is not a quantity") from None
         if amount.numerator < 0:  # a Fraction's sign is its numerator's
-            raise ValidationError(_key(_at(path, field), name), raw, "must be greater than or equal to 0")
+            raise ValidationError(at, raw, "must be greater than or equal to 0")
         if is_extended(name) and amount.denominator != 1:  # upstream IsIntegerResourceName
-            raise ValidationError(_key(_at(path, field), name), raw, "must be an integer")
+            raise ValidationError(at, raw, "must be an integer")
         out[name] = (raw, amount)
     return out
 
 
 def _check_resources(container: dict[str, Any], cpath: str) -> None:
+    """Requests against limits; upstream names the ``requests`` (or ``limits``) map itself."""
     path = _at(cpath, "resources")
     res = _map(container, "resources", cpath)
     requests = _quantities(res, "requests", path)
@@ -162,42 +157,47 @@ def _check_resources(container: dict[str, Any], cpath: str) -> None:
         limit = limits.get(name)
         if limit is None and not is_extended(name):
             continue
-        p = _key(_at(path, "requests"), name)
+        p = _at(path, "requests")
         if is_extended(name):
             if limit is None:
-                raise ValidationError(
-                    p, raw, f"needs an equal {name} limit: extended resources cannot be overcommitted"
-                )
+                _required(_at(path, "limits"), "Limit must be set for non overcommitable resources")
             if amount != limit[1]:
                 raise ValidationError(p, raw, f"must be equal to {name} limit of {limit[0]}")
         elif limit is not None and amount > limit[1]:
             raise ValidationError(p, raw, f"must be less than or equal to {name} limit of {limit[0]}")
 
 
-def _check_ports(container: dict[str, Any], cpath: str) -> None:
-    for p, port in _items(container, "ports", cpath):
-        _int(port, "containerPort", p, 1, 65535, required=True)
-        _int(port, "hostPort", p, 0, 65535)
-        _enum(port, "protocol", p, _PROTOCOLS)
-
-
-def _check_containers(spec: dict[str, Any], path: str) -> set[str]:
-    """Check every container and init container; returns the set of their names."""
-    seen: dict[str, str] = {}
+def _check_containers(spec: dict[str, Any], path: str, volumes: set[str], errors: Errors) -> set[str]:
+    """Check every init and app container, keeping each one's errors; returns their names."""
+    seen: set[str] = set()
     for field in ("initContainers", "containers"):
-        for cpath, c in _items(spec, field, path):
-            name, npath = c.get("name"), _at(cpath, "name")
-            if name in (None, ""):
-                _required(npath)
-            _check_name(name, npath, label=True)
-            if name in seen:
-                raise ValidationError(npath, name, f"duplicates {seen[name]}")
-            seen[name] = npath
-            if field == "initContainers":
-                _enum(c, "restartPolicy", cpath, ("Always",))
-            _check_resources(c, cpath)
-            _check_ports(c, cpath)
-    return set(seen)
+        with errors.each():
+            for cpath, c in _items(spec, field, path):
+                with errors.each():
+                    _check_container(c, cpath, field, seen, volumes, errors)
+    return seen
+
+
+def _check_container(
+    c: dict[str, Any], cpath: str, field: str, seen: set[str], volumes: set[str], errors: Errors
+) -> None:
+    """One container, in upstream's order: its name, its own fields, then its name again
+    among the others (a duplicate), its restart policy and resources."""
+    name, npath = c.get("name"), _at(cpath, "name")
+    if name in (None, ""):
+        errors.add(npath, "Required value")
+    else:
+        with errors.each():
+            check_name(name, npath, label=True)
+    check_container(c, cpath, volumes, field == "initContainers", errors)
+    if name in seen:
+        errors.add(npath, f"Duplicate value: {shown(name)}")
+    if isinstance(name, str):
+        seen.add(name)
+    if field == "initContainers":
+        with errors.each():
+            _enum(c, "restartPolicy", cpath, ("Always",))
+    _check_resources(c, cpath)
 
 
 def _check_toleration(t: dict[str, Any], path: str) -> None:
@@ -218,22 +218,51 @@ def _check_toleration(t: dict[str, Any], path: str) -> None:
 
 
 def validate_pod_spec(spec: dict[str, Any], path: str = "spec") -> set[str]:
-    """Check a PodSpec found at ``path``; returns the pod's container names."""
+    """Check a PodSpec found at ``path``, reporting all its independent errors together;
+    returns the pod's container names."""
     if not spec.get("containers"):
         _list(spec, "containers", path)  # a wrong type gets its own message first
         _required(_at(path, "containers"), "a pod needs at least one container")
-    names = _check_containers(spec, path)
+    errors = Errors()
+    volumes: set[str] = set()
+    with errors.each():
+        volumes = check_volumes(spec, path, errors)
+    names = _check_containers(spec, path, volumes, errors)
+    for check in _POD_FIELD_CHECKS:
+        with errors.each():
+            check(spec, path)
+    errors.raise_any()
+    return names
+
+
+def _check_pod_fields(spec: dict[str, Any], path: str) -> None:
     _enum(spec, "restartPolicy", path, _RESTART_POLICIES)
+    _enum(spec, "dnsPolicy", path, _DNS_POLICIES)
     _int(spec, "terminationGracePeriodSeconds", path, lo=0)
     _int(spec, "priority", path)
     _int(spec, "activeDeadlineSeconds", path, lo=1, hi=2**31 - 1)
     _enum(spec, "preemptionPolicy", path, _PREEMPTION_POLICIES)
+
+
+def _check_tolerations(spec: dict[str, Any], path: str) -> None:
     for p, t in _items(spec, "tolerations", path):
         _check_toleration(t, p)
-    _check_labels(_map(spec, "nodeSelector", path), _at(path, "nodeSelector"))
-    _quantities(spec, "overhead", path)
-    _check_sysctls(_map(spec, "securityContext", path), _at(path, "securityContext"))
-    return names
+
+
+def _check_security(spec: dict[str, Any], path: str) -> None:
+    security, spath = _map(spec, "securityContext", path), _at(path, "securityContext")
+    _int(security, "runAsUser", spath, 0, 2**31 - 1)
+    _check_sysctls(security, spath)
+
+
+_POD_FIELD_CHECKS = (
+    _check_pod_fields,
+    _check_tolerations,
+    lambda spec, path: _check_labels(_map(spec, "nodeSelector", path), _at(path, "nodeSelector")),
+    lambda spec, path: check_node_affinity(_map(spec, "affinity", path), _at(path, "affinity")),
+    lambda spec, path: _quantities(spec, "overhead", path),
+    _check_security,
+)
 
 
 # Upstream's sysctl name rule (IsValidSysctlName): dot- or slash-separated segments.
@@ -509,6 +538,8 @@ kindspec.attach_all(
         "Lease": _check_lease,
         "Secret": check_secret,
         "ConfigMap": check_config_map,
+        "Service": check_service,
+        "ResourceQuota": check_resource_quota,
         # The workload kinds' own rules (upstream's messages), then their pod templates.
         **{kind: (lambda obj, path, kind=kind: _check_workload_kind(kind, obj, path)) for kind in WORKLOAD_CHECKS},
     },

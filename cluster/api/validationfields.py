@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn, TypeGuard
 
 from .errors import Cause
@@ -31,24 +32,129 @@ class _NoValue:
 NO_VALUE = _NoValue()
 
 
+class Shown(str):
+    """A value already written as upstream's field error prints it (a Go struct's ``%#v``)."""
+
+
+def shown(value: Any) -> str:
+    """A value as upstream's field errors print it: strings quoted, numbers and booleans
+    bare, a string map as Go prints ``map[string]string``, anything else as JSON."""
+    if isinstance(value, Shown):
+        return str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return "null"
+    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
+        inner = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(value.items()))
+        return f"map[string]string{{{inner}}}"
+    return str(value) if isinstance(value, (int, float)) else json.dumps(value, default=str, ensure_ascii=False)
+
+
+# upstream's error types: the word a message starts with, and the Status cause reason.
+_TYPES = (
+    ("Required value", "FieldValueRequired"),
+    ("Forbidden", "FieldValueForbidden"),
+    ("Unsupported value", "FieldValueNotSupported"),
+    ("Duplicate value", "FieldValueDuplicate"),
+    ("Not found", "FieldValueNotFound"),
+    ("Too long", "FieldValueTooLong"),
+    ("Too many", "FieldValueTooMany"),
+)
+
+
+def cause_type(body: str) -> str:
+    """The Status cause reason of an error body (``Required value...`` is FieldValueRequired)."""
+    return next((reason for word, reason in _TYPES if body.startswith(word)), "FieldValueInvalid")
+
+
 class ValidationError(ValueError):
-    """The first invalid field of an object. ``str()`` is one line naming path and value."""
+    """An invalid object: ``str()`` is upstream's one line, ``<path>: Invalid value: <value>:
+    <detail>`` when a bad value is shown, else ``<path>: <detail>`` (the detail then starts
+    with its type: ``Required value``, ``Unsupported value: ...``); several errors of one
+    object are ``[<e1>, <e2>]`` with one cause each (``aggregate``)."""
 
     retryable = False
 
     def __init__(self, path: str, value: Any = NO_VALUE, detail: str = "", causes: tuple[Cause, ...] = ()) -> None:
         # ``causes``: one per field when several are reported together (an aggregate), so
         # the Status names each field rather than one made-up field for them all.
-        self.path, self.value, self.detail, self.causes = path, value, detail, tuple(causes)
+        self.path, self.value, self.detail = path, value, detail
         body = detail
         if value is not NO_VALUE:
-            shown = json.dumps(value, default=str, ensure_ascii=False)
-            body = f"{shown} {detail}" if detail else shown
+            body = f"Invalid value: {shown(value)}: {detail}" if detail else f"Invalid value: {shown(value)}"
+        self.causes = tuple(causes) or (Cause(cause_type(body), body, path),)
         super().__init__(f"{path}: {body}" if path else body)
 
     def __reduce__(self) -> tuple[type[ValidationError], tuple[str, Any, str, tuple[Cause, ...]]]:
         # Errors cross actor boundaries; rebuild from the fields, not from the message.
         return (ValidationError, (self.path, self.value, self.detail, self.causes))
+
+
+def aggregate(errors: list[ValidationError]) -> ValidationError:
+    """One error for several, as upstream's aggregate prints them: ``[<e1>, <e2>]``."""
+    if len(errors) == 1:
+        return errors[0]
+    causes = tuple(c for e in errors for c in e.causes)
+    lines = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    return ValidationError("", NO_VALUE, "[" + ", ".join(lines) + "]", causes)
+
+
+class Errors:
+    """Collects an object's independent errors so all are reported, as upstream does.
+
+    ``with errors.each():`` runs one independent check, keeping its error instead of
+    stopping; ``raise_any`` raises what was kept (one error as is, several aggregated)."""
+
+    def __init__(self) -> None:
+        self.found: list[ValidationError] = []
+
+    @contextmanager
+    def each(self) -> Iterator[None]:
+        try:
+            yield
+        except ValidationError as e:
+            self.found.append(e)
+
+    def add(self, path: str, body: str) -> None:
+        """Keep one error whose body is already in upstream's words."""
+        self.found.append(ValidationError(path, NO_VALUE, body))
+
+    def raise_any(self) -> None:
+        if self.found:
+            raise aggregate(self.found)
+
+
+# ---- names ---------------------------------------------------------------------------
+
+LABEL_RULE = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+SUBDOMAIN_RULE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def check_name(value: object, path: str, label: bool) -> None:
+    """A DNS-1123 label or subdomain; too long and malformed are two errors, as upstream."""
+    if not isinstance(value, str):
+        raise ValidationError(path, value, "must be a string")
+    limit, pattern, rule = (63, _DNS_LABEL, LABEL_RULE) if label else (253, _DNS_SUBDOMAIN, SUBDOMAIN_RULE)
+    found = []
+    if len(value) > limit:
+        found.append(ValidationError(path, value, f"must be no more than {limit} characters"))
+    if not pattern.fullmatch(value):
+        found.append(ValidationError(path, value, rule))
+    if found:
+        raise aggregate(found)
 
 
 # ---- paths and small typed getters ---------------------------------------------------
@@ -120,11 +226,23 @@ def _int(
     return v
 
 
-def _enum(d: dict[str, Any], field: str, path: str, allowed: tuple[str, ...]) -> None:
+def unsupported(path: str, value: Any, supported: tuple[str, ...]) -> ValidationError:
+    """upstream's NotSupported: ``<path>: Unsupported value: "x": supported values: "a", "b"``."""
+    listed = ", ".join(json.dumps(a) for a in supported)
+    return ValidationError(path, NO_VALUE, f"Unsupported value: {shown(value)}: supported values: {listed}")
+
+
+def _enum(d: dict[str, Any], field: str, path: str, allowed: tuple[str, ...], show_empty: bool = False) -> None:
+    """``allowed`` in the order upstream lists them; an allowed "" (the field's default)
+    is listed only where upstream lists it (``show_empty``)."""
     v = d.get(field)
     if v is not None and v not in allowed:
-        shown = ", ".join(json.dumps(a) for a in allowed if a)
-        raise ValidationError(_at(path, field), v, f"is not supported (supported values: {shown})")
+        raise unsupported(_at(path, field), v, tuple(a for a in allowed if a or show_empty))
+
+
+def _res_key(path: str, name: str) -> str:
+    """A resource map's entry as upstream names it: ``requests[cpu]``."""
+    return f"{path}[{name}]"
 
 
 def _str(d: dict[str, Any], field: str, path: str) -> None:

@@ -19,6 +19,8 @@ from typing import Any, NoReturn
 from .cronschedule import CronError, check_time_zone, parse_schedule
 from .quantity import QuantityError, parse
 from .selectors import LabelSelector, SelectorError
+from .validationfields import Shown
+from .validationfields import shown as _go
 
 _PERCENT = re.compile(r"[0-9]+%")
 MAX_INT32 = 2**31 - 1
@@ -30,10 +32,6 @@ class FieldError(ValueError):
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
         self.path, self.message = path, message
-
-
-class Shown(str):
-    """A value already written as upstream's field error prints it (a Go struct's ``%#v``)."""
 
 
 def _strings(values: Any) -> str:
@@ -64,20 +62,6 @@ def label_selector_shown(sel: Any) -> Shown:
         ]
         shown_exprs = "[]v1.LabelSelectorRequirement{" + ", ".join(items) + "}"
     return Shown(f"v1.LabelSelector{{MatchLabels:{shown_labels}, MatchExpressions:{shown_exprs}}}")
-
-
-def _go(value: Any) -> str:
-    """A value as upstream's field errors print it."""
-    if isinstance(value, Shown):
-        return str(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
-        inner = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(value.items()))
-        return f"map[string]string{{{inner}}}"
-    return json.dumps(value) if not isinstance(value, (int, float)) else str(value)
 
 
 def invalid(path: str, value: Any, detail: str) -> NoReturn:

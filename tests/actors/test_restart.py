@@ -29,7 +29,7 @@ pytestmark = pytest.mark.ray
 
 
 def pod(name, cpu=None):
-    c = {"name": "c"}
+    c = {"name": "c", "image": "pause"}
     if cpu:
         c["resources"] = {"requests": {"cpu": cpu}}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [c]}}

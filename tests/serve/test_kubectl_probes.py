@@ -93,6 +93,6 @@ def test_a_bad_probe_annotation_is_refused(served):
     proc = served.kubectl("create", "-f", "-", input=pod("bad", READINESS, readiness="sometimes"), check=False)
     assert proc.returncode == 1
     assert proc.stderr.startswith(
-        'The Pod "bad" is invalid: metadata.annotations[kubemu.io/readiness]: "sometimes" is not a probe outcome'
+        'The Pod "bad" is invalid: metadata.annotations[kubemu.io/readiness]: Invalid value: "sometimes": is not a probe outcome'
     )
     assert "not found" in served.kubectl("get", "pod", "bad", check=False).stderr

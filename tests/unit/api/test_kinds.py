@@ -22,14 +22,24 @@ def test_every_kind_and_plural_appears_once_and_objects_kinds_follows_the_table(
     "obj, error",
     [
         ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"k": "v"}}, None),
-        ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"anything": 1}}, None),
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "web"},
+                "spec": {"anything": 1, "ports": [{"port": 80}]},
+            },
+            None,
+        ),
         (
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}},
-            "metadata.name: \"Bad_Name\" must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-', '.'; starting and ending with a letter or digit)",
+            'metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case '
+            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
         ),
         (
             {"apiVersion": "apps/v1beta1", "kind": "Deployment", "metadata": {"name": "web"}},
-            'apiVersion: "apps/v1beta1" is not served for Deployment (use "apps/v1")',
+            'apiVersion: Invalid value: "apps/v1beta1": is not served for Deployment (use "apps/v1")',
         ),
     ],
 )

@@ -23,10 +23,9 @@ from cluster.api.validation import (
 
 KEY = "is not a valid key (an optional DNS-subdomain prefix and '/', then a name of at most 63 of letters, digits, '-', '_', '.'; starting and ending with a letter or digit)"
 VALUE = "is not a valid label value (empty, or at most 63 of letters, digits, '-', '_', '.'; starting and ending with a letter or digit)"
-SUBDOMAIN = "must be a lowercase RFC 1123 subdomain (at most 253 of a-z, 0-9, '-', '.'; starting and ending with a letter or digit)"
-DNS_LABEL = (
-    "must be a lowercase RFC 1123 label (at most 63 of a-z, 0-9, '-'; starting and ending with a letter or digit)"
-)
+from cluster.api.validationfields import LABEL_RULE as DNS_LABEL  # noqa: E402
+from cluster.api.validationfields import SUBDOMAIN_RULE as SUBDOMAIN  # noqa: E402
+
 KNOWN = "(known: kubemu.io/start-seconds, kubemu.io/run-seconds, kubemu.io/exit-code, kubemu.io/stop-seconds, kubemu.io/memory-usage, kubemu.io/cpu-usage, kubemu.io/log, kubemu.io/readiness, kubemu.io/liveness, kubemu.io/startup, kubemu.io/post-start-seconds, kubemu.io/pre-stop-seconds, kubemu.io/image-pull)"
 
 _DELETE = object()
@@ -76,6 +75,7 @@ def _obj(api_version, kind, name, namespace="default", **fields):
 
 WEB = {
     "name": "web",
+    "image": "nginx",
     "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}, "limits": {"cpu": "1", "memory": "128Mi"}},
     "ports": [{"containerPort": 8080, "protocol": "TCP"}],
 }
@@ -91,7 +91,7 @@ RES = f"{C0}.resources"
 
 def test_error_formats():
     e = ValidationError("spec.replicas", -1, "must be greater than or equal to 0")
-    assert str(e) == "spec.replicas: -1 must be greater than or equal to 0"
+    assert str(e) == "spec.replicas: Invalid value: -1: must be greater than or equal to 0"
     assert (e.path, e.value, e.detail, e.retryable) == (
         "spec.replicas",
         -1,
@@ -100,7 +100,7 @@ def test_error_formats():
     )
     assert str(ValidationError("spec", detail="Required value")) == "spec: Required value"
     assert ValidationError("spec", detail="x").value is NO_VALUE
-    assert str(ValidationError("a", "line\nbreak", "bad")) == 'a: "line\\nbreak" bad'
+    assert str(ValidationError("a", "line\nbreak", "bad")) == 'a: Invalid value: "line\\nbreak": bad'
     assert isinstance(e, ValueError)
 
 
@@ -125,35 +125,44 @@ def test_valid_pod():
         ({"kind": _DELETE}, "kind: Required value"),
         (
             {"kind": "Widget"},
-            f'kind: "Widget" is not a kind kubemu serves (known: {", ".join(sorted(KINDS))})',
+            f'kind: Invalid value: "Widget": is not a kind kubemu serves (known: {", ".join(sorted(KINDS))})',
         ),
-        ({"apiVersion": "v2"}, 'apiVersion: "v2" is not served for Pod (use "v1")'),
-        ({"apiVersion": _DELETE}, 'apiVersion: null is not served for Pod (use "v1")'),
+        ({"apiVersion": "v2"}, 'apiVersion: Invalid value: "v2": is not served for Pod (use "v1")'),
+        ({"apiVersion": _DELETE}, 'apiVersion: Invalid value: null: is not served for Pod (use "v1")'),
         ({"metadata": _DELETE}, "metadata.name: Required value: name or generateName is required"),
-        ({"metadata": []}, "metadata: [] must be a map"),
+        ({"metadata": []}, "metadata: Invalid value: []: must be a map"),
         ({"metadata.name": ""}, "metadata.name: Required value: name or generateName is required"),
         ({"metadata.name": _DELETE, "metadata.generateName": "web-"}, None),
-        ({"metadata.name": 5}, "metadata.name: 5 must be a string"),
-        ({"metadata.name": "Web"}, f'metadata.name: "Web" {SUBDOMAIN}'),
-        ({"metadata.name": "web-"}, f'metadata.name: "web-" {SUBDOMAIN}'),
-        ({"metadata.name": "a" * 254}, f'metadata.name: "{"a" * 254}" {SUBDOMAIN}'),
+        ({"metadata.name": 5}, "metadata.name: Invalid value: 5: must be a string"),
+        ({"metadata.name": "Web"}, f'metadata.name: Invalid value: "Web": {SUBDOMAIN}'),
+        ({"metadata.name": "web-"}, f'metadata.name: Invalid value: "web-": {SUBDOMAIN}'),
+        (
+            {"metadata.name": "a" * 254},
+            f'metadata.name: Invalid value: "{"a" * 254}": must be no more than 253 characters',
+        ),
         ({"metadata.name": "web.v1"}, None),
         ({"metadata.name": "a" * 253}, None),
-        ({"metadata.namespace": "kube_system"}, f'metadata.namespace: "kube_system" {DNS_LABEL}'),
-        ({"metadata.namespace": "a.b"}, f'metadata.namespace: "a.b" {DNS_LABEL}'),
-        ({"metadata.labels": ["app"]}, 'metadata.labels: ["app"] must be a map'),
+        ({"metadata.namespace": "kube_system"}, f'metadata.namespace: Invalid value: "kube_system": {DNS_LABEL}'),
+        ({"metadata.namespace": "a.b"}, f'metadata.namespace: Invalid value: "a.b": {DNS_LABEL}'),
+        ({"metadata.labels": ["app"]}, 'metadata.labels: Invalid value: ["app"]: must be a map'),
         ({"metadata.labels": {"app.kubernetes.io/name": "web", "v": "", "A_b.c": "X-y_z.1"}}, None),
-        ({"metadata.labels": {"bad key": "x"}}, f'metadata.labels[bad key]: "bad key" {KEY}'),
-        ({"metadata.labels": {"Example.com/x": "y"}}, f'metadata.labels[Example.com/x]: "Example.com/x" {KEY}'),
-        ({"metadata.labels": {"/x": "y"}}, f'metadata.labels[/x]: "/x" {KEY}'),
-        ({"metadata.labels": {"a/b/c": "y"}}, f'metadata.labels[a/b/c]: "a/b/c" {KEY}'),
-        ({"metadata.labels": {"app": 1}}, "metadata.labels.app: 1 must be a string"),
-        ({"metadata.labels": {"app": "-web"}}, f'metadata.labels.app: "-web" {VALUE}'),
-        ({"metadata.labels": {"app": "x" * 64}}, f'metadata.labels.app: "{"x" * 64}" {VALUE}'),
-        ({"metadata.labels": {"x" * 64: "a"}}, f'metadata.labels.{"x" * 64}: "{"x" * 64}" {KEY}'),
+        ({"metadata.labels": {"bad key": "x"}}, f'metadata.labels[bad key]: Invalid value: "bad key": {KEY}'),
+        (
+            {"metadata.labels": {"Example.com/x": "y"}},
+            f'metadata.labels[Example.com/x]: Invalid value: "Example.com/x": {KEY}',
+        ),
+        ({"metadata.labels": {"/x": "y"}}, f'metadata.labels[/x]: Invalid value: "/x": {KEY}'),
+        ({"metadata.labels": {"a/b/c": "y"}}, f'metadata.labels[a/b/c]: Invalid value: "a/b/c": {KEY}'),
+        ({"metadata.labels": {"app": 1}}, "metadata.labels.app: Invalid value: 1: must be a string"),
+        ({"metadata.labels": {"app": "-web"}}, f'metadata.labels.app: Invalid value: "-web": {VALUE}'),
+        ({"metadata.labels": {"app": "x" * 64}}, f'metadata.labels.app: Invalid value: "{"x" * 64}": {VALUE}'),
+        ({"metadata.labels": {"x" * 64: "a"}}, f'metadata.labels.{"x" * 64}: Invalid value: "{"x" * 64}": {KEY}'),
         ({"metadata.annotations": {"note": "any text at all, even: spaces!"}}, None),
-        ({"metadata.annotations": {"replicas": 3}}, "metadata.annotations.replicas: 3 must be a string"),
-        ({"metadata.annotations": "x"}, 'metadata.annotations: "x" must be a map'),
+        (
+            {"metadata.annotations": {"replicas": 3}},
+            "metadata.annotations.replicas: Invalid value: 3: must be a string",
+        ),
+        ({"metadata.annotations": "x"}, 'metadata.annotations: Invalid value: "x": must be a map'),
         (
             {
                 "metadata.uid": "abc",
@@ -169,8 +178,10 @@ def test_kind_and_metadata(changes, expected):
 
 
 def test_non_dict_object():
-    assert _error(["x"]) == '["x"] must be a map (a Kubernetes object)'
-    assert _error(["x"], "spec.objects[0]") == 'spec.objects[0]: ["x"] must be a map (a Kubernetes object)'
+    assert _error(["x"]) == 'Invalid value: ["x"]: must be a map (a Kubernetes object)'
+    assert (
+        _error(["x"], "spec.objects[0]") == 'spec.objects[0]: Invalid value: ["x"]: must be a map (a Kubernetes object)'
+    )
 
 
 def test_path_prefix():
@@ -180,7 +191,7 @@ def test_path_prefix():
         == "spec.objects[3].spec.containers: Required value: a pod needs at least one container"
     )
     bad = _set(copy.deepcopy(POD), "kind", "Widget")
-    assert _error(bad, "spec.objects[3]").startswith('spec.objects[3].kind: "Widget" is not a kind')
+    assert _error(bad, "spec.objects[3]").startswith('spec.objects[3].kind: Invalid value: "Widget": is not a kind')
 
 
 @pytest.mark.parametrize(
@@ -206,119 +217,159 @@ def test_api_versions(kind, versions):
         ({"spec.containers": []}, "spec.containers: Required value: a pod needs at least one container"),
         ({"spec.containers": _DELETE}, "spec.containers: Required value: a pod needs at least one container"),
         ({"spec": _DELETE}, "spec.containers: Required value: a pod needs at least one container"),
-        ({"spec": "x"}, 'spec: "x" must be a map'),
-        ({"spec.containers": {"name": "web"}}, 'spec.containers: {"name": "web"} must be a list'),
-        ({"spec.containers": ["web"]}, 'spec.containers[0]: "web" must be a map'),
+        ({"spec": "x"}, 'spec: Invalid value: "x": must be a map'),
+        (
+            {"spec.containers": {"name": "web"}},
+            'spec.containers: Invalid value: map[string]string{"name":"web"}: must be a list',
+        ),
+        ({"spec.containers": ["web"]}, 'spec.containers[0]: Invalid value: "web": must be a map'),
         ({f"{C0}.name": _DELETE}, f"{C0}.name: Required value"),
-        ({f"{C0}.name": "Web"}, f'{C0}.name: "Web" {DNS_LABEL}'),
-        ({"spec.containers[1]": {"name": "web"}}, 'spec.containers[1].name: "web" duplicates spec.containers[0].name'),
+        ({f"{C0}.name": "Web"}, f'{C0}.name: Invalid value: "Web": {DNS_LABEL}'),
+        ({"spec.containers[1]": {"name": "web", "image": "x"}}, 'spec.containers[1].name: Duplicate value: "web"'),
         (
-            {"spec.initContainers": [{"name": "web"}]},
-            'spec.containers[0].name: "web" duplicates spec.initContainers[0].name',
-        ),
-        ({"spec.initContainers": [{"name": "init"}], "spec.containers[1]": {"name": "side"}}, None),
-        ({"spec.initContainers": [{"name": "proxy", "restartPolicy": "Always"}]}, None),
-        (
-            {"spec.initContainers": [{"name": "proxy", "restartPolicy": "Never"}]},
-            'spec.initContainers[0].restartPolicy: "Never" is not supported (supported values: "Always")',
+            {"spec.containers[1]": {"name": "web"}},
+            '[spec.containers[1].image: Required value, spec.containers[1].name: Duplicate value: "web"]',
         ),
         (
-            {"spec.initContainers": [{"name": "i", "resources": {"requests": {"cpu": "1x"}}}]},
-            'spec.initContainers[0].resources.requests.cpu: "1x" is not a quantity',
+            {"spec.initContainers": [{"name": "web", "image": "x"}]},
+            'spec.containers[0].name: Duplicate value: "web"',
+        ),
+        (
+            {
+                "spec.initContainers": [{"name": "init", "image": "i"}],
+                "spec.containers[1]": {"name": "side", "image": "s"},
+            },
+            None,
+        ),
+        ({"spec.initContainers": [{"name": "proxy", "image": "p", "restartPolicy": "Always"}]}, None),
+        (
+            {"spec.initContainers": [{"name": "proxy", "image": "p", "restartPolicy": "Never"}]},
+            'spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"',
+        ),
+        (
+            {"spec.initContainers": [{"name": "i", "image": "i", "resources": {"requests": {"cpu": "1x"}}}]},
+            'spec.initContainers[0].resources.requests[cpu]: Invalid value: "1x": is not a quantity',
         ),
         # resources
-        ({f"{RES}.requests.cpu": "250x"}, 'spec.containers[0].resources.requests.cpu: "250x" is not a quantity'),
-        ({f"{RES}.limits.memory": "1 Mi"}, 'spec.containers[0].resources.limits.memory: "1 Mi" is not a quantity'),
         (
-            {f"{RES}.requests.cpu": "-1"},
-            'spec.containers[0].resources.requests.cpu: "-1" must be greater than or equal to 0',
+            {f"{RES}.requests[cpu]": "250x"},
+            'spec.containers[0].resources.requests[cpu]: Invalid value: "250x": is not a quantity',
         ),
         (
-            {f"{RES}.limits.cpu": "-100m"},
-            'spec.containers[0].resources.limits.cpu: "-100m" must be greater than or equal to 0',
-        ),
-        ({f"{RES}.requests.cpu": 0.5, f"{RES}.limits.cpu": 1}, None),
-        (
-            {f"{RES}.requests.cpu": "2"},
-            'spec.containers[0].resources.requests.cpu: "2" must be less than or equal to cpu limit of 1',
+            {f"{RES}.limits[memory]": "1 Mi"},
+            'spec.containers[0].resources.limits[memory]: Invalid value: "1 Mi": is not a quantity',
         ),
         (
-            {f"{RES}.requests.memory": "129Mi"},
-            'spec.containers[0].resources.requests.memory: "129Mi" must be less than or equal to memory limit of 128Mi',
+            {f"{RES}.requests[cpu]": "-1"},
+            'spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0',
         ),
-        ({f"{RES}.requests.memory": "128Mi"}, None),
-        ({f"{RES}.requests.cpu": "1000m"}, None),
+        (
+            {f"{RES}.limits[cpu]": "-100m"},
+            'spec.containers[0].resources.limits[cpu]: Invalid value: "-100m": must be greater than or equal to 0',
+        ),
+        ({f"{RES}.requests[cpu]": 0.5, f"{RES}.limits[cpu]": 1}, None),
+        (
+            {f"{RES}.requests[cpu]": "2"},
+            'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1',
+        ),
+        (
+            {f"{RES}.requests[memory]": "129Mi"},
+            'spec.containers[0].resources.requests: Invalid value: "129Mi": must be less than or equal to memory limit of 128Mi',
+        ),
+        ({f"{RES}.requests[memory]": "128Mi"}, None),
+        ({f"{RES}.requests[cpu]": "1000m"}, None),
         ({f"{RES}.limits": _DELETE}, None),
         ({f"{RES}.requests": _DELETE}, None),
-        ({f"{RES}.requests": ["cpu"]}, 'spec.containers[0].resources.requests: ["cpu"] must be a map'),
+        ({f"{RES}.requests": ["cpu"]}, 'spec.containers[0].resources.requests: Invalid value: ["cpu"]: must be a map'),
         ({f"{RES}.limits[nvidia.com/gpu]": "2"}, None),
         ({f"{RES}.requests[nvidia.com/gpu]": "1", f"{RES}.limits[nvidia.com/gpu]": "1"}, None),
         (
             {f"{RES}.requests[nvidia.com/gpu]": "1", f"{RES}.limits[nvidia.com/gpu]": "2"},
-            'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" must be equal to nvidia.com/gpu limit of 2',
+            'spec.containers[0].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2',
         ),
         (
             {f"{RES}.requests[nvidia.com/gpu]": "1"},
-            'spec.containers[0].resources.requests[nvidia.com/gpu]: "1" needs an equal nvidia.com/gpu limit: extended resources cannot be overcommitted',
+            "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources",
         ),
         ({f"{RES}.requests.hugepages-2Mi": "2Mi"}, None),  # not an extended resource
         (
             {f"{RES}.limits[nvidia.com/gpu]": "1.5"},
-            'spec.containers[0].resources.limits[nvidia.com/gpu]: "1.5" must be an integer',
+            'spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "1.5": must be an integer',
         ),
         (
             {f"{RES}.limits[nvidia.com/gpu]": "500m"},
-            'spec.containers[0].resources.limits[nvidia.com/gpu]: "500m" must be an integer',
+            'spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "500m": must be an integer',
         ),
-        ({"spec.overhead": {"cpu": "x"}}, 'spec.overhead.cpu: "x" is not a quantity'),
+        ({"spec.overhead": {"cpu": "x"}}, 'spec.overhead[cpu]: Invalid value: "x": is not a quantity'),
         # ports
         ({f"{C0}.ports": [{"containerPort": 1}, {"containerPort": 65535, "hostPort": 0, "protocol": "SCTP"}]}, None),
-        ({f"{C0}.ports[0].containerPort": 0}, f"{C0}.ports[0].containerPort: 0 must be between 1 and 65535, inclusive"),
+        (
+            {f"{C0}.ports[0].containerPort": 0},
+            f"{C0}.ports[0].containerPort: Invalid value: 0: must be between 1 and 65535, inclusive",
+        ),
         (
             {f"{C0}.ports[0].containerPort": 65536},
-            f"{C0}.ports[0].containerPort: 65536 must be between 1 and 65535, inclusive",
+            f"{C0}.ports[0].containerPort: Invalid value: 65536: must be between 1 and 65535, inclusive",
         ),
-        ({f"{C0}.ports[0].containerPort": "80"}, f'{C0}.ports[0].containerPort: "80" must be an integer'),
+        (
+            {f"{C0}.ports[0].containerPort": "80"},
+            f'{C0}.ports[0].containerPort: Invalid value: "80": must be an integer',
+        ),
         ({f"{C0}.ports[0].containerPort": _DELETE}, f"{C0}.ports[0].containerPort: Required value"),
-        ({f"{C0}.ports[0].hostPort": 70000}, f"{C0}.ports[0].hostPort: 70000 must be between 0 and 65535, inclusive"),
-        ({f"{C0}.ports[0].hostPort": -1}, f"{C0}.ports[0].hostPort: -1 must be between 0 and 65535, inclusive"),
+        (
+            {f"{C0}.ports[0].hostPort": 70000},
+            f"{C0}.ports[0].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        ),
+        (
+            {f"{C0}.ports[0].hostPort": -1},
+            f"{C0}.ports[0].hostPort: Invalid value: -1: must be between 1 and 65535, inclusive",
+        ),
         (
             {f"{C0}.ports[0].protocol": "tcp"},
-            f'{C0}.ports[0].protocol: "tcp" is not supported (supported values: "TCP", "UDP", "SCTP")',
+            f'{C0}.ports[0].protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"',
         ),
-        ({f"{C0}.ports": [8080]}, f"{C0}.ports[0]: 8080 must be a map"),
+        ({f"{C0}.ports": [8080]}, f"{C0}.ports[0]: Invalid value: 8080: must be a map"),
         # pod-level fields
         ({"spec.restartPolicy": "Never"}, None),
         (
             {"spec.restartPolicy": "Sometimes"},
-            'spec.restartPolicy: "Sometimes" is not supported (supported values: "Always", "OnFailure", "Never")',
+            'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
         ),
         ({"spec.terminationGracePeriodSeconds": 0}, None),
         (
             {"spec.terminationGracePeriodSeconds": -1},
-            "spec.terminationGracePeriodSeconds: -1 must be greater than or equal to 0",
+            "spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0",
         ),
-        ({"spec.terminationGracePeriodSeconds": 1.5}, "spec.terminationGracePeriodSeconds: 1.5 must be an integer"),
-        ({"spec.terminationGracePeriodSeconds": True}, "spec.terminationGracePeriodSeconds: true must be an integer"),
+        (
+            {"spec.terminationGracePeriodSeconds": 1.5},
+            "spec.terminationGracePeriodSeconds: Invalid value: 1.5: must be an integer",
+        ),
+        (
+            {"spec.terminationGracePeriodSeconds": True},
+            "spec.terminationGracePeriodSeconds: Invalid value: true: must be an integer",
+        ),
         ({"spec.priority": -5}, None),
         ({"spec.activeDeadlineSeconds": 30}, None),
         (
             {"spec.activeDeadlineSeconds": 0},
-            "spec.activeDeadlineSeconds: 0 must be between 1 and 2147483647, inclusive",
+            "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive",
         ),
         (
             {"spec.activeDeadlineSeconds": 1e23},
-            "spec.activeDeadlineSeconds: 1e+23 must be an integer",
+            "spec.activeDeadlineSeconds: Invalid value: 1e+23: must be an integer",
         ),  # kubectl's big numbers
-        ({"spec.priority": "high"}, 'spec.priority: "high" must be an integer'),
+        ({"spec.priority": "high"}, 'spec.priority: Invalid value: "high": must be an integer'),
         ({"spec.preemptionPolicy": "Never"}, None),
         (
             {"spec.preemptionPolicy": "Always"},
-            'spec.preemptionPolicy: "Always" is not supported (supported values: "PreemptLowerPriority", "Never")',
+            'spec.preemptionPolicy: Unsupported value: "Always": supported values: "PreemptLowerPriority", "Never"',
         ),
         ({"spec.nodeSelector": {"disktype": "ssd", "kubernetes.io/hostname": "node-1"}}, None),
-        ({"spec.nodeSelector": {"disktype": True}}, "spec.nodeSelector.disktype: true must be a string"),
-        ({"spec.nodeSelector": "ssd"}, 'spec.nodeSelector: "ssd" must be a map'),
+        (
+            {"spec.nodeSelector": {"disktype": True}},
+            "spec.nodeSelector.disktype: Invalid value: true: must be a string",
+        ),
+        ({"spec.nodeSelector": "ssd"}, 'spec.nodeSelector: Invalid value: "ssd": must be a map'),
     ],
 )
 def test_pod(changes, expected):
@@ -347,25 +398,31 @@ T0 = "spec.tolerations[0]"
         ({"key": "k", "operator": "Equal", "effect": ""}, None),
         (
             {"key": "k", "operator": "Gt", "value": "1"},
-            f'{T0}.operator: "Gt" is not supported (supported values: "Exists", "Equal")',
+            f'{T0}.operator: Unsupported value: "Gt": supported values: "Equal", "Exists"',
         ),
         (
             {"key": "k", "effect": "NoRun"},
-            f'{T0}.effect: "NoRun" is not supported (supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")',
+            f'{T0}.effect: Unsupported value: "NoRun": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
         ),
-        ({"key": "k", "operator": "Exists", "value": "v"}, f'{T0}.value: "v" must be empty when operator is Exists'),
+        (
+            {"key": "k", "operator": "Exists", "value": "v"},
+            f'{T0}.value: Invalid value: "v": must be empty when operator is Exists',
+        ),
         ({"value": "v"}, f"{T0}.operator: must be Exists when key is empty (which matches all keys)"),
-        ({"operator": "Equal"}, f'{T0}.operator: "Equal" must be Exists when key is empty (which matches all keys)'),
+        (
+            {"operator": "Equal"},
+            f'{T0}.operator: Invalid value: "Equal": must be Exists when key is empty (which matches all keys)',
+        ),
         (
             {"key": "k", "effect": "NoExecute", "tolerationSeconds": "300"},
-            f'{T0}.tolerationSeconds: "300" must be an integer',
+            f'{T0}.tolerationSeconds: Invalid value: "300": must be an integer',
         ),
         (
             {"key": "k", "effect": "NoSchedule", "tolerationSeconds": 30},
-            f'{T0}.effect: "NoSchedule" must be NoExecute when tolerationSeconds is set',
+            f'{T0}.effect: Invalid value: "NoSchedule": must be NoExecute when tolerationSeconds is set',
         ),
-        ({"key": 5}, f"{T0}.key: 5 must be a string"),
-        ("k", f'{T0}: "k" must be a map'),
+        ({"key": 5}, f"{T0}.key: Invalid value: 5: must be a string"),
+        ("k", f'{T0}: Invalid value: "k": must be a map'),
     ],
 )
 def test_tolerations(toleration, expected):
@@ -391,31 +448,49 @@ ANN = "metadata.annotations"
         ({"kubemu.io/memory-usage": "ramp(10Mi, 200Mi, 60s)"}, None),
         ({"kubemu.io/cpu-usage": "spike(1, 10s)"}, None),
         ({"kubemu.io/memory-usage.web": "50Mi", "kubemu.io/start-seconds.web": "4"}, None),
-        ({"kubemu.io/start-seconds": "soon"}, f'{ANN}[kubemu.io/start-seconds]: "soon" is not a number of seconds'),
+        (
+            {"kubemu.io/start-seconds": "soon"},
+            f'{ANN}[kubemu.io/start-seconds]: Invalid value: "soon": is not a number of seconds',
+        ),
         (
             {"kubemu.io/run-seconds": "-1"},
-            f'{ANN}[kubemu.io/run-seconds]: "-1" must be a finite number of seconds >= 0',
+            f'{ANN}[kubemu.io/run-seconds]: Invalid value: "-1": must be a finite number of seconds >= 0',
         ),
-        ({"kubemu.io/exit-code": "256"}, f'{ANN}[kubemu.io/exit-code]: "256" must be between 0 and 255'),
-        ({"kubemu.io/exit-code": "one"}, f'{ANN}[kubemu.io/exit-code]: "one" is not an integer exit code'),
+        (
+            {"kubemu.io/exit-code": "256"},
+            f'{ANN}[kubemu.io/exit-code]: Invalid value: "256": must be between 0 and 255',
+        ),
+        (
+            {"kubemu.io/exit-code": "one"},
+            f'{ANN}[kubemu.io/exit-code]: Invalid value: "one": is not an integer exit code',
+        ),
         (
             {"kubemu.io/memory-usage": "lots"},
-            f'{ANN}[kubemu.io/memory-usage]: "lots" is not a quantity or a usage profile (ramp(...), spike(...))',
+            f'{ANN}[kubemu.io/memory-usage]: Invalid value: "lots": is not a quantity or a usage profile (ramp(...), spike(...))',
         ),
-        ({"kubemu.io/cpu-usage": "-1"}, f'{ANN}[kubemu.io/cpu-usage]: "-1" must be greater than or equal to 0'),
+        (
+            {"kubemu.io/cpu-usage": "-1"},
+            f'{ANN}[kubemu.io/cpu-usage]: Invalid value: "-1": must be greater than or equal to 0',
+        ),
         (
             {"kubemu.io/memory-usage.web": "lots"},
-            f'{ANN}[kubemu.io/memory-usage.web]: "lots" is not a quantity or a usage profile (ramp(...), spike(...))',
+            f'{ANN}[kubemu.io/memory-usage.web]: Invalid value: "lots": is not a quantity or a usage profile (ramp(...), spike(...))',
         ),
-        ({"kubemu.io/start-seconds.web": "x"}, f'{ANN}[kubemu.io/start-seconds.web]: "x" is not a number of seconds'),
+        (
+            {"kubemu.io/start-seconds.web": "x"},
+            f'{ANN}[kubemu.io/start-seconds.web]: Invalid value: "x": is not a number of seconds',
+        ),
         (
             {"kubemu.io/memory-usage.db": "1Mi"},
-            f'{ANN}[kubemu.io/memory-usage.db]: "kubemu.io/memory-usage.db" names no container of this pod (containers: web)',
+            f'{ANN}[kubemu.io/memory-usage.db]: Invalid value: "kubemu.io/memory-usage.db": names no container of this pod (containers: web)',
         ),
-        ({"kubemu.io/memory-usage.": "1Mi"}, f'{ANN}[kubemu.io/memory-usage.]: "kubemu.io/memory-usage." {KEY}'),
+        (
+            {"kubemu.io/memory-usage.": "1Mi"},
+            f'{ANN}[kubemu.io/memory-usage.]: Invalid value: "kubemu.io/memory-usage.": {KEY}',
+        ),
         (
             {"kubemu.io/start-second": "1"},
-            f'{ANN}[kubemu.io/start-second]: "kubemu.io/start-second" is not a kubemu.io annotation {KNOWN}',
+            f'{ANN}[kubemu.io/start-second]: Invalid value: "kubemu.io/start-second": is not a kubemu.io annotation {KNOWN}',
         ),
         ({"example.com/kubemu.io-ish": "1", "kubemu.io.other/x": "y"}, None),  # only the kubemu.io/ prefix is ours
     ],
@@ -425,7 +500,9 @@ def test_kubemu_annotations(annotations, expected):
 
 
 def test_per_container_override_may_name_an_init_container():
-    _check(POD, {"spec.initContainers": [{"name": "setup"}], ANN: {"kubemu.io/run-seconds.setup": "5"}}, None)
+    _check(
+        POD, {"spec.initContainers": [{"name": "setup", "image": "s"}], ANN: {"kubemu.io/run-seconds.setup": "5"}}, None
+    )
 
 
 def test_realistic_manifest_with_unknown_fields_validates():
@@ -507,7 +584,9 @@ def test_realistic_manifest_with_unknown_fields_validates():
 
 
 def test_validate_pod_spec_directly():
-    assert validate_pod_spec({"containers": [{"name": "a"}], "initContainers": [{"name": "b"}]}) == {"a", "b"}
+    assert validate_pod_spec(
+        {"containers": [{"name": "a", "image": "a"}], "initContainers": [{"name": "b", "image": "b"}]}
+    ) == {"a", "b"}
     with pytest.raises(ValidationError) as info:
         validate_pod_spec({"containers": []}, "template.spec")
     assert str(info.value) == "template.spec.containers: Required value: a pod needs at least one container"
@@ -529,21 +608,27 @@ NODE["status"] = {
     [
         ({}, None),
         ({"metadata.name": "node.example.com"}, None),
-        ({"metadata.name": "Node_0"}, f'metadata.name: "Node_0" {SUBDOMAIN}'),
+        ({"metadata.name": "Node_0"}, f'metadata.name: Invalid value: "Node_0": {SUBDOMAIN}'),
         ({"metadata.namespace": "default"}, None),
         ({"spec.taints[0].effect": "NoExecute"}, None),
         ({"spec.taints[0].effect": "PreferNoSchedule"}, None),
         ({"spec.taints[0].key": _DELETE}, "spec.taints[0].key: Required value"),
-        ({"spec.taints[0].key": "bad key"}, f'spec.taints[0].key: "bad key" {KEY}'),
+        ({"spec.taints[0].key": "bad key"}, f'spec.taints[0].key: Invalid value: "bad key": {KEY}'),
         ({"spec.taints[0].effect": _DELETE}, "spec.taints[0].effect: Required value"),
         (
             {"spec.taints[0].effect": "Evict"},
-            'spec.taints[0].effect: "Evict" is not supported (supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")',
+            'spec.taints[0].effect: Unsupported value: "Evict": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
         ),
-        ({"spec.taints": {"key": "x"}}, 'spec.taints: {"key": "x"} must be a list'),
-        ({"status.capacity.cpu": "4 cores"}, 'status.capacity.cpu: "4 cores" is not a quantity'),
-        ({"status.allocatable.memory": "-1Gi"}, 'status.allocatable.memory: "-1Gi" must be greater than or equal to 0'),
-        ({"status.capacity[nvidia.com/gpu]": "x"}, 'status.capacity[nvidia.com/gpu]: "x" is not a quantity'),
+        ({"spec.taints": {"key": "x"}}, 'spec.taints: Invalid value: map[string]string{"key":"x"}: must be a list'),
+        ({"status.capacity.cpu": "4 cores"}, 'status.capacity[cpu]: Invalid value: "4 cores": is not a quantity'),
+        (
+            {"status.allocatable.memory": "-1Gi"},
+            'status.allocatable[memory]: Invalid value: "-1Gi": must be greater than or equal to 0',
+        ),
+        (
+            {"status.capacity[nvidia.com/gpu]": "x"},
+            'status.capacity[nvidia.com/gpu]: Invalid value: "x": is not a quantity',
+        ),
         ({"spec": _DELETE, "status": _DELETE}, None),
     ],
 )
@@ -566,7 +651,7 @@ RESERVED = (
         ({"apiVersion": "scheduling.k8s.io/v1beta1"}, None),
         (
             {"apiVersion": "scheduling.k8s.io/v1alpha1"},
-            'apiVersion: "scheduling.k8s.io/v1alpha1" is not served for PriorityClass (use "scheduling.k8s.io/v1" or "scheduling.k8s.io/v1beta1")',
+            'apiVersion: Invalid value: "scheduling.k8s.io/v1alpha1": is not served for PriorityClass (use "scheduling.k8s.io/v1" or "scheduling.k8s.io/v1beta1")',
         ),
         ({"value": -100, "globalDefault": True, "preemptionPolicy": "Never", "description": "batch"}, None),
         ({"value": HIGHEST_USER_PRIORITY}, None),
@@ -575,12 +660,12 @@ RESERVED = (
             "value: Forbidden: maximum allowed value of a user defined priority is 1000000000",
         ),
         ({"value": _DELETE}, "value: Required value"),
-        ({"value": "1000"}, 'value: "1000" must be an integer'),
-        ({"value": 2**31}, "value: 2147483648 must be between -2147483648 and 2147483647, inclusive"),
-        ({"globalDefault": "yes"}, 'globalDefault: "yes" must be a boolean'),
+        ({"value": "1000"}, 'value: Invalid value: "1000": must be an integer'),
+        ({"value": 2**31}, "value: Invalid value: 2147483648: must be between -2147483648 and 2147483647, inclusive"),
+        ({"globalDefault": "yes"}, 'globalDefault: Invalid value: "yes": must be a boolean'),
         (
             {"preemptionPolicy": "Sometimes"},
-            'preemptionPolicy: "Sometimes" is not supported (supported values: "PreemptLowerPriority", "Never")',
+            'preemptionPolicy: Unsupported value: "Sometimes": supported values: "PreemptLowerPriority", "Never"',
         ),
         ({"metadata.name": "system-cluster-critical", "value": 2000000000}, None),
         ({"metadata.name": "system-node-critical", "value": 2000001000, "globalDefault": False}, None),
@@ -596,7 +681,7 @@ RESERVED = (
             {"metadata.name": "system-custom", "value": 5},
             RESERVED + "system-custom is not a known system priority class",
         ),
-        ({"metadata.name": "High"}, f'metadata.name: "High" {SUBDOMAIN}'),
+        ({"metadata.name": "High"}, f'metadata.name: Invalid value: "High": {SUBDOMAIN}'),
     ],
 )
 def test_priority_class(changes, expected):
@@ -629,13 +714,22 @@ PDB = _obj(
         ({"spec.minAvailable": _DELETE}, "spec: Required value: one of minAvailable or maxUnavailable"),
         ({"spec": _DELETE}, "spec: Required value: one of minAvailable or maxUnavailable"),
         ({"spec.maxUnavailable": 1}, "spec: minAvailable and maxUnavailable cannot both be set"),
-        ({"spec.minAvailable": -1}, "spec.minAvailable: -1 must be greater than or equal to 0"),
-        ({"spec.minAvailable": "101%"}, 'spec.minAvailable: "101%" must be a percentage between 0% and 100%'),
-        ({"spec.minAvailable": "5"}, 'spec.minAvailable: "5" must be an integer or a percentage (e.g. "50%")'),
-        ({"spec.minAvailable": "-5%"}, 'spec.minAvailable: "-5%" must be an integer or a percentage (e.g. "50%")'),
+        ({"spec.minAvailable": -1}, "spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"),
+        (
+            {"spec.minAvailable": "101%"},
+            'spec.minAvailable: Invalid value: "101%": must be a percentage between 0% and 100%',
+        ),
+        (
+            {"spec.minAvailable": "5"},
+            'spec.minAvailable: Invalid value: "5": must be an integer or a percentage (e.g. "50%")',
+        ),
+        (
+            {"spec.minAvailable": "-5%"},
+            'spec.minAvailable: Invalid value: "-5%": must be an integer or a percentage (e.g. "50%")',
+        ),
         (
             {"spec.minAvailable": _DELETE, "spec.maxUnavailable": 1.5},
-            'spec.maxUnavailable: 1.5 must be an integer or a percentage (e.g. "50%")',
+            'spec.maxUnavailable: Invalid value: 1.5: must be an integer or a percentage (e.g. "50%")',
         ),
         ({"spec.selector": _DELETE}, None),
         ({"spec.selector": {}}, None),
@@ -646,28 +740,31 @@ PDB = _obj(
         ),
         (
             {"spec.selector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]}},
-            'spec.selector.matchExpressions[0].values: ["x"] must be empty when operator is Exists',
+            'spec.selector.matchExpressions[0].values: Invalid value: ["x"]: must be empty when operator is Exists',
         ),
         (
             {"spec.selector": {"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}},
-            'spec.selector.matchExpressions[0].operator: "Gt" is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
+            'spec.selector.matchExpressions[0].operator: Invalid value: "Gt": is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
         ),
         (
             {"spec.selector": {"matchExpressions": [{"key": "app", "operator": ["In"], "values": ["x"]}]}},
-            'spec.selector.matchExpressions[0].operator: ["In"] is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
+            'spec.selector.matchExpressions[0].operator: Invalid value: ["In"]: is not a valid selector operator (supported: "In", "NotIn", "Exists", "DoesNotExist")',
         ),
         (
             {"spec.selector": {"matchExpressions": [{"key": "bad key", "operator": "Exists"}]}},
-            f'spec.selector.matchExpressions[0].key: "bad key" {KEY}',
+            f'spec.selector.matchExpressions[0].key: Invalid value: "bad key": {KEY}',
         ),
         (
             {"spec.selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["ok", "not ok"]}]}},
-            f'spec.selector.matchExpressions[0].values[1]: "not ok" {VALUE}',
+            f'spec.selector.matchExpressions[0].values[1]: Invalid value: "not ok": {VALUE}',
         ),
-        ({"spec.selector": {"matchLabels": {"app": 1}}}, "spec.selector.matchLabels.app: 1 must be a string"),
+        (
+            {"spec.selector": {"matchLabels": {"app": 1}}},
+            "spec.selector.matchLabels.app: Invalid value: 1: must be a string",
+        ),
         (
             {"spec.selector": "app=web"},
-            'spec.selector: "app=web" must be a map with matchLabels and/or matchExpressions',
+            'spec.selector: Invalid value: "app=web": must be a map with matchLabels and/or matchExpressions',
         ),
     ],
 )
@@ -700,11 +797,11 @@ TS = "spec.template.spec"
         ({}, None),
         ({"spec.replicas": 0}, None),
         ({"spec.replicas": _DELETE}, None),
-        ({"spec.replicas": -1}, "spec.replicas: -1 must be greater than or equal to 0"),
-        ({"spec.replicas": "3"}, 'spec.replicas: "3" must be an integer'),
+        ({"spec.replicas": -1}, "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+        ({"spec.replicas": "3"}, 'spec.replicas: Invalid value: "3": must be an integer'),
         (
             {"apiVersion": "extensions/v1beta1"},
-            'apiVersion: "extensions/v1beta1" is not served for {kind} (use "apps/v1")',
+            'apiVersion: Invalid value: "extensions/v1beta1": is not served for {kind} (use "apps/v1")',
         ),
         ({"spec.selector": _DELETE}, "spec.selector: Required value"),
         ({"spec.selector": {}}, "spec.selector: Required value: a non-empty selector is required"),
@@ -717,36 +814,39 @@ TS = "spec.template.spec"
             None,
         ),
         ({"spec.template": _DELETE}, "spec.template: Required value"),
-        ({"spec.template": "pod"}, 'spec.template: "pod" must be a map'),
+        ({"spec.template": "pod"}, 'spec.template: Invalid value: "pod": must be a map'),
         (
             {"spec.template.metadata.labels": {"app": "db"}},
-            'spec.template.metadata.labels: {"app": "db"} does not match the selector app=web',
+            'spec.template.metadata.labels: Invalid value: map[string]string{"app":"db"}: does not match the selector app=web',
         ),
-        ({"spec.template.metadata": _DELETE}, "spec.template.metadata.labels: {} does not match the selector app=web"),
+        (
+            {"spec.template.metadata": _DELETE},
+            "spec.template.metadata.labels: Invalid value: {}: does not match the selector app=web",
+        ),
         (
             {"spec.template.metadata.labels": {"app": "web", "bad key": "x"}},
-            f'spec.template.metadata.labels[bad key]: "bad key" {KEY}',
+            f'spec.template.metadata.labels[bad key]: Invalid value: "bad key": {KEY}',
         ),
         ({"spec.template.metadata.name": "ignored-name"}, None),
         (
             {"spec.template.metadata.annotations": {"kubemu.io/run-seconds": "x"}},
-            'spec.template.metadata.annotations[kubemu.io/run-seconds]: "x" is not a number of seconds',
+            'spec.template.metadata.annotations[kubemu.io/run-seconds]: Invalid value: "x": is not a number of seconds',
         ),
         ({"spec.template.metadata.annotations": {"kubemu.io/memory-usage.web": "1Gi"}}, None),
         (
             {"spec.template.metadata.annotations": {"kubemu.io/nope": "1"}},
-            f'spec.template.metadata.annotations[kubemu.io/nope]: "kubemu.io/nope" is not a kubemu.io annotation {KNOWN}',
+            f'spec.template.metadata.annotations[kubemu.io/nope]: Invalid value: "kubemu.io/nope": is not a kubemu.io annotation {KNOWN}',
         ),
         ({f"{TS}.containers": []}, f"{TS}.containers: Required value: a pod needs at least one container"),
         ({"spec.template.spec": _DELETE}, f"{TS}.containers: Required value: a pod needs at least one container"),
         (
-            {f"{TS}.containers[0].resources.requests.cpu": "250x"},
-            f'{TS}.containers[0].resources.requests.cpu: "250x" is not a quantity',
+            {f"{TS}.containers[0].resources.requests[cpu]": "250x"},
+            f'{TS}.containers[0].resources.requests[cpu]: Invalid value: "250x": is not a quantity',
         ),
         ({f"{TS}.restartPolicy": "Always"}, None),
         (
             {f"{TS}.restartPolicy": "Never"},
-            f'{TS}.restartPolicy: "Never" is not supported (supported values: "Always")',
+            f'{TS}.restartPolicy: Unsupported value: "Never": supported values: "Always"',
         ),
     ],
 )
@@ -773,10 +873,13 @@ LEASE["spec"] = {"holderIdentity": "node-0", "leaseDurationSeconds": 40, "renewT
         ({}, None),
         ({"spec": _DELETE}, None),
         ({"spec.leaseDurationSeconds": 0}, None),
-        ({"spec.holderIdentity": 7}, "spec.holderIdentity: 7 must be a string"),
-        ({"spec.leaseDurationSeconds": -1}, "spec.leaseDurationSeconds: -1 must be greater than or equal to 0"),
-        ({"spec.leaseDurationSeconds": "40"}, 'spec.leaseDurationSeconds: "40" must be an integer'),
-        ({"spec.leaseTransitions": -1}, "spec.leaseTransitions: -1 must be greater than or equal to 0"),
+        ({"spec.holderIdentity": 7}, "spec.holderIdentity: Invalid value: 7: must be a string"),
+        (
+            {"spec.leaseDurationSeconds": -1},
+            "spec.leaseDurationSeconds: Invalid value: -1: must be greater than or equal to 0",
+        ),
+        ({"spec.leaseDurationSeconds": "40"}, 'spec.leaseDurationSeconds: Invalid value: "40": must be an integer'),
+        ({"spec.leaseTransitions": -1}, "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0"),
     ],
 )
 def test_lease(changes, expected):
@@ -792,8 +895,8 @@ EVENT.update(involvedObject={"kind": "Pod", "name": "web-1"}, reason="Started", 
     [
         ({}, None),
         ({"involvedObject": _DELETE}, "involvedObject: Required value"),
-        ({"involvedObject": "Pod/web-1"}, 'involvedObject: "Pod/web-1" must be a map'),
-        ({"reason": 5}, "reason: 5 must be a string"),
+        ({"involvedObject": "Pod/web-1"}, 'involvedObject: Invalid value: "Pod/web-1": must be a map'),
+        ({"reason": 5}, "reason: Invalid value: 5: must be a string"),
         ({"reason": _DELETE}, None),
     ],
 )
@@ -818,8 +921,11 @@ NS = _obj("v1", "Namespace", "team-a", None)
     [
         ({}, None),
         ({"spec": {"finalizers": ["kubernetes"]}}, None),
-        ({"metadata.name": "team.a"}, f'metadata.name: "team.a" {DNS_LABEL}'),
-        ({"metadata.name": "a" * 64}, f'metadata.name: "{"a" * 64}" {DNS_LABEL}'),
+        ({"metadata.name": "team.a"}, f'metadata.name: Invalid value: "team.a": {DNS_LABEL}'),
+        (
+            {"metadata.name": "a" * 64},
+            f'metadata.name: Invalid value: "{"a" * 64}": must be no more than 63 characters',
+        ),
         ({"metadata.name": "a" * 63}, None),
         ({"metadata.name": _DELETE}, "metadata.name: Required value: name or generateName is required"),
     ],
@@ -843,7 +949,9 @@ def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_tim
     bad = copy.deepcopy(good)
     bad["spec"]["terminationGracePeriodSeconds"] = True  # equal to 1 in Python, not on the wire
     for _ in range(2):
-        with pytest.raises(ValidationError, match="terminationGracePeriodSeconds: true must be an integer"):
+        with pytest.raises(
+            ValidationError, match="terminationGracePeriodSeconds: Invalid value: true: must be an integer"
+        ):
             validate(copy.deepcopy(bad))
     for i in range(validation._VALID_SPECS_MAX + 10):  # many kinds of pods: the memo stays bounded
         other = copy.deepcopy(good)
@@ -858,7 +966,10 @@ def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_tim
     huge["spec"]["restartPolicy"] = "Always"
     with pytest.raises(ValidationError) as e:  # then the integer the store could not keep
         validate(huge)
-    assert str(e.value) == f"spec.terminationGracePeriodSeconds: {2**70} is out of range (integers are at most 64 bits)"
+    assert (
+        str(e.value)
+        == f"spec.terminationGracePeriodSeconds: Invalid value: {2**70}: is out of range (integers are at most 64 bits)"
+    )
 
 
 # ---- sysctls -----------------------------------------------------------------------------
@@ -891,8 +1002,8 @@ def _sysctls(*names):
             f'[{SC}[0].name: Invalid value: "foo-": {SYSCTL_RULE}, '
             f'{SC}[3].name: Invalid value: "bar..": {SYSCTL_RULE}]',
         ),
-        ({"spec.securityContext": {"sysctls": "x"}}, f'{SC}: "x" must be a list'),
-        ({"spec.securityContext": {"sysctls": [{"name": 7}]}}, f"{SC}[0].name: 7 must be a string"),
+        ({"spec.securityContext": {"sysctls": "x"}}, f'{SC}: Invalid value: "x": must be a list'),
+        ({"spec.securityContext": {"sysctls": [{"name": 7}]}}, f"{SC}[0].name: Invalid value: 7: must be a string"),
     ],
 )
 def test_pod_sysctls(changes, expected):

@@ -15,7 +15,7 @@ from cluster.kubelet.component import lease
 
 def test_pod_defaults():
     api = APIServer()
-    pod = api.create(make_pod(containers=[{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]), 5)
+    pod = api.create(make_pod(containers=[{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]), 5)
     spec = pod["spec"]
     assert spec["terminationGracePeriodSeconds"] == 30
     assert spec["schedulerName"] == "default-scheduler"
@@ -281,6 +281,6 @@ def test_an_integer_the_store_cannot_keep_is_refused_naming_its_field():
     rv = api.store.rv
     pod = make_pod("huge")
     pod["spec"]["priority"] = 2**70
-    with pytest.raises(Invalid, match=r"^spec.priority: 1180591620717411303424 is out of range"):
+    with pytest.raises(Invalid, match=r"^spec.priority: Invalid value: 1180591620717411303424: is out of range"):
         api.create(pod, 0)
     assert api.store.rv == rv and not api.store.has("Pod", "default", "huge")

@@ -111,7 +111,7 @@ def test_a_bare_service_as_stored(path, want):
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {"name": "web"},
-        "spec": {"selector": {"app": "web"}, "ports": [{"port": 8080}, {"port": 81, "targetPort": "http"}]},
+        "spec": {"selector": {"app": "web"}, "ports": [{"name": "a", "port": 8080}, {"name": "b", "port": 81, "targetPort": "http"}]},
     }
     stored = create(svc)
     assert at(stored["spec"], path) == want
@@ -134,7 +134,7 @@ def test_a_bare_service_as_stored(path, want):
     ],
 )
 def test_service_defaults_by_type(spec, want):
-    stored = create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": dict(spec)})["spec"]
+    stored = create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}], **spec}})["spec"]
     assert {k: stored.get(k) for k in want} == want
     if spec.get("type") == "ExternalName":
         assert "ipFamilyPolicy" not in stored and "internalTrafficPolicy" not in stored
@@ -352,8 +352,8 @@ def test_an_update_is_defaulted_as_a_create_is():
 
 
 def test_a_mistyped_stored_kind_is_left_alone():
-    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": "80"}}
-    assert create(svc)["spec"]["ports"] == "80"
+    eps = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "s"}, "subsets": "80"}
+    assert create(eps)["subsets"] == "80"
 
 
 def test_a_gated_pod_is_scheduling_gated():

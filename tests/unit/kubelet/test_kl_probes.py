@@ -82,19 +82,19 @@ def _pod(annotations, containers=None):
     [
         (
             {"kubemu.io/readiness": "maybe"},
-            'metadata.annotations[kubemu.io/readiness]: "maybe" is not a probe outcome',
+            'metadata.annotations[kubemu.io/readiness]: Invalid value: "maybe": is not a probe outcome',
         ),
         (
             {"kubemu.io/liveness.web": "flap=1s"},
-            'metadata.annotations[kubemu.io/liveness.web]: "flap=1s" is not a probe outcome',
+            'metadata.annotations[kubemu.io/liveness.web]: Invalid value: "flap=1s": is not a probe outcome',
         ),
         (
             {"kubemu.io/startup.db": "pass"},
-            'metadata.annotations[kubemu.io/startup.db]: "kubemu.io/startup.db" names no container of this pod',
+            'metadata.annotations[kubemu.io/startup.db]: Invalid value: "kubemu.io/startup.db": names no container of this pod',
         ),
         (
             {"kubemu.io/pre-stop-seconds": "-1"},
-            'metadata.annotations[kubemu.io/pre-stop-seconds]: "-1" is not a duration',
+            'metadata.annotations[kubemu.io/pre-stop-seconds]: Invalid value: "-1": is not a duration',
         ),
     ],
 )

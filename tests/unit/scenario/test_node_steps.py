@@ -67,7 +67,7 @@ def test_node_steps_load():
         (
             {"createNode": [API_NODE, {"metadata": {"name": "x"}, "status": {"capacity": {"cpu": "lots"}}}]},
             "all",
-            "spec.timeline[0].createNode[1].status.capacity.cpu",
+            "spec.timeline[0].createNode[1].status.capacity[cpu]",
         ),
         (
             {

@@ -59,8 +59,8 @@ def test_set_overrides_before_validation():
     "doc,message",
     [
         (
-            scenario([pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "250x"}}}])]),
-            'spec.objects[0].spec.containers[0].resources.requests.cpu: "250x" is not a quantity',
+            scenario([pod(containers=[{"name": "c", "image": "i", "resources": {"requests": {"cpu": "250x"}}}])]),
+            'spec.objects[0].spec.containers[0].resources.requests[cpu]: Invalid value: "250x": is not a quantity',
         ),
         (scenario([pod(containers=[])]), "spec.objects[0].spec.containers: Required value"),
         (
@@ -69,9 +69,9 @@ def test_set_overrides_before_validation():
         ),
         (
             scenario(
-                [{"repeat": 2, "template": pod(containers=[{"name": "c", "resources": {"limits": {"memory": "1Q"}}}])}]
+                [{"repeat": 2, "template": pod(containers=[{"name": "c", "image": "i", "resources": {"limits": {"memory": "1Q"}}}])}]
             ),
-            'spec.objects[0].template.spec.containers[0].resources.limits.memory: "1Q" is not a quantity',
+            'spec.objects[0].template.spec.containers[0].resources.limits[memory]: Invalid value: "1Q": is not a quantity',
         ),
         (scenario(timeScale=0), "spec.timeScale: 0"),
         (scenario(duration="soon"), 'spec.duration: "soon"'),
@@ -120,13 +120,13 @@ def test_shipped_scenarios_load(path):
 def test_cli_exits_nonzero_with_one_line_and_starts_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(
-        yaml.safe_dump(scenario([pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "250x"}}}])]))
+        yaml.safe_dump(scenario([pod(containers=[{"name": "c", "image": "i", "resources": {"requests": {"cpu": "250x"}}}])]))
     )
     out = subprocess.run(
         [sys.executable, "-m", "actors.harness.cli", "run", str(bad)], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        'kubemu: spec.objects[0].spec.containers[0].resources.requests.cpu: "250x" is not a quantity'
+        'kubemu: spec.objects[0].spec.containers[0].resources.requests[cpu]: Invalid value: "250x": is not a quantity'
     ]
     assert out.stdout == ""
