@@ -29,6 +29,7 @@ from .queue import SchedulingQueue
 from .status import Code, Status
 
 if TYPE_CHECKING:
+    from .output import ScheduleOutput
     from .plugins.noderesources import NodeResourcesFit
     from .plugins.podtopologyspread import PodTopologySpread
 
@@ -67,10 +68,10 @@ class SchedulerHost(PreemptionHost):
     def now(self) -> float:
         return self._now
 
-    def rng(self):
+    def rng(self) -> random.Random:
         return self._rng
 
-    def nominated_pods(self, node_name: str) -> list:
+    def nominated_pods(self, node_name: str) -> list[PodInfo]:
         return self._queue.nominator.pods_for_node(node_name)
 
     def pdbs(self) -> list[dict[str, Any]]:
@@ -107,7 +108,7 @@ class SchedulerHost(PreemptionHost):
         for victim in self._preempting.pop(uid, ()):
             self._victim_of.pop(victim, None)
 
-    def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list) -> Status:
+    def filter_on_node(self, state: CycleState, pod: PodInfo, node_index: int, removed: list[PodInfo]) -> Status:
         """Run PreFilter and Filter again with ``removed`` off their nodes (the cycle's
         PreFilter state depends on which pods are placed) and read one node's verdict.
         When only resources can tell (see ``resources_decide``), arithmetic on the node's
@@ -149,7 +150,9 @@ class SchedulerHost(PreemptionHost):
             return Status(Code.UNSCHEDULABLE, ())
         return Status(max(r.code for r in hits), tuple(r.reason for r in hits), hits[0].plugin)
 
-    def fast_candidate(self, pod: PodInfo, potential, offset: int, wanted: int, now: float):
+    def fast_candidate(
+        self, pod: PodInfo, potential: np.ndarray, offset: int, wanted: int, now: float
+    ) -> tuple[int, list[PodInfo]] | None:
         """The dry run and the choice of node as array operations (``preemption_fast``),
         when only resources decide and no PodDisruptionBudget exists: (node index,
         victims), or None to run the per-node code."""
@@ -204,7 +207,7 @@ class SchedulerHost(PreemptionHost):
             return False
         return spread is None or not any(c.hard for c in spread.default_constraints)
 
-    def _fit_on_node(self, pod: PodInfo, i: int, removed: list) -> Status:
+    def _fit_on_node(self, pod: PodInfo, i: int, removed: list[PodInfo]) -> Status:
         snap = self._cache.snapshot()
         ni = snap.node_info(i)
         free = snap.allocatable[i] - snap.requested[i]
@@ -251,7 +254,12 @@ _IN_TREE_FILTERS = frozenset(
 
 
 def apply_post_filter(
-    fwk: Framework, queue: SchedulingQueue, pinfo: PodInfo, result: PostFilterResult | None, now: float, out
+    fwk: Framework,
+    queue: SchedulingQueue,
+    pinfo: PodInfo,
+    result: PostFilterResult | None,
+    now: float,
+    out: ScheduleOutput,
 ) -> NominatingInfo | None:
     """Turn a PostFilter result into queue changes and API writes; returns the nomination
     the pod is parked with (None: leave it as its status says)."""
@@ -270,7 +278,7 @@ def apply_post_filter(
     return NominatingInfo(node, MODE_OVERRIDE)
 
 
-def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: float, out) -> bool:
+def _evict(fwk: Framework, victim: PodInfo, preemptor: PodInfo, node: str, now: float, out: ScheduleOutput) -> bool:
     """Write the victim's condition, delete and event; False if it was already going."""
     if victim.deleting:
         return False

@@ -28,7 +28,7 @@ BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL)
 CPU_COL, MEMORY_COL, EPHEMERAL_COL = 0, 1, 2  # fixed positions of BASE_COLUMNS
 
 
-def resources_signature(pod: dict) -> tuple:
+def resources_signature(pod: dict[str, Any]) -> tuple[Any, ...]:
     """What a pod's requests depend on, compared cheaply to skip re-parsing on updates."""
     spec = pod.get("spec") or {}
     return (
@@ -39,7 +39,7 @@ def resources_signature(pod: dict) -> tuple:
     )
 
 
-def _terms_signature(pod: dict) -> Any:
+def _terms_signature(pod: dict[str, Any]) -> Any:
     """What a pod's index keys depend on: its labels dict alone when it has no inter-pod
     terms (nearly every pod: no tuple kept per pod), else (labels, podAffinity,
     podAntiAffinity)."""
@@ -122,7 +122,7 @@ class PodInfo:
     terms: PodTerms | None
     host_ports: tuple[HostPort, ...]
 
-    def __init__(self, pod: dict, columns: ResourceColumns):
+    def __init__(self, pod: dict[str, Any], columns: ResourceColumns):
         self.uid = uid_of(pod)
         self.namespace = sys.intern(namespace_of(pod))
         self.name = name_of(pod)
@@ -143,11 +143,11 @@ class PodInfo:
             if self.terms is None:
                 columns.remember(pod, self.namespace, self._parsed())
 
-    def _parsed(self) -> tuple:
+    def _parsed(self) -> tuple[Any, ...]:
         """What ``refresh`` parses from the spec, labels and namespace."""
-        return _PARSED_OF(self)  # type: ignore[no-any-return]
+        return _PARSED_OF(self)
 
-    def _from_template(self, pod: dict, columns: ResourceColumns) -> bool:
+    def _from_template(self, pod: dict[str, Any], columns: ResourceColumns) -> bool:
         """Take what a recent pod with an equal spec, labels and namespace parsed (a
         Deployment's replicas arrive one after another); False when none matches."""
         parsed = columns.template(pod, self.namespace)
@@ -272,15 +272,16 @@ class PodInfo:
         fit of a pod reads of it)."""
         return self._sig
 
-    def requests_changed(self, pod: dict) -> bool:
+    def requests_changed(self, pod: dict[str, Any]) -> bool:
         """Would ``refresh(pod)`` change the requests or host ports?"""
         return _resources_key(pod) != self._sig
 
-    def terms_changed(self, pod: dict) -> bool:
+    def terms_changed(self, pod: dict[str, Any]) -> bool:
         """Would ``refresh(pod)`` change the labels or inter-pod terms (index keys)?"""
-        return _terms_signature(pod) != self._terms_sig
+        changed: bool = _terms_signature(pod) != self._terms_sig
+        return changed
 
-    def same_spec(self, pod: dict) -> bool:
+    def same_spec(self, pod: dict[str, Any]) -> bool:
         """True when ``pod`` differs from the current object at most in what the scheduler
         does not parse (status, bookkeeping metadata, the bind's nodeName)."""
         old = self._pod
@@ -297,7 +298,7 @@ class PodInfo:
         # (A C-level dict comparison, far cheaper than building the signatures.)
         return a == b and labels_of(old) == labels_of(pod)
 
-    def refresh(self, pod: dict, columns: ResourceColumns) -> bool:
+    def refresh(self, pod: dict[str, Any], columns: ResourceColumns) -> bool:
         """Take the newer object; re-parse requests only if they changed. True if they did."""
         if self._sig is not None and self.same_spec(pod):
             self.pod = pod  # the fingerprint still holds
@@ -329,11 +330,11 @@ class PodInfo:
         return f"PodInfo({self.namespace}/{self.name})"
 
 
-def _gate_names(pod: dict) -> tuple[str, ...]:
+def _gate_names(pod: dict[str, Any]) -> tuple[str, ...]:
     return tuple(g.get("name", "") for g in (pod.get("spec") or {}).get("schedulingGates") or ())
 
 
-def _resources_key(pod: dict) -> bytes:
+def _resources_key(pod: dict[str, Any]) -> bytes:
     """``resources_signature`` as bytes: hashable, small, and the same for every pod of
     one template, so the parse below is shared."""
     return encode(resources_signature(pod))
@@ -350,7 +351,7 @@ def _shared_str(value: str | None) -> str | None:
     return sys.intern(value) if isinstance(value, str) else value
 
 
-def _parsed_requests(sig: bytes, pod: dict, columns: ResourceColumns) -> tuple[bytes, tuple]:
+def _parsed_requests(sig: bytes, pod: dict[str, Any], columns: ResourceColumns) -> tuple[bytes, tuple[Any, ...]]:
     """The kept copy of ``sig`` and (requests, nonzero cpu, nonzero memory, req_cols,
     host_ports) for it. Pods of one template share one entry, and so one key and one
     requests dict in memory: treat them as read-only."""
@@ -377,7 +378,7 @@ class HeadTemplate(NamedTuple):
 
     namespace: str
     scheduler_name: str
-    parsed: tuple  # PodInfo._parsed()
+    parsed: tuple[Any, ...]  # PodInfo._parsed()
     spec_key: int  # the head's spec_key of those bytes
     spec: bytes  # the encoded spec, labels and ownerReferences themselves
     labels: bytes
@@ -391,11 +392,11 @@ class ResourceColumns:
     def __init__(self, on_new: Callable[[], object]):
         self.names: list[str] = []
         # What PodInfo parsed per resources key; column indexes only grow, so it stays valid.
-        self.parsed: dict[bytes, tuple[bytes, tuple]] = {}
+        self.parsed: dict[bytes, tuple[bytes, tuple[Any, ...]]] = {}
         self._labels = SharedValues(LABELS_MAX)
         # (spec, labels, namespace, PodInfo._parsed()) of the last few new pods parsed,
         # newest first; compared by value, the dicts as decoded (never written to).
-        self._templates: list[tuple] = []
+        self._templates: list[tuple[Any, ...]] = []
         # The same by the encoded spec, labels and owners of a pod's head, for new pods
         # kept as bytes (PodInfo.from_head); the most recent TEMPLATES_KEPT, oldest first.
         self._head_templates: dict[tuple[str, bytes, bytes, bytes], HeadTemplate] = {}
@@ -404,7 +405,7 @@ class ResourceColumns:
         for name in BASE_COLUMNS:
             self.index(name)
 
-    def template(self, pod: dict, namespace: str) -> tuple | None:
+    def template(self, pod: dict[str, Any], namespace: str) -> tuple[Any, ...] | None:
         """What a pod with ``pod``'s spec, labels and namespace parsed lately, or None."""
         spec, labels = pod.get("spec"), (pod.get("metadata") or {}).get("labels")
         for t_spec, t_labels, t_ns, parsed in self._templates:
@@ -412,7 +413,7 @@ class ResourceColumns:
                 return parsed  # type: ignore[no-any-return]
         return None
 
-    def remember(self, pod: dict, namespace: str, parsed: tuple) -> None:
+    def remember(self, pod: dict[str, Any], namespace: str, parsed: tuple[Any, ...]) -> None:
         entry = (pod.get("spec"), (pod.get("metadata") or {}).get("labels"), namespace, parsed)
         self._templates = [entry, *self._templates[: TEMPLATES_KEPT - 1]]
 
@@ -488,7 +489,7 @@ class NodeInfo:
     unschedulable: bool  # spec.unschedulable (cordoned)
     images: dict[str, int]  # image name -> size in bytes
 
-    def __init__(self, node: dict, index: int, raw: bytes | None = None):
+    def __init__(self, node: dict[str, Any], index: int, raw: bytes | None = None):
         self.name = name_of(node)
         self.index = index
         self.allocatable: dict[str, int] = {}
@@ -496,7 +497,7 @@ class NodeInfo:
         self.ports: dict[tuple[str, str, int], int] = {}  # (hostIP, protocol, port) -> pods using it
         self.set_node(node, raw)
 
-    def set_node(self, node: dict, raw: bytes | None = None) -> None:
+    def set_node(self, node: dict[str, Any], raw: bytes | None = None) -> None:
         """Take a newer object (``raw``: its encoding, kept instead of the dict)."""
         spec = node.get("spec") or {}
         self.labels = (node.get("metadata") or {}).get("labels") or {}
@@ -512,7 +513,7 @@ class NodeInfo:
         return node if node is not None else decode(self._raw)  # type: ignore[arg-type]
 
 
-def node_images(node: dict) -> dict[str, int]:
+def node_images(node: dict[str, Any]) -> dict[str, int]:
     """Every name of every image in ``status.images``, with its size."""
     out: dict[str, int] = {}
     for img in (node.get("status") or {}).get("images") or ():

@@ -17,9 +17,15 @@ only when it preempts, so column writes one scalar at a time were most of an att
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..clock import parse_timestamp
+
+if TYPE_CHECKING:
+    from .podinfo import PodInfo
 
 _INITIAL = 1024
 FLUSH_AT = 4096  # noted attaches that are written without waiting for a reader
@@ -32,20 +38,20 @@ def _start_seconds(s: str | None) -> float:
 
 
 class PodTable:
-    def __init__(self, num_columns: int):
+    def __init__(self, num_columns: int) -> None:
         self.size = 0  # slots in use or freed, from 0; beyond it everything is empty
         self.node_row = np.full(_INITIAL, -1, dtype=np.int64)  # -1: free slot
         self.priority = np.zeros(_INITIAL, dtype=np.int64)
         self.start = np.full(_INITIAL, np.nan)
         self.seq = np.zeros(_INITIAL, dtype=np.int64)
         self.requests = np.zeros((_INITIAL, num_columns), dtype=np.int64)
-        self.pods: list = [None] * _INITIAL  # slot -> PodInfo
-        self._start_raw: list = [None] * _INITIAL  # slot -> its start time as last parsed
+        self.pods: list[PodInfo | None] = [None] * _INITIAL  # slot -> PodInfo
+        self._start_raw: list[str | None] = [None] * _INITIAL  # slot -> its start time as last parsed
         self._slot: dict[str, int] = {}
         self._free: list[int] = []
         self._next_seq = 0
         # uid -> [pod, node row, start time as noted]: attached, not yet in the columns.
-        self._pending: dict[str, list] = {}
+        self._pending: dict[str, list[Any]] = {}
 
     def _grow(self) -> None:
         cap = len(self.node_row) * 2
@@ -61,7 +67,7 @@ class PodTable:
     def add_column(self) -> None:
         self.requests = np.hstack((self.requests, np.zeros((len(self.requests), 1), dtype=np.int64)))
 
-    def add(self, pinfo, row: int) -> None:
+    def add(self, pinfo: PodInfo, row: int) -> None:
         self._pending[pinfo.uid] = [pinfo, row, pinfo.start_time]
         if len(self._pending) >= FLUSH_AT:
             self._flush()
@@ -106,7 +112,7 @@ class PodTable:
                 amounts.append(amount)
         self.requests[rows, cols] = amounts
 
-    def _write(self, pinfo, row: int, start_raw: str | None) -> None:
+    def _write(self, pinfo: PodInfo, row: int, start_raw: str | None) -> None:
         if self._free:
             slot = self._free.pop()
         else:
@@ -125,7 +131,7 @@ class PodTable:
         for col, amount in pinfo.req_cols:
             self.requests[slot, col] = amount
 
-    def remove(self, pinfo) -> None:
+    def remove(self, pinfo: PodInfo) -> None:
         if self._pending.pop(pinfo.uid, None) is not None:
             return
         slot = self._slot.pop(pinfo.uid, None)
@@ -136,7 +142,7 @@ class PodTable:
         self.node_row[slot] = -1
         self._free.append(slot)
 
-    def move_node(self, pods, row: int) -> None:
+    def move_node(self, pods: Iterable[PodInfo], row: int) -> None:
         """A node's pods now live at ``row`` (the cache's swap-remove)."""
         pending = self._pending
         for pinfo in pods:
@@ -146,12 +152,12 @@ class PodTable:
             elif pinfo.uid in pending:
                 pending[pinfo.uid][1] = row
 
-    def refresh_start(self, pinfo) -> bool:
+    def refresh_start(self, pinfo: PodInfo) -> bool:
         """Called on every update of a placed pod; cheap unless ``startTime`` changed.
         True when it did."""
         noted = self._pending.get(pinfo.uid)
         if noted is not None:
-            changed = pinfo.start_time != noted[2]
+            changed: bool = pinfo.start_time != noted[2]
             noted[2] = pinfo.start_time
             return changed
         slot = self._slot.get(pinfo.uid)
@@ -164,7 +170,7 @@ class PodTable:
         self._flush()
         return self._slot[uid]
 
-    def _set_start(self, pinfo, slot: int) -> None:
+    def _set_start(self, pinfo: PodInfo, slot: int) -> None:
         self._start_raw[slot] = pinfo.start_time
         self.start[slot] = _start_seconds(pinfo.start_time)
 

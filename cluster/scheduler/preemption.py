@@ -24,7 +24,9 @@ rejection is unresolvable anyway).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +54,7 @@ class Candidate:
 
     name: str
     index: int
-    victims: tuple  # PodInfo
+    victims: tuple[PodInfo, ...]
     num_pdb_violations: int
 
 
@@ -70,7 +72,7 @@ def start_time(pinfo: PodInfo, now: float) -> float:
     return now if t is None else t
 
 
-def more_important_key(pinfo: PodInfo, now: float) -> tuple:
+def more_important_key(pinfo: PodInfo, now: float) -> tuple[int, float]:
     """Sort key putting the more important pod first (upstream's MoreImportantPod):
     higher priority, then the one running longer (earlier start)."""
     return -pinfo.priority, start_time(pinfo, now)
@@ -88,9 +90,9 @@ class PdbBudgets:
 
     __slots__ = ("allowed", "by_namespace")
 
-    def __init__(self, pdbs):
+    def __init__(self, pdbs: Iterable[dict[str, Any]]) -> None:
         self.allowed: list[int] = []
-        self.by_namespace: dict[str, list[tuple[int, LabelSelector, frozenset]]] = {}
+        self.by_namespace: dict[str, list[tuple[int, LabelSelector, frozenset[str]]]] = {}
         for pdb in pdbs:
             status = pdb.get("status") or {}
             i = len(self.allowed)
@@ -105,7 +107,9 @@ class PdbBudgets:
             self.by_namespace.setdefault(namespace_of(pdb), []).append((i, sel, disrupted))
 
 
-def filter_pods_with_pdb_violation(pods, pdbs) -> tuple[list[PodInfo], list[PodInfo]]:
+def filter_pods_with_pdb_violation(
+    pods: Iterable[PodInfo], pdbs: PdbBudgets | Iterable[dict[str, Any]]
+) -> tuple[list[PodInfo], list[PodInfo]]:
     """Split ``pods`` (order kept) into (violating, non-violating): evicting them in this
     order, does a pod take a budget below zero? ``pdbs`` is a PdbBudgets or PDB dicts.
     A pod already in a budget's ``disruptedPods`` is being evicted and costs nothing."""
@@ -129,13 +133,13 @@ def filter_pods_with_pdb_violation(pods, pdbs) -> tuple[list[PodInfo], list[PodI
 # ---- eligibility and the node search ---------------------------------------------------
 
 
-def terminating_by_preemption(pod: dict) -> bool:
+def terminating_by_preemption(pod: dict[str, Any]) -> bool:
     """Being deleted, and the first DisruptionTarget condition says the scheduler did it."""
     if not (pod.get("metadata") or {}).get("deletionTimestamp"):
         return False
     for c in (pod.get("status") or {}).get("conditions") or ():
         if c.get("type") == DISRUPTION_TARGET:
-            return c.get("status") == "True" and c.get("reason") == PREEMPTION_BY_SCHEDULER
+            return bool(c.get("status") == "True" and c.get("reason") == PREEMPTION_BY_SCHEDULER)
     return False
 
 
@@ -194,7 +198,7 @@ def num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
 
 def select_victims_on_node(
     host: PreemptionHost, state: CycleState, pod: PodInfo, ni: NodeInfo, budgets: PdbBudgets, now: float
-) -> tuple[list, int, Status]:
+) -> tuple[list[PodInfo], int, Status]:
     """The fewest pods to evict from ``ni`` for ``pod`` to fit: (victims most important
     first, how many of them break a PDB, status). Every lower-priority pod is taken off;
     if the pod then fits, pods are put back one by one (PDB-protected ones first, each
@@ -206,13 +210,13 @@ def select_victims_on_node(
     if not status.is_success():
         return [], 0, status
 
-    def key(p):
+    def key(p: PodInfo) -> tuple[int, float]:
         return more_important_key(p, now)
 
     potential.sort(key=key)
     violating, non_violating = filter_pods_with_pdb_violation(potential, budgets)
     order = violating + non_violating
-    victims: list = []
+    victims: list[PodInfo] = []
     num_violating = 0
     for j, p in enumerate(order):
         # p is back on the node; the victims so far and the pods not yet tried stay off.
@@ -299,7 +303,7 @@ def pick_one_node(candidates: list[Candidate], now: float) -> Candidate | None:
 # ---- messages and the whole attempt ----------------------------------------------------
 
 
-def fit_error_text(num_all_nodes: int, statuses: dict) -> str:
+def fit_error_text(num_all_nodes: int, statuses: dict[int, Status]) -> str:
     """Upstream's FitError text over the dry run's node statuses; every node without one
     (not a potential node) counts as "Preemption is not helpful for scheduling"."""
     counts: dict[str, int] = {}
@@ -316,7 +320,7 @@ def fit_error_text(num_all_nodes: int, statuses: dict) -> str:
     return msg
 
 
-def aggregate_errors(messages: list) -> str:
+def aggregate_errors(messages: list[str]) -> str:
     """Upstream's utilerrors aggregate text: one message as is, several deduplicated in []."""
     if len(messages) == 1:
         return messages[0]
@@ -324,7 +328,7 @@ def aggregate_errors(messages: list) -> str:
     return unique[0] if len(unique) == 1 else f"[{', '.join(unique)}]"
 
 
-def lower_priority_nominated(host: PreemptionHost, pod: PodInfo, node_name: str) -> tuple:
+def lower_priority_nominated(host: PreemptionHost, pod: PodInfo, node_name: str) -> tuple[PodInfo, ...]:
     """Pods nominated to ``node_name`` with lower priority than ``pod``: they lose the
     nomination so they look for room elsewhere rather than wait on a node now taken."""
     return tuple(p for p in host.nominated_pods(node_name) if p.priority < pod.priority and p.uid != pod.uid)

@@ -93,7 +93,7 @@ class QueuedPodInfo:
         self.attempts = 0
         self.unschedulable_plugins: set[str] = set()  # plugins that rejected it last cycle
         self.seq = -1  # heap entry identity; a stale heap entry has another seq
-        self.key: tuple = ()  # the sort key it was last pushed with
+        self.key: tuple[Any, ...] = ()  # the sort key it was last pushed with
         self.parked_seq = -1  # order among parked pods, for deterministic moves
 
     @property
@@ -138,7 +138,7 @@ class SchedulingQueue:
         self._event_map = event_map or {}
         self.max_in_unschedulable = max_in_unschedulable
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
-        self._heap: list[tuple] = []
+        self._heap: list[tuple[Any, ...]] = []
         self._active: dict[str, QueuedPodInfo] = {}
         # Insertion order is timestamp order (timestamps are "now" on insert), which lets
         # the leftover flush stop at the first pod that is not yet due.
@@ -149,8 +149,8 @@ class SchedulingQueue:
         self._backoff: dict[str, QueuedPodInfo] = {}
         # Entries are (expiry, ..., seq, qp); an entry whose qp left backoffQ or was pushed
         # again (another seq) is stale and skipped.
-        self._backoff_heap: list[tuple] = []  # rejected pods: (expiry, *sort key, seq, qp)
-        self._error_heap: list[tuple] = []  # failed with an error: (expiry, seq, qp)
+        self._backoff_heap: list[tuple[Any, ...]] = []  # rejected pods: (expiry, *sort key, seq, qp)
+        self._error_heap: list[tuple[Any, ...]] = []  # failed with an error: (expiry, seq, qp)
         self._seq = itertools.count()
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
@@ -203,7 +203,7 @@ class SchedulingQueue:
         else:
             heapq.heappush(self._error_heap, (self.backoff_expiry(qp), qp.seq, qp))
 
-    def _live_head(self, heap: list) -> tuple | None:
+    def _live_head(self, heap: list[tuple[Any, ...]]) -> tuple[Any, ...] | None:
         """The first entry of a backoff heap that is not stale, dropping stale ones."""
         backoff = self._backoff
         while heap:
@@ -389,7 +389,9 @@ class SchedulingQueue:
 
     # ---- moves and flushes -------------------------------------------------------------
 
-    def move_all_to_active(self, event: str, now: float, pre_check=None) -> int:
+    def move_all_to_active(
+        self, event: str, now: float, pre_check: Callable[[QueuedPodInfo], bool] | None = None
+    ) -> int:
         """Move the unschedulable pods ``event`` may help back to activeQ. Returns how many."""
         self.move_request_cycle = self.scheduling_cycle
         if event in (ClusterEvent.WILDCARD, ClusterEvent.UNSCHEDULABLE_TIMEOUT):
@@ -407,7 +409,7 @@ class SchedulingQueue:
             self._requeue(qp, now)
         return len(moved)
 
-    def _parking_order(self, qp: QueuedPodInfo) -> tuple:
+    def _parking_order(self, qp: QueuedPodInfo) -> tuple[float, int]:
         return (qp.timestamp, qp.parked_seq)
 
     def flush(self, now: float) -> int:

@@ -35,7 +35,9 @@ import numpy as np
 
 from ...api.placement import fits as placement_fits
 from ...api.placement import fits_rows
-from ..cache import Cache, PodInfo
+from ..cache import Cache, PodInfo, Snapshot
+from ..podtable import PodTable
+from ..priorityload import PriorityLoad
 
 _PRIORITY_SHIFT = 2**31
 _SMALL = 64  # below this many nodes to recompute, gather their pods from the NodeInfos
@@ -55,7 +57,7 @@ class _Verdicts:
         self.number = np.zeros(size, dtype=np.int64)
         self.earliest = np.full(size, np.nan)  # over the top-priority victims with a start time
         self.undated = np.zeros(size, dtype=bool)  # a top-priority victim has no start time
-        self.victims: dict[int, list] = {}
+        self.victims: dict[int, list[PodInfo]] = {}
 
     def grow(self, size: int) -> None:
         if size <= len(self.seen):
@@ -81,8 +83,8 @@ class DryRunMemo:
     """Verdicts per preemptor kind (its signature and priority: ``signature.py``), the
     least recently used dropped."""
 
-    def __init__(self, max_kinds: int = _MAX_KINDS):
-        self._kinds: OrderedDict[tuple, _Verdicts] = OrderedDict()
+    def __init__(self, max_kinds: int = _MAX_KINDS) -> None:
+        self._kinds: OrderedDict[tuple[bytes, int], _Verdicts] = OrderedDict()
         self._max = max_kinds
 
     def verdicts(self, pod: PodInfo, signature: bytes, size: int) -> _Verdicts:
@@ -102,7 +104,7 @@ def fast_candidate(
     cache: Cache,
     memo: DryRunMemo,
     pod: PodInfo,
-    nominated_load,
+    nominated_load: PriorityLoad | None,
     own_node: str | None,
     potential: np.ndarray,
     offset: int,
@@ -110,7 +112,7 @@ def fast_candidate(
     now: float,
     signature: bytes,
     chunk: int = 0,
-):
+) -> tuple[int, list[PodInfo]] | None:
     """(node index, victim PodInfos most important first), or None to defer.
 
     ``nominated_load`` is the nominated pods' ``PriorityLoad``; ``own_node`` the node the
@@ -145,7 +147,9 @@ def fast_candidate(
     return _pick(memo_v, own, ids, cand, own_row, now)
 
 
-def _pick(memo_v: _Verdicts, own: _Verdicts | None, ids: np.ndarray, cand: np.ndarray, own_row: int, now: float):
+def _pick(
+    memo_v: _Verdicts, own: _Verdicts | None, ids: np.ndarray, cand: np.ndarray, own_row: int, now: float
+) -> tuple[int, list[PodInfo]] | None:
     """pickOneNodeForPreemption over the candidates (no PDBs: criterion 1 ties)."""
     keys = ids[cand]
     cols = [getattr(memo_v, name)[keys] for name in ("none_needed", "top", "total", "number", "earliest", "undated")]
@@ -170,10 +174,10 @@ def _pick(memo_v: _Verdicts, own: _Verdicts | None, ids: np.ndarray, cand: np.nd
 
 def _compute(
     cache: Cache,
-    snap,
+    snap: Snapshot,
     out: _Verdicts,
     pod: PodInfo,
-    nominated_load,
+    nominated_load: PriorityLoad | None,
     rows: np.ndarray,
     versions: np.ndarray | None,
     exclude_uid: str,
@@ -215,7 +219,14 @@ def _compute(
 
 
 def _compute_one(
-    cache: Cache, snap, out: _Verdicts, pod: PodInfo, nominated_load, row: int, key: int, exclude_uid: str
+    cache: Cache,
+    snap: Snapshot,
+    out: _Verdicts,
+    pod: PodInfo,
+    nominated_load: PriorityLoad | None,
+    row: int,
+    key: int,
+    exclude_uid: str,
 ) -> None:
     """``_compute`` for one node in plain Python: after a preemption only a node or two
     changed, and array set-up would cost more than the arithmetic."""
@@ -256,13 +267,13 @@ def _compute_one(
     _summarise(table, out, key, victims)
 
 
-def _importance(table, p: PodInfo) -> tuple:
+def _importance(table: PodTable, p: PodInfo) -> tuple[int, float, int]:
     slot = table.slot_of(p.uid)
     start = float(table.start[slot])
     return -p.priority, np.inf if start != start else start, int(table.seq[slot])
 
 
-def _summarise(table, out: _Verdicts, key: int, victims: list) -> None:
+def _summarise(table: PodTable, out: _Verdicts, key: int, victims: list[PodInfo]) -> None:
     out.victims[key] = victims
     out.number[key] = len(victims)
     out.none_needed[key] = not victims
@@ -277,7 +288,18 @@ def _summarise(table, out: _Verdicts, key: int, victims: list) -> None:
     out.undated[key] = len(dated) < len(starts)
 
 
-def _victims(cache: Cache, snap, out: _Verdicts, pod: PodInfo, rows, keys, free, count, cols, need) -> None:
+def _victims(
+    cache: Cache,
+    snap: Snapshot,
+    out: _Verdicts,
+    pod: PodInfo,
+    rows: np.ndarray,
+    keys: np.ndarray,
+    free: np.ndarray,
+    count: np.ndarray,
+    cols: list[int],
+    need: np.ndarray,
+) -> None:
     """The reprieve on the fitting ``rows`` and the pick numbers of each."""
     table = cache.table
     slots, node_pos = _slots(cache, snap, pod, rows)
@@ -306,7 +328,7 @@ def _victims(cache: Cache, snap, out: _Verdicts, pod: PodInfo, rows, keys, free,
         out.victims[int(key)] = [pods[s] for s in slots[bounds[j] : bounds[j + 1]]]
 
 
-def _slots(cache: Cache, snap, pod: PodInfo, rows: np.ndarray):
+def _slots(cache: Cache, snap: Snapshot, pod: PodInfo, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Slots of the lower-priority pods on ``rows``, grouped by row in the given order,
     most important first within a group (priority, then start, then attach order)."""
     table = cache.table
@@ -359,4 +381,5 @@ def _reprieve(
         room[ok] = trial[ok]
         pods += ok
         back[:, r] = ok
-    return ~back[node_pos, rank]
+    kept: np.ndarray = back[node_pos, rank]
+    return ~kept

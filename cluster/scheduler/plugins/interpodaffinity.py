@@ -24,9 +24,12 @@ the same thing.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+from typing import Any
+
 import numpy as np
 
-from ..cache import PodInfo, Snapshot
+from ..cache import PodInfo, Snapshot, Topology
 from ..framework import (
     MAX_NODE_SCORE,
     ClusterEvent,
@@ -35,10 +38,18 @@ from ..framework import (
     FilterResult,
     PluginError,
     PreFilterPlugin,
+    PreFilterResult,
     PreScorePlugin,
     ScorePlugin,
 )
-from ..podterms import PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY
+from ..podindex import TermGroup
+from ..podterms import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI_AFFINITY,
+    NamespaceLabels,
+)
 from ..status import SKIP, SUCCESS, Code, Status
 
 ERR_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -47,10 +58,14 @@ ERR_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 MAX_HARD_POD_AFFINITY_WEIGHT = 100
 
+# Namespace labels by name: a lookup function or a mapping.
+NamespaceLookup = NamespaceLabels | Mapping[str, dict[str, str]]
 
-def _rows(pods) -> np.ndarray:
+
+def _rows(pods: Collection[PodInfo]) -> np.ndarray:
     """Node rows of placed pods (the index only holds pods attached to a node)."""
-    return np.fromiter((p.node.index for p in pods), dtype=np.intp, count=len(pods))
+    # ``node`` is set on every indexed pod; a check per pod would cost this hot loop.
+    return np.fromiter((p.node.index for p in pods), dtype=np.intp, count=len(pods))  # type: ignore[union-attr]
 
 
 class _DomainTotals:
@@ -62,9 +77,9 @@ class _DomainTotals:
 
     __slots__ = ("_snap", "by_key")
 
-    def __init__(self, snap: Snapshot):
+    def __init__(self, snap: Snapshot) -> None:
         self._snap = snap
-        self.by_key: dict[str, tuple] = {}  # key -> (Topology, int64 totals)
+        self.by_key: dict[str, tuple[Topology, np.ndarray]] = {}  # key -> (Topology, int64 totals)
 
     def add(self, key: str, rows: np.ndarray, weight: int = 1) -> None:
         """Add ``weight`` for each pod row to the domain of that row's node."""
@@ -116,13 +131,13 @@ class _GroupMatcher:
 
     __slots__ = ("kind", "_groups", "_by_label", "_always")
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._groups: list = []  # holds the groups, so identity comparison stays sound
-        self._by_label: dict[tuple[str, str], list] = {}
-        self._always: list = []
+        self._groups: list[TermGroup] = []  # holds the groups, so identity comparison stays sound
+        self._by_label: dict[tuple[str, str], list[TermGroup]] = {}
+        self._always: list[TermGroup] = []
 
-    def _rebuild(self, groups: list) -> None:
+    def _rebuild(self, groups: list[TermGroup]) -> None:
         self._groups, self._by_label, self._always = groups, {}, []
         for g in groups:
             sel = g.term.selector
@@ -136,7 +151,7 @@ class _GroupMatcher:
             for v in values:
                 self._by_label.setdefault((key, v), []).append(g)
 
-    def matching(self, snap: Snapshot, namespace: str, labels: dict) -> list:
+    def matching(self, snap: Snapshot, namespace: str, labels: dict[str, str]) -> list[TermGroup]:
         groups = snap.pods.groups(self.kind)
         if groups != self._groups:  # element identity: TermGroup has no __eq__
             self._rebuild(groups)
@@ -155,7 +170,14 @@ class _GroupMatcher:
 class _FilterState:
     __slots__ = ("affinity_keys", "affinity", "first_pod_ok", "anti", "existing")
 
-    def __init__(self, affinity_keys, affinity, first_pod_ok, anti, existing):
+    def __init__(
+        self,
+        affinity_keys: tuple[str, ...],
+        affinity: _DomainTotals,
+        first_pod_ok: bool,
+        anti: _DomainTotals,
+        existing: _DomainTotals,
+    ) -> None:
         self.affinity_keys = affinity_keys  # distinct topology keys of required affinity terms
         self.affinity = affinity  # _DomainTotals of pods matching all required affinity terms
         self.first_pod_ok = first_pod_ok  # the first-pod exception applies
@@ -177,10 +199,10 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     PRE_FILTER_KEY = "PreFilter" + NAME
     PRE_SCORE_KEY = "PreScore" + NAME
 
-    def assigned_pod_may_help(self, pending: PodInfo, assigned, namespace_labels) -> bool:
+    def assigned_pod_may_help(self, pending: PodInfo, assigned: PodInfo, namespace_labels: NamespaceLookup) -> bool:
         return assigned_pod_may_help(pending, assigned, namespace_labels)
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple | None:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...] | None:
         # Skipped at PreFilter: no required term of the pod or of a placed pod concerns it,
         # and placing it (it adds no required term) keeps it so. Otherwise its verdict on a
         # node reads pods on other nodes of the domain.
@@ -189,7 +211,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         aff = (pod.pod.get("spec") or {}).get("affinity") or {}
         return (pod.namespace, pod.labels, aff.get("podAffinity"), aff.get("podAntiAffinity"))
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         args = dict(args or {})
         hard = args.pop("hardPodAffinityWeight", None)
         ignore = args.pop("ignorePreferredTermsOfExistingPods", None)
@@ -212,7 +234,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     # ---- PreFilter / Filter --------------------------------------------------------------
 
-    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot):
+    def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
         terms = pod.terms
         affinity = terms.required_affinity if terms is not None else ()
         anti = terms.required_anti_affinity if terms is not None else ()
@@ -341,7 +363,7 @@ def _positive(per_node: np.ndarray | None) -> np.ndarray | None:
     return None if per_node is None else per_node > 0
 
 
-def assigned_pod_may_help(pending: PodInfo, assigned: PodInfo, namespace_labels) -> bool:
+def assigned_pod_may_help(pending: PodInfo, assigned: PodInfo, namespace_labels: NamespaceLookup) -> bool:
     """Could binding ``assigned`` make ``pending`` schedulable? True when one of the
     pending pod's required affinity terms covers the assigned pod (upstream's
     AssignedPodAdded/Updated move rule). ``namespace_labels`` resolves namespace labels:
@@ -349,5 +371,5 @@ def assigned_pod_may_help(pending: PodInfo, assigned: PodInfo, namespace_labels)
     terms = pending.terms
     if terms is None or not terms.required_affinity:
         return False
-    lookup = namespace_labels if callable(namespace_labels) else namespace_labels.get
+    lookup: NamespaceLabels = namespace_labels if callable(namespace_labels) else namespace_labels.get
     return any(t.matches(assigned.namespace, assigned.labels, lookup) for t in terms.required_affinity)

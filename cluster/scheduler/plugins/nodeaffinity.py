@@ -18,6 +18,9 @@ replicas share them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 
 from ...api.nodeaffinity import (
@@ -42,7 +45,7 @@ from ...api.nodeaffinity import (
     pod_required,
     required_node_affinity,
 )
-from ..cache import PodInfo, Snapshot
+from ..cache import PodInfo, Snapshot, Topology
 from ..framework import (
     ClusterEvent,
     CycleState,
@@ -69,20 +72,20 @@ class NodeLabelColumns:
     slot at the end for "absent", indexed by ``ids`` (-1 lands on that slot).
     """
 
-    def __init__(self, snap: Snapshot):
+    def __init__(self, snap: Snapshot) -> None:
         self.snap = snap
         self.n = snap.num_nodes
         self._index: dict[str, dict[str, int]] = {}
-        self._ints: dict[str, list] = {}
+        self._ints: dict[str, list[int | None]] = {}
 
-    def _column(self, key: str):
+    def _column(self, key: str) -> tuple[Topology, dict[str, int]]:
         topo = self.snap.topology(key)
         index = self._index.get(key)
         if index is None:
             index = self._index[key] = {v: i for i, v in enumerate(topo.values)}
         return topo, index
 
-    def _table(self, key: str, op: int, operand) -> tuple[np.ndarray, np.ndarray]:
+    def _table(self, key: str, op: int, operand: Any) -> tuple[np.ndarray, np.ndarray]:
         topo, index = self._column(key)
         table = np.zeros(len(topo.values) + 1, dtype=bool)
         if op in (OP_IN, OP_NOT_IN):
@@ -97,7 +100,8 @@ class NodeLabelColumns:
             table[:-1] = [x is not None and (x > operand if op == OP_GT else x < operand) for x in ints]
         return table, topo.ids
 
-    def requirement(self, op: int, key: str, operand) -> np.ndarray:
+    def requirement(self, op: int, key: str, operand: Any) -> np.ndarray:
+        """Nodes meeting one label requirement; ``operand`` as in ``SelectorTerm.labels``."""
         if op in (OP_EXISTS, OP_DNE):
             ids = self.snap.topology(key).ids
             return ids >= 0 if op == OP_EXISTS else ids < 0
@@ -145,29 +149,29 @@ class RequiredAffinityMasks:
     memoised per (affinity text, ``node_epoch``). One instance per plugin; PodTopologySpread
     keeps its own for nodeAffinityPolicy: Honor."""
 
-    def __init__(self, limit: int = 256):
+    def __init__(self, limit: int = 256) -> None:
         self.memo = EpochMemo(NodeLabelColumns, limit)
 
-    def mask(self, pod: dict, snap: Snapshot) -> np.ndarray:
+    def mask(self, pod: dict[str, Any], snap: Snapshot) -> np.ndarray:
         """Read-only bool mask over the snapshot's nodes."""
         key, req = required_node_affinity(pod)
         return self.mask_for(key, req, snap)
 
-    def mask_for(self, key, req: RequiredNodeAffinity, snap: Snapshot) -> np.ndarray:
+    def mask_for(self, key: tuple[str, str], req: RequiredNodeAffinity, snap: Snapshot) -> np.ndarray:
         memo = self.memo.sync(snap)
-        mask = memo.get(("required", key))
+        mask: np.ndarray | None = memo.get(("required", key))
         if mask is None:
             mask = memo.put(("required", key), frozen(memo.base.required(req)))
         return mask
 
 
-def prefilter_node_names(terms) -> set | None:
+def prefilter_node_names(terms: Iterable[Any]) -> set[str] | None:
     """Nodes the required terms confine the pod to by ``metadata.name In`` field
     requirements: the union over terms of each term's intersection, or None when some term
     has no such requirement (or there are no terms)."""
-    names = None
+    names: set[str] | None = None
     for term in terms:
-        term_names = None
+        term_names: set[str] | None = None
         for r in (term.get("matchFields") if isinstance(term, dict) else None) or ():
             if r.get("key") == OBJECT_NAME_FIELD and r.get("operator") == "In":
                 values = set(r.get("values") or ())
@@ -181,9 +185,13 @@ def prefilter_node_names(terms) -> set | None:
 # ---- the plugin -----------------------------------------------------------------------------
 
 _PRESCORE_KEY = "PreScoreNodeAffinity"
+# Compiled preferred scheduling terms: (weight, term) each.
+_Preferred = tuple[tuple[int, SelectorTerm], ...]
+# The Filter's (feasible, failures) for one required affinity.
+_Verdict = tuple[np.ndarray, list[tuple[Code, str, np.ndarray]]]
 
 
-def _parse_added_affinity(added) -> tuple[tuple | None, tuple | None]:
+def _parse_added_affinity(added: object) -> tuple[tuple[SelectorTerm, ...] | None, _Preferred | None]:
     """(required terms or None, preferred (weight, term)s or None) of NodeAffinityArgs.addedAffinity."""
     if added is None:
         return None, None
@@ -204,7 +212,7 @@ def _parse_added_affinity(added) -> tuple[tuple | None, tuple | None]:
     return required, preferred or None
 
 
-def _pod_preferred(pod: PodInfo):
+def _pod_preferred(pod: PodInfo) -> object:
     affinity = (pod.pod.get("spec") or {}).get("affinity")
     return ((affinity.get("nodeAffinity") or {}).get(PREFERRED)) if affinity else None
 
@@ -213,16 +221,16 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     NAME = "NodeAffinity"
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL})
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         args = dict(args or {})
         added = args.pop("addedAffinity", None)
         if args:
             raise ValueError(f"{self.NAME}: unknown arguments {sorted(args)}")
         self._added_required, self._added_preferred = _parse_added_affinity(added)
         self._masks = RequiredAffinityMasks(limit=512)
-        self._preferred: dict[str, tuple] = {}  # pod's preferred terms text -> (terms, errors)
+        self._preferred: dict[str, tuple[_Preferred, list[str]]] = {}  # pod's preferred terms text -> (terms, errors)
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...]:
         spec = pod.pod.get("spec") or {}
         return (spec.get("nodeSelector"), (spec.get("affinity") or {}).get("nodeAffinity"))
 
@@ -242,19 +250,19 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         return SUCCESS, PreFilterResult(frozenset(names))
 
     def _added_mask(self, memo: EpochMemo) -> np.ndarray:
-        mask = memo.get(("added-required",))
+        mask: np.ndarray | None = memo.get(("added-required",))
         if mask is None:
             mask = memo.put(("added-required",), frozen(memo.base.terms(self._added_required)))
         return mask
 
-    def _verdict(self, snap: Snapshot, pod: dict) -> tuple[np.ndarray, list]:
+    def _verdict(self, snap: Snapshot, pod: dict[str, Any]) -> _Verdict:
         key, req = required_node_affinity(pod)
         memo = self._masks.memo.sync(snap)
-        verdict = memo.get(("filter", key))
+        verdict: _Verdict | None = memo.get(("filter", key))
         if verdict is not None:
             return verdict
         pod_ok = self._masks.mask_for(key, req, snap)
-        failures = []
+        failures: list[tuple[Code, str, np.ndarray]] = []
         if self._added_required is None:
             feasible, pod_fail = pod_ok, ~pod_ok
         else:
@@ -273,7 +281,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
 
     # ---- PreScore / Score ---------------------------------------------------------------
 
-    def _compiled_preferred(self, prefs) -> tuple[str, tuple]:
+    def _compiled_preferred(self, prefs: object) -> tuple[str, _Preferred]:
         key = repr(prefs)
         entry = self._preferred.get(key)
         if entry is None:
@@ -295,13 +303,13 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         state.write(_PRESCORE_KEY, (key, terms))
         return SUCCESS
 
-    def _raw_scores(self, snap: Snapshot, key, terms: tuple) -> np.ndarray:
+    def _raw_scores(self, snap: Snapshot, key: str | None, terms: _Preferred) -> np.ndarray:
         memo = self._masks.memo.sync(snap)
-        raw = memo.get(("score", key))
+        raw: np.ndarray | None = memo.get(("score", key))
         if raw is None:
             raw = memo.base.preferred(terms)
             if self._added_preferred is not None:
-                added = memo.get(("added-preferred",))
+                added: np.ndarray | None = memo.get(("added-preferred",))
                 if added is None:
                     added = memo.put(("added-preferred",), frozen(memo.base.preferred(self._added_preferred)))
                 raw += added
@@ -313,7 +321,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         if cached is None:  # PreScore did not run (a caller scoring directly)
             prefs = _pod_preferred(pod)
             cached = self._compiled_preferred(prefs) if prefs is not None else (None, ())
-        return self._raw_scores(snap, *cached)[candidates]
+        scores: np.ndarray = self._raw_scores(snap, *cached)[candidates]
+        return scores
 
     def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> None:
         default_normalize_score(scores, reverse=False)

@@ -27,6 +27,10 @@ selects get no default spreading.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from ...api.selectors import LabelSelector, SelectorError, is_qualified_name
 from ..cache import PodInfo, Snapshot
 from ..framework import (
@@ -51,6 +55,7 @@ from .podtopologyspread_filter import (
     ZONE_KEY,
     Constraint,
     NodeEligibility,
+    RowsMemo,
     build_hard_state,
     constraint_template,
     pod_constraints,
@@ -92,7 +97,7 @@ _ROWS_KEY = "PodTopologySpreadRows"
 __all__ = ["PodTopologySpread", "assigned_pod_may_help", "ERR_CONSTRAINTS_NOT_MATCH", "ERR_NODE_LABEL_NOT_MATCH"]
 
 
-def _validate_default(i: int, c, seen: set) -> None:
+def _validate_default(i: int, c: object, seen: set[tuple[str, str]]) -> None:
     """Upstream's ValidatePodTopologySpreadArgs for one default constraint."""
     path = f"defaultConstraints[{i}]"
     if not isinstance(c, dict):
@@ -133,7 +138,7 @@ def _validate_default(i: int, c, seen: set) -> None:
     seen.add((key, when))
 
 
-def _parse_args(args: dict | None) -> tuple[str, tuple[dict, ...]]:
+def _parse_args(args: dict[str, Any] | None) -> tuple[str, tuple[dict[str, Any], ...]]:
     args = dict(args or {})
     defaulting = args.pop("defaultingType", None) or SYSTEM_DEFAULTING
     constraints = args.pop("defaultConstraints", None) or []
@@ -149,7 +154,7 @@ def _parse_args(args: dict | None) -> tuple[str, tuple[dict, ...]]:
         raise ValueError(
             "PodTopologySpread: defaultingType: Invalid value: 'System': when .defaultConstraints are not empty"
         )
-    seen: set = set()
+    seen: set[tuple[str, str]] = set()
     for i, c in enumerate(constraints):
         try:
             _validate_default(i, c, seen)
@@ -158,7 +163,7 @@ def _parse_args(args: dict | None) -> tuple[str, tuple[dict, ...]]:
     return defaulting, tuple(constraints)
 
 
-def _has_explicit(pod: dict) -> bool:
+def _has_explicit(pod: dict[str, Any]) -> bool:
     return bool((pod.get("spec") or {}).get("topologySpreadConstraints"))
 
 
@@ -169,7 +174,7 @@ def _explicit_constraints(pinfo: PodInfo) -> tuple[Constraint, ...]:
         raise PluginError(f"obtaining pod's topology spread constraints: {exc}") from None
 
 
-def _defaulted_owner(pod: dict) -> bool:
+def _defaulted_owner(pod: dict[str, Any]) -> bool:
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller") and ref.get("kind") in DEFAULTED_OWNER_KINDS:
             return True
@@ -192,17 +197,17 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         }
     )
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         defaulting, raw = _parse_args(args)
         self.system_defaulted = defaulting == SYSTEM_DEFAULTING
         raw = SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else raw
         self.default_constraints = tuple(constraint_template(c) for c in raw)
         self._hard_defaults = any(c.hard for c in self.default_constraints)
         self._soft_defaults = any(not c.hard for c in self.default_constraints)
-        self._default_memo: dict[tuple, tuple[Constraint, ...]] = {}
+        self._default_memo: dict[tuple[tuple[str, str], ...], tuple[Constraint, ...]] = {}
         self.eligibility = NodeEligibility()
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple | None:
+    def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...] | None:
         # Skipped at PreFilter: no hard constraint (its soft ones, if any, are scored with
         # normalizing, afresh per pod). With hard constraints the verdict reads counts over
         # the domain, which each placed pod of the kind moves.
@@ -241,9 +246,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     # ---- PreFilter / Filter ---------------------------------------------------------
 
     @staticmethod
-    def _rows_memo(state: CycleState) -> dict:
+    def _rows_memo(state: CycleState) -> RowsMemo:
         """Matching-pod rows per selector, shared by PreFilter and PreScore of one cycle."""
-        memo = state.read(_ROWS_KEY)
+        memo: RowsMemo | None = state.read(_ROWS_KEY)
         if memo is None:
             memo = {}
             state.write(_ROWS_KEY, memo)
@@ -267,7 +272,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     # ---- PreScore / Score -----------------------------------------------------------
 
-    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates) -> Status:
+    def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
         explicit = _has_explicit(pod.pod)
         if (not explicit and not self._soft_defaults) or snap.num_nodes == 0:
             return SKIP
@@ -281,23 +286,23 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         state.write(_PRE_SCORE_KEY, (raw, ignored))
         return SUCCESS
 
-    def _pre_score_state(self, state: CycleState, n: int):
-        st = state.read(_PRE_SCORE_KEY)
+    def _pre_score_state(self, state: CycleState, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+        st: tuple[np.ndarray, np.ndarray | None] | None = state.read(_PRE_SCORE_KEY)
         if st is None:
             raise PluginError(f'reading "{_PRE_SCORE_KEY}" from cycleState: not found')
         if len(st[0]) != n:
             raise PluginError(f"scored {n} candidates, PreScore saw {len(st[0])}")
         return st
 
-    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates):
+    def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> np.ndarray:
         return self._pre_score_state(state, len(candidates))[0].copy()
 
-    def normalize(self, state: CycleState, pod: PodInfo, scores) -> None:
+    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> None:
         normalize_spread(scores, self._pre_score_state(state, len(scores))[1])
 
     # ---- queueing hint --------------------------------------------------------------
 
-    def assigned_pod_may_help(self, pending: PodInfo, assigned: PodInfo, namespace_labels=None) -> bool:
+    def assigned_pod_may_help(self, pending: PodInfo, assigned: PodInfo, namespace_labels: object = None) -> bool:
         """Like the module function, but also through this profile's default constraints."""
         if _has_explicit(pending.pod):
             return assigned_pod_may_help(pending, assigned)

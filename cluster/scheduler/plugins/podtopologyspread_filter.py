@@ -25,12 +25,14 @@ visited (through the pod index), and domain counts are numpy bincounts.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ...api.selectors import LabelSelector, node_selector_requirement_matches, node_selector_term_matches
-from ..cache import Snapshot
+from ..cache import PodInfo, Snapshot
 from ..framework import FilterResult
 from ..status import Code
 
@@ -88,7 +90,7 @@ class Constraint:
         )
 
 
-def parse_constraint(raw: dict, labels: dict | None) -> Constraint:
+def parse_constraint(raw: dict[str, Any], labels: dict[str, str] | None) -> Constraint:
     """Compile a constraint; ``labels`` (the owning pod's) feed matchLabelKeys.
 
     matchLabelKeys adds ``key in (pod's value)`` for each listed key the pod carries,
@@ -107,7 +109,7 @@ def parse_constraint(raw: dict, labels: dict | None) -> Constraint:
     return constraint_template(raw).with_selector(LabelSelector.from_dict(sel_raw))
 
 
-def constraint_template(raw: dict) -> Constraint:
+def constraint_template(raw: dict[str, Any]) -> Constraint:
     """Everything but the selector (which default constraints get per pod)."""
     min_domains = raw.get("minDomains")
     return Constraint(
@@ -121,10 +123,10 @@ def constraint_template(raw: dict) -> Constraint:
     )
 
 
-_POD_MEMO: dict[tuple, tuple[Constraint, ...]] = {}
+_POD_MEMO: dict[tuple[Any, ...], tuple[Constraint, ...]] = {}
 
 
-def pod_constraints(pod: dict, labels: dict) -> tuple[Constraint, ...]:
+def pod_constraints(pod: dict[str, Any], labels: dict[str, str]) -> tuple[Constraint, ...]:
     """The pod's own constraints, compiled; memoised because replicas repeat them."""
     raw = (pod.get("spec") or {}).get("topologySpreadConstraints")
     if not raw:
@@ -172,7 +174,11 @@ class Matched:
         return np.bincount(ids[rows], minlength=num_domains + 1)
 
 
-def match(snap: Snapshot, namespace: str, selector: LabelSelector, memo: dict) -> Matched:
+# Matching pods per (namespace, selector), for one scheduling cycle.
+RowsMemo = dict[tuple[str, LabelSelector], Matched]
+
+
+def match(snap: Snapshot, namespace: str, selector: LabelSelector, memo: RowsMemo) -> Matched:
     """The matching pods of ``namespace`` (an empty selector counts nothing, as
     upstream). ``memo`` lives for one cycle, so constraints sharing a selector, and
     PreFilter and PreScore, count once."""
@@ -190,7 +196,7 @@ def match(snap: Snapshot, namespace: str, selector: LabelSelector, memo: dict) -
 # ---- node inclusion policies -------------------------------------------------------------
 
 
-def tolerates(toleration: dict, taint: dict) -> bool:
+def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
     """core/v1 Toleration.ToleratesTaint."""
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
@@ -204,7 +210,7 @@ def tolerates(toleration: dict, taint: dict) -> bool:
     return op == "Exists"
 
 
-def _lut_mask(snap: Snapshot, key, accepts) -> np.ndarray:
+def _lut_mask(snap: Snapshot, key: object, accepts: Callable[[dict[str, str]], object]) -> np.ndarray:
     """Per-node mask of ``accepts(labels_restricted_to_key)``, evaluated once per value."""
     if not isinstance(key, str) or not key:
         return np.full(snap.num_nodes, bool(accepts({})))
@@ -214,7 +220,7 @@ def _lut_mask(snap: Snapshot, key, accepts) -> np.ndarray:
     return np.array(lut, dtype=bool)[topo.ids]
 
 
-def _term_mask(snap: Snapshot, term: dict) -> np.ndarray:
+def _term_mask(snap: Snapshot, term: dict[str, Any]) -> np.ndarray:
     exprs, fields = term.get("matchExpressions") or (), term.get("matchFields") or ()
     if not exprs and not fields:
         return np.zeros(snap.num_nodes, dtype=bool)  # an empty term matches nothing
@@ -226,14 +232,18 @@ def _term_mask(snap: Snapshot, term: dict) -> np.ndarray:
         )
     mask = np.ones(snap.num_nodes, dtype=bool)
     for req in exprs:
-        mask &= _lut_mask(snap, req.get("key"), lambda labels, r=req: node_selector_requirement_matches(r, labels))
+        mask &= _lut_mask(snap, req.get("key"), partial(node_selector_requirement_matches, req))
     return mask
 
 
-def _affinity_mask(snap: Snapshot, node_selector: dict | None, required: dict | None) -> np.ndarray:
+def _label_is(key: str, value: object, labels: dict[str, str]) -> bool:
+    return labels.get(key) == value
+
+
+def _affinity_mask(snap: Snapshot, node_selector: dict[str, Any] | None, required: dict[str, Any] | None) -> np.ndarray:
     mask = np.ones(snap.num_nodes, dtype=bool)
     for k, v in (node_selector or {}).items():
-        mask &= _lut_mask(snap, k, lambda labels, k=k, v=v: labels.get(k) == v)
+        mask &= _lut_mask(snap, k, partial(_label_is, k, v))
     if required is not None:
         terms = required.get("nodeSelectorTerms") or ()
         any_term = np.zeros(snap.num_nodes, dtype=bool)
@@ -250,11 +260,11 @@ class NodeEligibility:
     node (for the skew's global minimum and minDomains), and which nodes lack a key.
     """
 
-    def __init__(self):
-        self._owner = None  # the cache's node list: a new cache must not reuse old masks
+    def __init__(self) -> None:
+        self._owner: object = None  # the cache's node list: a new cache must not reuse old masks
         self._epoch = -1
-        self._memo: dict[tuple, Any] = {}  # masks, and tuples derived from them, by kind
-        self._tainted: list[tuple[int, list[dict]]] | None = None
+        self._memo: dict[tuple[Any, ...], Any] = {}  # masks, and tuples derived from them, by kind
+        self._tainted: list[tuple[int, list[dict[str, Any]]]] | None = None
 
     def _sync(self, snap: Snapshot) -> None:
         if self._owner is not snap.node_infos or self._epoch != snap.node_epoch or len(self._memo) > _MEMO_LIMIT:
@@ -262,7 +272,7 @@ class NodeEligibility:
             self._memo.clear()
             self._tainted = None
 
-    def _affinity(self, snap: Snapshot, spec: dict, sig: tuple) -> np.ndarray:
+    def _affinity(self, snap: Snapshot, spec: dict[str, Any], sig: tuple[Any, ...]) -> np.ndarray:
         key = ("affinity", sig)
         mask = self._memo.get(key)
         if mask is None:
@@ -272,7 +282,7 @@ class NodeEligibility:
             mask = self._memo[key] = _affinity_mask(snap, spec.get("nodeSelector"), required)
         return mask
 
-    def _taints(self, snap: Snapshot, tolerations, sig: str) -> np.ndarray | None:
+    def _taints(self, snap: Snapshot, tolerations: Sequence[dict[str, Any]], sig: str) -> np.ndarray | None:
         if self._tainted is None:
             self._tainted = [
                 (ni.index, hard)
@@ -301,7 +311,9 @@ class NodeEligibility:
             hit = self._memo[("keys", keys)] = (mask, bool(mask.all()))
         return hit
 
-    def eligible(self, snap: Snapshot, pod: dict, c: Constraint, keys: tuple[str, ...]) -> tuple[np.ndarray, tuple]:
+    def eligible(
+        self, snap: Snapshot, pod: dict[str, Any], c: Constraint, keys: tuple[str, ...]
+    ) -> tuple[np.ndarray, tuple[Any, ...]]:
         """(nodes counting for ``c``: carrying every key of ``keys`` and admitted by its
         inclusion policies, a hashable signature of that mask for this epoch)."""
         spec = pod.get("spec") or {}
@@ -330,11 +342,11 @@ class NodeEligibility:
             hit = self._memo[("eligible", sig)] = (mask, every)
         return hit[0], sig
 
-    def covers_all(self, sig: tuple) -> bool:
+    def covers_all(self, sig: tuple[Any, ...]) -> bool:
         """Whether the mask ``eligible`` gave for ``sig`` (this epoch) admits every node."""
         return bool(self._memo[("eligible", sig)][1])
 
-    def domains(self, snap: Snapshot, key: str, sig: tuple, eligible: np.ndarray) -> tuple[np.ndarray, int]:
+    def domains(self, snap: Snapshot, key: str, sig: tuple[Any, ...], eligible: np.ndarray) -> tuple[np.ndarray, int]:
         """(domains of ``key`` holding an eligible node, how many), for mask ``sig``."""
         self._sync(snap)
         memo_key = ("domains", key, sig)
@@ -355,7 +367,16 @@ class HardState:
 
     __slots__ = ("constraint", "ids", "domain_pods", "num_domains", "min_match", "self_match", "missing")
 
-    def __init__(self, constraint, ids, domain_pods, num_domains, min_match, self_match, missing):
+    def __init__(
+        self,
+        constraint: Constraint,
+        ids: np.ndarray,
+        domain_pods: np.ndarray,
+        num_domains: int,
+        min_match: int,
+        self_match: int,
+        missing: bool,
+    ) -> None:
         self.constraint = constraint
         self.ids = ids
         self.domain_pods = domain_pods
@@ -365,7 +386,9 @@ class HardState:
         self.missing = missing  # any node lacks the key
 
 
-def build_hard_state(snap: Snapshot, pod, hard, eligibility: NodeEligibility, memo: dict) -> list[HardState]:
+def build_hard_state(
+    snap: Snapshot, pod: PodInfo, hard: Sequence[Constraint], eligibility: NodeEligibility, memo: RowsMemo
+) -> list[HardState]:
     """PreFilter: per constraint, matching pods per domain and the global minimum."""
     keys = tuple(dict.fromkeys(c.topology_key for c in hard))
     out = []
@@ -373,7 +396,9 @@ def build_hard_state(snap: Snapshot, pod, hard, eligibility: NodeEligibility, me
         topo = snap.topology(c.topology_key)
         eligible, sig = eligibility.eligible(snap, pod.pod, c, keys)
         present, num_domains = eligibility.domains(snap, c.topology_key, sig, eligible)
-        pods = match(snap, pod.namespace, c.selector, memo).in_domains(topo.ids, eligible, topo.num_domains)
+        selector = c.selector
+        assert selector is not None  # compiled: only templates lack a selector
+        pods = match(snap, pod.namespace, selector, memo).in_domains(topo.ids, eligible, topo.num_domains)
         # Fewer eligible domains than minDomains: the global minimum is taken as 0.
         if num_domains < c.min_domains or num_domains == 0:
             min_match = 0
@@ -381,7 +406,7 @@ def build_hard_state(snap: Snapshot, pod, hard, eligibility: NodeEligibility, me
             min_match = int(pods[:-1].min())
         else:
             min_match = int(pods[:-1][present].min())
-        self_match = 1 if c.selector.matches(pod.labels) else 0
+        self_match = 1 if selector.matches(pod.labels) else 0
         _, all_have = eligibility.with_keys(snap, (c.topology_key,))
         out.append(HardState(c, topo.ids, pods, num_domains, min_match, self_match, not all_have))
     return out

@@ -18,15 +18,16 @@ Called by ``podtopologyspread.PodTopologySpread.pre_score`` and ``normalize``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-from ..cache import Snapshot
+from ..cache import PodInfo, Snapshot, Topology
 from ..framework import MAX_NODE_SCORE
-from .podtopologyspread_filter import HOSTNAME_KEY, NodeEligibility, match
+from .podtopologyspread_filter import HOSTNAME_KEY, Constraint, NodeEligibility, RowsMemo, match
 
 
-def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray | None, has: np.ndarray | None) -> int:
+def _num_domains(topo: Topology, cand_ids: np.ndarray, kept: np.ndarray | None, has: np.ndarray | None) -> int:
     """Distinct domains among the kept candidates (masks None: every candidate, all of
     them with the label).
 
@@ -44,7 +45,13 @@ def _num_domains(topo, cand_ids: np.ndarray, kept: np.ndarray | None, has: np.nd
 
 
 def soft_scores(
-    snap: Snapshot, pod, soft, candidates: np.ndarray, require_all: bool, eligibility: NodeEligibility, memo: dict
+    snap: Snapshot,
+    pod: PodInfo,
+    soft: Sequence[Constraint],
+    candidates: np.ndarray,
+    require_all: bool,
+    eligibility: NodeEligibility,
+    memo: RowsMemo,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """PreScore: (raw int64 score per candidate, mask of ignored candidates, None when
     every node carries every key, so that no candidate is ignored)."""
@@ -54,12 +61,12 @@ def soft_scores(
 
 def _scores(
     snap: Snapshot,
-    pod,
-    soft,
+    pod: PodInfo,
+    soft: Sequence[Constraint],
     candidates: np.ndarray,
     require_all: bool,
     eligibility: NodeEligibility,
-    memo: dict,
+    memo: RowsMemo,
     everywhere: bool,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``soft_scores``; ``everywhere``: every node carries every key, so no candidate is
@@ -81,6 +88,7 @@ def _scores(
         kept = ~ignored
     total: np.ndarray | None = None
     for c, ids in zip(soft, cand_ids):
+        assert c.selector is not None  # compiled: only templates lack a selector
         matched = match(snap, pod.namespace, c.selector, memo)
         has = None if everywhere or ids is None else ids >= 0
         if c.topology_key == HOSTNAME_KEY:

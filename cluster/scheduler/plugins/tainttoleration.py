@@ -19,8 +19,8 @@ Deviations from upstream, neither visible in placements:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,9 @@ from .helper import default_normalize_score
 
 _STATE_KEY = "PreFilterTaintToleration"
 _MISSING = object()
+_T = TypeVar("_T")
+# (feasible, failures) of the Filter for one set of tolerations.
+_Verdict = tuple[np.ndarray, list[tuple[Code, str, np.ndarray]]]
 
 
 # ---- memoisation over node rows ----------------------------------------------------------
@@ -68,7 +71,7 @@ class EpochMemo:
         self._build = build
         self.limit = limit
         self.base: Any = None  # what ``build`` returned for the current rows (each plugin its own type)
-        self._values: dict = {}
+        self._values: dict[Hashable, Any] = {}
         self._epoch = self._n = -1
         self._infos: list[NodeInfo] | None = None  # held, not just compared by id, so a new cache cannot alias it
 
@@ -79,10 +82,10 @@ class EpochMemo:
             self.base = self._build(snap) if self._build is not None else None
         return self
 
-    def get(self, key, default=None):
+    def get(self, key: Hashable, default: object = None) -> Any:
         return self._values.get(key, default)
 
-    def put(self, key, value):
+    def put(self, key: Hashable, value: _T) -> _T:
         values = self._values
         if len(values) >= self.limit:
             del values[next(iter(values))]
@@ -104,8 +107,9 @@ class _TaintIndex:
 
     __slots__ = ("hard", "prefer")
 
-    def __init__(self, snap: Snapshot):
-        hard, prefer = [], []
+    def __init__(self, snap: Snapshot) -> None:
+        hard: list[tuple[int, list[dict[str, Any]]]] = []
+        prefer: list[tuple[int, list[dict[str, Any]]]] = []
         for i, ni in enumerate(snap.node_infos):
             taints = ni.taints
             if not taints:
@@ -116,18 +120,22 @@ class _TaintIndex:
                 hard.append((i, h))
             if p:
                 prefer.append((i, p))
-        self.hard: list[tuple[int, list]] = hard
-        self.prefer: list[tuple[int, list]] = prefer
+        self.hard = hard
+        self.prefer = prefer
 
 
-def _signature(tolerations) -> tuple:
+# What toleration matching reads of a pod's tolerations: (key, operator, value, effect) each.
+_Sig = tuple[tuple[str, str, str, str], ...]
+
+
+def _signature(tolerations: Iterable[dict[str, Any]]) -> _Sig:
     """What toleration matching reads, hashable: tolerationSeconds and the like drop out."""
     return tuple(
         (t.get("key") or "", t.get("operator") or "", t.get("value") or "", t.get("effect") or "") for t in tolerations
     )
 
 
-def _as_tolerations(sig: tuple) -> list[dict]:
+def _as_tolerations(sig: _Sig) -> list[dict[str, Any]]:
     return [{"key": k, "operator": op, "value": v, "effect": e} for k, op, v, e in sig]
 
 
@@ -135,34 +143,36 @@ class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin
     NAME = "TaintToleration"
     EVENTS = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Any = None) -> None:
         if args:
             raise ValueError(f"{self.NAME} takes no arguments, got {sorted(args)}")
         self._memo = EpochMemo(_TaintIndex, limit=128)
 
-    def sign(self, pod: PodInfo, state: CycleState) -> tuple:
+    def sign(self, pod: PodInfo, state: CycleState) -> _Sig:
         return self._sig(pod)  # the Score normalizes: it is computed afresh over each pod's candidates
 
     @staticmethod
-    def _sig(pod: PodInfo) -> tuple:
+    def _sig(pod: PodInfo) -> _Sig:
         tolerations = (pod.pod.get("spec") or {}).get("tolerations")
         return _signature(tolerations) if tolerations else ()
 
     # ---- Filter --------------------------------------------------------------------------
 
-    def _verdict(self, snap: Snapshot, sig: tuple):
+    def _verdict(self, snap: Snapshot, sig: _Sig) -> _Verdict | None:
         """(feasible, failures) for a pod with these tolerations, or None if no node is
         rejected."""
         memo = self._memo.sync(snap)
         if not memo.base.hard:
             return None
         key = ("filter", sig)
-        verdict = memo.get(key, _MISSING)
+        verdict: _Verdict | None = memo.get(key, _MISSING)
         if verdict is _MISSING:
             verdict = memo.put(key, self._compute_verdict(snap, memo.base.hard, sig))
         return verdict
 
-    def _compute_verdict(self, snap: Snapshot, hard: list, sig: tuple):
+    def _compute_verdict(
+        self, snap: Snapshot, hard: list[tuple[int, list[dict[str, Any]]]], sig: _Sig
+    ) -> _Verdict | None:
         tolerations = _as_tolerations(sig)
         by_reason: dict[str, list[int]] = {}
         for i, taints in hard:
@@ -172,7 +182,7 @@ class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin
         if not by_reason:
             return None
         feasible = np.ones(snap.num_nodes, dtype=bool)
-        failures = []
+        failures: list[tuple[Code, str, np.ndarray]] = []
         for reason, rows in by_reason.items():
             mask = np.zeros(snap.num_nodes, dtype=bool)
             mask[rows] = True
@@ -202,11 +212,11 @@ class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin
 
     # ---- Score ---------------------------------------------------------------------------
 
-    def _raw_scores(self, snap: Snapshot, sig: tuple) -> np.ndarray:
+    def _raw_scores(self, snap: Snapshot, sig: _Sig) -> np.ndarray:
         """Per node, how many PreferNoSchedule taints these tolerations leave untolerated."""
         memo = self._memo.sync(snap)
         key = ("score", sig)
-        raw = memo.get(key)
+        raw: np.ndarray | None = memo.get(key)
         if raw is None:
             tolerations = _as_tolerations(sig)
             raw = np.zeros(snap.num_nodes, dtype=np.int64)
@@ -221,7 +231,8 @@ class TaintToleration(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin
         return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> np.ndarray:
-        return self._raw_scores(snap, self._sig(pod))[candidates]
+        scores: np.ndarray = self._raw_scores(snap, self._sig(pod))[candidates]
+        return scores
 
     def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> None:
         default_normalize_score(scores, reverse=True)
