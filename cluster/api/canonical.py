@@ -111,9 +111,10 @@ _TIMES = (schema.TIME, schema.MICRO_TIME)
 
 
 @cache
-def _carries(struct: schema.Struct) -> frozenset[str]:
-    """The fields of ``struct`` under which a quantity or a time can be found (pruning the walk)."""
-    return frozenset(name for name, t in struct.fields.items() if _type_carries(t, set()))
+def _carries(struct: schema.Struct) -> tuple[tuple[str, schema.Type], ...]:
+    """The fields of ``struct`` under which a quantity or a time can be found, with their
+    types (pruning the walk: a handful per struct, looked up in the object one by one)."""
+    return tuple((name, t) for name, t in struct.fields.items() if _type_carries(t, set()))
 
 
 def _type_carries(t: schema.Type, seen: set[str]) -> bool:
@@ -143,9 +144,10 @@ def _walk(t: schema.Type, value: Any) -> Any:
                 return value  # validation names it; nothing to rewrite
         return value
     if code == schema.STRUCT and t.struct is not None and isinstance(value, dict):
-        fields = t.struct.fields
-        for name in _carries(t.struct).intersection(value):
-            value[name] = _walk(fields[name], value[name])
+        for name, ft in _carries(t.struct):
+            v = value.get(name)
+            if v is not None:
+                value[name] = _walk(ft, v)
     elif code == schema.LIST and t.elem is not None and isinstance(value, list):
         for i, item in enumerate(value):
             value[i] = _walk(t.elem, item)
