@@ -8,7 +8,9 @@ hostname), succeeded and failed counts, the pod-failure backoff (``jobutil.backo
 ``suspend`` (and resume, which restarts the deadline's clock), ``podFailurePolicy``
 (FailJob, Ignore, Count) and the conditions and events a user sees
 (``FailureTarget``/``Failed`` with ``BackoffLimitExceeded``, ``DeadlineExceeded`` or
-``PodFailurePolicy``; ``SuccessCriteriaMet``/``Complete``). The shared machinery (the pod
+``PodFailurePolicy``; ``SuccessCriteriaMet``/``Complete``). An unfinished Job claims pods
+as upstream's: it adopts an orphan its selector matches and releases a pod whose labels
+stop matching (a released pod is no longer counted, neither as active nor as failed). The shared machinery (the pod
 index, expectations, slow start, events, refusals) is ``workload.WorkloadReconciler``'s.
 
 Who calls it: the controller-manager runs ``JobController``, a ``workloadstep.WorkloadStep``
@@ -27,8 +29,9 @@ A Job, as a state table:
 | complete  | (final)                                               | Complete condition, nothing     |
 
 Emulation: a pod created for a Job whose template declares no ``kubemu.io/run-seconds``
-gets ``default_run_seconds`` (5 s unless configured), so its container exits 0 then, as
-KWOK's default stages complete Job pods. Counting: kubemu remembers the pods it has
+runs as long as a plain ``sleep N`` command says (``jobutil.sleep_seconds``), else
+``default_run_seconds`` (5 s unless configured); its container then exits 0, as KWOK's
+default stages complete Job pods. Counting: kubemu remembers the pods it has
 counted instead of upstream's tracking finalizer; a restarted controller starts from the
 status's counts for pods that are gone. The backoff cap is 10 minutes (upstream since 1.27).
 """
@@ -36,7 +39,7 @@ status's counts for pods that are gone. The backoff cap is 10 minutes (upstream 
 from __future__ import annotations
 
 from ..api.annotations import RUN_SECONDS
-from ..api.objects import is_terminal, is_terminating, phase_of
+from ..api.objects import is_terminal, is_terminating, labels_of, phase_of
 from ..clock import parse_timestamp, rfc3339
 from . import jobutil as ju
 from .ownedpods import OwnerState, PodKey
@@ -85,7 +88,9 @@ class JobReconciler(WorkloadReconciler[_Job]):
         return st
 
     def _claimable(self, pod: Obj) -> bool:
-        return False  # Jobs adopt nothing: their selector names their own uid
+        # Upstream claims any pod not being deleted, finished ones too: an orphan whose
+        # labels match is adopted, an owned pod whose labels stop matching is released.
+        return not is_terminating(pod)
 
     def _rebuild(self, st: _Job) -> None:
         st.release = set()
@@ -98,7 +103,16 @@ class JobReconciler(WorkloadReconciler[_Job]):
             return
         uid = pod["metadata"].get("uid", "")
         if new is None:
+            got = self._index.get(key)
+            if got is not None and got[0] != st.uid and got[1]["metadata"].get("uid") == uid:
+                st.known.pop(uid, None)  # released (or orphaned), not gone: nothing to count
+                st.release.discard(key)
+                return
             self._gone(st, uid, old or {})
+            return
+        st.release.discard(key)
+        if self._claimable(new) and not st.selector.matches(labels_of(new)):
+            st.release.add(key)  # owned but no longer selected: released at the next claim
         elif is_terminal(new):
             self._finished(st, uid, new)
         else:
@@ -151,6 +165,7 @@ class JobReconciler(WorkloadReconciler[_Job]):
             st.base = {k: max(0, int(status.get(k) or 0) - len(getattr(st, k))) for k in ("succeeded", "failed")}
         if ju.has_condition(status, "Complete") or ju.has_condition(status, "Failed"):
             return
+        self._claim(st, now, w)
         spec = st.obj.get("spec") or {}
         pods = self._index.owned(st.uid)
         active = [p for p in pods.values() if is_pod_active(p)]
@@ -257,7 +272,8 @@ class JobReconciler(WorkloadReconciler[_Job]):
         m = pod["metadata"]
         annotations = m.setdefault("annotations", {})
         if self.default_run_seconds is not None and RUN_SECONDS not in annotations:
-            annotations[RUN_SECONDS] = f"{self.default_run_seconds:g}"
+            slept = ju.sleep_seconds(pod["spec"])
+            annotations[RUN_SECONDS] = f"{self.default_run_seconds if slept is None else slept:g}"
         if index is not None:
             annotations[ju.INDEX_KEY] = str(index)
             m.setdefault("labels", {})[ju.INDEX_KEY] = str(index)

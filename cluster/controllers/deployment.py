@@ -37,8 +37,10 @@ A Deployment, as a state table (one owner, no locks: a write in flight holds it)
 
 Upstream runs each step's writes one after another inside one sync; here a sync asks
 for the writes of one step and the next sync (after the watch shows them) goes on, so
-a step never acts on what it has not seen. Adoption of orphan ReplicaSets is not
-modelled (kubemu's Deployments own the ReplicaSets they create).
+a step never acts on what it has not seen. Claiming is such a step, as upstream's
+ClaimReplicaSets: a Deployment not being deleted adopts each orphan ReplicaSet (no
+controller reference, not being deleted) whose labels its selector matches, and releases
+each of its own whose labels it no longer matches; the next sync counts them.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from ..api.objects import is_terminal, is_terminating, name_of, namespace_of, ui
 from ..api.requests import Create, Delete, Request, Update, UpdateStatus
 from . import deploymentstatus as ds
 from . import deploymentutil as du
-from .ownedpods import controller_ref, owner_reference
+from .ownedpods import controller_ref, owner_reference, selector_of
 from .reconciler import Indexer, Obj, ObjectCache, Outcome, ReconcilerStep, Watches
 
 Key = tuple[str, str]
@@ -68,6 +70,7 @@ class _Deployment:
     awaiting: set[str] = field(default_factory=set)  # ReplicaSets created, not yet seen
     since: float = 0.0  # when the writes in flight were sent
     wake: float | None = None
+    restatus: bool = False  # the status changed here (a collision): written even if it looks equal
 
     @property
     def uid(self) -> str:
@@ -109,6 +112,7 @@ class DeploymentReconciler:
         self._rs_owner: dict[Key, str] = {}  # ReplicaSet -> its Deployment's uid
         self._owned: dict[str, set[Key]] = {}  # Deployment uid -> its ReplicaSets
         self._rs_uid: dict[str, Key] = {}
+        self._orphans: dict[str, set[Key]] = {}  # namespace -> ReplicaSets with no controller
         self._shadow: dict[Key, Obj] = {}  # ReplicaSets updated, as last seen, until the echo
         self._pods: dict[str, set[Key]] = {}  # ReplicaSet uid -> its pods not yet terminal
         self._pod_rs: dict[Key, str] = {}
@@ -156,7 +160,9 @@ class DeploymentReconciler:
         old_owner = self._rs_owner.pop(key, None)
         if old_owner is not None:
             self._owned.get(old_owner, set()).discard(key)
+            self._landed(old_owner, key, rs)  # a release's echo: it no longer holds its owner
             self._touch(old_owner)
+        self._orphans.get(key[0], set()).discard(key)
         if etype == "DELETED":
             self._rs.pop(key, None)
             self._rs_uid.pop(uid_of(rs), None)
@@ -164,18 +170,26 @@ class DeploymentReconciler:
         self._rs[key] = rs
         self._rs_uid[uid_of(rs)] = key
         ref = controller_ref(rs)
-        if ref is None or ref.get("kind") != "Deployment":
+        if ref is None:
+            self._orphans.setdefault(key[0], set()).add(key)
+            self._named.extend(k for k, d in self._deps.items() if k[0] == key[0] and _selects(d.obj, rs))
+            return
+        if ref.get("kind") != "Deployment":
             return
         owner = ref.get("uid", "")
         self._rs_owner[key] = owner
         self._owned.setdefault(owner, set()).add(key)
+        self._landed(owner, key, rs)
+        self._touch(owner)
+
+    def _landed(self, owner: str, key: Key, rs: Obj) -> None:
+        """The watch shows ``rs``: a create or update of it by ``owner`` in flight landed."""
         st = self._deps.get(self._by_uid.get(owner, ("", "")))
         if st is not None:
             st.awaiting.discard(key[1])
             sent = st.inflight.get(key[1])
             if sent is not None and sent != (rs.get("metadata") or {}).get("resourceVersion"):
                 del st.inflight[key[1]]
-        self._touch(owner)
 
     def _on_pod(self, etype: str, pod: Obj) -> None:
         """Only Recreate reads pods: it waits until the old ones are gone."""
@@ -235,6 +249,8 @@ class DeploymentReconciler:
                 st.awaiting.discard(name)
                 if error.reason != "AlreadyExists":
                     self._event(st, "FailedCreate", f"Error creating replica set: {error}", now, "Warning")
+                elif self._rs_owner.get(_key(req.obj)) != st.uid:
+                    self._collided(st)
         elif isinstance(req, Update) and req.obj.get("kind") == "ReplicaSet":
             st.inflight.pop(name_of(req.obj), None)
             shadow = self._shadow.pop(_key(req.obj), None)
@@ -243,6 +259,13 @@ class DeploymentReconciler:
         elif isinstance(req, (Update, UpdateStatus)):  # the Deployment's annotation or status
             st.inflight.pop("", None)
             st.obj = st.seen  # the apiserver's copy stands: the reconcile writes it again
+
+    def _collided(self, st: _Deployment) -> None:
+        """Another object holds the new ReplicaSet's name: count a collision, so the next
+        hash (and name) differs (upstream's status.collisionCount)."""
+        status = dict(st.obj.get("status") or {})
+        status["collisionCount"] = int(status.get("collisionCount") or 0) + 1
+        st.obj, st.restatus = {**st.obj, "status": status}, True
 
     def _replicasets(self, st: _Deployment) -> list[Obj]:
         keys = sorted(self._owned.get(st.uid, ()))
@@ -256,6 +279,8 @@ class DeploymentReconciler:
         if is_terminating(st.obj):
             self._write_status(st, owned, du.find_new(spec.get("template") or {}, owned), base, now, w, False)
             return
+        if self._claim(st, owned, now, w):
+            return  # the next sync, once the watch shows the claims, counts them
         ds.paused_conditions(spec, base, now)
         new = du.find_new(spec.get("template") or {}, owned)
         old = [rs for rs in owned if rs is not new]
@@ -276,6 +301,25 @@ class DeploymentReconciler:
         current = [self._rs.get(_key(rs), rs) for rs in everything]  # with this sync's writes
         new = self._rs.get(_key(new), new) if new is not None else None
         self._write_status(st, current, new, base, now, w, True)
+
+    def _claim(self, st: _Deployment, owned: list[Obj], now: float, w: list[Request]) -> bool:
+        """Adopt matching orphan ReplicaSets, release owned ones that no longer match
+        (upstream ClaimReplicaSets); True when that sent writes."""
+        if selector_of(st.obj).matches_nothing:
+            return False
+        sent = False
+        for rs in owned:
+            if not _selects(st.obj, rs):
+                refs = [r for r in rs["metadata"].get("ownerReferences") or () if r.get("uid") != st.uid]
+                self._send_rs(st, rs, {**rs, "metadata": {**rs["metadata"], "ownerReferences": refs}}, now, w)
+                sent = True
+        for key in sorted(self._orphans.get(namespace_of(st.obj), ())):
+            rs = self._rs[key]  # a claim in flight already shows its controller here
+            if controller_ref(rs) is None and not is_terminating(rs) and _selects(st.obj, rs):
+                refs = [*(rs["metadata"].get("ownerReferences") or ()), owner_reference(st.obj, "Deployment")]
+                self._send_rs(st, rs, {**rs, "metadata": {**rs["metadata"], "ownerReferences": refs}}, now, w)
+                sent = True
+        return sent
 
     def _busy(self, st: _Deployment) -> bool:
         return bool(st.inflight or st.awaiting)
@@ -501,13 +545,17 @@ class DeploymentReconciler:
         st.wake = ds.deadline_wakeup(spec, status) if rollout else None
         if st.wake is not None and st.wake <= now:
             st.wake = None
-        if status == (st.obj.get("status") or {}):
+        if status == (st.obj.get("status") or {}) and not st.restatus:
             return
-        st.obj = {**st.obj, "status": status}
+        st.obj, st.restatus = {**st.obj, "status": status}, False
         w.append(UpdateStatus("Deployment", namespace_of(st.obj), name_of(st.obj), st.uid, status))
 
     def _event(self, st: _Deployment, reason: str, message: str, now: float, type: str = "Normal") -> None:
         self._events.append(make_event(st.obj, reason, message, now, type=type, component=self.COMPONENT))
+
+
+def _selects(deployment: Obj, rs: Obj) -> bool:
+    return selector_of(deployment).matches((rs.get("metadata") or {}).get("labels") or {})
 
 
 def _earliest(*times: float | None) -> float | None:

@@ -2,7 +2,8 @@
 
 Owns the pod-failure backoff (``backoff_delay``), the compressed index list of Indexed
 Jobs (``compress_indexes``), a pod's completion index, which podFailurePolicy rule a
-failed pod matches (``match_failure_policy``) and the Job's conditions. Called by
+failed pod matches (``match_failure_policy``), the Job's conditions, and how long a pod
+whose command is a plain ``sleep N`` runs (``sleep_seconds``). Called by
 ``batchjob.JobController``; tests drive them with tables.
 """
 
@@ -138,3 +139,25 @@ def with_condition(
 
 def has_condition(status: dict[str, Any], kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True" for c in status.get("conditions") or ())
+
+
+_SHELLS = ("sh", "/bin/sh", "bash", "/bin/bash")
+
+
+def sleep_seconds(pod_spec: dict[str, Any]) -> float | None:
+    """The longest ``sleep N`` an app container of ``pod_spec`` runs (``["sleep", "300"]``,
+    or ``sh -c "sleep 300"``), or None when none is that plain: the emulated pod then runs
+    as long as the command says instead of the default."""
+    found: list[float] = []
+    for c in pod_spec.get("containers") or ():
+        argv = [str(a) for a in (c.get("command") or ())] + [str(a) for a in (c.get("args") or ())]
+        if len(argv) == 3 and argv[0] in _SHELLS and argv[1] == "-c":
+            argv = argv[2].split()
+        if len(argv) == 2 and argv[0] in ("sleep", "/bin/sleep"):
+            try:
+                seconds = float(argv[1])
+            except ValueError:
+                continue
+            if seconds >= 0 and seconds == seconds and seconds != float("inf"):
+                found.append(seconds)
+    return max(found) if found else None

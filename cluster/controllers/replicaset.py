@@ -32,15 +32,23 @@ applies them:
 - A deleted ReplicaSet's pods are the garbage collector's (``garbagecollector.py``),
   through their ownerReferences, as the delete's propagation policy says.
 
-Deviations: no ``ReplicaFailure`` condition (failures show as ``FailedCreate`` /
-``FailedDelete`` Events); ``SuccessfulDelete`` is recorded when the delete is asked for.
+- A refused pod create or delete (a quota, say) sets the ``ReplicaFailure`` condition
+  (reason ``FailedCreate`` or ``FailedDelete``, the apiserver's message), beside the
+  Event; it is removed once the pod count is as wanted.
+
+Deviations: the refusal is read by the reconcile after the one that asked (upstream
+sees it within the same sync), so the condition comes one reconcile later;
+``SuccessfulDelete`` is recorded when the delete is asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..api.errors import NotAttempted, StatusError
 from ..api.objects import labels_of
+from ..clock import rfc3339
+from .ownedpods import _not_found, error_text
 from .reconciler import Obj, Watches
 from .scaledown import DELETION_COST, Ranked, deletion_order, pods_to_delete
 from .workload import (
@@ -51,6 +59,7 @@ from .workload import (
     WorkloadReconciler,
     Writes,
     available_at,
+    controller_ref,
     is_pod_active,
     is_pod_ready,
 )
@@ -66,6 +75,7 @@ __all__ = [
 ]
 
 _ZERO = (0, 0, 0)
+REPLICA_FAILURE = "ReplicaFailure"
 
 
 # ---- the status ----------------------------------------------------------------------
@@ -114,7 +124,12 @@ class _ReplicaSet(OwnerState):
         "next_available",
         "facts",
         "seen",
+        "failure",
     )
+
+    def __init__(self, obj: Obj) -> None:
+        super().__init__(obj)
+        self.failure: tuple[str, str] | None = None  # (reason, message) of the last refused create or delete
 
     def configure(self) -> None:
         spec = self.obj.get("spec") or {}
@@ -144,6 +159,18 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
 
     def _new_state(self, obj: Obj) -> _ReplicaSet:
         return _ReplicaSet(obj)
+
+    def _create_refused(self, rs: _ReplicaSet | None, pod: Obj, error: StatusError, now: float) -> None:
+        super()._create_refused(rs, pod, error, now)
+        ref = controller_ref(pod)
+        if rs is not None and ref is not None and ref.get("uid") == rs.uid and not isinstance(error, NotAttempted):
+            rs.failure = ("FailedCreate", error_text(error))
+
+    def _delete_refused(self, rs: _ReplicaSet | None, key: PodKey, uid: str, error: StatusError, now: float) -> None:
+        owned = rs is not None and key in self._index.owned(rs.uid)
+        super()._delete_refused(rs, key, uid, error, now)
+        if rs is not None and owned and not _not_found(error):
+            rs.failure = ("FailedDelete", error_text(error))
 
     def _claimable(self, pod: Obj) -> bool:
         return is_pod_active(pod)  # upstream claims among active pods only
@@ -186,6 +213,8 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
         self._claim(rs, now, w)
         if self._may_manage(rs, now):
             self._manage(rs, now, w)
+        if rs.active == rs.replicas:
+            rs.failure = None  # as wanted (even while backing off): upstream's next manage has no error
         self._write_status(rs, self._status(rs, now), w)
 
     def _manage(self, rs: _ReplicaSet, now: float, w: Writes) -> None:
@@ -225,10 +254,25 @@ class ReplicaSetReconciler(WorkloadReconciler[_ReplicaSet]):
         }
         if rs.generation is not None:
             status["observedGeneration"] = rs.generation
-        return status
+        return _with_failure(status, rs.failure, now)
 
     def _wakeups(self, rs: _ReplicaSet, now: float) -> tuple[float | None, ...]:
         return (rs.next_available,)
+
+
+def _with_failure(status: Obj, failure: tuple[str, str] | None, now: float) -> Obj:
+    """``status`` with its ``ReplicaFailure`` condition added (kept as it is if present)
+    or removed, as upstream's calculateStatus."""
+    conds = list(status.get("conditions") or ())
+    present = any(c.get("type") == REPLICA_FAILURE for c in conds)
+    if failure is not None and not present:
+        reason, message = failure
+        cond = {"type": REPLICA_FAILURE, "status": "True", "lastTransitionTime": rfc3339(now)}
+        return {**status, "conditions": [*conds, {**cond, "reason": reason, "message": message}]}
+    if failure is None and present:
+        kept = [c for c in conds if c.get("type") != REPLICA_FAILURE]
+        return {**{k: v for k, v in status.items() if k != "conditions"}, **({"conditions": kept} if kept else {})}
+    return status
 
 
 class ReplicaSetController(WorkloadStep):

@@ -37,10 +37,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..api.codec import clone
 from ..api.objects import name_of, namespace_of
 from ..clock import parse_timestamp
+from .daemonsetupdate import HASH_LABEL as DAEMONSET_HASH_LABEL
 from .ownedpods import EXPECTATIONS_TIMEOUT, controller_ref, owner_reference
 from .reconciler import Obj
 
@@ -84,8 +86,36 @@ def revision_name(set_name: str, hash_: str) -> str:
 
 
 def revision_data(template: Obj) -> Obj:
-    """The patch a revision stores (upstream getPatch): the template, replaced whole."""
-    return {"spec": {"template": {**template, "$patch": "replace"}}}
+    """The patch a revision stores (upstream getPatch): the template, replaced whole, shaped
+    as Go writes it (``go_shaped``), so a client comparing the revision's bytes with its
+    own rendering of the owner (upstream's DaemonSet ``Match``) finds them equal."""
+    return go_shaped({"spec": {"template": {**template, "$patch": "replace"}}})
+
+
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def go_shaped(data: Obj) -> Obj:
+    """``data`` (a revision patch) with the zero fields Go's ``json.Marshal`` writes for a
+    pod template (``metadata.creationTimestamp: null``, each container's ``resources: {}``)
+    and every map's keys sorted, as Go writes a map: the served bytes then match upstream's."""
+    template = dict(data["spec"]["template"])
+    template["metadata"] = {"creationTimestamp": None, **(template.get("metadata") or {})}
+    spec = dict(template.get("spec") or {})
+    for field_name in _CONTAINER_LISTS:
+        if isinstance(spec.get(field_name), list):
+            spec[field_name] = [{"resources": {}, **c} if isinstance(c, dict) else c for c in spec[field_name]]
+    template["spec"] = spec
+    shaped: Obj = _sorted({**data, "spec": {**data["spec"], "template": template}})
+    return shaped
+
+
+def _sorted(value: object) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
 
 
 def template_of(revision: Obj | None) -> Obj | None:
@@ -113,7 +143,10 @@ def new_revision(sts: Obj, number: int, collisions: int, kind: str = "StatefulSe
     template = clone(spec.get("template") or {})
     data = revision_data(template)
     hash_ = revision_hash(data, collisions)
-    labels = {**((template.get("metadata") or {}).get("labels") or {}), HASH_LABEL: hash_}
+    # A DaemonSet labels its revisions as its pods, with controller-revision-hash (upstream's
+    # DefaultDaemonSetUniqueLabelKey); a StatefulSet with the history package's label.
+    label = DAEMONSET_HASH_LABEL if kind == "DaemonSet" else HASH_LABEL
+    labels = {**((template.get("metadata") or {}).get("labels") or {}), label: hash_}
     meta: Obj = {
         "name": revision_name(name_of(sts), hash_),
         "namespace": namespace_of(sts),

@@ -40,6 +40,7 @@ DEFAULT_UNPULLABLE = (
     "*:nonexistent",
     "*:non-existing",
     "*:does-not-exist",
+    "*:404",  # the Deployment conformance tests' image that never pulls (webserver:404)
 )
 # Registries that answer only with credentials (the e2e suite's authenticated images).
 PRIVATE = ("gcr.io/authenticated-image-pulling/*", "gcr.io/k8s-authenticated-test/*")

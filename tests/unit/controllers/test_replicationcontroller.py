@@ -3,7 +3,9 @@
 
 from workload_builders import Fake
 
+from cluster.api.errors import Forbidden, NotAttempted
 from cluster.api.requests import UpdateStatus
+from cluster.clock import rfc3339
 from cluster.controllers.replicationcontroller import ReplicationControllerController, as_replicaset
 
 
@@ -67,3 +69,33 @@ def test_replicasets_and_their_pods_are_not_the_rc_controllers():
     rs = {**rc(), "apiVersion": "apps/v1", "kind": "ReplicaSet"}
     w = Fake(ReplicationControllerController()).add(rs).sync()
     assert w.pod_creates == [] and w.requests == []
+
+
+def _statuses(w) -> list[dict]:
+    return [r.status for r in w.requests if isinstance(r, UpdateStatus)]
+
+
+def test_a_quota_refusal_sets_replica_failure_until_the_count_is_as_wanted():
+    f = Fake(ReplicationControllerController()).add(rc(replicas=3))
+    f.land(f.sync(), fail=1, error=Forbidden('pods "legacy-2" is forbidden: exceeded quota: q'))
+    (status,) = _statuses(f.sync())
+    assert status["conditions"] == [
+        {
+            "type": "ReplicaFailure",
+            "status": "True",
+            "lastTransitionTime": rfc3339(0),
+            "reason": "FailedCreate",
+            "message": 'pods "legacy-2" is forbidden: exceeded quota: q',
+        }
+    ]
+    assert status["replicas"] == 2
+    f.modify({**rc(replicas=2, generation=2), "status": status})
+    (status,) = _statuses(f.sync())
+    assert "conditions" not in status and status["observedGeneration"] == 2
+
+
+def test_a_slow_start_create_left_unattempted_sets_no_failure():
+    f = Fake(ReplicationControllerController()).add(rc(replicas=1))
+    (req,) = f.sync().pod_creates
+    f.ctrl.on_create_failed(req, NotAttempted("not attempted"), f.now)
+    assert all("conditions" not in s for s in _statuses(f.sync()))

@@ -50,6 +50,7 @@ def test_references_are_normalised_as_containerd_names_them(image, ref):
         ("invalid.registry.k8s.io/invalid/alpine:3.1", False, "lookup invalid.registry.k8s.io: no such host"),
         (BAD, False, f"{BAD}: not found"),
         ("foo:non-existent", False, "docker.io/library/foo:non-existent: not found"),
+        ("webserver:404", False, "docker.io/library/webserver:404: not found"),
         ("gcr.io/google_samples/gb-redisslave:nonexistent", False, "not found"),
         ("localhost/app:1", False, "dial tcp 127.0.0.1:443: connect: connection refused"),
         ("registry.invalid/app", False, "lookup registry.invalid: no such host"),
