@@ -14,7 +14,12 @@ pytestmark = pytest.mark.ray
 
 
 def pod(name):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+    }
 
 
 async def test_watch_returns_as_soon_as_something_is_written(ray_local):

@@ -27,7 +27,12 @@ def actor(tmp_path):
 
 
 def pod(name):
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+    }
 
 
 def fail_next_commit(actor):

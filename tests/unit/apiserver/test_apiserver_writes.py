@@ -15,7 +15,9 @@ from cluster.kubelet.component import lease
 
 def test_pod_defaults():
     api = APIServer()
-    pod = api.create(make_pod(containers=[{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]), 5)
+    pod = api.create(
+        make_pod(containers=[{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]), 5
+    )
     spec = pod["spec"]
     assert spec["terminationGracePeriodSeconds"] == 30
     assert spec["schedulerName"] == "default-scheduler"

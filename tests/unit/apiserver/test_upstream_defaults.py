@@ -111,7 +111,10 @@ def test_a_bare_service_as_stored(path, want):
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {"name": "web"},
-        "spec": {"selector": {"app": "web"}, "ports": [{"name": "a", "port": 8080}, {"name": "b", "port": 81, "targetPort": "http"}]},
+        "spec": {
+            "selector": {"app": "web"},
+            "ports": [{"name": "a", "port": 8080}, {"name": "b", "port": 81, "targetPort": "http"}],
+        },
     }
     stored = create(svc)
     assert at(stored["spec"], path) == want
@@ -134,7 +137,9 @@ def test_a_bare_service_as_stored(path, want):
     ],
 )
 def test_service_defaults_by_type(spec, want):
-    stored = create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}], **spec}})["spec"]
+    stored = create(
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}], **spec}}
+    )["spec"]
     assert {k: stored.get(k) for k in want} == want
     if spec.get("type") == "ExternalName":
         assert "ipFamilyPolicy" not in stored and "internalTrafficPolicy" not in stored

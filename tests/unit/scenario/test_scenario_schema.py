@@ -69,7 +69,14 @@ def test_set_overrides_before_validation():
         ),
         (
             scenario(
-                [{"repeat": 2, "template": pod(containers=[{"name": "c", "image": "i", "resources": {"limits": {"memory": "1Q"}}}])}]
+                [
+                    {
+                        "repeat": 2,
+                        "template": pod(
+                            containers=[{"name": "c", "image": "i", "resources": {"limits": {"memory": "1Q"}}}]
+                        ),
+                    }
+                ]
             ),
             'spec.objects[0].template.spec.containers[0].resources.limits[memory]: Invalid value: "1Q": is not a quantity',
         ),
@@ -120,7 +127,9 @@ def test_shipped_scenarios_load(path):
 def test_cli_exits_nonzero_with_one_line_and_starts_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(
-        yaml.safe_dump(scenario([pod(containers=[{"name": "c", "image": "i", "resources": {"requests": {"cpu": "250x"}}}])]))
+        yaml.safe_dump(
+            scenario([pod(containers=[{"name": "c", "image": "i", "resources": {"requests": {"cpu": "250x"}}}])])
+        )
     )
     out = subprocess.run(
         [sys.executable, "-m", "actors.harness.cli", "run", str(bad)], cwd=ROOT, capture_output=True, text=True
