@@ -101,25 +101,8 @@ def _milli(q: Qty) -> int:
 
 
 def _check(t: str, item: Obj, req: dict[str, Qty], lim: dict[str, Qty]) -> list[str]:
-    out = []
-    for name, raw in sorted((item.get("min") or {}).items()):
-        bound = qty(raw)
-        per = f"minimum {name} usage per {t} is {render(bound)}"
-        if name not in req:
-            out.append(f"{per}.  No request is specified")
-        elif _milli(req[name]) < _milli(bound):
-            out.append(f"{per}, but request is {render(req[name])}")
-        elif name in lim and _milli(lim[name]) < _milli(bound):
-            out.append(f"{per}, but limit is {render(lim[name])}")
-    for name, raw in sorted((item.get("max") or {}).items()):
-        bound = qty(raw)
-        per = f"maximum {name} usage per {t} is {render(bound)}"
-        if name not in lim:
-            out.append(f"{per}.  No limit is specified")
-        elif _milli(lim[name]) > _milli(bound):
-            out.append(f"{per}, but limit is {render(lim[name])}")
-        elif name in req and _milli(req[name]) > _milli(bound):
-            out.append(f"{per}, but request is {render(req[name])}")
+    """A container's or a pod's requests and limits against one LimitRange item."""
+    out = _below_min(t, item, req, lim) + _above_max(t, item, (lim, "limit"), (req, "request"))
     for name, raw in sorted((item.get("maxLimitRequestRatio") or {}).items()):
         bound = qty(raw)
         per = f"{name} max limit to request ratio per {t} is {render(bound)}"
@@ -134,6 +117,11 @@ def _check(t: str, item: Obj, req: dict[str, Qty], lim: dict[str, Qty]) -> list[
 
 
 def _check_claim(t: str, item: Obj, req: dict[str, Qty]) -> list[str]:
+    """A claim's storage request against one LimitRange item (a claim has no limits)."""
+    return _below_min(t, item, req, {}) + _above_max(t, item, (req, "request"), ({}, ""))
+
+
+def _below_min(t: str, item: Obj, req: dict[str, Qty], lim: dict[str, Qty]) -> list[str]:
     out = []
     for name, raw in sorted((item.get("min") or {}).items()):
         bound = qty(raw)
@@ -142,11 +130,23 @@ def _check_claim(t: str, item: Obj, req: dict[str, Qty]) -> list[str]:
             out.append(f"{per}.  No request is specified")
         elif _milli(req[name]) < _milli(bound):
             out.append(f"{per}, but request is {render(req[name])}")
+        elif name in lim and _milli(lim[name]) < _milli(bound):
+            out.append(f"{per}, but limit is {render(lim[name])}")
+    return out
+
+
+def _above_max(t: str, item: Obj, first: tuple[dict[str, Qty], str], then: tuple[dict[str, Qty], str]) -> list[str]:
+    """``max`` against ``first`` (which must be given), then ``then`` (the limits and then the
+    requests of a pod; a claim's requests alone)."""
+    (values, word), (others, other_word) = first, then
+    out = []
     for name, raw in sorted((item.get("max") or {}).items()):
         bound = qty(raw)
         per = f"maximum {name} usage per {t} is {render(bound)}"
-        if name not in req:
-            out.append(f"{per}.  No request is specified")
-        elif _milli(req[name]) > _milli(bound):
-            out.append(f"{per}, but request is {render(req[name])}")
+        if name not in values:
+            out.append(f"{per}.  No {word} is specified")
+        elif _milli(values[name]) > _milli(bound):
+            out.append(f"{per}, but {word} is {render(values[name])}")
+        elif name in others and _milli(others[name]) > _milli(bound):
+            out.append(f"{per}, but {other_word} is {render(others[name])}")
     return out
