@@ -100,6 +100,19 @@ def claim_ref(pv: Obj) -> Obj | None:
     return ref if isinstance(ref, dict) else None
 
 
+def reference_to(claim: Obj) -> Obj:
+    """The claimRef a binder writes into a volume for ``claim`` (upstream's GetReference)."""
+    cm = claim.get("metadata") or {}
+    return {
+        "kind": "PersistentVolumeClaim",
+        "namespace": cm.get("namespace", ""),
+        "name": cm.get("name", ""),
+        "uid": cm.get("uid", ""),
+        "apiVersion": "v1",
+        "resourceVersion": cm.get("resourceVersion", ""),
+    }
+
+
 def bound_to(pv: Obj, claim: Obj) -> bool:
     """upstream IsVolumeBoundToClaim: the claimRef names the claim (and its uid, if any)."""
     ref = claim_ref(pv)

@@ -144,15 +144,7 @@ class PersistentVolumeReconciler:
     def _bind(self, pv: Obj, claim: Obj, out: _Out) -> None:
         """upstream bind(): the volume's claimRef and phase, then the claim's volumeName,
         annotations and status (capacity and access modes copied from the volume)."""
-        cm = claim.get("metadata") or {}
-        ref = {
-            "kind": CLAIM,
-            "namespace": cm.get("namespace", ""),
-            "name": cm.get("name", ""),
-            "uid": cm.get("uid", ""),
-            "apiVersion": "v1",
-            "resourceVersion": cm.get("resourceVersion", ""),
-        }
+        ref = vol.reference_to(claim)
         current = vol.claim_ref(pv) or {}
         pv_patch: Obj = {}
         if any(current.get(k) != ref[k] for k in ("namespace", "name", "uid")):

@@ -222,16 +222,11 @@ def _unresolvable(reason: str) -> Status:
 
 def _bind_volume(pv: Obj, claim: Obj) -> Request:
     """upstream's binder: the volume's claimRef, marked bound by the controller."""
-    cm, pm = claim.get("metadata") or {}, pv.get("metadata") or {}
-    ref = {
-        "kind": CLAIM,
-        "namespace": cm.get("namespace", ""),
-        "name": cm.get("name", ""),
-        "uid": cm.get("uid", ""),
-        "apiVersion": "v1",
-        "resourceVersion": cm.get("resourceVersion", ""),
+    pm = pv.get("metadata") or {}
+    patch = {
+        "metadata": {"annotations": {vol.BOUND_BY_CONTROLLER: "yes"}},
+        "spec": {"claimRef": vol.reference_to(claim)},
     }
-    patch = {"metadata": {"annotations": {vol.BOUND_BY_CONTROLLER: "yes"}}, "spec": {"claimRef": ref}}
     return Patch(VOLUME, "", pm.get("name", ""), pm.get("uid", ""), VolumeMerge(pm.get("resourceVersion", ""), patch))
 
 
