@@ -214,14 +214,8 @@ class Denied(StatusError):
         return self.answer_code
 
     def status(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "code": self.answer_code,
-        }
+        out = super().status()  # its code is the webhook's (``code``); its reason, the webhook's or none
+        del out["reason"]
         if self.answer_reason:
             out["reason"] = self.answer_reason
         if self.details:
