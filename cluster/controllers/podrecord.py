@@ -9,8 +9,16 @@ DefaultTolerationSeconds tolerations) and the bytes, decoded only when a whole p
 needed again: when pod GC or the taint manager writes about the pod (its uid, its status
 as last seen, a condition, an Event naming it). Writes are rare next to events.
 
+The bytes of a record that stays current (most pods: created, bound, Running, then quiet
+for the rest of the run) are compressed once ``YOUNG`` newer records have been made:
+deflate against a recent pod's bytes as its preset dictionary, since pods differ from one
+another in a few names, uids and times, takes a density pod's 1,030 bytes to about 170
+for some 11 microseconds, once per pod rather than once per event. A record that is
+replaced while young is never compressed.
+
 A record is read-only once built: one record is handed to every controller that keeps
-records, so none may change it. ``pod()`` returns a fresh dict each call.
+records, so none may change it (its builder alone swaps its bytes for their compressed
+form, which ``pod()`` reads the same). ``pod()`` returns a fresh dict each call.
 
 Who calls it: ``manager.ControllerManager`` builds one record per pod watch event (from
 the event's object and its ``raw`` bytes), hands it to each controller with an
@@ -23,6 +31,7 @@ decodes it for a controller whose parking ends); ``podgc.PodGC`` and
 from __future__ import annotations
 
 import sys
+import zlib
 from typing import Any
 
 from ..api.codec import decode, encode
@@ -35,12 +44,20 @@ Key = tuple[str, str]  # (namespace, name)
 # is an economy, not a rule: an unshared list compares equal all the same).
 MAX_SHARED_TOLERATIONS = 1024
 NO_TIME = float("-inf")
+# Records made since a record was made, before its bytes are compressed if it is still
+# the pod's current record; also how many records one preset dictionary serves.
+YOUNG = 4096
+# A compressed record's bytes start with 0, which never starts a pod's msgpack (a map).
+PACKED = 0
+# deflate's parameters: a 4 KB window holds the dictionary and most of a pod; level 4
+# compresses density pods as well as level 9 at a fifth of its time.
+_LEVEL, _WBITS, _MEM_LEVEL = 4, -12, 4
 
 
 class PodRecord:
     """What pod GC and the taint manager read of one version of a pod (read-only)."""
 
-    __slots__ = ("key", "node", "phase", "evicted", "terminating", "created", "tolerations", "raw")
+    __slots__ = ("key", "node", "phase", "evicted", "terminating", "created", "tolerations", "raw", "zdict")
 
     def __init__(
         self,
@@ -62,7 +79,8 @@ class PodRecord:
         # only: it orders them for pod GC, and a running pod costs no float this way.
         self.created = created
         self.tolerations = tolerations  # spec.tolerations, possibly shared with other records
-        self.raw = raw
+        self.raw = raw  # the pod's bytes, or (first byte ``PACKED``) their compressed form
+        self.zdict: bytes | None = None  # the preset dictionary the bytes are compressed against
 
     @property
     def terminal(self) -> bool:
@@ -70,19 +88,32 @@ class PodRecord:
 
     def pod(self) -> dict[str, Any]:
         """The whole pod as last seen, decoded afresh (the caller may change it)."""
-        pod: dict[str, Any] = decode(self.raw)
+        pod: dict[str, Any] = decode(self.encoded())
         return pod
+
+    def encoded(self) -> bytes:
+        """The pod's bytes (decompressed when the builder compressed them)."""
+        raw = self.raw
+        if not raw or raw[0] != PACKED:
+            return raw
+        return zlib.decompressobj(_WBITS, zdict=self.zdict or b"").decompress(raw[1:])
 
 
 class PodRecords:
     """Builds records, sharing equal tolerations lists between them (see the module)."""
 
-    __slots__ = ("_tolerations", "_last", "_stamp")
+    __slots__ = ("_tolerations", "_last", "_stamp", "_young", "_young_limit", "_zdict", "_zdict_uses", "packed")
 
-    def __init__(self) -> None:
+    def __init__(self, young: int | None = None) -> None:
+        """``young``: records made after a record before it is compressed (``YOUNG``)."""
         self._tolerations = SharedValues(MAX_SHARED_TOLERATIONS)
         self._last: list[dict[str, Any]] | None = None  # the most recent shared list: the fast path
         self._stamp: tuple[str, float] = ("", NO_TIME)  # the last creationTimestamp read
+        self._young: dict[Key, PodRecord] = {}  # each pod's current record, oldest first, not yet compressed
+        self._young_limit = YOUNG if young is None else young
+        self._zdict = b""  # the preset dictionary: a recent pod's bytes
+        self._zdict_uses = 0
+        self.packed = 0  # records compressed so far
 
     def make(self, pod: dict[str, Any], raw: bytes | None, key: Key | None = None) -> PodRecord:
         """The record of ``pod``; ``raw`` is its encoded bytes (encoded here when None).
@@ -93,7 +124,7 @@ class PodRecords:
         status = pod.get("status") or {}
         phase = status.get("phase") or ""
         terminal = phase in ("Succeeded", "Failed")
-        return PodRecord(
+        rec = PodRecord(
             (sys.intern(m.get("namespace", "")), m.get("name", "")) if key is None else key,
             sys.intern(spec.get("nodeName") or ""),
             sys.intern(phase),
@@ -103,6 +134,34 @@ class PodRecords:
             self._shared(spec.get("tolerations")),
             encode(pod) if raw is None else raw,
         )
+        self._age(rec)
+        return rec
+
+    def forget(self, key: Key) -> None:
+        """The pod is gone (its DELETED's record was made): its record is not compressed."""
+        self._young.pop(key, None)
+
+    def _age(self, rec: PodRecord) -> None:
+        """``rec`` is its pod's current record: the oldest current record past ``YOUNG``
+        newer ones is compressed (the pod has probably settled)."""
+        young = self._young
+        young.pop(rec.key, None)  # its previous record, if young, will never be compressed
+        young[rec.key] = rec
+        if len(young) > self._young_limit:
+            self._pack(young.pop(next(iter(young))))
+
+    def _pack(self, rec: PodRecord) -> None:
+        raw = rec.raw
+        if not raw or raw[0] == PACKED:
+            return
+        if self._zdict_uses >= self._young_limit or not self._zdict:
+            self._zdict, self._zdict_uses = raw, 0  # pods change over a run: a recent one
+        z = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, self._zdict)
+        packed = bytes((PACKED,)) + z.compress(raw) + z.flush()
+        self._zdict_uses += 1
+        if len(packed) < len(raw):
+            rec.raw, rec.zdict = packed, self._zdict
+            self.packed += 1
 
     def _created(self, stamp: Any) -> float:
         if not isinstance(stamp, str):
