@@ -44,7 +44,9 @@ from .selectors import (
     is_label_value,
     is_qualified_name,
 )
+from .networkvalidation import check_endpoints, check_ingress, check_network_policy
 from .servicevalidation import check_resource_quota, check_service
+from .storagevalidation import check_persistent_volume, check_persistent_volume_claim
 from .validationfields import (
     NO_VALUE,
     Errors,
@@ -540,6 +542,11 @@ kindspec.attach_all(
         "ConfigMap": check_config_map,
         "Service": check_service,
         "ResourceQuota": check_resource_quota,
+        "PersistentVolume": check_persistent_volume,
+        "PersistentVolumeClaim": check_persistent_volume_claim,
+        "Endpoints": check_endpoints,
+        "Ingress": check_ingress,
+        "NetworkPolicy": check_network_policy,
         # The workload kinds' own rules (upstream's messages), then their pod templates.
         **{kind: (lambda obj, path, kind=kind: _check_workload_kind(kind, obj, path)) for kind in WORKLOAD_CHECKS},
     },

@@ -89,15 +89,18 @@ class MasterServices:
             current = store.get("Service", NAMESPACE, NAME)  # served on another port: upstream reconciles
             current["spec"]["ports"] = self.service(first)["spec"]["ports"]
             api.update(current, now)
+        # The endpoints list the address kubemu is served at, usually loopback, which
+        # upstream's Endpoints rules refuse (a real apiserver never advertises loopback):
+        # written as the apiserver's own objects, so clients looking the Service up find it.
         for kind, want in (("Endpoints", self.endpoints()), ("EndpointSlice", self.slice())):
             have = store.peek(kind, NAMESPACE, NAME)
             if have is None:
-                api.create(want, now)
+                api.create(want, now, trusted=True)
             elif _payload(have) != _payload(want):
                 current = store.get(kind, NAMESPACE, NAME)
                 current.update({k: v for k, v in want.items() if k not in ("metadata", "kind", "apiVersion")})
                 current["metadata"]["labels"] = want["metadata"]["labels"]
-                api.update(current, now)
+                api.update(current, now, trusted=True)
 
     def service(self, cluster_ip: str) -> dict[str, Any]:
         return {

@@ -23,6 +23,47 @@ spec:
   ports: [{port: 70000, protocol: tcp, targetPort: 80}]
 """
 NEGATIVE_QUOTA = 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: negq}\nspec:\n  hard: {pods: "-1"}\n'
+BAD_CLAIM = """apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: badpvc}
+spec:
+  accessModes: [ReadWriteSometimes]
+  resources: {requests: {storage: "0"}}
+"""
+BAD_INGRESS = """apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: badingress}
+spec:
+  rules:
+  - host: 10.0.0.1
+    http:
+      paths: [{path: api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]
+"""
+BAD_POLICY = """apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: badpolicy}
+spec:
+  podSelector: {}
+  egress: [{to: [{ipBlock: {cidr: 10.0.0.0/8, except: [192.168.0.0/16]}}]}]
+"""
+LOOPBACK_ENDPOINTS = """apiVersion: v1
+kind: Endpoints
+metadata: {name: badeps}
+subsets: [{addresses: [{ip: 127.0.0.1}], ports: [{port: 80}]}]
+"""
+MODES = '"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'
+CLAIM = (
+    f'spec.accessModes: Unsupported value: "ReadWriteSometimes": supported values: {MODES}\n'
+    '* spec.resources[storage]: Invalid value: "0": must be greater than zero'
+)
+INGRESS = (
+    'spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address\n'
+    '* spec.rules[0].http.paths[0].path: Invalid value: "api": must be an absolute path'
+)
+EXCEPT = 'spec.egress[0].to[0].ipBlock.except[0]: Invalid value: "192.168.0.0/16": must be a strict subset of `cidr`'
+LOOPBACK = (
+    'subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)'
+)
 
 PORT = "spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive"
 PROTOCOL = 'spec.ports[0].protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"'
@@ -40,6 +81,10 @@ TYPE = 'spec.type: Unsupported value: "Foo": supported values: "ClusterIP", "Ext
             "negq",
             'The ResourceQuota "negq" is invalid: spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0',
         ),
+        (BAD_CLAIM, "pvc", "badpvc", f'The PersistentVolumeClaim "badpvc" is invalid: \n* {CLAIM}'),
+        (BAD_INGRESS, "ingress", "badingress", f'The Ingress "badingress" is invalid: \n* {INGRESS}'),
+        (BAD_POLICY, "networkpolicy", "badpolicy", f'The NetworkPolicy "badpolicy" is invalid: {EXCEPT}'),
+        (LOOPBACK_ENDPOINTS, "endpoints", "badeps", f'The Endpoints "badeps" is invalid: {LOOPBACK}'),
     ],
 )
 def test_kubectl_apply_of_bad_input_prints_upstreams_message_and_stores_nothing(served, manifest, kind, name, message):

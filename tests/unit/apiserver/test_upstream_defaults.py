@@ -5,10 +5,14 @@ defaulted as a create, and the messages and timestamps upstream gives."""
 
 import pytest
 
-from cluster.api.errors import AlreadyExists, NotFound
+from cluster.api.errors import AlreadyExists, Invalid, NotFound
 from cluster.apiserver.apiserver import APIServer
 from cluster.apiserver.defaults import pull_policy
 from cluster.clock import rfc3339
+
+# The least a volume and a claim need to pass validation.
+PV_SPEC = {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}
+CLAIM_SPEC = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
 
 CONTAINER = {"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}
 
@@ -315,13 +319,14 @@ def test_explicit_values_are_kept():
     [
         ("Secret", {}, "type", "Opaque"),
         ("Namespace", {}, "metadata.labels", {"kubernetes.io/metadata.name": "x"}),
-        ("PersistentVolume", {"spec": {"capacity": {"storage": "1Gi"}}}, "spec.persistentVolumeReclaimPolicy", "Retain"),
-        ("PersistentVolume", {"spec": {}}, "spec.volumeMode", "Filesystem"),
-        ("PersistentVolumeClaim", {"spec": {}}, "spec.volumeMode", "Filesystem"),
-        ("PersistentVolumeClaim", {"spec": {}}, "status.phase", "Pending"),
+        ("PersistentVolume", {"spec": PV_SPEC}, "spec.persistentVolumeReclaimPolicy", "Retain"),
+        ("PersistentVolume", {"spec": PV_SPEC}, "spec.volumeMode", "Filesystem"),
+        ("PersistentVolumeClaim", {"spec": CLAIM_SPEC}, "spec.volumeMode", "Filesystem"),
+        ("PersistentVolumeClaim", {"spec": CLAIM_SPEC}, "status.phase", "Pending"),
         ("StorageClass", {"provisioner": "p"}, "reclaimPolicy", "Delete"),
         ("StorageClass", {"provisioner": "p"}, "volumeBindingMode", "Immediate"),
-        ("Endpoints", {"subsets": [{"ports": [{"port": 80}]}]}, "subsets[0].ports[0].protocol", "TCP"),
+        ("Endpoints", {"subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]},
+         "subsets[0].ports[0].protocol", "TCP"),
         (
             "LimitRange",
             {"spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "1Mi"}}]}},
@@ -356,9 +361,12 @@ def test_an_update_is_defaulted_as_a_create_is():
     assert api.update(bare, 2)["spec"] == stored["spec"]  # nothing changed, nothing refused
 
 
-def test_a_mistyped_stored_kind_is_left_alone():
+def test_a_mistyped_field_is_refused_before_defaults_read_it():
+    api = APIServer()
     eps = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "s"}, "subsets": "80"}
-    assert create(eps)["subsets"] == "80"
+    with pytest.raises(Invalid, match='subsets: Invalid value: "80": must be a list'):
+        api.create(eps, 1)
+    assert api.store.peek("Endpoints", "default", "s") is None
 
 
 def test_a_gated_pod_is_scheduling_gated():

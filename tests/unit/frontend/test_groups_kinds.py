@@ -27,7 +27,7 @@ def ingress(name: str = "web", **spec: Any) -> dict:
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}, **spec},
     }
 
 
