@@ -26,6 +26,7 @@ from .annotationvalidation import check_kubemu_annotations
 from .containervalidation import check_container, check_node_affinity, check_volumes
 from .datakeyvalidation import check_config_map, check_secret
 from .errors import Cause
+from .networkvalidation import check_endpoints, check_ingress, check_network_policy
 from .objects import KINDS
 from .quantity import QuantityError
 from .quantity import parse as parse_quantity
@@ -44,7 +45,6 @@ from .selectors import (
     is_label_value,
     is_qualified_name,
 )
-from .networkvalidation import check_endpoints, check_ingress, check_network_policy
 from .servicevalidation import check_resource_quota, check_service
 from .storagevalidation import check_persistent_volume, check_persistent_volume_claim
 from .validationfields import (
