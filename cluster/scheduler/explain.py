@@ -34,10 +34,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..api.patches import Apply
 from ..api.requests import Delete, Patch, Request
 from ..clock import rfc3339
 from .explain_cycle import Choice, Limits, choice_record, diagnosis_entries, explain_choice
+from .explain_scores import Scores, rank
 
 if TYPE_CHECKING:
     from .cache import Cache, PodInfo
@@ -65,7 +68,9 @@ class _Record:
     def __init__(self, pod: PodInfo, scheduler: str):
         self.namespace, self.name, self.uid, self.scheduler = pod.namespace, pod.name, pod.uid, scheduler
         self.attempts = 0  # every attempt explained, including those no longer kept
-        self.history: list[dict[str, Any]] = []
+        # Attempts written and done with are kept as their JSON: one object the garbage
+        # collector never scans, where the dicts were dozens it scanned again and again.
+        self.history: list[dict[str, Any] | bytes] = []
         self.written = False  # its object was sent at least once
 
 
@@ -87,6 +92,8 @@ class Explainer:
         self._start = 0
         self._current: tuple[str, dict[str, Any]] | None = None  # (uid, attempt) of this cycle
         self._preemption: tuple[str, dict[str, Any]] | None = None
+        self._unranked: list[Scores] = []  # placements whose Score figures flush() fills in
+        self._last_time = (-1.0, "")
 
     # ---- the cycle's call sites --------------------------------------------------------
 
@@ -97,19 +104,39 @@ class Explainer:
     def chosen(self, fwk: Framework, pod: PodInfo, node: str, now: float, choice: Choice | None = None) -> None:
         """The cycle picked ``node``; called before the pod is assumed there. ``choice``:
         what that cycle saw (``explain_cycle.Choice``), when it can tell; else the plain
-        cycle is run again for the figures."""
+        cycle is run again for the figures. Its Score figures are ranked by ``flush``."""
+        scores = None
         if self.mode == "all":
             found = None if choice is None else choice_record(self._cache.snapshot(), node, choice, self.limits)
-            attempt = found or explain_choice(
-                fwk, self._cache, self._queue.nominator, pod, self._start, self._nodes_to_find, node, self.limits
-            )
+            if found is None:
+                head = explain_choice(
+                    fwk, self._cache, self._queue.nominator, pod, self._start, self._nodes_to_find, node, self.limits
+                )
+            else:
+                head, scores = found
         elif pod.uid in self._records:  # a pod that failed before: its final placement
-            attempt = {"node": node}
+            head = {"node": node}
         else:
             return
-        attempt = {"attempt": 0, "time": rfc3339(now), "result": SCHEDULED, **attempt}
+        attempt = {"attempt": 0, "time": self._time(now), "result": SCHEDULED, **head}
+        if scores is not None:
+            scores.attempt = attempt
+            self._unranked.append(scores)
         self._push(fwk, pod, attempt)
         self._current = (pod.uid, attempt)
+
+    def _time(self, now: float) -> str:
+        if now != self._last_time[0]:  # a batch of cycles shares its time
+            self._last_time = (now, rfc3339(now))
+        return self._last_time[1]
+
+    def flush(self) -> None:
+        """Rank the Score figures of the placements since the last call. Called at the end
+        of every ``Scheduler.schedule`` call, before any node changes (their node indices
+        are the snapshot's), and before anything reads the records."""
+        if self._unranked:
+            rank(self._unranked, self._cache.snapshot().node_name, self.limits.top)
+            self._unranked = []
 
     def post_filter(self, pod: PodInfo, result: PostFilterResult | None, status: Status) -> None:
         """Preemption's verdict for the failed cycle of ``pod``."""
@@ -137,9 +164,10 @@ class Explainer:
         """The cycle of ``pod`` failed with ``message`` (its FailedScheduling event's)."""
         if self.mode == "none":
             return
+        self.flush()  # the attempt of a pod placed then refused gets its figures before the message
         result = UNSCHEDULABLE if status.is_rejected() else ERROR
         current = self._current if self._current is not None and self._current[0] == pod.uid else None
-        attempt: dict[str, Any] = current[1] if current is not None else {"attempt": 0, "time": rfc3339(now)}
+        attempt: dict[str, Any] = current[1] if current is not None else {"attempt": 0, "time": self._time(now)}
         attempt["result"] = result
         attempt["message"] = message
         if diag is not None:
@@ -180,17 +208,21 @@ class Explainer:
 
     def result(self, uid: str) -> dict[str, Any] | None:
         """The SchedulingResult object of the pod ``uid``, as it is written; None if not kept."""
+        self.flush()
         rec = self._records.get(uid)
         return None if rec is None else to_object(rec)
 
     def writes(self) -> list[Request]:
         """The objects changed since the last call (server-side apply: created or replaced)
         and the deletes of records dropped by the cap."""
+        self.flush()
         out: list[Request] = [Delete(KIND, ns, name) for ns, name in self._dropped]
+        current = None if self._current is None else self._current[1]  # failed() may still add to it
         for uid in self._dirty:
             rec = self._records[uid]
             rec.written = True
             out.append(Patch(KIND, rec.namespace, rec.name, "", Apply(to_object(rec))))
+            rec.history = [a if type(a) is bytes or a is current else orjson.dumps(a) for a in rec.history]
         self._dirty.clear()
         self._dropped.clear()
         return out
@@ -211,7 +243,8 @@ def summary(last: dict[str, Any]) -> tuple[str, str]:
 
 
 def to_object(rec: _Record) -> dict[str, Any]:
-    last = rec.history[-1]
+    history: list[dict[str, Any]] = [a if isinstance(a, dict) else orjson.loads(a) for a in rec.history]
+    last = history[-1]
     node, reason = summary(last)
     owner = {"apiVersion": "v1", "kind": "Pod", "name": rec.name, "uid": rec.uid}
     return {
@@ -226,6 +259,6 @@ def to_object(rec: _Record) -> dict[str, Any]:
             "node": node,
             "reason": reason,
             "lastAttemptTime": last["time"],
-            "history": list(rec.history),
+            "history": history,
         },
     }

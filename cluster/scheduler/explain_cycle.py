@@ -9,8 +9,10 @@ or, when it cannot tell, from the whole cycle again without any accelerator
 (``explain_choice``): PreFilter and Filter over every node with the nominated pods' two
 passes (``run_filters``, not lazy, no memo), upstream's round-robin search from the
 cycle's start index (``rotated_take``), and PreScore, Score and NormalizeScore per plugin
-over the nodes it collected. Nothing here draws from the scheduler's RNG or changes its
-cache. Called by ``explain.Explainer``.
+over the nodes it collected. For a placed pod ``choice_record`` gives the attempt without
+its Score figures, and the arrays they are made from (``explain_scores.Scores``), which
+the explainer ranks later with the rest of its batch. Nothing here draws from the
+scheduler's RNG or changes its cache. Called by ``explain.Explainer``.
 
 Everything kept is bounded: per (plugin, reason) the count and at most ``names`` node
 names; per Score plugin the ``top`` best nodes; a final ranking of ``top`` nodes.
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .cache import Cache, PodInfo, Snapshot
+from .explain_scores import Scores, rank
 from .filtering import run_filters
 from .framework import CycleState, Framework, PluginError, ScorePart
 from .nominator import PodNominator
@@ -178,44 +181,50 @@ def explain_choice(
     parts: list[ScorePart] = []
     error = _scores(fwk, state, pod, snap, candidates, parts) if len(candidates) > 1 else ""
     choice = Choice(start % m, search, processed, candidates, lambda judged: run.rejections(), parts)
-    record = choice_record(snap, chosen, choice, limits, error)
-    assert record is not None  # a complete run tells every rejection
+    captured = choice_record(snap, chosen, choice, limits, error)
+    assert captured is not None  # a complete run tells every rejection
+    record, scores = captured
+    if scores is not None:
+        rank([scores], snap.node_name, limits.top)
     return record
 
 
 def choice_record(
     snap: Snapshot, chosen: str, choice: Choice, limits: Limits, error: str = ""
-) -> dict[str, Any] | None:
+) -> tuple[dict[str, Any], Scores | None] | None:
     """The attempt record of a pod placed on ``chosen`` by the cycle ``choice`` describes
-    (``error``: why its scores stop short, for a recomputed cycle); None when the choice
-    cannot tell its rejections."""
+    (``error``: why its scores stop short, for a recomputed cycle), and what its Score
+    figures are made from (``Scores``, for ``explain_scores.rank`` to fill into that record;
+    None: it is complete); None when the choice cannot tell its rejections."""
     n, search, candidates = snap.num_nodes, choice.search, choice.candidates
+    processed = int(choice.processed)
+    out: dict[str, Any] = {"nodes": n, "node": chosen, "evaluated": processed, "feasible": len(candidates)}
+    if processed == len(candidates):
+        # Every node the search judged was collected: none was rejected, nothing to judge again.
+        out["filters"] = []
+    else:
+        judged = _judged(n, search, choice.start, processed)
+        rejected = choice.rejected(judged)
+        if rejected is None:
+            return None
+        out["filters"] = rejections_entries(snap, rejected, judged, limits.names)
+    if len(candidates) < 2:
+        return dict(out, scores=[], ranking=[], note="one feasible node: chosen without scoring"), None
+    at = snap.index_of(chosen)
+    return out, Scores(out, candidates, choice.parts, -1 if at is None else at, error)
+
+
+def _judged(n: int, search: np.ndarray | None, first: int, processed: int) -> np.ndarray:
+    """The nodes (a mask over all ``n``) at the search positions judged: from ``first``, wrapping."""
     m = n if search is None else len(search)
-    window = np.zeros(m, dtype=bool)  # the search positions judged: from start, wrapping
-    first, processed = choice.start, choice.processed
+    window = np.zeros(m, dtype=bool)
     window[first : first + processed] = True
     window[: max(0, first + processed - m)] = True
-    judged = window if search is None else np.zeros(n, dtype=bool)
-    if search is not None:
-        judged[search[window]] = True
-    rejected = choice.rejected(judged)
-    if rejected is None:
-        return None
-    filters = rejections_entries(snap, rejected, judged, limits.names)
-    out: dict[str, Any] = {"nodes": n, "node": chosen, "evaluated": int(processed), "feasible": len(candidates)}
-    out["filters"] = filters
-    if len(candidates) < 2:
-        return dict(out, scores=[], ranking=[], note="one feasible node: chosen without scoring")
-    scores, ranking, total = _score_figures(snap, candidates, choice.parts, limits.top)
-    if error:
-        return dict(out, scores=scores, ranking=[], note=error)
-    out.update(scores=scores, ranking=ranking)
-    mine = np.flatnonzero(candidates == snap.index_of(chosen))
-    if len(mine):
-        out["chosenTotal"] = int(total[mine[0]])
-        if out["chosenTotal"] != int(total.max()):
-            out["note"] = "the reference cycle would not have chosen this node"
-    return out
+    if search is None:
+        return window
+    judged = np.zeros(n, dtype=bool)
+    judged[search[window]] = True
+    return judged
 
 
 def _scores(
@@ -241,51 +250,3 @@ def _scores(
     except PluginError as exc:
         return f"Score: {exc}"
     return ""
-
-
-def _top(values: np.ndarray, top: int) -> np.ndarray:
-    """Per row of ``values`` (2-D), the positions of its ``top`` largest, ties in position
-    order: a stable sort of the negated values, without sorting them all."""
-    k = values.shape[1]
-    if k <= top:
-        return np.argsort(-values, axis=1, kind="stable")
-    # Distinct keys ordered as that sort: the position breaks ties, and is the key mod k.
-    key = np.arange(k) - values * k
-    best = np.partition(key, top, axis=1)[:, :top]
-    best.sort(axis=1)
-    positions: np.ndarray = best % k
-    return positions
-
-
-def _score_figures(
-    snap: Snapshot, candidates: np.ndarray, parts: list[ScorePart], top: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], np.ndarray]:
-    """Per Score plugin its ``top`` nodes by weighted score (raw, normalised, weighted);
-    the ``top`` candidates by total (ties in search order) with their weighted score per
-    plugin; the weighted total per candidate."""
-    k, name = len(candidates), snap.node_name
-    if not parts:
-        total = np.zeros(k, dtype=np.int64)
-        return [], [{"node": name(int(c)), "total": 0, "byPlugin": {}} for c in candidates[:top].tolist()], total
-    raw = np.array([part[2] for part in parts], dtype=np.int64)
-    weights = [part[1] for part in parts]
-    weighted = np.array([part[3] for part in parts], dtype=np.int64) * np.array(weights, dtype=np.int64)[:, None]
-    total = weighted.sum(axis=0)
-    best = _top(np.vstack((weighted, total)), top)
-    # Everything the records hold, gathered in a few numpy calls: per plugin row its top
-    # nodes' (node, raw, weighted); the ranking's nodes, totals and weighted scores.
-    plugin_best, rank = best[:-1], best[-1]
-    nodes = candidates[best].tolist()
-    raws = np.take_along_axis(raw, plugin_best, axis=1).tolist()
-    tops = np.take_along_axis(weighted, plugin_best, axis=1).tolist()
-    entries = []
-    for j, (plugin, weight, _, _) in enumerate(parts):
-        rows = zip(nodes[j], raws[j], tops[j])
-        top_rows = [{"node": name(c), "raw": r, "normalized": w // weight, "weighted": w} for c, r, w in rows]
-        entries.append({"plugin": plugin, "weight": weight, "top": top_rows})
-    plugins = [part[0] for part in parts]
-    ranking = [
-        {"node": name(c), "total": t, "byPlugin": dict(zip(plugins, w))}
-        for c, t, w in zip(nodes[-1], total[rank].tolist(), weighted[:, rank].T.tolist())
-    ]
-    return entries, ranking, total

@@ -235,6 +235,8 @@ class Scheduler(WatchIntake):
             self._run = None
             self._schedule_one(qp, now, out)
         self._run = None
+        if self.explain is not None:  # the batch's Score figures, while its node indices hold
+            self.explain.flush()
         return out
 
     def _expire_assumed(self, now: float) -> None:

@@ -12,7 +12,7 @@ from test_accel_differential import drive
 
 from cluster.scheduler import explain
 from cluster.scheduler.accel import Accelerate
-from cluster.scheduler.explain_cycle import _top
+from cluster.scheduler.explain_scores import top_positions as _top
 
 SEEDS = range(0, 200, 5)
 
