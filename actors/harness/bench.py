@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from actors.harness.workloads import PREEMPT_ASYNC, PREEMPT_WORKLOADS, WORKLOADS
+from actors.harness.workloads import PREEMPT_ASYNC, PREEMPT_BASIC, PREEMPT_WORKLOADS, WORKLOADS
 
 CHAOS_NODES_PER_HOST = 50  # the soak's default: many small hosts, so killHost takes a rack, not the cluster
 
@@ -38,7 +38,7 @@ def run_bench(
     restarts), as ``benchchaos.run_chaos`` takes them; ``pods_per_node``: density's;
     ``rate``: startup's pods created per second; ``kubelets``: schedule's (False: no
     kubelet runs, as in scheduler_perf); ``accelerate``: schedule's and preempt's (False:
-    the scheduler's plain reference cycle); ``explain``: schedule's and density's (what the
+    the scheduler's plain reference cycle); ``explain``: schedule's, cycle's and density's (what the
     scheduler records as SchedulingResults)."""
     log = log or (lambda s: print(s, file=sys.stderr))
     _check_shape(nodes, pods, nodes_per_host)
@@ -52,7 +52,11 @@ def run_bench(
         from actors.harness import benchcycle
 
         if name == "cycle":
-            return benchcycle.cycle(nodes, pods, workload, log)
+            return benchcycle.cycle(nodes, pods, workload, log, opts["explain"])
+        if name == "preempt-cycle" and workload == PREEMPT_BASIC:
+            from actors.harness.benchpreemptbasic import preempt_basic_cycle
+
+            return preempt_basic_cycle(nodes, pods, log)
         if name == "preempt-cycle":
             return benchcycle.preempt_cycle(nodes, pods, log)
         return benchcycle.local(nodes, pods, nodes_per_host or 0, workload, log)
@@ -91,6 +95,8 @@ def _options(
     opts = chaos or {}
     if name == "schedule":
         opts = {"kubelets": kubelets, "explain": explain}
+    if name == "cycle":
+        opts = {"explain": explain}
     if name in ("schedule", "preempt"):
         opts["accelerate"] = accelerate
     if name == "density":
@@ -108,10 +114,10 @@ def _options(
 
 def _workload(name: str, workload: str) -> str:
     """``--workload`` for the bench ``name``, its default filled in (checked)."""
-    if name == "preempt":
+    if name in ("preempt", "preempt-cycle"):
         workload = PREEMPT_ASYNC if workload == "default" else workload
         if workload not in PREEMPT_WORKLOADS:
-            raise ValueError(f"--workload: {workload!r} is not one of {', '.join(PREEMPT_WORKLOADS)} (bench preempt)")
+            raise ValueError(f"--workload: {workload!r} is not one of {', '.join(PREEMPT_WORKLOADS)} (bench {name})")
         return workload
     if workload == "default":
         return "basic"

@@ -22,7 +22,7 @@ from cluster.clock import rfc3339
 from cluster.kubelet.node import node_object
 from cluster.runtime.local import LocalCluster
 from cluster.scenario.layout import expand_pools, layout
-from cluster.scheduler import Scheduler
+from cluster.scheduler import Scheduler, SchedulerConfig
 
 # Emulated seconds without a bind (or, for preempt-cycle, a victim) after which the pods
 # still pending are reported as never bound: past the longest backoff (10 s), only a
@@ -30,8 +30,8 @@ from cluster.scheduler import Scheduler
 STALL_SECONDS = 30.0
 
 
-def _scheduler_with_nodes(nodes: int) -> tuple[Scheduler, list[str]]:
-    sched = Scheduler(seed=1)
+def _scheduler_with_nodes(nodes: int, explain: str = "failed") -> tuple[Scheduler, list[str]]:
+    sched = Scheduler(SchedulerConfig(explain=explain), seed=1)
     names = []
     for i, cfg in enumerate(expand_pools(bench_pools(nodes))):
         sched.on_node("ADDED", node_object(cfg, i, 0.0, cfg.allocatable()), 0.0)
@@ -55,13 +55,17 @@ def _confirm_binds(sched: Scheduler, out, pending: dict, now: float) -> int:
     return len(out.binds)
 
 
-def cycle(nodes: int, pods: int, workload: str, log) -> dict:
-    sched, _ = _scheduler_with_nodes(nodes)
+def cycle(nodes: int, pods: int, workload: str, log, explain: str = "failed") -> dict:
+    """``explain``: what the scheduler records (``--explain``); its SchedulingResult
+    writes are taken after every batch, as the scheduler component takes them."""
+    sched, _ = _scheduler_with_nodes(nodes, explain)
     pending = _add_pending(sched, [bench_pod(i, workload) for i in range(pods)])
     log(f"{nodes} nodes, {pods} pending pods in a Scheduler (no Ray); scheduling")
-    bound, now, start, progress = 0, 1.0, time.perf_counter(), 1.0
+    bound, now, start, progress, explained = 0, 1.0, time.perf_counter(), 1.0, 0
     while bound < pods and now - progress < STALL_SECONDS:
         out = sched.schedule(now, 500)
+        if sched.explain is not None:
+            explained += len(sched.explain.writes())
         bound += _confirm_binds(sched, out, pending, now)
         if out.binds:
             progress = now
@@ -73,6 +77,8 @@ def cycle(nodes: int, pods: int, workload: str, log) -> dict:
     return {
         "benchmark": "cycle",
         "workload": workload,
+        "explain": explain,
+        "schedulingResultWrites": explained,
         "nodes": nodes,
         "pods": pods,
         "bound": bound,

@@ -115,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
         "--workload",
         default="default",
         help="schedule: basic (SchedulingBasic, the default) or mixed (a third of the pods with affinity or spread "
-        "constraints); preempt: async (PreemptionAsync, the default) or basic (PreemptionBasic); "
+        "constraints); preempt, preempt-cycle: async (PreemptionAsync, the default) or basic (PreemptionBasic); "
         "yunikorn: basic (the default), local or soak",
     )
     bench.add_argument(
@@ -132,8 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--explain",
         choices=["failed", "all", "none"],
-        help="schedule, density: what the scheduler records as SchedulingResults (spec.scheduler.explain; "
-        "default failed)",
+        help="schedule, cycle, density: what the scheduler records as SchedulingResults "
+        "(spec.scheduler.explain; default failed)",
     )
     bench.add_argument("--pods-per-node", type=int, default=10, help="density: pods per node (default 10; at most 110)")
     bench.add_argument("--rate", type=float, default=500.0, help="startup: pods created per second (default 500)")
@@ -381,7 +381,7 @@ def _serve_command(args) -> int:
 # A bench option and the benches that take it: (attribute, flag, benches, what they are).
 BENCH_ONLY = (
     ("no_accelerate", "--no-accelerate", ("schedule", "preempt"), "only bench schedule and preempt take it"),
-    ("explain", "--explain", ("schedule", "density"), "only bench schedule and density take it"),
+    ("explain", "--explain", ("schedule", "cycle", "density"), "only bench schedule, cycle and density take it"),
     ("no_kubelets", "--no-kubelets", ("schedule",), "only bench schedule runs without kubelets"),
 )
 

@@ -131,8 +131,10 @@ class Plugin(ABC):  # noqa: B024 - the extension points below declare the abstra
         own row and object alone (not on other nodes, other pods' terms or the candidate
         set); and its PreFilter and PreScore outcome stays as it was when such a pod is
         placed (a normalizing Score plugin that ran is exempt: its scores are computed
-        afresh over each pod's candidates). None makes no promise, and the pod is then
-        unsignable: no memo serves it (``accel/signature.py``). Unknown plugins say None."""
+        afresh over each pod's candidates). A fragment reads no more than the pod's
+        namespace, spec, labels and ownerReferences and which plugins PreFilter skipped:
+        pods of one template share their signature. None makes no promise, and the pod is
+        then unsignable: no memo serves it (``accel/signature.py``). Unknown plugins say None."""
         return None
 
     if TYPE_CHECKING:

@@ -49,7 +49,7 @@ from actors.harness.workloads import FILL_PER_NODE, GROUP, bench_pod, bench_pool
         ),
         (
             ["bench", "preempt", "--explain", "all"],
-            "--explain: only bench schedule and density take it, not bench preempt",
+            "--explain: only bench schedule, cycle and density take it, not bench preempt",
         ),
     ],
 )

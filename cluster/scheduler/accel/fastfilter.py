@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..filtering import FilterRun, merge_passes, plain_pass
+from ..framework import FilterResult
 from ..status import Rejection
 from .lazyfilter import LazyFilterRun, lazy_run
 from .signature import sign_pod
+from .veto import Judged, Veto, veto_of
 
 if TYPE_CHECKING:
     from ..cache import Cache, PodInfo
@@ -79,7 +81,7 @@ class FastFilters:
         load_now = totals()
         if load_now is None:
             return plain
-        return merge_passes(plain, state, *_resource_pass(fwk, cache, pod, load_now, plain))
+        return merge_passes(plain, state, *_resource_pass(fwk, cache, pod, plain, totals=load_now))
 
     def _pass(self, fwk: Framework, state: CycleState, pod: PodInfo, cache: Cache) -> FilterRun:
         if not self.lazy:
@@ -94,70 +96,102 @@ class FastFilters:
         self, fwk: Framework, cache: Cache, nominator: PodNominator, pod: PodInfo, totals: Totals, run: LazyFilterRun
     ) -> None:
         """Pass 1 by arithmetic for a lazy run: only the nodes holding nominated pods can
-        fail it, so they are judged now with their load (``totals(rows)``; ``run.veto``:
-        the nodes it rejects), and pass 2 stays lazy; completing the run merges both
-        passes as ``merge_passes`` does, from the load over every node (``totals(None)``)."""
+        fail it, so they are judged now with their load (``totals(rows)``, through the
+        kept verdicts of the pod's kind when there is a ``VetoMemo``; ``run.veto``: the
+        nodes it rejects), and pass 2 stays lazy; completing the run merges both passes
+        as ``merge_passes`` does."""
         fit = cast("NodeResourcesFit | None", fwk.plugins.get("NodeResourcesFit"))
         if fit is None:  # nothing judges load: pass 1 agrees with pass 2
             return
-        key = None
+        found: Veto | None = None
         vetoes = self.vetoes
+        signature = None
         if vetoes is not None and nominator.node_of(pod.uid) is None:  # its own load would count
             signature = sign_pod(fwk, run.state, pod)
-            key = None if signature is None else (signature, pod.priority)
-            found = None if key is None else vetoes.get(key, nominator.version, cache)
-            if found is not None:
-                _set_veto(fwk, cache, pod, totals, run, found[0])
-                return
-        # The nodes holding a nominated pod of equal or higher priority (other than this
-        # one) are those where the load counts one: read off the arrays, not by walking
-        # every nomination, which thousands of pending preemptors made quadratic. A
-        # nominated pod is never attached (assuming it removes the nomination), so none is
-        # left out here.
-        veto, rows = None, np.empty(0, dtype=np.intp)
-        everywhere = totals(None)
-        if everywhere is not None:
-            rows = np.flatnonzero(everywhere[1] > 0)
-            first = fit.fit(pod, cache.snapshot(), everywhere[0][rows], everywhere[1][rows], rows=rows)
-            veto = np.zeros(cache.num_nodes, dtype=bool)
-            veto[rows[~first.feasible]] = True
-        if key is not None and vetoes is not None:
-            vetoes.put(key, nominator.version, cache, rows, veto)
-        _set_veto(fwk, cache, pod, totals, run, veto)
+        if vetoes is not None and signature is not None:
+            found = vetoes.judge((signature, pod.priority), pod, cache, fit, totals, nominator.version)
+        else:
+            # The nodes holding a nominated pod of equal or higher priority (other than
+            # this one) are those where the load counts one: read off the arrays, not by
+            # walking every nomination, which thousands of pending preemptors made
+            # quadratic. A nominated pod is never attached (assuming it removes the
+            # nomination), so none is left out here.
+            everywhere = totals(None)
+            if everywhere is not None:
+                rows = np.flatnonzero(everywhere[1] > 0)
+                judged = rows, fit.fit(pod, cache.snapshot(), everywhere[0][rows], everywhere[1][rows], rows=rows)
+                found = judged, veto_of(judged, cache.num_nodes)
+        if found is None:  # no nominated pod can fail pass 1: pass 2 is all
+            return
+        _set_veto(fwk, cache, pod, run, found[1], found[0])
 
 
 def _set_veto(
-    fwk: Framework, cache: Cache, pod: PodInfo, totals: Totals, run: LazyFilterRun, veto: np.ndarray | None
+    fwk: Framework,
+    cache: Cache,
+    pod: PodInfo,
+    run: LazyFilterRun,
+    veto: np.ndarray,
+    judged: Judged,
 ) -> None:
-    if veto is None:  # no nominated pod can fail pass 1: pass 2 is all
-        return
+    """``judged``: pass 1 as the veto judged it on the loaded rows, which completing the
+    run then reuses (the fit is row by row, so those rows' verdicts and reasons are what
+    a fit over every node gives there; the other rows do not count in the merge)."""
     run.veto = veto
 
     def merge(second: FilterRun) -> FilterRun:
-        arrays = totals(None)
-        if arrays is None:  # the same load as above, so never; kept for the type
-            return second
-        return merge_passes(second, second.state, *_resource_pass(fwk, cache, pod, arrays, second))
+        return merge_passes(second, second.state, *_resource_pass(fwk, cache, pod, second, judged=judged))
 
     run.merge_first = merge
 
 
-def _resource_pass(fwk: Framework, cache: Cache, pod: PodInfo, totals: Load, plain: FilterRun) -> FirstPass:
-    """Pass 1 by arithmetic: (rows it judges, feasible there, rejections there). Rows whose
-    pass 2 failed on another plugin keep that verdict (it does not depend on pods)."""
+def _resource_pass(
+    fwk: Framework,
+    cache: Cache,
+    pod: PodInfo,
+    plain: FilterRun,
+    totals: Load | None = None,
+    judged: Judged | None = None,
+) -> FirstPass:
+    """Pass 1 by arithmetic: (rows it judges, feasible there, rejections there), from the
+    nominated load (``totals``) or from the fit already made on the loaded rows
+    (``judged``, ``_set_veto``). Rows whose pass 2 failed on another plugin keep that
+    verdict (it does not depend on pods)."""
     snap = cache.snapshot()
     n = snap.num_nodes
-    extra, extra_count = totals
-    rows = extra_count > 0
+    if judged is not None:
+        rows = np.zeros(n, dtype=bool)
+        rows[judged[0]] = True
+    else:
+        assert totals is not None  # one of the two is given
+        rows = totals[1] > 0
     for r in plain.rejections():
         if r.plugin != "NodeResourcesFit":
             rows &= ~r.mask
     fit = cast("NodeResourcesFit | None", fwk.plugins.get("NodeResourcesFit"))
     if fit is None:  # nothing else can tell these rows apart by load
         return rows, np.ones(n, dtype=bool), list
-    result = fit.fit(pod, snap, extra, extra_count)
+    if judged is not None:
+        result = _spread(judged, n)
+    else:
+        assert totals is not None  # one of the two is given
+        result = fit.fit(pod, snap, totals[0], totals[1])
     return (
         rows,
         result.feasible,
         lambda: [Rejection(fit.NAME, code, reason, mask & rows) for code, reason, mask in result.failures],
     )
+
+
+def _spread(judged: Judged, n: int) -> FilterResult:
+    """A fit made on some rows, as a fit over all ``n`` rows reads there (feasible
+    elsewhere: the merge looks only at the judged rows)."""
+    rows, result = judged
+    feasible = np.ones(n, dtype=bool)
+    feasible[rows] = result.feasible
+    failures = []
+    for code, reason, mask in result.failures:
+        full = np.zeros(n, dtype=bool)
+        full[rows] = mask
+        failures.append((code, reason, full))
+    return FilterResult(feasible, failures)

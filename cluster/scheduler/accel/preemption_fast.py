@@ -322,10 +322,10 @@ def _victims(
     out.number[keys] = number
     out.earliest[keys] = earliest
     out.undated[keys] = undated
-    bounds = np.searchsorted(node_pos, np.arange(k + 1))
-    pods = table.pods
-    for j, key in enumerate(keys):
-        out.victims[int(key)] = [pods[s] for s in slots[bounds[j] : bounds[j + 1]]]
+    bounds = np.searchsorted(node_pos, np.arange(k + 1)).tolist()
+    pods, at = table.pods, slots.tolist()  # Python ints: indexing a list by numpy ints is slow
+    for j, key in enumerate(keys.tolist()):
+        out.victims[key] = [pods[s] for s in at[bounds[j] : bounds[j + 1]]]
 
 
 def _slots(cache: Cache, snap: Snapshot, pod: PodInfo, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -51,7 +51,11 @@ class ImageLocality(PreScorePlugin, ScorePlugin):
         # The score reads the images and the nodes' images, which change only with the
         # node epoch (a memo's entries go with it).
         spec = pod.pod.get("spec") or {}
-        return tuple(c.get("image") or "" for group in ("initContainers", "containers") for c in spec.get(group) or ())
+        images = [c.get("image") or "" for c in spec.get("containers") or ()]
+        init = spec.get("initContainers")
+        if init:  # init containers first, as pre_score sums them
+            images[:0] = [c.get("image") or "" for c in init]
+        return tuple(images)
 
     def pre_score(self, state: CycleState, pod: PodInfo, snap: Snapshot, candidates: np.ndarray) -> Status:
         spec = pod.pod.get("spec") or {}

@@ -40,7 +40,8 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         self._with_ports: list[NodeInfo] = []
 
     def sign(self, pod: PodInfo, state: CycleState) -> tuple[Any, ...]:
-        return tuple(tuple(p) for p in pod.host_ports)
+        ports = pod.host_ports
+        return tuple(map(tuple, ports)) if ports else ()
 
     def pre_filter(self, state: CycleState, pod: PodInfo, snap: Snapshot) -> tuple[Status, PreFilterResult | None]:
         return (SUCCESS if pod.host_ports else SKIP), None
