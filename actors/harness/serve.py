@@ -259,7 +259,7 @@ async def serve(
     cluster.api.services.configure(opts.service_cidr)
     if scenario is None:
         log(f"kubemu: {await cluster.start()} nodes registered")  # before any client can ask
-    backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke)
+    backend = LocalBackend(lambda: cluster.api, cluster.now, cluster.poke, cluster.command)  # command: exec, proxy
     metrics = Metrics(
         storage=lambda: storage_objects(cluster.api.count),
         scheduler=lambda: scheduler_view(cluster),

@@ -24,8 +24,9 @@ from actors.cluster import RayCluster
 from actors.harness.serve import ServeOptions, listen, node_claimer, serve_options_layout
 from cluster.api import codec
 from cluster.api.errors import Expired, StatusError
+from cluster.api.kubeletcalls import ContainerExec, ContainerGet
 from cluster.api.requests import Request, WatchChunk
-from cluster.frontend.backend import Backend
+from cluster.frontend.backend import Backend, KubeletUnreachable
 from cluster.frontend.metrics import Metrics
 from cluster.scenario.layout import YUNIKORN
 
@@ -64,6 +65,13 @@ class RayBackend(Backend):
     async def resource_version(self) -> int:
         rv: int = await self.api.resource_version.remote()
         return rv
+
+    async def kubelet(self, call: ContainerExec | ContainerGet) -> Any:
+        """The node's kubelet asked through its host actor (the route chaos commands take)."""
+        try:
+            return await self.cluster.command(call)
+        except (ValueError, ray.exceptions.RayError) as e:  # the host refused, or its actor is gone
+            raise KubeletUnreachable(str(e).splitlines()[0]) from None
 
     async def changed(self, rv: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout

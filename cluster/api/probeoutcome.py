@@ -15,6 +15,13 @@ function of the time since the container started:
 | ``flap=30s/10s``   | success for 30 s, failure for 10 s, over and over from the start |
 | ``timeout``        | nothing: the probe fails once its ``timeoutSeconds`` run out |
 
+Without an annotation a probe passes, except an ``httpGet`` probe of a container whose
+image is a static server kubemu knows (httpd, nginx: ``containerfiles.py``), on its port:
+that one asks the container's files (a file under the docroot: 200, success; else 404,
+failure), so a ``kubectl exec`` that moves the file away makes the container unready at its
+next period. An annotation, when given, always wins (``ALWAYS_PASS`` is the one outcome
+that stands for "none declared").
+
 Durations are written as scenarios write them (``30s``, ``2m``, ``1m30s``, or seconds).
 The kubelet (``cluster/kubelet/probes.py``) reads them through ``outcome_for`` and
 ``hook_seconds``; validation calls ``check`` so a bad value is refused at create.
@@ -70,7 +77,7 @@ class Outcome:
         return f"Outcome({self.form!r}, {self.a}, {self.b})"
 
 
-ALWAYS_PASS = Outcome(PASS)
+ALWAYS_PASS = Outcome(PASS)  # what no annotation declares (compared by identity: see the docstring)
 
 
 def parse_outcome(key: str, raw: Any) -> Outcome:

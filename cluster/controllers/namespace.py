@@ -27,20 +27,26 @@ What it keeps: the cache keeps of each object in a namespace only its name
 (``Watches.names_only``: an update costs nothing), and of a Namespace only a terminating
 one. Deletes carry no uid precondition, as upstream's deletecollection carries none.
 
+The namespace's status conditions (``namespaceconditions.py``) are written as upstream's
+deleter writes them after its deletes: on a pass that sends no new delete (every object
+left has had its delete), what is left is what remains (``NamespaceContentRemaining``),
+the deletes refused for good are the content failures; an unchanged set writes nothing.
+
 Deviations from upstream, on purpose: Events are not watched (the most numerous kind): the
-apiserver drops a namespace's Events when it removes the namespace. No
-``NamespaceDeletionContentFailure``/``NamespaceContentRemaining`` conditions are written.
+apiserver drops a namespace's Events when it removes the namespace. What remains is not
+read for finalizers (``namespaceconditions.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..api.errors import StatusError
+from ..api.errors import NotFound, StatusError
 from ..api.kinds import RESOURCES
 from ..api.objects import namespace_of
 from ..api.patches import NAMESPACE_FINALIZER, FinalizeNamespace
 from ..api.requests import Delete, Patch, Request, UpdateStatus
+from .namespaceconditions import conditions
 from .reconciler import Indexer, Key, ObjectCache, Outcome, Watches
 
 IGNORED_KINDS = ("Event",)
@@ -75,6 +81,8 @@ class NamespaceReconciler:
         # namespace -> (the resourceVersion it was asked at, writes sent about the namespace
         # itself): a new version of the namespace answers them.
         self._ns_asked: dict[str, tuple[str, set[str]]] = {}
+        # namespace -> the deletes refused for good, with their errors
+        self._failed: dict[str, dict[Asked, str]] = {}
 
     def reconcile(self, key: Key, now: float) -> Outcome:
         name = key[1]
@@ -82,23 +90,34 @@ class NamespaceReconciler:
         if ns is None:
             self._asked.pop(name, None)
             self._ns_asked.pop(name, None)
+            self._failed.pop(name, None)
             return Outcome()
         self._take_refusals(key)
         out = Outcome()
         meta = ns.get("metadata") or {}
         uid, status = meta.get("uid", ""), ns.get("status") or {}
-        if status.get("phase") != "Terminating" and self._ask(ns, "status"):
-            out.writes.append(UpdateStatus("Namespace", "", name, uid, {**status, "phase": "Terminating"}))
         items = self.content(name)
         asked = self._asked.setdefault(name, set())
         asked &= set(items)  # an object seen DELETED is answered
-        if items:
-            for kind, obj_name in items:
-                if (kind, obj_name) not in asked:
-                    asked.add((kind, obj_name))
-                    out.writes.append(Delete(kind, name, obj_name, "", None, "Background"))
-            return out
+        fresh = [item for item in items if item not in asked]
+        for kind, obj_name in fresh:
+            asked.add((kind, obj_name))
+            out.writes.append(Delete(kind, name, obj_name, "", None, "Background"))
+        new = {**status, "phase": "Terminating"}
         finalizers = (ns.get("spec") or {}).get("finalizers") or ()
+        # Every delete answered: what is left remains (upstream counts after its deletes,
+        # and not at all once the namespace is finalized).
+        if not fresh and NAMESPACE_FINALIZER in finalizers:
+            failed = self._failed.get(name, {})
+            errors = [failed[item] for item in items if item in failed]  # of what is still there
+            conds = conditions((kind for kind, _ in items), errors, status.get("conditions"), now)
+            if conds is not None:
+                new["conditions"] = conds
+        if new != status and self._ask(ns, "status"):
+            # Before the deletes in the batch: the phase first, as upstream marks it first.
+            out.writes.insert(0, UpdateStatus("Namespace", "", name, uid, new))
+        if items:
+            return out
         if NAMESPACE_FINALIZER in finalizers and self._ask(ns, "finalize"):
             out.writes.append(Patch("Namespace", "", name, uid, FinalizeNamespace()))
         return out
@@ -116,10 +135,13 @@ class NamespaceReconciler:
         return True
 
     def _take_refusals(self, key: Key) -> None:
-        """Refused writes a retry can help are asked again by this reconcile."""
+        """Refused writes a retry can help are asked again by this reconcile; a delete
+        refused for good is a content failure (``namespaceconditions.py``)."""
         for req, error in self.cache.refused(key):
             if error.retryable:
                 self._forget_asked(key[1], req, error)
+            elif isinstance(req, Delete) and not isinstance(error, NotFound):  # NotFound: done
+                self._failed.setdefault(key[1], {})[(req.kind, req.name)] = error.message
 
     def _forget_asked(self, name: str, req: Request, error: StatusError) -> None:
         if isinstance(req, Delete):

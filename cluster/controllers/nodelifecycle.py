@@ -2,7 +2,9 @@
 
 Owns the controller's view of each node's health (when it last saw the node heartbeat),
 the Unknown conditions it writes when a node goes quiet, the ``NodeNotReady`` Event it
-records then, and the NoExecute taints of TaintBasedEvictions
+records then, the ``RegisteredNode`` and ``RemovingNode`` Events of a node it starts and
+stops watching (for the first ``ANNOUNCED_NODES`` nodes only: at bench scale one Event a
+node would be a hundred thousand Events), and the NoExecute taints of TaintBasedEvictions
 (``node.kubernetes.io/unreachable`` and ``node.kubernetes.io/not-ready``) that
 ``tainteviction`` acts on. The NoSchedule taints that follow the same conditions belong
 to ``nodetaints`` (Taint Nodes by Condition). Who calls it: the controller manager runs
@@ -94,6 +96,7 @@ STATUS_UNKNOWN_MESSAGE = "Kubelet stopped posting node status."
 NEVER_UPDATED_REASON = "NodeStatusNeverUpdated"
 NEVER_UPDATED_MESSAGE = "Kubelet never posted node status."
 NODE_NOT_READY = "NodeNotReady"
+ANNOUNCED_NODES = 1000  # how many nodes get a RegisteredNode (and later a RemovingNode) Event
 COMPONENT = "node-controller"
 
 
@@ -311,16 +314,24 @@ class NodeLifecycleReconciler:
     def __init__(self, cache: ObjectCache) -> None:
         self.cache = cache
         self._health: dict[str, _Health] = {}
+        self._announced: set[str] = set()  # the nodes a RegisteredNode Event announced
 
     def reconcile(self, key: Key, now: float) -> Outcome:
         name = key[1]
         seen: NodeSeen | None = self.cache.projected("Node", "", name)
+        out = Outcome()
         if seen is None:
-            self._health.pop(name, None)
-            return Outcome()
+            gone = self._health.pop(name, None)
+            if gone is not None and name in self._announced:
+                self._announced.discard(name)
+                self._announce(gone.node, "RemovingNode", f"Removing Node {name} from Controller", now, out)
+            return out
         health = self._health.get(name)
         if health is None:
             health = self._health[name] = _Health(seen)
+            if len(self._announced) < ANNOUNCED_NODES:
+                self._announced.add(name)
+                self._announce(seen.view, "RegisteredNode", f"Registered Node {name} in Controller", now, out)
         lease: tuple[float, float] | None = self.cache.projected("Lease", NODE_LEASE_NAMESPACE, name)
         health.probe = max(seen.heard, lease[1]) if lease is not None else seen.heard
         health.has_ready = seen.has_ready
@@ -334,7 +345,6 @@ class NodeLifecycleReconciler:
         deadline = health.deadline()
         if now >= deadline and health.judged_deadline != deadline:
             judge, health.judged_deadline = True, deadline
-        out = Outcome()
         if judge:
             self._sync_node(name, health, now, out)
         times = [t for t in (deadline, health.retry_at) if t > now]
@@ -360,6 +370,12 @@ class NodeLifecycleReconciler:
             out.writes.append(Patch("Node", "", name, "", NodeTaints(tuple(patch[1]), tuple(patch[2]))))
         if conditions or patch is not None:
             health.sent_rv, health.retry_at = rv, now + MONITOR_PERIOD
+
+    @staticmethod
+    def _announce(node: Obj, reason: str, event: str, now: float, out: Outcome) -> None:
+        """One of upstream's node-controller Events about a node (``RecordNodeEvent``'s wording)."""
+        message = f"Node {name_of(node)} event: {event}"
+        out.events.append(make_event(node, reason, message, now, component=COMPONENT))
 
     def probe_time(self, name: str) -> float | None:
         """When the controller last heard from the node (None: not watching it)."""

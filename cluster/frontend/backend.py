@@ -16,6 +16,7 @@ from typing import Any
 from ..api import codec
 from ..api.errors import BadRequest, Cause, Expired, Invalid
 from ..api.kinds import BY_KIND, CUSTOM, Resource, deleted_answer
+from ..api.kubeletcalls import ContainerExec, ContainerGet
 from ..api.requests import Bind, Create, Delete, Evict, Patch, Request, Update, UpdateStatus, WatchChunk
 from ..apiserver.apiserver import APIServer
 
@@ -67,6 +68,10 @@ def _object(out: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+class KubeletUnreachable(Exception):
+    """A node's kubelet cannot be asked (no route, or it does not answer); one line."""
+
+
 class Backend(ABC):
     """Reads, one write at a time, and watches; the verbs are spelled out once, here."""
 
@@ -97,6 +102,12 @@ class Backend(ABC):
     @abstractmethod
     async def changed(self, rv: int, timeout: float) -> None:
         """Return once the resourceVersion passes ``rv``, or after ``timeout`` real seconds."""
+
+    async def kubelet(self, call: ContainerExec | ContainerGet) -> Any:
+        """Ask the kubelet of ``call.node``, as the apiserver dials one (exec, the pod
+        proxy); the answer ``cluster/api/kubeletcalls.py`` names. Raises ``KubeletUnreachable``
+        when it cannot be asked (a backend with no route to the kubelets: the default)."""
+        raise KubeletUnreachable(f"no kubelet of {call.node} can be reached from here")
 
     async def create(self, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
         try:
@@ -178,9 +189,10 @@ class LocalBackend(Backend):
     """Answers from ``api()``'s store at ``now()``; ``tick`` wakes the waiting watches (the
     serving loop calls it after every settled instant)."""
 
-    def __init__(self, api: Any, now: Any, poke: Any = None):
+    def __init__(self, api: Any, now: Any, poke: Any = None, command: Any = None):
         self._api, self._now = api, now  # callables: the runtime may replace its apiserver on restart
         self._poke = poke  # tells a paced runtime a client wrote, so it reacts at once
+        self._command = command  # the runtime's ``Cluster.command``: how a kubelet is asked
         self._changed = asyncio.Event()
         self._wake_loop: asyncio.AbstractEventLoop | None = None  # where a wake-up is due
 
@@ -230,6 +242,17 @@ class LocalBackend(Backend):
 
     async def watch(self, kind: str, rv: int, node_names: frozenset[str] | None) -> WatchChunk | Expired:
         return self.api.watch({kind: rv}, node_names)[kind]
+
+    async def kubelet(self, call: ContainerExec | ContainerGet) -> Any:
+        if self._command is None:
+            return await super().kubelet(call)
+        try:
+            answer = await self._command(call)
+        except ValueError as e:  # the runtime's or the host's refusal, in one line
+            raise KubeletUnreachable(str(e)) from None
+        if self._poke is not None:
+            self._poke()  # an exec may have changed files a probe reads
+        return answer
 
     async def resource_version(self) -> int:
         return self.api.resource_version()

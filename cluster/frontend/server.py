@@ -21,6 +21,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from ..api.errors import InternalError, RequestEntityTooLarge, StatusError
+from . import execstream
 from .handler import LOG, MAX_BODY, Handler
 from .wire import Request, Response, dumps, error
 
@@ -53,7 +54,14 @@ def handle_with(handler: Handler) -> Any:
                 {k.lower(): v for k, v in request.headers.items()},
                 await read_body(request),
             )
-            answer = await handler.handle(req)
+            box = execstream.offered(request)  # a WebSocket exec (execstream.py): handled, then upgraded
+            token = execstream.UPGRADE.set(box)
+            try:
+                answer = await handler.handle(req)
+            finally:
+                execstream.UPGRADE.reset(token)
+            if box is not None and box.session is not None and getattr(answer, "status", 0) == 101:
+                return await execstream.send(request, box)
         except StatusError as e:
             return _answer(error(e))
         except Exception as e:  # ``handle`` answers every failure itself; this is the last net

@@ -9,8 +9,10 @@ against the node its local configuration describes (``getNodeAnyWay``, then
 upstream's GeneralPredicates). Nothing is re-checked when the Node changes
 later: a running pod stays whatever its node becomes (``IgnoredDuringExecution``).
 
-``spec.unschedulable`` is deliberately not read: upstream's admission ignores it (a pod
-bound by ``spec.nodeName`` to a cordoned node runs), as it ignores the NoSchedule taints.
+``spec.unschedulable`` is not part of what admission reads: upstream's admission ignores it
+(a pod bound by ``spec.nodeName`` to a cordoned node runs), as it ignores the NoSchedule
+taints. The kubelet reads it only to record the NodeNotSchedulable and NodeSchedulable
+Events of a cordon and an uncordon (``NodeRead.unschedulable``).
 
 Most Node events are status writes (each kubelet's own posts, the node lifecycle
 controller's conditions) that change nothing admission reads, and every node host sees
@@ -44,6 +46,7 @@ class _Node(msgspec.Struct):
 
 class _Spec(msgspec.Struct):
     taints: list[dict[str, Any]] | None = None
+    unschedulable: Any = None  # what the API's validation lets through: a bool, or absent
 
 
 _read_node = msgspec.msgpack.Decoder(_Node).decode
@@ -83,6 +86,13 @@ class NodeRead(NamedTuple):
             return AdmittedNode(_read_labels(self.labels_raw) or {}, tuple(_read_spec(self.spec_raw).taints or ()))
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
+
+    def unschedulable(self) -> bool:
+        """Whether the node is cordoned (``spec.unschedulable`` true)."""
+        try:
+            return _read_spec(self.spec_raw).unschedulable is True
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
 
 
 def read_node(raw: bytes | None, obj: dict[str, Any] | None) -> NodeRead | None:

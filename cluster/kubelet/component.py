@@ -26,6 +26,7 @@ from typing import Any
 
 from ..api.errors import AlreadyExists, Conflict, NotFound
 from ..api.eventcorrelation import EventCorrelator
+from ..api.kubeletcalls import ContainerExec, ContainerGet
 from ..api.objects import NODE_LEASE_NAMESPACE
 from ..api.patches import Apply
 from ..api.requests import Create, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
@@ -64,7 +65,9 @@ class NodeHostComponent(Component):
     def reconcile(self, batch: Batch) -> Result:
         host, now = self.host, batch.now
         if batch.boot:
-            host.register_all(now, restarted=batch.boot == RESTART or self._adopt)
+            restarted = batch.boot == RESTART
+            # An adopted Node exists already, but its kubelet starts for the first time.
+            host.register_all(now, restarted=restarted or self._adopt, first_start=not restarted)
             if self._adopt:
                 host.outbox.node_creates.clear()
         for req, err in batch.failures:
@@ -78,7 +81,7 @@ class NodeHostComponent(Component):
             out.events = self._recorder.correlate(out.events, now)
         return Result(requests(out), wake_at=host.next_timer(), next_change=host.next_change())
 
-    def handle(self, command: Any, now: float) -> str:
+    def handle(self, command: Any, now: float) -> Any:
         host = self.host
         if command.node not in self._names:
             raise CommandError(f"node: {command.node!r} is not a node of {self.name}")
@@ -93,6 +96,12 @@ class NodeHostComponent(Component):
                 host.device_health(command.node, command.resource, command.device, command.healthy, now)
             elif isinstance(command, DevicePlugin):
                 host.device_plugin(command.node, command.resource, command.running, now)
+            elif isinstance(command, (ContainerExec, ContainerGet)):  # the apiserver's calls: answered
+                kubelet = host.kubelet(command.node)
+                if kubelet.stopped:
+                    raise CommandError(f"node: the kubelet of {command.node} does not answer")
+                host.tick(now)
+                return kubelet.answer_call(command, now)
             else:
                 raise CommandError(f"command: {type(command).__name__} is not a node command")
         except ValueError as e:  # an unknown resource or device, in one line

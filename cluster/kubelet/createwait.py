@@ -22,7 +22,10 @@ sync (``SYNC_AFTER`` later, upstream's PLEG relist) finds the image in back-off,
 reason alternates ErrImagePull, ImagePullBackOff, ErrImagePull... as on a real node.
 These retries are background timers: a pull that can never succeed does not keep a
 scenario from settling. A configuration error is tried again whenever a ConfigMap or
-Secret changes (``config_changed``); ErrImageNeverPull and a bad subPath never change.
+Secret changes (``config_changed``) and when an update of the pod changes a label or
+annotation its env reads (``held_pod_updated``: a subPathExpr of
+``metadata.annotations['x']`` is satisfied by adding the annotation, as upstream's next
+sync of the pod reads it); ErrImageNeverPull and a bad literal subPath never change.
 Events of one cause are told once per change of message, so the retries do not spam.
 """
 
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .creation import Creation, Lookup, Needs, config_error
+from .creation import Creation, Lookup, Needs, config_error, field_values
 from .pods import BACKOFF_INITIAL, BACKOFF_MAX, PENDING, PodRecord
 
 if TYPE_CHECKING:
@@ -143,6 +146,17 @@ class CreationMixin:
         if cr is None or cr.step is None or rec.state != PENDING:
             return
         self._after(rec, 0, cr.step, t)
+
+    def held_pod_updated(self: KubeletSelf, rec: PodRecord, pod: dict, now: float) -> None:
+        """A MODIFIED of a pod held here: read its fields again; a change tries again."""
+        cr = rec.create
+        if cr is None or cr.step is None:
+            return
+        fields = field_values(pod, cr.needs)
+        if fields != cr.fields:
+            cr.fields = fields
+            if any(r == CONFIG_ERROR for r, _ in cr.waiting.values()):
+                self._retry_creation(rec, now)
 
     def config_changed(self: KubeletSelf, now: float) -> None:
         """A ConfigMap or Secret changed: every pod held by a configuration error tries again."""

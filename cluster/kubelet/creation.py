@@ -17,8 +17,9 @@ and words (the environment first, then the mounts):
 
 Variables come from the container's ``env`` (``$(VAR)`` references expanded as upstream
 expands them) after its ``envFrom``; ``fieldRef`` reads the pod's metadata and spec
-(name, namespace, uid, labels and annotations, nodeName, serviceAccountName) as first
-seen, and ``status.podIP``/``status.hostIP`` at the time of the attempt. ConfigMaps and
+(name, namespace, uid, labels and annotations, nodeName, serviceAccountName) as the
+latest version of the pod the kubelet saw says (an update of a held pod's labels or
+annotations is read again: ``createwait.py``), and ``status.podIP``/``status.hostIP`` at the time of the attempt. ConfigMaps and
 Secrets are looked up in what the node host's watches hold. ``createwait.py`` calls it.
 """
 
@@ -75,7 +76,7 @@ def creation_of(pod: dict[str, Any], patterns: tuple) -> Creation | None:
             needs[n.name] = n
     if not needs:
         return None
-    return Creation(needs, _field_values(pod, needs))
+    return Creation(needs, field_values(pod, needs))
 
 
 def _needs(c: dict[str, Any], ann: dict[str, Any], secrets: bool, patterns: tuple) -> Needs:
@@ -120,7 +121,8 @@ def _source(e: dict[str, Any]) -> tuple:
     return ("other",)  # resourceFieldRef: a value the emulation does not need
 
 
-def _field_values(pod: dict[str, Any], needs: dict[str, Needs]) -> dict[str, str]:
+def field_values(pod: dict[str, Any], needs: dict[str, Needs]) -> dict[str, str]:
+    """The values of the metadata and spec fields the containers' env reads (fieldRef)."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     paths = {s[1] for n in needs.values() for _, s in n.env if s[0] == "field"}
     out = {}

@@ -51,10 +51,12 @@ class NodeHost:
     def kubelet(self, name: str) -> Kubelet:
         return self._kubelets[name]
 
-    def register_all(self, now: float, restarted: bool = False) -> None:
-        """Register every live node; ``restarted``: the Nodes exist from a previous process."""
+    def register_all(self, now: float, restarted: bool = False, first_start: bool | None = None) -> None:
+        """Register every live node; ``restarted``: the Nodes exist already (from a previous
+        process, or created through the API); ``first_start`` (default: not ``restarted``):
+        the kubelets start for the first time, so their first status adds its conditions."""
         for k in self._kubelets.values():
-            k.register(now, restarted)
+            k.register(now, restarted, not restarted if first_start is None else first_start)
 
     def on_watch(self, events: list[WatchEvent], now: float) -> None:
         """Apply one batch of Node and pod watch events, the Nodes' first. Each pod event
@@ -67,7 +69,7 @@ class NodeHost:
             # A pod bound after a change to its node's labels comes in the same batch as
             # the change at the latest: admission must see the change (upstream's pod
             # source waits for the Node informer's sync).
-            self._on_nodes(nodes)
+            self._on_nodes(nodes, now)
             events = [ev for ev in events if ev.kind != "Node"]
         if any(ev.kind in _DATA_KINDS for ev in events):
             self._on_objects([ev for ev in events if ev.kind in _DATA_KINDS], now)
@@ -83,7 +85,7 @@ class NodeHost:
             elif ev.type in ("ADDED", "MODIFIED"):
                 k.on_pod_event(ev, now)
 
-    def _on_nodes(self, events: list[WatchEvent]) -> None:
+    def _on_nodes(self, events: list[WatchEvent], now: float) -> None:
         kubelets = self._kubelets
         for ev in events:
             read = read_node(ev.raw, None if ev.raw is not None else ev.obj)
@@ -93,7 +95,7 @@ class NodeHost:
             if ev.type == "DELETED":
                 k.on_node_deleted()
             else:
-                k.on_node(read)
+                k.on_node(read, now)
 
     def lookup(self, kind: str, namespace: str, name: str) -> dict[str, str] | None:
         """The data of a ConfigMap (``kind`` "cm") or Secret ("secret"), None when absent."""

@@ -80,6 +80,7 @@ from . import admission
 from .allocation import NodeAllocation
 from .apinode import AdmittedNode, NodeRead, configured_node
 from .cgroups import with_parent
+from .containerfiles import ContainerFiles
 from .createwait import PULL, CreationMixin
 from .creation import Lookup, creation_of
 from .deadline import DEADLINE, DeadlineMixin
@@ -142,6 +143,9 @@ class Kubelet(
         "_pod_ips",
         "_lease",
         "_lease_due",
+        "_since",
+        "_status_at",
+        "_cordoned",
         "_stopped",
         "_extra",
         "_extra_timer",
@@ -154,6 +158,7 @@ class Kubelet(
         "_lift_timer",
         "_api_node",
         "_node_digest",
+        "files",
     )
 
     def __init__(self, config: NodeConfig, outbox: Outbox, timers: TimerQueue, index: int):
@@ -177,6 +182,8 @@ class Kubelet(
         self._pod_ips = PodIPs(index)  # the node block's addresses (podips.py)
         self._lease: Handle | None = None
         self._lease_due = 0.0
+        self._since = self._status_at = 0.0  # registration, and the last status posted (``nodestatus.py``)
+        self._cordoned = False  # the stored Node's spec.unschedulable, last seen
         self._stopped = False
         self._extra: dict[str, int] = {}  # node-level usage from the pressure chaos action
         self._extra_timer: Handle | None = None
@@ -191,6 +198,7 @@ class Kubelet(
         # (``apinode.py``), and the digest of the Node's encoded labels and spec last read.
         self._api_node: AdmittedNode | None = None
         self._node_digest = 0
+        self.files = ContainerFiles()  # what exec, the pod proxy and httpGet probes see (containerfiles.py)
 
     @property
     def allocatable(self) -> dict[str, int]:
@@ -216,6 +224,8 @@ class Kubelet(
                 self._deadline_changed(rec, head.active_deadline, now)
             if rec.gates is not None and ev.type == "MODIFIED":  # ``gates.py``: a condition may have changed
                 self._gates_seen(rec, ev.obj, now)
+            if head.uid in self._held and ev.type == "MODIFIED":  # ``createwait.py``: a label may satisfy it
+                self.held_pod_updated(rec, ev.obj, now)
         if head.ephemeral > len(rec.ephemeral):  # ``ephemeral.py``: only ever added
             self._ephemeral_added(rec, ev.obj, now)
 
@@ -231,12 +241,13 @@ class Kubelet(
         self._held.discard(uid)
         self._outbox.pod_status.pop(uid, None)  # a write to a deleted object would only fail
 
-    def on_node(self, read: NodeRead) -> None:
+    def on_node(self, read: NodeRead, now: float) -> None:
         """The Node watch's ADDED or MODIFIED of this node: what later admissions check
         against. Already admitted pods are not checked again (upstream neither)."""
         digest = read.digest()
         if self._stopped or digest == self._node_digest:
             return  # a status write: nothing admission reads changed
+        self._schedulable_seen(read.unschedulable(), now)  # ``nodestatus.py``
         node = read.node()
         if node is None:
             return

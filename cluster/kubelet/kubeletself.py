@@ -15,6 +15,7 @@ from typing import Protocol
 from ..runtime.timers import Handle, TimerQueue
 from .allocation import NodeAllocation
 from .apinode import AdmittedNode
+from .containerfiles import ContainerFiles
 from .creation import Creation, Lookup, Needs
 from .eviction import Eviction, EvictionManager, NodeStats, PodStats
 from .node import NodeConfig
@@ -31,6 +32,7 @@ class KubeletSelf(Protocol):
     name: str
     host_ip: str
     objects: Lookup | None
+    files: ContainerFiles
     _held: set[str]
     alloc: NodeAllocation
     eviction: EvictionManager
@@ -88,7 +90,7 @@ class KubeletSelf(Protocol):
     # ---- ``ProbeMixin``'s ------------------------------------------------------------------
     def _probe_at(self, rec: PodRecord, i: int, at: float, phase: int = 0, background: bool = False) -> None: ...
     def _probe_answer(
-        self, rec: PodRecord, i: int, ok: bool, t: float, began: float, answered: bool = True
+        self, rec: PodRecord, i: int, ok: bool, t: float, began: float, answered: bool = True, code: int | None = None
     ) -> None: ...
     def _probes_resume(self, rec: PodRecord, container: str, t: float) -> None: ...
     def _probes_stop(self, rec: PodRecord) -> None: ...

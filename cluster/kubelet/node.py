@@ -103,26 +103,29 @@ def _condition(ctype: str, status: str, reason: str, message: str, ts: str) -> d
     }
 
 
-def healthy_conditions(now: float) -> list[dict]:
-    ts = rfc3339(now)
-    conds = [_condition(t, "False", r, m, ts) for t, (r, m) in _PRESSURE.items()]
-    conds.append(_condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", ts))
-    return conds
+def healthy_conditions(now: float, since: float | None = None) -> list[dict]:
+    """Every condition healthy, heartbeat ``now``, each unchanged since ``since`` (default ``now``)."""
+    return node_conditions(now, None, since)
 
 
-def node_conditions(now: float, pressure: dict[str, tuple[bool, float]] | None = None) -> list[dict]:
-    """The node's conditions; ``pressure`` maps a pressure condition to (True?, since when)."""
-    if not pressure:
-        return healthy_conditions(now)
+def node_conditions(
+    now: float, pressure: dict[str, tuple[bool, float]] | None = None, since: float | None = None
+) -> list[dict]:
+    """The node's conditions as the kubelet posts them at ``now`` (every lastHeartbeatTime).
+    ``pressure`` maps a pressure condition to (True?, since when); a condition it does not
+    name, and Ready, has been as it is since ``since`` (the kubelet's registration)."""
     ts = rfc3339(now)
+    first = rfc3339(now if since is None else since)
     conds = []
     for ctype, healthy in _PRESSURE.items():
-        on, since = pressure.get(ctype, (False, now))
+        on, changed = (pressure or {}).get(ctype, (False, None))
         reason, message = _UNDER_PRESSURE[ctype] if on else healthy
         cond = _condition(ctype, "True" if on else "False", reason, message, ts)
-        cond["lastTransitionTime"] = rfc3339(since)
+        cond["lastTransitionTime"] = first if changed is None else rfc3339(changed)
         conds.append(cond)
-    conds.append(_condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", ts))
+    ready = _condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", ts)
+    ready["lastTransitionTime"] = first
+    conds.append(ready)
     return conds
 
 

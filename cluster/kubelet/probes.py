@@ -17,6 +17,12 @@ failures (``successThreshold`` successes) in a row change its result. Timers are
 | liveness   | failure                | ``Killing`` "Container c failed liveness probe, will be restarted"; the containers stop (preStop, then SIGTERM, within the probe's or the pod's grace) and exit 143 (137 when the grace ran out); restartPolicy decides as for any exit (CrashLoopBackOff) |
 | readiness  | success / failure      | the container's ``ready``; the pod's ContainersReady and Ready |
 
+An ``httpGet`` probe with no declared outcome, of a static server's image on its port, is
+answered by the container's files (``containerfiles.py``: 200 or 404, "HTTP probe failed
+with statuscode: 404"); files change only through ``kubectl exec``, so such a probe keeps
+ticking in the background. The kubelet also answers the apiserver's calls into its
+containers here (``answer_call``: exec and the pod proxy).
+
 Until its startup probe passes a container is not started and its other probes wait;
 until its readiness probe passes it is not ready (upstream's initial results). A probe
 whose declared answer can no longer change stops ticking once its result matches; one
@@ -37,8 +43,12 @@ SIGTERM (upstream's minimum).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..api.containerfiles import HTTPAnswer
+from ..api.kubeletcalls import ContainerExec, ContainerGet
+from ..api.probeoutcome import ALWAYS_PASS
+from .containerfiles import container_exec, container_get, probe_get
 from .podlife import LIVENESS_PROBE, READINESS_PROBE, STARTUP_PROBE, Probe, failure_text
 from .pods import DEFAULT_GRACE, PENDING, RUNNING, START, PodRecord
 from .pressure import EXIT_KILLED, EXIT_SIGTERM
@@ -66,6 +76,15 @@ class ProbeMixin:
     """The probe, init-container and hook part of ``Kubelet``; see the module docstring."""
 
     __slots__ = ()
+
+    # ---- the apiserver's calls (kubectl exec, the pod proxy) --------------------------------
+
+    def answer_call(self: KubeletSelf, call: ContainerExec | ContainerGet, now: float) -> Any:
+        """An exec's ``ExecResult``, or a GET's ``HTTPAnswer`` (None: nothing known listens)."""
+        rec = self._pods.get(call.uid)
+        if isinstance(call, ContainerExec):
+            return container_exec(self, rec, call, now)
+        return container_get(self, rec, call)
 
     # ---- init containers ----------------------------------------------------------------
 
@@ -158,6 +177,10 @@ class ProbeMixin:
             self._probe_answer(rec, i, False, t, t - p.timeout, answered=False)
             return
         assert rec.started_at is not None  # a running container has started
+        served = _served(self, rec, p)
+        if served is not None:  # a static server's files answer (HTTP: 2xx and 3xx succeed)
+            self._probe_answer(rec, i, 200 <= served.code < 400, t, t, code=served.code)
+            return
         answer = p.outcome.answer(t - rec.started_at)
         if answer is None:
             self._probe_at(rec, i, t + p.timeout, phase=1)
@@ -165,13 +188,23 @@ class ProbeMixin:
             self._probe_answer(rec, i, answer, t, t)
 
     def _probe_answer(
-        self: KubeletSelf, rec: PodRecord, i: int, ok: bool, t: float, began: float, answered: bool = True
+        self: KubeletSelf,
+        rec: PodRecord,
+        i: int,
+        ok: bool,
+        t: float,
+        began: float,
+        answered: bool = True,
+        code: int | None = None,
     ) -> None:
+        """``code``: the HTTP status a static server's files gave (None: a declared outcome)."""
         life = rec.life
         assert life is not None and rec.started_at is not None
         p = life.probes[i]
         if not ok:
             text = failure_text(p.handler, rec.pod_ip, answered, p.timeout)
+            if code is not None:
+                text = f"HTTP probe failed with statuscode: {code}"
             self._event(rec, "Unhealthy", f"{p.kind} probe failed: {text}", t, "Warning")
         p.count = p.count + 1 if p.last == ok else 1
         p.last = ok
@@ -189,6 +222,9 @@ class ProbeMixin:
         if ok and p.kind == STARTUP_PROBE:
             return  # started: upstream's startup worker idles from here
         nxt = max(began + p.period, t)  # a timeout past the period: the ticker's queued tick at once
+        if code is not None:  # files change only by an exec: tick on, in the background
+            self._probe_at(rec, i, nxt, background=True)
+            return
         steady = p.outcome.steady(nxt - rec.started_at)
         if steady is True and p.result is True:
             return  # nothing can change any more, and success makes no events
@@ -222,3 +258,11 @@ class ProbeMixin:
     def _killed(self: KubeletSelf, rec: PodRecord, t: float) -> None:
         assert rec.life is not None
         self._exit(rec, t, rec.life.kill_code)
+
+
+def _served(k: KubeletSelf, rec: PodRecord, p: Probe) -> HTTPAnswer | None:
+    """What an httpGet probe gets from a container whose image the table knows as a static
+    server, when no annotation declares its outcome; None otherwise."""
+    if p.outcome is not ALWAYS_PASS or p.handler[0] != "http":
+        return None
+    return probe_get(k, rec, p.container, p.handler[2], p.handler[3])

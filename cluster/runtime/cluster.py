@@ -164,8 +164,9 @@ class Cluster(ABC):
 
     # -- components ----------------------------------------------------------------------
     @abstractmethod
-    async def command(self, command: Command) -> str:
-        """Hand a node command to the host running ``command.node``; returns its detail."""
+    async def command(self, command: Command) -> Any:
+        """Hand a node command to the host running ``command.node``; returns its detail (a
+        call's answer for ``ContainerExec`` and ``ContainerGet``)."""
 
     @abstractmethod
     async def inspect(self, role: str) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..api.kubeletcalls import ContainerExec, ContainerGet
+
 
 class KillNode(NamedTuple):
     """The node's kubelet stops: no heartbeats, no status, its pods frozen."""
@@ -52,4 +54,5 @@ class DevicePlugin(NamedTuple):
     running: bool
 
 
-Command = KillNode | Partition | Pressure | DeviceHealth | DevicePlugin
+# The last two are the apiserver's calls to a kubelet (``cluster/api/kubeletcalls.py``).
+Command = KillNode | Partition | Pressure | DeviceHealth | DevicePlugin | ContainerExec | ContainerGet

@@ -147,8 +147,9 @@ class Component(ABC):
     @abstractmethod
     def reconcile(self, batch: Batch) -> Result: ...
 
-    def handle(self, command: Any, now: float) -> str:
-        """Carry out a chaos command; returns a detail for the chaos log ("" for none)."""
+    def handle(self, command: Any, now: float) -> Any:
+        """Carry out a chaos command; returns a detail for the chaos log ("" for none), or
+        the answer to a call (``cluster/api/kubeletcalls.py``)."""
         raise CommandError(f"component: {self.name} takes no commands ({type(command).__name__})")
 
     def inspect(self, now: float) -> dict[str, Any]:

@@ -179,7 +179,7 @@ class ComponentLoop:
         return instants, None
 
     # -- what else the shell is asked --------------------------------------------------------
-    def command(self, command: Command, now: float | None) -> str | CommandError:
+    def command(self, command: Command, now: float | None) -> Any:
         """A chaos command (``now``: a stepped cluster's instant, which a held clock moves
         to); its detail, or the component's refusal."""
         if now is not None and self.clock.held:

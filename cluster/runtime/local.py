@@ -275,7 +275,7 @@ class LocalCluster(Cluster):
         spec = self.fleet.hosts[i]
         return next(m for m in self.members if m.spec is spec and m.alive)
 
-    async def command(self, command: Command) -> str:
+    async def command(self, command: Command) -> Any:
         m = self._host_member(command.node)
         detail = m.component.handle(command, self._now)
         m.wake_at = self._now  # what it wrote goes out in a batch at this instant

@@ -37,3 +37,12 @@ def test_nodes_register_and_a_pod_is_scheduled_run_and_deleted_through_the_actor
     while time.time() < deadline and any(p.metadata.name == "on-ray" for p in api.list_namespaced_pod("default").items):
         time.sleep(0.2)
     assert not any(p.metadata.name == "on-ray" for p in api.list_namespaced_pod("default").items)
+
+
+def test_kubectl_exec_and_the_pod_proxy_reach_the_kubelet_in_its_host_actor(on_ray):
+    on_ray.kubectl("run", "exec-on-ray", "--image=httpd", "--port=80")
+    on_ray.kubectl("wait", "--for=condition=Ready", "pod/exec-on-ray", "--timeout=60s")
+    ran = on_ray.kubectl("exec", "exec-on-ray", "--", "sh", "-c", "echo hi; exit 3", check=False)
+    assert (ran.returncode, ran.stdout) == (3, "hi\n")
+    served = on_ray.kubectl("get", "--raw", "/api/v1/namespaces/default/pods/exec-on-ray/proxy/index.html")
+    assert served.stdout == "<html><body><h1>It works!</h1></body></html>\n"

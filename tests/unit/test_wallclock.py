@@ -23,6 +23,7 @@ ALLOWED = {
     "cluster/frontend/handler.py": "request latency on /metrics is real time",
     "cluster/frontend/backend.py": "serve's backend waits (with a real timeout) for a write before a watch answers",
     "cluster/frontend/ui_live.py": "the live view's update rate, in a browser's real seconds",
+    "cluster/frontend/execstream.py": "an exec'd sleep holds the client's stream for its real seconds",
     "cluster/scenario/driver.py": "progress lines and the report's wall duration of a run",
     "cluster/scenario/sampler.py": "the sampler's budget: the share of real time spent sampling",
 }

@@ -26,7 +26,8 @@ def test_a_silent_node_is_marked_unknown_and_tainted_at_its_grace_period():
     first = c.reconcile(
         Batch(0.0, [WatchEvent("Node", "ADDED", node("n1")), WatchEvent("Lease", "ADDED", lease("n1"))], boot=START)
     )
-    assert first.writes == [] and first.wake_at == 40.0 and first.next_change == 40.0
+    assert [w.event["reason"] for w in first.writes] == ["RegisteredNode"]
+    assert first.wake_at == 40.0 and first.next_change == 40.0
     late = c.reconcile(Batch(40.0))
     conds = [w for w in late.writes if isinstance(w, Patch) and isinstance(w.patch, NodeConditions)]
     taints = [w for w in late.writes if isinstance(w, Patch) and isinstance(w.patch, NodeTaints)]

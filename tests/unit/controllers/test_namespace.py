@@ -47,9 +47,9 @@ CASES = [
         [("delete", "Pod/team/p", "Background")],
     ),
     (
-        "terminating and empty: the kubernetes finalizer goes",
+        "terminating and empty: the conditions say so, and the kubernetes finalizer goes",
         [("ADDED", TERMINATING)],
-        [("finalize", "Namespace/team", "kubernetes")],
+        [("status", "Namespace/team", "Terminating"), ("finalize", "Namespace/team", "kubernetes")],
     ),
     ("already finalized: nothing", [("ADDED", namespace(phase="Terminating", deleting=True, finalizers=()))], []),
     (
@@ -69,7 +69,7 @@ CASES = [
     (
         "a DELETED for an object never seen changes nothing",
         [("DELETED", obj("Pod", "x", ns="team")), ("DELETED", obj("Secret", "s", ns="other")), ("ADDED", TERMINATING)],
-        [("finalize", "Namespace/team", "kubernetes")],
+        [("status", "Namespace/team", "Terminating"), ("finalize", "Namespace/team", "kubernetes")],
     ),
     (
         "deleting but not yet Terminating: the phase first",
@@ -96,9 +96,11 @@ def test_the_finalizer_goes_once_the_last_object_is_deleted():
     feed(nc, ("ADDED", obj("Pod", "a", ns="team")), ("ADDED", obj("Pod", "b", ns="team")), ("ADDED", TERMINATING))
     assert len(writes(nc.sync(0.0))) == 2
     feed(nc, ("MODIFIED", obj("Pod", "a", ns="team", deleting=True)), ("DELETED", obj("Pod", "a", ns="team")))
-    assert writes(nc.sync(1.0)) == [] and nc.reconciler.content("team") == [("Pod", "b")]
+    # No new delete: what is left is what remains (the conditions; ``test_namespace_conditions.py``).
+    assert writes(nc.sync(1.0)) == [("status", "Namespace/team", "Terminating")]
+    assert nc.reconciler.content("team") == [("Pod", "b")]
     feed(nc, ("DELETED", obj("Pod", "b", ns="team")))
-    assert writes(nc.sync(2.0)) == [("finalize", "Namespace/team", "kubernetes")]
+    assert writes(nc.sync(2.0)) == [("finalize", "Namespace/team", "kubernetes")]  # the status: once per version
     feed(nc, ("DELETED", TERMINATING))
     assert writes(nc.sync(3.0)) == []
 
@@ -119,7 +121,8 @@ def test_a_refused_delete_is_retried_only_when_a_retry_can_help(error, retried):
     m.on_failed(sent, error, 0.0)
     m.on_failed(Delete("Pod", "default", "other", "", None, "Background"), error, 0.0)  # not its own: ignored
     assert m.next_wakeup() == pytest.approx(0.005)  # the work queue's back-off, either way
-    assert writes(m.sync(0.005)) == ([("delete", "Pod/team/p", "Background")] if retried else [])
+    expected = [("delete", "Pod/team/p", "Background")] if retried else [("status", "Namespace/team", "Terminating")]
+    assert writes(m.sync(0.005)) == expected  # not retried: what is left remains
 
 
 def test_a_refused_finalize_or_status_is_asked_again():

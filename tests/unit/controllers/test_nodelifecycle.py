@@ -29,6 +29,12 @@ GONE_QUIET = [
     ("taint+", "n1", UNREACHABLE, "NoExecute"),
     ("event", "NodeNotReady", "Node n1 status is now: NodeNotReady", "Normal", "Node"),
 ]
+# The controller's first sight of a node.
+REGISTERED = ("event", "RegisteredNode", "Node n1 event: Registered Node n1 in Controller", "Normal", "Node")
+
+
+def registered(name):
+    return ("event", "RegisteredNode", f"Node {name} event: Registered Node {name} in Controller", "Normal", "Node")
 
 
 def _feed(c, events):
@@ -126,7 +132,7 @@ def test_grace_expires_exactly_at_probe_plus_grace(case, events, expiry):
 def test_the_whole_pass_when_a_ready_node_goes_quiet():
     c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", node())])
-    assert summary(c.sync(0)) == []
+    assert summary(c.sync(0)) == [REGISTERED]
     assert summary(c.sync(40)) == GONE_QUIET
     # Nothing came back yet for that node version: no second write, until the monitor period passes.
     assert summary(c.sync(41)) == []
@@ -170,6 +176,7 @@ def test_a_node_that_never_posted_ready_gets_no_event_and_its_unreachable_taint(
         ("condition", "n1", "DiskPressure", "Unknown", "NodeStatusNeverUpdated"),
         ("condition", "n1", "PIDPressure", "Unknown", "NodeStatusNeverUpdated"),
         ("taint+", "n1", UNREACHABLE, "NoExecute"),
+        REGISTERED,
     ]
 
 
@@ -207,7 +214,7 @@ def test_no_execute_patch(case, ready, taints, expected):
 def test_kubelet_reporting_not_ready_then_going_quiet_swaps_the_taint_without_an_event():
     c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", node(ready="False"))])
-    assert summary(c.sync(0)) == [("taint+", "n1", NOT_READY, "NoExecute")]
+    assert summary(c.sync(0)) == [("taint+", "n1", NOT_READY, "NoExecute"), REGISTERED]
     _feed(c, [(0.1, "Node", "MODIFIED", node(ready="False", rv="2", taints=[taint(NOT_READY, added=0)]))])
     assert summary(c.sync(0.1)) == []
     assert summary(c.sync(40)) == [
@@ -252,7 +259,8 @@ def test_a_dead_kubelet_goes_unknown_40s_after_its_last_renewal_and_recovers():
         loop.renew(["n2"], t)  # n1 is dead
         loop.at(t)
     loop.run(until=59.9)
-    assert [line for _, line in loop.trace] == []
+    assert [line for _, line in loop.trace] == [REGISTERED, registered("n2")]
+    loop.trace.clear()
     loop.run(until=60)
     assert [(t, line) for t, line in loop.trace] == [
         (60, ("condition", "n1", "Ready", "Unknown", "NodeStatusUnknown")),
@@ -301,7 +309,10 @@ def test_a_restarted_controller_gives_every_node_a_fresh_grace():
         ("n1", "DiskPressure"),
         ("n1", "PIDPressure"),
     ]
-    assert {t for t, line in loop.trace} == {90}
+    announced = [(t, line[2]) for t, line in loop.trace if line[:2] == ("event", "RegisteredNode")]
+    # Each incarnation announces the nodes it finds (upstream's knownNodeSet starts empty).
+    assert announced == [(t, registered(n)[2]) for t in (0, 50) for n in ("n1", "n2")]
+    assert {t for t, line in loop.trace if line[:2] != ("event", "RegisteredNode")} == {90}
 
 
 def test_a_status_posted_while_the_controller_decides_wins():
@@ -400,7 +411,7 @@ def test_a_whole_node_gives_the_same_pass_and_only_what_it_reads_is_kept():
     )
     c = node_lifecycle_step()
     _feed(c, [(0, "Node", "ADDED", whole)])
-    assert summary(c.sync(40)) == GONE_QUIET
+    assert summary(c.sync(40)) == [*GONE_QUIET[:5], REGISTERED, GONE_QUIET[5]]
     kept = c.reconciler._health["n1"].node
     assert kept == {
         "kind": "Node",

@@ -212,7 +212,11 @@ def test_pods_of_a_removed_node_are_gone_40s_after_it():
     loop.api.delete("Node", "", "n1", None, None, 15)
     loop.at(15)
     loop.run(until=54.9)
-    assert [line for _, line in loop.trace] == []
+    assert [line[1:3] for _, line in loop.trace] == [  # the node controller's only
+        ("RegisteredNode", "Node n1 event: Registered Node n1 in Controller"),
+        ("RemovingNode", "Node n1 event: Removing Node n1 from Controller"),
+    ]
+    loop.trace.clear()
     loop.run(until=55)
     assert [line for _, line in loop.trace] == [
         ("pod-status", "default/a", "Failed"),

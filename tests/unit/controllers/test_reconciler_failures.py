@@ -285,7 +285,7 @@ def test_node_lifecycle_a_refused_write_comes_back_after_the_backoff_and_is_sent
         ],
         0.0,
     )
-    assert requests(m.sync(0.0)) == [] and m.next_wakeup() == 40.0
+    assert [r.event["reason"] for r in requests(m.sync(0.0))] == ["RegisteredNode"] and m.next_wakeup() == 40.0
     sent = [r for r in requests(m.sync(40.0)) if isinstance(r, Patch)]
     assert [type(r.patch) for r in sent] == [NodeConditions, NodeTaints]
     m.on_failed(sent[0], Conflict("stale"), 40.0)

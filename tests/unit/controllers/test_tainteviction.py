@@ -266,6 +266,8 @@ def test_a_dead_kubelets_pods_terminate_300s_after_the_unreachable_taint():
         loop.run(until=t + 9.99)
     events = [(t, line[1], line[2]) for t, line in loop.trace if line[0] == "event"]
     assert events == [
+        (0, "RegisteredNode", "Node n1 event: Registered Node n1 in Controller"),
+        (0, "RegisteredNode", "Node n2 event: Registered Node n2 in Controller"),
         (40, "NodeNotReady", "Node n1 status is now: NodeNotReady"),
         (70, "TaintManagerEviction", "Marking for deletion Pod default/db"),
         (340, "TaintManagerEviction", "Marking for deletion Pod default/web"),

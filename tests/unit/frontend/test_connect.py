@@ -12,6 +12,8 @@ from cluster.runtime.local import LocalCluster
 from cluster.scenario.layout import expand_pools, layout
 from cluster.scenario.schema import NodePool
 
+SPDY = "exec is served over WebSocket (v5.channel.k8s.io or v4.channel.k8s.io: kubectl 1.30 or newer), not SPDY"
+
 
 @pytest.fixture
 def api():
@@ -49,9 +51,9 @@ def served(api):
 @pytest.mark.parametrize(
     "sub, query, message",
     [
-        ("exec", {"command": "ls"}, "there is no process to exec into (pod default/web, container c)"),
+        ("exec", {"command": "ls"}, f"{SPDY} (pod default/web, container c)"),
         ("attach", {"stdin": "true"}, "there is no process to attach to (pod default/web, container c)"),
-        ("exec", {"container": "c"}, "there is no process to exec into (pod default/web, container c)"),
+        ("exec", {"container": "c"}, f"{SPDY} (pod default/web, container c)"),
         ("portforward", {}, "nothing listens on a port to forward to (pod default/web)"),
         ("portforward", {"ports": "80,443"}, "nothing listens on a port to forward to (pod default/web, ports 80,443)"),
         ("proxy", {}, "nothing listens in pod default/web to proxy to"),

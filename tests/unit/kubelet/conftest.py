@@ -92,8 +92,12 @@ class Driver:
         return self.clock.now()
 
     def register(self):
+        """Register every node; the kubelets' startup Events (asserted in
+        ``test_node_events.py``) are kept apart so each test's events are its pods'."""
         self.host.register_all(self.now)
         self.flush()
+        self.startup_events, self.events = self.events, []
+        self.raw_events = []
 
     def feed(self, events, now):
         """A watch batch of (type, pod) pairs, each pod as the bytes the watch delivers: the

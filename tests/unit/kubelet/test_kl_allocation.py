@@ -156,7 +156,13 @@ def test_a_device_plugin_back_within_its_grace_keeps_the_resource(driver, config
         d.host.device_plugin("gpu-0", GPU, running, t)
         d.flush()
     d.run_until(1000.0)
-    assert [st["allocatable"][GPU] for _, _, st in d.node_statuses] == ["0", "2"]
+    # The two changes, then the unchanged status every 5 minutes (at 500 and 800 s).
+    assert [(t, st["allocatable"][GPU]) for t, _, st in d.node_statuses] == [
+        (0, "0"),
+        (200, "2"),
+        (500, "2"),
+        (800, "2"),
+    ]
     with pytest.raises(ValueError, match="resource: 'example.com/fpga' has no device plugin on gpu-0"):
         d.host.device_plugin("gpu-0", "example.com/fpga", False, 1000.0)
 

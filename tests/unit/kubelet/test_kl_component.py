@@ -31,9 +31,10 @@ def test_it_watches_its_own_nodes_first_then_configmaps_and_secrets_then_their_p
 
 def test_the_first_batch_registers_each_node_with_its_lease():
     result = host("node-0", "node-1").reconcile(Batch(0.0, boot=START))
-    assert kinds(result.writes) == [("Create", ""), ("Create", ""), ("Patch", "Lease"), ("Patch", "Lease")]
+    events = [("RecordEvent", "")] * 10  # each kubelet's five startup Events
+    assert kinds(result.writes) == [("Create", ""), ("Create", ""), *events, ("Patch", "Lease"), ("Patch", "Lease")]
     assert [w.obj["metadata"]["name"] for w in result.writes[:2]] == ["node-0", "node-1"]
-    renew = result.writes[2]
+    renew = result.writes[12]
     assert isinstance(renew.patch, Apply) and renew.patch.obj["spec"]["renewTime"] == "2026-01-01T00:00:00.000000Z"
     assert result.wake_at == 10.0  # the next renewal...
     assert result.next_change is None  # ...is a heartbeat: nothing else is pending
@@ -41,7 +42,12 @@ def test_the_first_batch_registers_each_node_with_its_lease():
 
 def test_a_restarted_host_posts_status_after_the_create_it_expects_to_fail():
     result = host().reconcile(Batch(30.0, boot=RESTART))
-    assert kinds(result.writes) == [("Create", ""), ("UpdateStatus", "Node"), ("Patch", "Lease")]
+    assert kinds(result.writes) == [
+        ("Create", ""),
+        ("UpdateStatus", "Node"),
+        *[("RecordEvent", "")] * 2,  # Starting, NodeAllocatableEnforced
+        ("Patch", "Lease"),
+    ]
 
 
 def test_a_pod_starts_then_its_containers_exit_on_their_timer():

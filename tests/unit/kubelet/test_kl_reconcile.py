@@ -26,6 +26,9 @@ def restarted(old, configs, now, pods):
     d.clock.set(now)
     d.host.register_all(now, restarted=True)
     d.flush()
+    # A restarted kubelet announces itself, without the first status's Events.
+    assert [e[2] for e in d.events] == ["Starting", "NodeAllocatableEnforced"] * len(configs)
+    d.events, d.raw_events = [], []
     d.feed([("ADDED", p) for p in pods], now)
     d.host.tick(now)  # the actor's loop ticks after every batch
     d.flush()

@@ -116,7 +116,9 @@ def test_no_schedule_taints_and_a_cordon_are_the_schedulers_business(driver):
     taint = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
     node_event(d, "MODIFIED", stored(build_config(), taints=[taint], unschedulable=True))
     d.send("ADDED", build_pod("pinned"))  # bound by spec.nodeName: the scheduler never saw it
-    assert d.trace("pinned") == [(0.0, "Running", 0, "running")] and d.events == []
+    assert d.trace("pinned") == [(0.0, "Running", 0, "running")]
+    # The kubelet only records the cordon about its node.
+    assert [(name, reason) for _, name, reason, _ in d.events] == [("node-0", "NodeNotSchedulable")]
 
 
 def test_a_taint_added_later_leaves_the_running_pods_to_the_taint_manager(driver):
