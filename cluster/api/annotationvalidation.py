@@ -45,6 +45,8 @@ def _check_usage(value: str, path: str) -> None:
 
 def check_kubemu_annotations(obj: dict[str, Any], path: str, container_names: set[str]) -> None:
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if not annotations or not any(key.startswith(ann.PREFIX) for key in annotations):
+        return  # nothing of kubemu's (what ``ann.emulation`` also finds first): nothing to check
     apath = _at(path, "metadata.annotations")
     for key, value in annotations.items():
         if not key.startswith(ann.PREFIX):

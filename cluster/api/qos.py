@@ -20,17 +20,19 @@ BEST_EFFORT = "BestEffort"
 _QOS_RESOURCES = ("cpu", "memory")
 
 
-def _add_positive(into: dict[str, int], values: dict[str, Any] | None) -> set[str]:
-    """Sum the positive cpu/memory amounts into ``into``; return the names that were > 0."""
-    positive = set()
+def _add_positive(into: dict[str, int], values: dict[str, Any] | None) -> int:
+    """Sum the positive cpu/memory amounts into ``into``; return how many were > 0."""
+    positive = 0
+    if not values:
+        return positive
     for name in _QOS_RESOURCES:
-        raw = (values or {}).get(name)
+        raw = values.get(name)
         if raw is None:
             continue
         amount = resource_int(name, raw)
         if amount > 0:  # an explicit "0" counts as not set
             into[name] = into.get(name, 0) + amount
-            positive.add(name)
+            positive += 1
     return positive
 
 
@@ -40,11 +42,12 @@ def compute_pod_qos(pod: dict[str, Any]) -> str:
     requests: dict[str, int] = {}
     limits: dict[str, int] = {}
     guaranteed = True
-    for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
-        res = c.get("resources") or {}
-        _add_positive(requests, res.get("requests"))
-        if _add_positive(limits, res.get("limits")) != set(_QOS_RESOURCES):
-            guaranteed = False
+    for field in ("containers", "initContainers"):
+        for c in spec.get(field) or ():
+            res = c.get("resources") or {}
+            _add_positive(requests, res.get("requests"))
+            if _add_positive(limits, res.get("limits")) != len(_QOS_RESOURCES):
+                guaranteed = False
     if not requests and not limits:
         return BEST_EFFORT
     if guaranteed and requests == limits:

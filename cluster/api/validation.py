@@ -64,6 +64,7 @@ from .validationfields import (
     _res_key,
     _str,
     check_name,
+    metadata_paths,
     shown,
 )
 from .workloadvalidation import CHECKS as WORKLOAD_CHECKS
@@ -98,29 +99,40 @@ SYSTEM_PREFIX = "system-"
 def _check_labels(labels: dict[str, Any], path: str, annotations: bool = False) -> None:
     """Keys are qualified names and values strings; label values are also length-limited."""
     for k, v in labels.items():
+        if not annotations and v.__class__ is str and (k, v) in _GOOD_LABEL_PAIRS:
+            continue  # a workload's pods repeat their labels: each pair is checked once
         if not is_qualified_name(k):
             raise ValidationError(_key(path, k), k, _KEY_RULE)
         if not isinstance(v, str):
             raise ValidationError(_key(path, k), v, "must be a string")
         if not annotations and not is_label_value(v):
             raise ValidationError(_key(path, k), v, _VALUE_RULE)
+        if not annotations and len(_GOOD_LABEL_PAIRS) < 8192:
+            _GOOD_LABEL_PAIRS.add((k, v))
+
+
+_GOOD_LABEL_PAIRS: set[tuple[str, str]] = set()
 
 
 def _check_metadata(obj: dict[str, Any], path: str, kind: str, name_required: bool = True) -> None:
-    mpath = _at(path, "metadata")
-    meta = _map(obj, "metadata", path)
+    mpath, name_path, ns_path, labels_path, annotations_path = metadata_paths(path)
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = _map(obj, "metadata", path)  # {} when absent; raises when not a map
     name = meta.get("name")
     if name in (None, ""):
         if name_required and not meta.get("generateName"):
-            _required(_at(mpath, "name"), "name or generateName is required")
+            _required(name_path, "name or generateName is required")
         _str(meta, "generateName", mpath)
     else:
-        check_name(name, _at(mpath, "name"), label=(kind == "Namespace"))
+        check_name(name, name_path, label=(kind == "Namespace"))
     ns = meta.get("namespace")
     if ns not in (None, ""):
-        check_name(ns, _at(mpath, "namespace"), label=True)
-    _check_labels(_map(meta, "labels", mpath), _at(mpath, "labels"))
-    _check_labels(_map(meta, "annotations", mpath), _at(mpath, "annotations"), annotations=True)
+        check_name(ns, ns_path, label=True)
+    if meta.get("labels") is not None:  # (most objects have no annotations, many no labels)
+        _check_labels(_map(meta, "labels", mpath), labels_path)
+    if meta.get("annotations") is not None:
+        _check_labels(_map(meta, "annotations", mpath), annotations_path, annotations=True)
 
 
 # ---- pods ------------------------------------------------------------------------------

@@ -143,11 +143,20 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
+_GOOD_LABELS: set[str] = set()  # labels that passed: they repeat (namespaces), unlike object names
+
+
 def check_name(value: object, path: str, label: bool) -> None:
     """A DNS-1123 label or subdomain; too long and malformed are two errors, as upstream."""
     if not isinstance(value, str):
         raise ValidationError(path, value, "must be a string")
+    if label and value in _GOOD_LABELS:
+        return  # a namespace or a container name seen before (every create checks a few)
     limit, pattern, rule = (63, _DNS_LABEL, LABEL_RULE) if label else (253, _DNS_SUBDOMAIN, SUBDOMAIN_RULE)
+    if len(value) <= limit and pattern.fullmatch(value):
+        if label and len(_GOOD_LABELS) < 4096:
+            _GOOD_LABELS.add(value)
+        return  # the good ones pass with one match
     found = []
     if len(value) > limit:
         found.append(ValidationError(path, value, f"must be no more than {limit} characters"))
@@ -166,6 +175,21 @@ def _at(path: str, field: str) -> str:
     if not path:
         return field
     return path + field if field.startswith("[") else f"{path}.{field}"
+
+
+_METADATA_PATHS: dict[str, tuple[str, str, str, str, str]] = {}
+
+
+def metadata_paths(path: str) -> tuple[str, str, str, str, str]:
+    """``path.metadata`` and its ``name``, ``namespace``, ``labels`` and ``annotations``,
+    built once per prefix: every write checks an object's metadata."""
+    hit = _METADATA_PATHS.get(path)
+    if hit is None:
+        m = _at(path, "metadata")
+        hit = (m, _at(m, "name"), _at(m, "namespace"), _at(m, "labels"), _at(m, "annotations"))
+        if len(_METADATA_PATHS) < 1024:  # the prefixes are few (templates' paths; a scenario's items)
+            _METADATA_PATHS[path] = hit
+    return hit
 
 
 def _key(path: str, name: str) -> str:

@@ -34,6 +34,7 @@ _ALPHABET_BITS = _ALPHABET_SIZE.bit_length()
 # ``uuid.UUID(version=4)`` sets them.
 _UUID_KEEP = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
 _UUID_SET = (0x8000 << 48) | (4 << 76)
+_HEX_PAD = 1 << 128  # a 33rd digit, so ``hex`` keeps the leading zeros of the 32
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -61,9 +62,8 @@ class Admission:
         """A version-4 UUID from the seeded generator: the string ``uuid.UUID(int=...,
         version=4)`` gives for the same draw, built without the UUID object (every create
         pays for one)."""
-        n = (self._rng.getrandbits(128) & _UUID_KEEP) | _UUID_SET
-        h = f"{n:032x}"
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        h = hex((self._rng.getrandbits(128) & _UUID_KEEP) | _UUID_SET | _HEX_PAD)  # "0x1" + 32 digits
+        return f"{h[3:11]}-{h[11:15]}-{h[15:19]}-{h[19:23]}-{h[23:]}"
 
     def name_suffix(self) -> str:
         """Five characters for a ``generateName``, from upstream's alphabet (no vowels, so
@@ -91,7 +91,8 @@ class Admission:
         m["uid"] = self.new_uid()
         m["creationTimestamp"] = rfc3339(now)
         for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
-            m.pop(field, None)
+            if field in m:  # (a test is cheaper than a call, and they are seldom there)
+                del m[field]
         if kind == "Pod":
             self._admit_pod(obj)
         elif kind == "PriorityClass":
@@ -216,13 +217,22 @@ def _default_priority_class(pc: dict) -> None:
 
 def _default_toleration_seconds(spec: dict) -> None:
     """DefaultTolerationSeconds: tolerate not-ready/unreachable NoExecute for 300 s."""
-    tolerations = spec.setdefault("tolerations", [])
+    tolerations = spec.get("tolerations")
+    if tolerations is None:  # absent or null: unset, as upstream decodes it
+        tolerations = spec["tolerations"] = []
     for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
-        if any(_tolerates_no_execute(t, key) for t in tolerations):
-            continue
-        tolerations.append(
-            {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
-        )
+        for t in tolerations:  # a plain loop: every pod create comes here, most with none
+            if _tolerates_no_execute(t, key):
+                break
+        else:
+            tolerations.append(
+                {
+                    "key": key,
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+                }
+            )
 
 
 def _tolerates_no_execute(t: dict, key: str) -> bool:

@@ -36,6 +36,7 @@ GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_HANDLER_FIELDS = frozenset((*_PROBES, "lifecycle"))
 _PROBE_DEFAULTS = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3))
 # Per volume source: the fields upstream fills in when they are unset.
 _VOLUME_SOURCE_DEFAULTS: dict[str, tuple[tuple[str, Any], ...]] = {
@@ -77,12 +78,16 @@ def _fill(obj: dict[str, Any], pairs: tuple[tuple[str, Any], ...]) -> None:
 
 def default_pod(pod: dict[str, Any]) -> None:
     """A Pod's defaults: its spec's, then the Pod-only ones (``SetDefaults_Pod``)."""
-    spec = _map(pod, "spec")
-    if spec is None:
+    spec = pod.get("spec") if isinstance(pod, dict) else None
+    if not isinstance(spec, dict):
         return
     default_pod_spec(spec)
-    for c in _maps(spec, "containers") + _maps(spec, "initContainers"):
-        _requests_from_limits(c)
+    for key in ("containers", "initContainers"):
+        containers = spec.get(key)
+        if containers and isinstance(containers, list):  # most pods have no init containers
+            for c in containers:
+                if isinstance(c, dict):
+                    _requests_from_limits(c)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork") is True:
@@ -94,7 +99,8 @@ def default_pod(pod: dict[str, Any]) -> None:
 
 def default_pod_spec(spec: dict[str, Any]) -> None:
     """Every PodSpec's defaults (Pods' and all templates'): ``SetDefaults_PodSpec`` and
-    its containers', probes', ports' and volumes'."""
+    its containers', probes', ports' and volumes'. Every pod create runs it: the lists are
+    read in place (no copies), and a field a container lacks costs one lookup."""
     if not spec.get("dnsPolicy"):
         spec["dnsPolicy"] = "ClusterFirst"
     if not spec.get("restartPolicy"):
@@ -106,10 +112,16 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
     if not spec.get("schedulerName"):
         spec["schedulerName"] = DEFAULT_SCHEDULER
     for key in _CONTAINER_LISTS:
-        for c in _maps(spec, key):
-            default_container(c)
-    for v in _maps(spec, "volumes"):
-        _default_volume(v)
+        containers = spec.get(key)
+        if containers and isinstance(containers, list):
+            for c in containers:
+                if isinstance(c, dict):
+                    default_container(c)
+    volumes = spec.get("volumes")
+    if volumes and isinstance(volumes, list):
+        for v in volumes:
+            if isinstance(v, dict):
+                _default_volume(v)
 
 
 def default_container(c: dict[str, Any]) -> None:
@@ -121,23 +133,35 @@ def default_container(c: dict[str, Any]) -> None:
         c["terminationMessagePath"] = TERMINATION_MESSAGE_PATH
     if not c.get("terminationMessagePolicy"):
         c["terminationMessagePolicy"] = "File"
-    for port in _maps(c, "ports"):
-        if not port.get("protocol"):
-            port["protocol"] = "TCP"
-    for env in _maps(c, "env"):
-        _field_ref(_map(_map(env, "valueFrom"), "fieldRef"))
+    ports = c.get("ports")
+    if ports and isinstance(ports, list):  # (an empty list has nothing to default either)
+        for port in ports:
+            if isinstance(port, dict) and not port.get("protocol"):
+                port["protocol"] = "TCP"
+    env = c.get("env")
+    if env and isinstance(env, list):
+        for e in env:
+            if isinstance(e, dict):
+                _field_ref(_map(_map(e, "valueFrom"), "fieldRef"))
+    if not _HANDLER_FIELDS.isdisjoint(c):  # one test in C for the four fields most containers lack
+        _default_probes(c)
+
+
+def _default_probes(c: dict[str, Any]) -> None:
+    """A container's probes and lifecycle hooks."""
     for name in _PROBES:
-        probe = _map(c, name)
-        if probe is not None:
+        probe = c.get(name)
+        if isinstance(probe, dict):
             for key, value in _PROBE_DEFAULTS:
                 if _unset(probe, key):
                     probe[key] = value
             _default_handler(probe)
-    lifecycle = _map(c, "lifecycle")
-    for hook in ("postStart", "preStop"):
-        handler = _map(lifecycle, hook)
-        if handler is not None:
-            _default_handler(handler)
+    lifecycle = c.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        for hook in ("postStart", "preStop"):
+            handler = lifecycle.get(hook)
+            if isinstance(handler, dict):
+                _default_handler(handler)
 
 
 def _default_handler(handler: dict[str, Any]) -> None:
@@ -176,9 +200,11 @@ def _default_volume(v: dict[str, Any]) -> None:
 
 
 def _requests_from_limits(container: dict[str, Any]) -> None:
-    res = _map(container, "resources")
-    limits = _map(res, "limits")
-    if res is None or not limits:
+    res = container.get("resources")
+    if not isinstance(res, dict):
+        return
+    limits = res.get("limits")
+    if not limits or not isinstance(limits, dict):
         return
     requests = res.get("requests")
     if not isinstance(requests, dict):

@@ -43,6 +43,8 @@ def limit_defaults(store, pod: Obj) -> None:
 def admit_limits_and_quota(store, kind: str, obj: Obj, old: Obj | None, now: float) -> None:
     """LimitRanger's validation, then ResourceQuota's check and charge, of ``obj`` about
     to be stored (``old``: the stored object of an update). Raises ``Forbidden``."""
+    if not store.count("LimitRange") and not store.count("ResourceQuota"):
+        return  # no bound to check and no quota to charge: most clusters, most writes
     ns = (obj.get("metadata") or {}).get("namespace") or ""
     if kind == "PersistentVolumeClaim" or (kind == "Pod" and old is None):
         problems = violations(kind, obj, _in_namespace(store, "LimitRange", ns))

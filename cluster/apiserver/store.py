@@ -36,6 +36,11 @@ if TYPE_CHECKING:
     from .storage import Journal, Storage
 
 
+# What a kind with no objects reads as: one shared empty map (never written), not a new
+# one per read (every create counts, tests and peeks a few kinds).
+_NONE: dict = {}
+
+
 class Store:
     """The in-memory ``Storage`` (``storage.py``): see the module docstring."""
 
@@ -60,7 +65,7 @@ class Store:
     # -- reads -------------------------------------------------------------------------
     def get(self, kind: str, ns: str, name: str) -> dict | None:
         """A fresh copy of the object (the caller may change it and ``put`` it), or None."""
-        hit = self._objects.get(kind, {}).get((ns, name))
+        hit = self._objects.get(kind, _NONE).get((ns, name))
         return codec.decode(hit[0]) if hit else None
 
     def peek(self, kind: str, ns: str, name: str) -> dict | None:
@@ -68,7 +73,7 @@ class Store:
         For admission's lookups of the few objects every create reads (its Namespace, its
         PriorityClass), which a fresh decode per create would make cost more than the
         create itself."""
-        hit = self._objects.get(kind, {}).get((ns, name))
+        hit = self._objects.get(kind, _NONE).get((ns, name))
         if hit is None:
             return None
         cached = self._peeked.get((kind, ns, name))
@@ -87,22 +92,22 @@ class Store:
         return 0 if log is None else log.last_rv
 
     def has(self, kind: str, ns: str, name: str) -> bool:
-        return (ns, name) in self._objects.get(kind, {})
+        return (ns, name) in self._objects.get(kind, _NONE)
 
     def keys(self, kind: str) -> builtins.list[tuple[str, str]]:
         """The (namespace, name) of every object of ``kind``."""
-        return builtins.list(self._objects.get(kind, {}))
+        return builtins.list(self._objects.get(kind, _NONE))
 
     def objects(self, kind: str):
         """A fresh copy of every object of ``kind``, one at a time."""
-        return (codec.decode(entry[0]) for entry in self._objects.get(kind, {}).values())
+        return (codec.decode(entry[0]) for entry in self._objects.get(kind, _NONE).values())
 
     def count(self, kind: str) -> int:
-        return len(self._objects.get(kind, {}))
+        return len(self._objects.get(kind, _NONE))
 
     def list(self, kind: str, node_names: Set[str] | None = None) -> tuple[int, list[bytes]]:
         """Current objects of a kind as encoded bytes, and the rv they are current at."""
-        items = self._objects.get(kind, {}).values()
+        items = self._objects.get(kind, _NONE).values()
         if node_names is None:
             return self.rv, [data for data, _ in items]
         return self.rv, [data for data, node in items if node in node_names]
@@ -155,7 +160,9 @@ class Store:
         # Interned: every write brings its own decoded copies of the names, and the key,
         # the node and each of the object's events in the window would each keep one.
         key = (sys.intern(m.get("namespace", "")), sys.intern(m["name"]))
-        bucket = self._objects.setdefault(kind, {})
+        bucket = self._objects.get(kind)
+        if bucket is None:
+            bucket = self._objects[kind] = {}
         prev = bucket.get(key)
         data, node = codec.encode(obj), sys.intern(_node(kind, obj))
         if kind == "Lease":
@@ -166,7 +173,8 @@ class Store:
     def _stored(self, kind: str, key: tuple[str, str], data: bytes, node: str, prev_node: str, etype: str) -> None:
         """Keep ``data`` as the object's bytes at ``self.rv``: the window's event, the journal."""
         self._objects[kind][key] = (data, node)
-        self._log(kind).append(Event(self.rv, etype, key[1], node, prev_node, data), key, self.now)
+        log = self._logs.get(kind) or self._log(kind)
+        log.append(Event(self.rv, etype, key[1], node, prev_node, data), key, self.now)
         if self.journal is not None:
             self.journal.record_put(kind, self.rv, etype, key[0], key[1], data)
 
@@ -192,7 +200,7 @@ class Store:
         (``leaserenew.py``): True when done (a write, or none when nothing changes), False
         when the caller must take the general way."""
         key = (sys.intern(ns), sys.intern(name))
-        hit = self._objects.get("Lease", {}).get(key)
+        hit = self._objects.get("Lease", _NONE).get(key)
         if hit is None:
             return False
         data = self._renewals.splice(key, hit[0], applied, self.rv + 1)
@@ -207,7 +215,7 @@ class Store:
 
     def raw(self, kind: str, ns: str, name: str) -> bytes | None:
         """The object's stored bytes (never change them), or None."""
-        hit = self._objects.get(kind, {}).get((ns, name))
+        hit = self._objects.get(kind, _NONE).get((ns, name))
         return hit[0] if hit else None
 
     def remove_as_stored(self, kind: str, ns: str, name: str, stored_rv: str) -> bool:
