@@ -30,8 +30,9 @@ garbage collection:
 ``--explain all`` makes the scheduler record every pod's SchedulingResult (the objects the
 apiserver stores and the scheduler's bounded records): their cost is then in ``bytesPerPod``.
 
-Both sums include the driver, whose watch holds a key per pod and node: small beside the
-cluster's cost, and in ``peakRssByKind.driver`` for whoever wants it out. A run in which not
+Both sums include the driver, whose watch holds a key per node and a bit per (numbered) pod
+(``cluster/runtime/nameset.py``): small beside the cluster's cost, and in
+``peakRssByKind.driver`` for whoever wants it out. A run in which not
 every node is Ready or not every pod Running within its limit says so, reports
 ``complete: false`` and the CLI exits 1.
 """

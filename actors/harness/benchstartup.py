@@ -35,6 +35,7 @@ from actors.harness.workloads import CREATE_BATCH
 from cluster.api.objects import condition, name_of
 from cluster.api.requests import Create, Watch
 from cluster.runtime.component import WatchEvent
+from cluster.runtime.nameset import NameSet
 from cluster.scenario.report import percentile
 
 TICK = 0.1  # seconds between two batches of creates, as ClusterLoader2 paces them
@@ -119,14 +120,18 @@ def node_ready(ev: WatchEvent) -> tuple[str, bool]:
 class PodWatch:
     """What the driver's watch saw: the Ready nodes, and per pod the real time it was first
     seen bound and first seen Running (``times``: keep the times; without, only which pods
-    run, for a bench that counts). Fed by an informer of ``WATCHES``."""
+    run, for a bench that counts). Fed by an informer of ``WATCHES``.
+
+    Which pods run is a ``NameSet``: the benches' numbered pods cost a bit each, not a
+    string, so the driver's own memory (which bench density counts as the cluster's) does
+    not grow with the pods."""
 
     def __init__(self, times: bool = True):
         self.times = times
         self.ready: set[str] = set()
         self.bound_at: dict[str, float] = {}
         self.running_at: dict[str, float] = {}
-        self.running: set[str] = set()
+        self.running = NameSet()
         self.last_start = 0.0  # real time a pod was last first seen Running
 
     def apply(self, events: Iterable[WatchEvent], now: float) -> None:

@@ -14,6 +14,12 @@ and ``put`` back. Watch events share those bytes with every watcher (docs/archit
 clock, at least a floor of events, at most a cap of bytes per kind; a watcher that asks for
 a resourceVersion older than what it still holds gets ``Expired`` and must relist.
 
+An object whose latest version has left the watch window (no watcher can be served those
+bytes any more: the store alone holds them) is kept compressed against a recent object of
+its kind (``cluster/api/settledbytes.py``): a settled pod's 1 KB become about 200 bytes.
+Reads decompress (a few microseconds an object); a write stores plain bytes again, which
+the window's event shares. Leases are never compressed: their renewals splice the bytes.
+
 Pod events carry the pod's node name before and after the change so a node host can watch
 "pods on my nodes" with upstream's selector semantics: an event that moves a pod into the
 selection is delivered as ADDED, one that moves it out as DELETED.
@@ -25,10 +31,14 @@ import builtins
 import sys
 from bisect import bisect_right
 from collections.abc import Set
+from functools import partial
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ..api import codec
 from ..api.errors import Expired
+from ..api.settledbytes import Packer, unpack
 from .leaserenew import LeaseRenewals
 from .window import COALESCED_KINDS, DEFAULT_WINDOW, Event, KindLog, Window
 
@@ -39,6 +49,10 @@ if TYPE_CHECKING:
 # What a kind with no objects reads as: one shared empty map (never written), not a new
 # one per read (every create counts, tests and peeks a few kinds).
 _NONE: dict = {}
+
+# One stored object: its bytes, its node name when stored, and the preset dictionary its
+# bytes are compressed against (None: the bytes are plain).
+Entry = tuple[bytes, str, bytes | None]
 
 
 class Store:
@@ -53,8 +67,10 @@ class Store:
         # told of every write, with the bytes encoded for the watch window. None: no
         # durability, and no cost beyond one attribute test per write.
         self.journal: Journal | None = journal
-        # kind -> (namespace, name) -> (the object's bytes, its node name when stored).
-        self._objects: dict[str, dict[tuple[str, str], tuple[bytes, str]]] = {}
+        # kind -> (namespace, name) -> the object (``Entry``).
+        self._objects: dict[str, dict[tuple[str, str], Entry]] = {}
+        self._packers: dict[str, Packer] = {}  # per kind: compresses its settled objects
+        self._guess_ns = ""  # the namespace of the last object compressed: most share one
         self._logs: dict[str, KindLog] = {}
         self._window = window.check()
         # (kind, namespace, name) -> (the bytes it was decoded from, the decoded object), for
@@ -66,7 +82,7 @@ class Store:
     def get(self, kind: str, ns: str, name: str) -> dict | None:
         """A fresh copy of the object (the caller may change it and ``put`` it), or None."""
         hit = self._objects.get(kind, _NONE).get((ns, name))
-        return codec.decode(hit[0]) if hit else None
+        return codec.decode(_plain(hit)) if hit else None
 
     def peek(self, kind: str, ns: str, name: str) -> dict | None:
         """The object for reading only (never change it): decoded once per stored version.
@@ -78,7 +94,7 @@ class Store:
             return None
         cached = self._peeked.get((kind, ns, name))
         if cached is None or cached[0] is not hit[0]:
-            cached = self._peeked[(kind, ns, name)] = (hit[0], codec.decode(hit[0]))
+            cached = self._peeked[(kind, ns, name)] = (hit[0], codec.decode(_plain(hit)))
         return cached[1]
 
     def peek_all(self, kind: str) -> builtins.list[dict]:
@@ -100,7 +116,7 @@ class Store:
 
     def objects(self, kind: str):
         """A fresh copy of every object of ``kind``, one at a time."""
-        return (codec.decode(entry[0]) for entry in self._objects.get(kind, _NONE).values())
+        return (codec.decode(_plain(entry)) for entry in self._objects.get(kind, _NONE).values())
 
     def count(self, kind: str) -> int:
         return len(self._objects.get(kind, _NONE))
@@ -109,8 +125,8 @@ class Store:
         """Current objects of a kind as encoded bytes, and the rv they are current at."""
         items = self._objects.get(kind, _NONE).values()
         if node_names is None:
-            return self.rv, [data for data, _ in items]
-        return self.rv, [data for data, node in items if node in node_names]
+            return self.rv, [data if z is None else unpack(data, z) for data, _, z in items]
+        return self.rv, [data if z is None else unpack(data, z) for data, node, z in items if node in node_names]
 
     def events_since(
         self, kind: str, since_rv: int, node_names: Set[str] | None = None, limit: int = 10_000
@@ -172,7 +188,7 @@ class Store:
 
     def _stored(self, kind: str, key: tuple[str, str], data: bytes, node: str, prev_node: str, etype: str) -> None:
         """Keep ``data`` as the object's bytes at ``self.rv``: the window's event, the journal."""
-        self._objects[kind][key] = (data, node)
+        self._objects[kind][key] = (data, node, None)
         log = self._logs.get(kind) or self._log(kind)
         log.append(Event(self.rv, etype, key[1], node, prev_node, data), key, self.now)
         if self.journal is not None:
@@ -182,11 +198,12 @@ class Store:
         """Remove an object; its DELETED event carries ``last`` (the caller's final copy,
         e.g. with the finalizers a delete just set) or else the stored object."""
         self.rv += 1
-        stored, node = self._objects[kind].pop((ns, name))
+        entry = self._objects[kind].pop((ns, name))
+        node = entry[1]
         self._peeked.pop((kind, ns, name), None)
         if kind == "Lease":
             self._renewals.forget((ns, name))
-        obj = codec.decode(stored) if last is None else last
+        obj = codec.decode(_plain(entry)) if last is None else last
         obj["metadata"]["resourceVersion"] = str(self.rv)
         data = codec.encode(obj)
         self._log(kind).append(Event(self.rv, "DELETED", name, node, node, data), (ns, name), self.now)
@@ -216,15 +233,16 @@ class Store:
     def raw(self, kind: str, ns: str, name: str) -> bytes | None:
         """The object's stored bytes (never change them), or None."""
         hit = self._objects.get(kind, _NONE).get((ns, name))
-        return hit[0] if hit else None
+        return _plain(hit) if hit else None
 
     def remove_as_stored(self, kind: str, ns: str, name: str, stored_rv: str) -> bool:
         """``remove`` with the stored object as the final copy, its DELETED event's bytes made
         by patching the new resourceVersion over ``stored_rv`` (the object's, as stored): the
         bytes decoding, setting it and encoding would give. False, and nothing removed, when
         the field's bytes do not occur exactly once (the caller then removes the general way)."""
-        stored, node = self._objects[kind][(ns, name)]
-        data = codec.replace_value(stored, "resourceVersion", stored_rv, str(self.rv + 1))
+        entry = self._objects[kind][(ns, name)]
+        node = entry[1]
+        data = codec.replace_value(_plain(entry), "resourceVersion", stored_rv, str(self.rv + 1))
         if data is None:
             return False
         self.rv += 1
@@ -243,7 +261,7 @@ class Store:
         whose objects are all gone are included (empty), so a restored store still knows
         they had events and expires their watchers."""
         return self.rv, {
-            kind: {key: entry[0] for key, entry in bucket.items()} for kind, bucket in self._objects.items()
+            kind: {key: _plain(entry) for key, entry in bucket.items()} for kind, bucket in self._objects.items()
         }
 
     @classmethod
@@ -260,21 +278,77 @@ class Store:
         for kind, items in recovered.objects.items():
             bucket = store._objects[kind] = {}
             for key, data in items.items():
-                bucket[key] = (data, _node(kind, codec.decode(data)) if kind in ("Pod", "Node") else "")
+                bucket[key] = (data, _node(kind, codec.decode(data)) if kind in ("Pod", "Node") else "", None)
             store._log(kind).evicted_upto = recovered.rv
         return store
 
     def _log(self, kind: str) -> KindLog:
         log = self._logs.get(kind)
         if log is None:
-            log = self._logs[kind] = KindLog(self._window, kind in COALESCED_KINDS)
+            coalesce = kind in COALESCED_KINDS  # Leases: never compressed (module docstring)
+            settled = None if coalesce else partial(self._settled, kind)
+            log = self._logs[kind] = KindLog(self._window, coalesce, settled)
             # Nothing of this kind happened before now, so any rv up to now is servable.
         return log
+
+    def _settled(self, kind: str, events: builtins.list[Event]) -> None:
+        """The window lets ``events`` go: an object whose current bytes are one of them is
+        now read through the store alone, so its bytes are kept compressed."""
+        bucket = self._objects.get(kind)
+        if not bucket:
+            return
+        packer = self._packers.get(kind)
+        if packer is None:
+            packer = self._packers[kind] = Packer()
+        for e in events:
+            if e.type == "DELETED" or not e.data:  # gone, or a superseded slot
+                continue
+            key = self._key_of(bucket, e)
+            if key is None:
+                continue
+            packed = packer.pack(e.data)
+            if packed is not None:
+                bucket[key] = (packed[0], bucket[key][1], packed[1])
+
+    def _key_of(self, bucket: dict[tuple[str, str], Entry], e: Event) -> tuple[str, str] | None:
+        """The key of the object whose current bytes are ``e``'s, or None when they are
+        not (a later write replaced them). The event knows the name; the namespace is the
+        last one found when the object there holds these very bytes, else read from them."""
+        key = (self._guess_ns, e.name)
+        hit = bucket.get(key)
+        if hit is None or hit[0] is not e.data:
+            try:
+                meta = _NAMESPACED.decode(e.data).metadata
+            except msgspec.DecodeError:
+                return None
+            key = (meta.namespace if meta is not None else "", e.name)
+            hit = bucket.get(key)
+            if hit is None or hit[0] is not e.data:
+                return None
+            self._guess_ns = key[0]
+        return key
 
 
 def _keeps_protocol(store: Store) -> Storage:
     """Never called: mypy checks here that ``Store`` is a ``Storage``."""
     return store
+
+
+def _plain(entry: Entry) -> bytes:
+    """The entry's object as plain bytes (decompressed when kept compressed)."""
+    data, _, zdict = entry
+    return data if zdict is None else unpack(data, zdict)
+
+
+class _Meta(msgspec.Struct):
+    namespace: str = ""
+
+
+class _Namespaced(msgspec.Struct):
+    metadata: _Meta | None = None
+
+
+_NAMESPACED = msgspec.msgpack.Decoder(_Namespaced)  # reads an object's namespace, nothing else
 
 
 def _node(kind: str, obj: dict | None) -> str:

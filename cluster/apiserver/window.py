@@ -21,11 +21,16 @@ seconds), which can only keep an event a little longer than ``fresh``, never sho
 Kinds in ``COALESCED_KINDS`` coalesce: a MODIFIED event supersedes the object's previous
 MODIFIED one still in the window (its slot and rv stay, its bytes go), so a watcher
 catching up sees each object's latest version rather than every step.
+
+A log built with ``dropped`` hands it the events each trim lets go, before they go: the
+store then knows which objects' bytes no watcher can be served any more, and keeps those
+compressed.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -97,9 +102,15 @@ class KindLog:
         "stamp_t",
         "next_check",
         "last_rv",
+        "dropped",
     )
 
-    def __init__(self, policy: Window = DEFAULT_WINDOW, coalesce: bool = False):
+    def __init__(
+        self,
+        policy: Window = DEFAULT_WINDOW,
+        coalesce: bool = False,
+        dropped: Callable[[list[Event]], None] | None = None,
+    ):
         self.events: list[Event] = []
         self.rvs: list[int] = []
         self.evicted_upto = 0  # every event with rv <= this has left the window
@@ -114,6 +125,7 @@ class KindLog:
         # O(1) amortised however long the window grows while every event is fresh.
         self.next_check = 2 * policy.min_events
         self.last_rv = 0  # the latest event's, trimmed or not: moves with every write of the kind
+        self.dropped = dropped  # told of the events a trim lets go (see the module docstring)
 
     def append(self, ev: Event, key: tuple[str, str], now: float) -> None:
         if self.coalesce:
@@ -187,6 +199,8 @@ class KindLog:
                 gone += len(events[cut].data)
                 cut += 1
         if cut:
+            if self.dropped is not None:
+                self.dropped(events[:cut])
             self.evicted_upto = self.rvs[cut - 1]
             del events[:cut]
             del self.rvs[:cut]

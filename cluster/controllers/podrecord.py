@@ -31,10 +31,10 @@ decodes it for a controller whose parking ends); ``podgc.PodGC`` and
 from __future__ import annotations
 
 import sys
-import zlib
 from typing import Any
 
 from ..api.codec import decode, encode
+from ..api.settledbytes import PACKED, Packer, unpack
 from ..api.sharing import SharedValues
 from ..clock import parse_timestamp
 
@@ -47,11 +47,6 @@ NO_TIME = float("-inf")
 # Records made since a record was made, before its bytes are compressed if it is still
 # the pod's current record; also how many records one preset dictionary serves.
 YOUNG = 4096
-# A compressed record's bytes start with 0, which never starts a pod's msgpack (a map).
-PACKED = 0
-# deflate's parameters: a 4 KB window holds the dictionary and most of a pod; level 4
-# compresses density pods as well as level 9 at a fifth of its time.
-_LEVEL, _WBITS, _MEM_LEVEL = 4, -12, 4
 
 
 class PodRecord:
@@ -96,13 +91,13 @@ class PodRecord:
         raw = self.raw
         if not raw or raw[0] != PACKED:
             return raw
-        return zlib.decompressobj(_WBITS, zdict=self.zdict or b"").decompress(raw[1:])
+        return unpack(raw, self.zdict or b"")
 
 
 class PodRecords:
     """Builds records, sharing equal tolerations lists between them (see the module)."""
 
-    __slots__ = ("_tolerations", "_last", "_stamp", "_young", "_young_limit", "_zdict", "_zdict_uses", "packed")
+    __slots__ = ("_tolerations", "_last", "_stamp", "_young", "_young_limit", "_packer")
 
     def __init__(self, young: int | None = None) -> None:
         """``young``: records made after a record before it is compressed (``YOUNG``)."""
@@ -111,9 +106,12 @@ class PodRecords:
         self._stamp: tuple[str, float] = ("", NO_TIME)  # the last creationTimestamp read
         self._young: dict[Key, PodRecord] = {}  # each pod's current record, oldest first, not yet compressed
         self._young_limit = YOUNG if young is None else young
-        self._zdict = b""  # the preset dictionary: a recent pod's bytes
-        self._zdict_uses = 0
-        self.packed = 0  # records compressed so far
+        self._packer = Packer(max(1, self._young_limit))  # a recent pod's bytes as the dictionary
+
+    @property
+    def packed(self) -> int:
+        """Records compressed so far."""
+        return self._packer.packed
 
     def make(self, pod: dict[str, Any], raw: bytes | None, key: Key | None = None) -> PodRecord:
         """The record of ``pod``; ``raw`` is its encoded bytes (encoded here when None).
@@ -151,17 +149,9 @@ class PodRecords:
             self._pack(young.pop(next(iter(young))))
 
     def _pack(self, rec: PodRecord) -> None:
-        raw = rec.raw
-        if not raw or raw[0] == PACKED:
-            return
-        if self._zdict_uses >= self._young_limit or not self._zdict:
-            self._zdict, self._zdict_uses = raw, 0  # pods change over a run: a recent one
-        z = zlib.compressobj(_LEVEL, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, self._zdict)
-        packed = bytes((PACKED,)) + z.compress(raw) + z.flush()
-        self._zdict_uses += 1
-        if len(packed) < len(raw):
-            rec.raw, rec.zdict = packed, self._zdict
-            self.packed += 1
+        packed = self._packer.pack(rec.raw)
+        if packed is not None:
+            rec.raw, rec.zdict = packed
 
     def _created(self, stamp: Any) -> float:
         if not isinstance(stamp, str):

@@ -9,7 +9,9 @@ looks changed. For pods watched by head (clients that keep pods by uid: the sche
 the node hosts) the reflector also remembers each pod's uid and node, so such a DELETED
 names the pod it was (as upstream's DeletedFinalStateUnknown carries the last known
 object), and a pod listed under a known name with a new uid comes as the DELETED of the
-old one, then the ADDED of the new. Other clients get the key only, and keep by key.
+old one, then the ADDED of the new. Other clients get the key only, and keep by key;
+for them the reflector keeps only which keys it saw, in a ``nameset.KeySet`` (a numbered
+name costs a bit: at 100,000 pods a dict of key tuples and name strings cost ~20 MB).
 
 A kind watched ``lazy`` is read only as far as its key (a pod as far as its head, without
 the uid bookkeeping): a client that reads a few fields from the bytes (the benches' driver
@@ -35,6 +37,11 @@ from ..api.objects import name_of, namespace_of
 from ..api.podhead import PodHead, head_of, read_head
 from ..api.requests import ListResult, Watch, WatchChunk
 from .component import WatchEvent
+from .nameset import KeySet
+
+# What the reflector remembers of a kind: for pods watched by head, each key's (uid, node);
+# for the rest, only which keys it has seen.
+Held = dict[tuple[str, str], tuple[str, str]]
 
 
 class Reflector:
@@ -42,11 +49,11 @@ class Reflector:
         self.watches = [w if isinstance(w, Watch) else Watch(w) for w in watches]
         kinds = [w.kind for w in self.watches]
         self.rv: dict[str, int | None] = {k: None for k in kinds}
-        # kind -> key -> the (uid, node) last seen, for pods watched by head; else None.
-        self._known: dict[str, dict[tuple[str, str], tuple[str, str] | None]] = {k: {} for k in kinds}
+        self._heads = {w.kind for w in self.watches if w.heads and w.kind == "Pod"}
+        # kind -> key -> the (uid, node) last seen, for pods watched by head; else the keys.
+        self._known: dict[str, Held | KeySet] = {k: {} if k in self._heads else KeySet() for k in kinds}
         self.relists = 0
         self._listed: set[str] = set()
-        self._heads = {w.kind for w in self.watches if w.heads and w.kind == "Pod"}
         self._lazy = {w.kind for w in self.watches if w.lazy and w.kind not in self._heads}
         # Pods are read by their head either way: a lazy pod's key comes with it.
         self._by_head = self._heads | (self._lazy & {"Pod"})
@@ -78,14 +85,16 @@ class Reflector:
 
     def on_list(self, kind: str, result: ListResult) -> list[WatchEvent]:
         known = self._known[kind]
-        seen: dict[tuple[str, str], tuple[str, str] | None] = {}
+        if isinstance(known, KeySet):
+            return self._on_key_list(kind, known, result)
+        seen: Held = {}
         out = []
-        heads, by_head, lazy = kind in self._heads, kind in self._by_head, kind in self._lazy
+        by_head, lazy = kind in self._by_head, kind in self._lazy
         for b in result.items:
             key, obj, head = _read(b, by_head, lazy)
-            held = seen[key] = _held(obj, head) if heads else None
+            held = seen[key] = _held(obj, head)
             was = known.get(key)
-            replaced = was is not None and held is not None and was[0] != held[0]
+            replaced = was is not None and was[0] != held[0]
             if replaced:
                 out.append(_gone(kind, key, was))  # deleted and created again meanwhile
             etype = "MODIFIED" if key in known and not replaced else "ADDED"
@@ -94,6 +103,23 @@ class Reflector:
             # Gone while we were not watching: the relist is the only news of it.
             out.append(_gone(kind, key, known[key]))
         self._known[kind] = seen
+        return self._listed_now(kind, result, out)
+
+    def _on_key_list(self, kind: str, known: KeySet, result: ListResult) -> list[WatchEvent]:
+        """``on_list`` for a kind the reflector keeps by key only."""
+        seen = KeySet()
+        out = []
+        by_head, lazy = kind in self._by_head, kind in self._lazy
+        for b in result.items:
+            key, obj, head = _read(b, by_head, lazy)
+            seen.add(key)
+            out.append(WatchEvent(kind, "MODIFIED" if key in known else "ADDED", obj, b, head))
+        for key in sorted(k for k in known if k not in seen):
+            out.append(_gone(kind, key, None))  # gone while we were not watching
+        self._known[kind] = seen
+        return self._listed_now(kind, result, out)
+
+    def _listed_now(self, kind: str, result: ListResult, out: list[WatchEvent]) -> list[WatchEvent]:
         if kind in self._listed:
             self.relists += 1
         self._listed.add(kind)
@@ -106,16 +132,21 @@ class Reflector:
             self.rv[kind] = None
             return []
         known = self._known[kind]
-        heads, by_head, lazy = kind in self._heads, kind in self._by_head, kind in self._lazy
+        by_head, lazy = kind in self._by_head, kind in self._lazy
         out = []
         for etype, data in reply.events:
             # A pod ADDED is read by its head too: a scheduler behind a backlog keeps a new
             # pending pod as its bytes without decoding it (``intake.py``).
             key, obj, head = _read(data, by_head, lazy)
-            if etype == "DELETED":
+            if isinstance(known, KeySet):
+                if etype == "DELETED":
+                    known.discard(key)
+                else:
+                    known.add(key)
+            elif etype == "DELETED":
                 known.pop(key, None)
             else:
-                known[key] = _held(obj, head) if heads else None
+                known[key] = _held(obj, head)
             out.append(WatchEvent(kind, etype, obj, data, head))
         self.rv[kind] = reply.resume
         return out

@@ -94,7 +94,7 @@ def test_pod_watch_reads_nodes_and_pods_from_their_bytes_through_the_bench_watch
     assert w.ready == {"n1"}
     assert (w.bound_at, w.running_at, w.running) == ({"p": 4.0, "q": 6.0}, {"p": 5.0, "q": 6.0}, {"p", "q"})
     assert all(ev._obj is None for ev in node_events + pod_events)
-    assert r._known["Pod"] == {("default", "p"): None, ("default", "q"): None}  # no uids kept
+    assert r._known["Pod"] == {("default", "p"), ("default", "q")}  # the keys, no uids kept
     w.apply(r.on_watch("Node", WatchChunk([("MODIFIED", encode(_node("n1", "Unknown")))], 8)), 9.0)
     assert w.ready == set()
 
