@@ -24,7 +24,7 @@ from actors.cluster import RayCluster
 from actors.harness.serve import ServeOptions, listen, node_claimer, serve_options_layout
 from cluster.api import codec
 from cluster.api.errors import Expired, StatusError
-from cluster.api.kubeletcalls import ContainerExec, ContainerGet
+from cluster.api.kubeletcalls import KubeletCall
 from cluster.api.requests import Request, WatchChunk
 from cluster.frontend.backend import Backend, KubeletUnreachable
 from cluster.frontend.metrics import Metrics
@@ -66,7 +66,7 @@ class RayBackend(Backend):
         rv: int = await self.api.resource_version.remote()
         return rv
 
-    async def kubelet(self, call: ContainerExec | ContainerGet) -> Any:
+    async def kubelet(self, call: KubeletCall) -> Any:
         """The node's kubelet asked through its host actor (the route chaos commands take)."""
         try:
             return await self.cluster.command(call)

@@ -1,8 +1,9 @@
 """What an emulated container printed: the log lines of one run of a container, rendered
 from the pod as the apiserver stores it.
 
-Owns the text ``kubectl logs`` shows for kubemu's containers. No process runs, so there is
-no output for the kubelet to ship: the kubelet writes each container's state into the
+Owns the text ``kubectl logs`` shows for kubemu's containers whose command the kubelet does
+not run (a container that runs one has its printed output instead, which the log endpoint
+asks the kubelet for: ``cluster/kubelet/commandrun.py``). No process runs, so the kubelet writes each container's state into the
 pod's status (``state.running.startedAt``; ``state.terminated`` with exit code, reason,
 start and finish; ``lastState.terminated`` for the run before a restart), and this module
 turns that state and the pod's ``kubemu.io/log`` annotations into lines::

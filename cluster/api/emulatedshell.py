@@ -8,7 +8,8 @@ so ``run`` interprets a documented set of forms over the container's files
   to stderr as ``+ cmd args``, ``-e`` stops at the first failure); a script is commands
   joined by ``;``, ``&&``, ``||`` and newlines, with quotes, ``>`` and ``>>`` into a file
   (``/dev/null`` drops it, ``>&2`` makes it stderr), ``$?``, and ``$NAME`` / ``${NAME}`` from the
-  environment (not inside single quotes or after a backslash, as a shell reads them); a
+  environment (not inside single quotes or after a backslash, as a shell reads them),
+  ``NAME=value`` words before a command (its environment) or alone (the shell's); a
   command exec'd without a shell gets its words as given, unexpanded;
 - the commands ``true``, ``false``, ``:``, ``exit [N]``, ``echo [-n]``, ``cat``, ``test``
   and ``[`` (``-f``, ``-d``, ``-e``, ``-s``, ``!``), ``ls``, ``mv [-v]``, ``cp [-r] [-v]``,
@@ -27,6 +28,7 @@ Pure: the same files, command and time give the same answer.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 import shlex
@@ -61,8 +63,9 @@ class _Exit(Exception):
 class _Shell:
     """One command's run: its output so far and the time it slept."""
 
-    def __init__(self, files: FileTable, env: dict[str, str], now: float, trace: bool, errexit: bool):
+    def __init__(self, files: FileTable, env: dict[str, str], now: float, trace: bool, errexit: bool, max_sleep: float):
         self.files, self.env, self.now = files, env, now
+        self.max_sleep = max_sleep
         self.trace, self.errexit = trace, errexit
         self.out: list[str] = []
         self.err: list[str] = []
@@ -86,6 +89,8 @@ class _Shell:
                     self.status = self.simple(words, in_shell=True)
                     if self.errexit and self.status != 0 and tok not in ("&&", "||"):
                         raise _Exit(self.status)
+                    if math.isinf(self.slept):  # ``sleep infinity``: nothing after it ever runs
+                        raise _Exit(self.status)
                 op, words = tok, []
             else:
                 words.append(tok)
@@ -97,10 +102,18 @@ class _Shell:
             words, target, append = _redirect(words)
         if self.trace:
             self.err.append("+ " + " ".join(_quoted(w) for w in words) + "\n")
-        if not words:
+        assigned = _assignments(words) if in_shell else 0
+        if assigned == len(words):  # ``A=1``: the shell's own variable from now on
+            self.env = {**self.env, **_pairs(words)}
             return 0
         mark = len(self.out)
-        code = self.command(words, in_shell)
+        saved = self.env
+        if assigned:  # ``A=1 cmd``: the command's environment only
+            self.env = {**saved, **_pairs(words[:assigned])}
+        try:
+            code = self.command(words[assigned:], in_shell)
+        finally:
+            self.env = saved
         if target is not None:
             text = "".join(self.out[mark:])
             del self.out[mark:]
@@ -134,6 +147,21 @@ class _Shell:
                 self.err.append(f'exec: "{name}": executable file not found in $PATH\n')
             return NOT_FOUND
         return builtin(self, args)
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
+
+
+def _assignments(words: list[str]) -> int:
+    """How many of the leading words are variable assignments (``NAME=value``)."""
+    n = 0
+    while n < len(words) and _ASSIGNMENT.match(words[n]):
+        n += 1
+    return n
+
+
+def _pairs(words: list[str]) -> dict[str, str]:
+    return dict(w.split("=", 1) for w in words)
 
 
 def _tokens(text: str) -> list[str]:
@@ -384,11 +412,11 @@ def _sleep(sh: _Shell, args: list[str]) -> int:
         seconds = float(args[0].rstrip("s")) if len(args) == 1 else -1.0
     except ValueError:
         seconds = -1.0
-    if seconds < 0:
+    if not seconds >= 0:  # (NaN too; ``infinity`` parses, as GNU sleep reads it)
         sh.err.append(f"sleep: invalid time interval '{' '.join(args)}'\n")
         return 1
-    if sh.slept + seconds > MAX_SLEEP:
-        sh.err.append(f"sleep: kubemu emulates sleeps of at most {MAX_SLEEP:g}s in all\n")
+    if sh.slept + seconds > sh.max_sleep:
+        sh.err.append(f"sleep: kubemu emulates sleeps of at most {sh.max_sleep:g}s in all\n")
         return 1
     sh.slept += seconds
     return 0
@@ -423,10 +451,8 @@ COMMANDS = {
 }
 
 
-def run(argv: list[str] | tuple[str, ...], files: FileTable, env: dict[str, str], now: float) -> ExecResult:
-    """Run ``argv`` in a container with ``files`` (changed in place) and ``env`` at
-    emulated time ``now``; what it printed and its exit code."""
-    words = list(argv)
+def _shell_of(words: list[str]) -> tuple[bool, set[str], str | None]:
+    """Whether ``words`` start a shell, its flags and its ``-c`` script (None: none)."""
     shell = bool(words) and posixpath.basename(words[0]) in SHELLS
     flags: set[str] = set()
     script: str | None = None
@@ -438,7 +464,54 @@ def run(argv: list[str] | tuple[str, ...], files: FileTable, env: dict[str, str]
             script = rest[1]
         elif rest and rest[0].startswith("-"):
             flags.update(rest[0][1:])
-    sh = _Shell(files, env, now, "x" in flags, "e" in flags)
+    return shell, flags, script
+
+
+_KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "while", "until", "for", "do", "done", "case", "esac"))
+
+
+def knows(argv: list[str] | tuple[str, ...]) -> bool:
+    """Whether ``run`` models ``argv`` whole: a shell's ``-c`` script whose every command is
+    one of ``COMMANDS`` (no loops, conditionals, pipes or command substitution), or one of
+    those commands exec'd directly. The kubelet runs a container's command only then."""
+    words = list(argv)
+    shell, _, script = _shell_of(words)
+    if not shell:
+        return bool(words) and (posixpath.basename(words[0]) in COMMANDS or words[0] == "exit")
+    if script is None:
+        return False  # a shell reading its stdin: a container's would wait for ever
+    try:
+        tokens = _tokens(script)
+    except ValueError:
+        return False
+    if any(op in tokens for op in ("|", "&", "<", "|&")) or "$(" in script or "`" in script:
+        return False
+    first = True
+    for tok in tokens:
+        if tok in _OPS:
+            first = True
+        elif first and _ASSIGNMENT.match(tok):
+            continue  # ``A=1 cmd``: the command comes after
+        elif first:
+            first = False
+            if tok in _KEYWORDS or not (posixpath.basename(tok) in COMMANDS or tok == "exit"):
+                return False
+    return True
+
+
+def run(
+    argv: list[str] | tuple[str, ...],
+    files: FileTable,
+    env: dict[str, str],
+    now: float,
+    max_sleep: float = MAX_SLEEP,
+) -> ExecResult:
+    """Run ``argv`` in a container with ``files`` (changed in place) and ``env`` at
+    emulated time ``now``; what it printed and its exit code. ``max_sleep``: the most its
+    sleeps may add up to (an exec's answer waits for them; a container's run need not)."""
+    words = list(argv)
+    shell, flags, script = _shell_of(words)
+    sh = _Shell(files, env, now, "x" in flags, "e" in flags, max_sleep)
     try:
         if not words:
             sh.err.append("exec: no command given\n")

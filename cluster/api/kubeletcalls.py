@@ -1,13 +1,14 @@
-"""What the apiserver asks a node's kubelet about one of its containers: an exec and an
-HTTP GET (the pod proxy).
+"""What the apiserver asks a node's kubelet about one of its containers: an exec, an
+HTTP GET (the pod proxy) and a run's log.
 
-Owns the two typed calls. Upstream's apiserver dials the kubelet of the pod's node for
+Owns the three typed calls. Upstream's apiserver dials the kubelet of the pod's node for
 ``exec`` and reaches the pod's IP for ``proxy``; kubemu's front end hands these to the
 cluster as commands aimed at the node (``Cluster.command``), so they reach the node host
 running that kubelet on either runtime, and the answer comes back as the command's
-result: an ``emulatedshell.ExecResult`` or a ``containerfiles.HTTPAnswer`` (None when
-nothing known listens on the port). Built by ``cluster/frontend/connect.py``; answered by
-``cluster/kubelet/containerfiles.py``.
+result: an ``emulatedshell.ExecResult``, a ``containerfiles.HTTPAnswer`` (None when
+nothing known listens on the port) or a log's text (None when the kubelet has no output
+of that run). Built by ``cluster/frontend/connect.py`` and ``podlog.py``; answered by
+``cluster/kubelet/containerfiles.py`` and ``commandrun.py``.
 """
 
 from __future__ import annotations
@@ -39,3 +40,17 @@ class ContainerGet(NamedTuple):
     path: str
     args: tuple[str, ...] = ()
     hostname: str = ""
+
+
+class ContainerLogs(NamedTuple):
+    """What the container's run that started at ``started`` (emulated seconds) printed."""
+
+    node: str
+    namespace: str
+    pod: str
+    uid: str
+    container: str
+    started: float
+
+
+KubeletCall = ContainerExec | ContainerGet | ContainerLogs

@@ -16,7 +16,7 @@ from typing import Any
 from ..api import codec
 from ..api.errors import BadRequest, Cause, Expired, Invalid
 from ..api.kinds import BY_KIND, CUSTOM, Resource, deleted_answer
-from ..api.kubeletcalls import ContainerExec, ContainerGet
+from ..api.kubeletcalls import KubeletCall
 from ..api.requests import Bind, Create, Delete, Evict, Patch, Request, Update, UpdateStatus, WatchChunk
 from ..apiserver.apiserver import APIServer
 
@@ -103,7 +103,7 @@ class Backend(ABC):
     async def changed(self, rv: int, timeout: float) -> None:
         """Return once the resourceVersion passes ``rv``, or after ``timeout`` real seconds."""
 
-    async def kubelet(self, call: ContainerExec | ContainerGet) -> Any:
+    async def kubelet(self, call: KubeletCall) -> Any:
         """Ask the kubelet of ``call.node``, as the apiserver dials one (exec, the pod
         proxy); the answer ``cluster/api/kubeletcalls.py`` names. Raises ``KubeletUnreachable``
         when it cannot be asked (a backend with no route to the kubelets: the default)."""
@@ -243,7 +243,7 @@ class LocalBackend(Backend):
     async def watch(self, kind: str, rv: int, node_names: frozenset[str] | None) -> WatchChunk | Expired:
         return self.api.watch({kind: rv}, node_names)[kind]
 
-    async def kubelet(self, call: ContainerExec | ContainerGet) -> Any:
+    async def kubelet(self, call: KubeletCall) -> Any:
         if self._command is None:
             return await super().kubelet(call)
         try:

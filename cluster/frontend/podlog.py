@@ -6,15 +6,18 @@ Owns the log endpoint: its query parameters
 not one: 400; a value ``ValidatePodLogOptions`` refuses: 422 on ``PodLogOptions``), the
 container choice of ``connect.pick_container``, and the answer as ``text/plain``.
 
-The lines come from the pod as the apiserver stores it, not from the kubelet: the kubelet
-only writes each container's state into the pod's status, as it does anyway, and
+The lines of a container that runs its command (``cluster/kubelet/commandrun.py``) are
+what it printed, which the front end asks the node's kubelet for (``ContainerLogs``
+through ``Backend.kubelet``, as upstream's apiserver reads a log from the kubelet); every
+line carries the run's start. For any other container (or a kubelet that cannot be
+asked) the lines come from the pod as the apiserver stores it: the kubelet writes each
+container's state into the pod's status, as it does anyway, and
 ``cluster/api/containerlogs.py`` renders that state (and the ``kubemu.io/log`` annotations)
-as what the container printed. So the front end answers alone, on either runtime. An
-unbound pod has no log yet: an empty 200, as upstream's apiserver answers with no kubelet
-to ask.
+as what the container printed. An unbound pod has no log yet: an empty 200, as upstream's
+apiserver answers with no kubelet to ask.
 
 ``follow=true`` holds the response open: the lines so far, then, when the run ends, its
-exit line, and the end. The follower waits for the pod's watch events on its node
+exit line (a rendered log's: an output's has none), and the end. The follower waits for the pod's watch events on its node
 (``Backend.watch`` and ``Backend.changed``, one wait at a time, woken by writes: no
 polling) and ends when the run ends, when the pod goes, or when the client goes away (the
 server cancels the handler). Called by ``subresources.py``.
@@ -29,9 +32,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..api import codec
 from ..api.containerlogs import LogLine, LogUnavailable, Run, chosen_run, exit_line, run_lines, run_now, timestamped
 from ..api.errors import BadRequest, Cause, Expired, Invalid, NotFound
+from ..api.kubeletcalls import ContainerLogs
 from ..api.objects import name_of, namespace_of
 from ..api.podhead import read_head
 from ..clock import parse_timestamp
+from .backend import KubeletUnreachable
 from .connect import node_of, pick_container
 from .paths import Target
 from .query import _bool, _int64
@@ -113,25 +118,39 @@ async def answer(h: Handler, req: Request, t: Target) -> Response | WatchStream:
     container = pick_container(pod, opts.container)
     if not (pod.get("spec") or {}).get("nodeName"):
         return Response(200, b"", TEXT)
-    await node_of(h, pod)
+    node = await node_of(h, pod)
     try:
         run = chosen_run(pod, container, opts.previous)
     except LogUnavailable as e:
         raise BadRequest(str(e)) from None
-    body = render(run_lines(pod, run), opts)
+    printed = await _printed(h, pod, node, run)
+    body = render(run_lines(pod, run) if printed is None else printed, opts)
     if opts.limit is not None:
         body = body[: opts.limit]
     if not opts.follow or run.finished is not None or (opts.limit is not None and len(body) >= opts.limit):
         return Response(200, body, TEXT)
-    return WatchStream(_follow(h, pod, run, body, opts), TEXT)
+    return WatchStream(_follow(h, pod, run, body, opts, printed is None), TEXT)
 
 
-async def _follow(h: Handler, pod: dict[str, Any], run: Run, first: bytes, opts: LogOptions) -> AsyncIterator[bytes]:
+async def _printed(h: Handler, pod: dict[str, Any], node: str, run: Run) -> list[LogLine] | None:
+    """What the run printed, as its kubelet kept it; None when it keeps nothing of it."""
+    meta = pod.get("metadata") or {}
+    call = ContainerLogs(node, namespace_of(pod), name_of(pod), str(meta.get("uid", "")), run.container, run.started)
+    try:
+        text = await h.backend.kubelet(call)
+    except KubeletUnreachable:
+        return None
+    return None if not isinstance(text, str) else [LogLine(run.started, line) for line in text.splitlines()]
+
+
+async def _follow(
+    h: Handler, pod: dict[str, Any], run: Run, first: bytes, opts: LogOptions, exit_line_too: bool = True
+) -> AsyncIterator[bytes]:
     if first:
         yield first
     left = None if opts.limit is None else opts.limit - len(first)
     ended = await _run_end(h, pod, run)
-    if ended is None or ended.finished is None:
+    if ended is None or ended.finished is None or not exit_line_too:
         return
     last = render([exit_line(ended)], opts, tail=False)
     if left is not None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..api.errors import AlreadyExists, Conflict, NotFound
 from ..api.eventcorrelation import EventCorrelator
-from ..api.kubeletcalls import ContainerExec, ContainerGet
+from ..api.kubeletcalls import ContainerExec, ContainerGet, ContainerLogs
 from ..api.objects import NODE_LEASE_NAMESPACE
 from ..api.patches import Apply
 from ..api.requests import Create, Delete, Patch, RecordEvent, Request, UpdateStatus, Watch
@@ -96,7 +96,7 @@ class NodeHostComponent(Component):
                 host.device_health(command.node, command.resource, command.device, command.healthy, now)
             elif isinstance(command, DevicePlugin):
                 host.device_plugin(command.node, command.resource, command.running, now)
-            elif isinstance(command, (ContainerExec, ContainerGet)):  # the apiserver's calls: answered
+            elif isinstance(command, (ContainerExec, ContainerGet, ContainerLogs)):  # the apiserver's calls: answered
                 kubelet = host.kubelet(command.node)
                 if kubelet.stopped:
                     raise CommandError(f"node: the kubelet of {command.node} does not answer")

@@ -89,7 +89,7 @@ def _needs(c: dict[str, Any], ann: dict[str, Any], secrets: bool, patterns: tupl
                 env_from.append(
                     (kind, str(ref.get("name", "")), bool(ref.get("optional")), str(ef.get("prefix") or ""))
                 )
-    env = tuple((str(e.get("name", "")), _source(e)) for e in c.get("env") or () if isinstance(e, dict))
+    env = tuple((str(e.get("name", "")), _source(e, name)) for e in c.get("env") or () if isinstance(e, dict))
     subpaths = []
     for m in c.get("volumeMounts") or ():
         if isinstance(m, dict) and m.get("subPathExpr"):
@@ -107,7 +107,7 @@ def _needs(c: dict[str, Any], ann: dict[str, Any], secrets: bool, patterns: tupl
     )
 
 
-def _source(e: dict[str, Any]) -> tuple:
+def _source(e: dict[str, Any], container: str) -> tuple:
     vf = e.get("valueFrom")
     if not isinstance(vf, dict):
         return ("value", str(e.get("value") or ""))
@@ -118,7 +118,15 @@ def _source(e: dict[str, Any]) -> tuple:
     ref = vf.get("fieldRef")
     if isinstance(ref, dict):
         return ("field", str(ref.get("fieldPath", "")))
-    return ("other",)  # resourceFieldRef: a value the emulation does not need
+    ref = vf.get("resourceFieldRef")
+    if isinstance(ref, dict):  # read from ``fields`` under ``resource_key`` when the kubelet runs the command
+        return ("field", resource_key(container, ref))
+    return ("other",)
+
+
+def resource_key(container: str, ref: dict[str, Any]) -> str:
+    """Where a resourceFieldRef's value is kept among the fieldRef values (``commandrun.py``)."""
+    return f"resource:{ref.get('containerName') or container}:{ref.get('resource', '')}:{ref.get('divisor') or '1'}"
 
 
 def field_values(pod: dict[str, Any], needs: dict[str, Needs]) -> dict[str, str]:
@@ -138,6 +146,15 @@ def field_values(pod: dict[str, Any], needs: dict[str, Needs]) -> dict[str, str]
 
 def config_error(n: Needs, namespace: str, lookup: Lookup, fields: dict[str, str]) -> str | None:
     """Why the container's configuration cannot be built now, or None."""
+    env = environment(n, namespace, lookup, fields)
+    if isinstance(env, str):
+        return env
+    return _subpath_error(n.subpaths, env)
+
+
+def environment(n: Needs, namespace: str, lookup: Lookup, fields: dict[str, str]) -> dict[str, str] | str:
+    """The container's environment as its runtime gets it (``envFrom``, then ``env`` with
+    ``$(VAR)`` expanded), or the error that keeps it from being built."""
     env: dict[str, str] = {}
     for kind, name, optional, prefix in n.env_from:
         data = lookup(kind, namespace, name)
@@ -152,7 +169,12 @@ def config_error(n: Needs, namespace: str, lookup: Lookup, fields: dict[str, str
             return value.text
         if value is not None:
             env[var] = value
-    return _subpath_error(n.subpaths, env)
+    return env
+
+
+def needs_of(c: dict[str, Any]) -> Needs:
+    """The container's needs, without its image's (for reading its environment)."""
+    return _needs(c, {}, False, ())
 
 
 class _Error(NamedTuple):

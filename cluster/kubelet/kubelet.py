@@ -20,9 +20,9 @@ Pod lifecycle (states from ``pods.py``; ``t`` is the emulated time of the transi
 | (new)             | on_pod, not adopted, already terminating | DELETED          | confirm delete |
 | (new)             | on_pod, admission refuses               | REJECTED          | status Failed + reason/message; Warning event <reason> |
 | (new)             | on_pod, admitted                        | PENDING           | status Pending (ContainerCreating); timer start @ t+start-seconds |
-| PENDING, BACKOFF  | timer start                             | RUNNING           | status Running; timer exit @ t+run-seconds (if set); timer oom @ when memory first passes a limit (if ever) |
+| PENDING, BACKOFF  | timer start                             | RUNNING           | status Running; the containers' known commands run (``commandrun.py``); timer exit @ t+run-seconds (if set; else when the commands end, if they do); timer oom @ when memory first passes a limit (if ever) |
 | PENDING           | timer start or init, a container's image or configuration missing | PENDING (held) | Waiting ErrImagePull, ImagePullBackOff, ErrImageNeverPull or CreateContainerConfigError; the rows in ``createwait.py`` |
-| RUNNING           | timer exit; Never, or OnFailure and 0   | SUCCEEDED/FAILED  | status (terminated, exit code); resources released |
+| RUNNING           | timer exit; Never, or OnFailure and 0   | SUCCEEDED/FAILED  | status (terminated, exit code: the declared one, else the commands' first non-zero); resources released |
 | RUNNING           | timer exit; Always, or OnFailure and ≠0 | BACKOFF           | restartCount+1; status CrashLoopBackOff; Warning BackOff; timer start @ t+backoff |
 | RUNNING           | timer oom                               | as timer exit     | exit code 137, the killed containers' reason OOMKilled; Warning OOMKilling on the Node |
 | PENDING, BACKOFF, RUNNING | timer deadline (activeDeadlineSeconds) | FAILED, or STOPPING (to Failed) | the rows in ``deadline.py`` |
@@ -80,6 +80,7 @@ from . import admission
 from .allocation import NodeAllocation
 from .apinode import AdmittedNode, NodeRead, configured_node
 from .cgroups import with_parent
+from .commandrun import CommandMixin, commands_of
 from .containerfiles import ContainerFiles
 from .createwait import PULL, CreationMixin
 from .creation import Lookup, creation_of
@@ -122,7 +123,15 @@ COMPONENT = "kubelet"
 
 
 class Kubelet(
-    PressureMixin, ReconcileMixin, DeadlineMixin, EphemeralMixin, ProbeMixin, CreationMixin, GateMixin, NodeStatusMixin
+    PressureMixin,
+    ReconcileMixin,
+    DeadlineMixin,
+    EphemeralMixin,
+    ProbeMixin,
+    CommandMixin,
+    CreationMixin,
+    GateMixin,
+    NodeStatusMixin,
 ):
     __slots__ = (
         "config",
@@ -341,6 +350,7 @@ class Kubelet(
         except AnnotationError:
             rec.life = None  # as for ``emu`` above
         rec.create = creation_of(pod, self.images)
+        rec.cmds = commands_of(pod)
         rec.gates = gates_of(pod)
         self._pods[rec.uid] = rec
         if self._adopt(rec, pod, now):
@@ -461,7 +471,7 @@ class Kubelet(
         self._write(rec)
         if rec.usage is not None:
             self._schedule_oom(rec, t)
-        run = rec.emu.run_seconds
+        run = rec.emu.run_seconds if rec.cmds is None else self._app_run_seconds(rec, t)  # ``commandrun.py``
         rec.exit_at = None if run is None else t + run
         if run is not None:
             self._after(rec, run, EXIT, t)
@@ -473,7 +483,7 @@ class Kubelet(
         rec.oom_timer = None
         self._probes_stop(rec)
         if code is None:
-            code = rec.emu.exit_code
+            code = self._own_exit_code(rec)
         assert rec.started_at is not None  # the run that ended had started
         since_crash = t - rec.last_exit[2] if rec.last_exit else None
         rec.last_exit = (code, rec.started_at, t, oom)

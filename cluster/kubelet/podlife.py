@@ -78,16 +78,31 @@ class PodLife:
         "init_runs",
         "init_times",
         "init_next",
+        "init_codes",
+        "init_own",
+        "init_restarts",
+        "init_last",
         "initialized_at",
         "kill_code",
     )
 
-    def __init__(self, probes: tuple[Probe, ...], post_start: float, pre_stop: float, init_runs: tuple[float, ...]):
+    def __init__(
+        self,
+        probes: tuple[Probe, ...],
+        post_start: float,
+        pre_stop: float,
+        init_runs: tuple[float, ...],
+        init_own: tuple[bool, ...] = (),
+    ):
         self.probes = probes
         self.post_start = post_start  # summed: upstream starts the containers one after another
         self.pre_stop = pre_stop  # the longest: the containers stop side by side
-        self.init_runs = init_runs  # per init container (a sidecar's is unused)
+        self.init_runs = list(init_runs)  # per init container (a sidecar's is unused); its command's may set it
         self.init_times: list[list[float | None]] = [[None, None] for _ in init_runs]  # [started, finished]
+        self.init_own = init_own or tuple(False for _ in init_runs)  # run-seconds declared: its command is not run
+        self.init_codes = [0 for _ in init_runs]  # each one's exit code (its command's, ``commandrun.py``)
+        self.init_restarts = [0 for _ in init_runs]
+        self.init_last: list[tuple[int, float, float] | None] = [None for _ in init_runs]  # its failed run before
         self.init_next = 0  # the init container to start or wait for
         self.initialized_at: float | None = None if init_runs else 0.0
         self.kill_code = 0  # the exit code of a probe's kill under way
@@ -129,8 +144,9 @@ def life_of(pod: dict[str, Any]) -> PodLife | None:
             pre_stop = max(pre_stop, hook_for(ann, PRE_STOP_SECONDS, name))
         if isinstance(hooks, dict) and hooks.get("postStart") and c in containers:
             post_start += hook_for(ann, POST_START_SECONDS, name)
-    runs = tuple(hook_for(ann, RUN_SECONDS, str(c.get("name", ""))) if _own(ann, c) else 0.0 for c in inits)
-    return PodLife(tuple(probes), post_start, pre_stop, runs)
+    own = tuple(_own(ann, c) for c in inits)
+    runs = tuple(hook_for(ann, RUN_SECONDS, str(c.get("name", ""))) if mine else 0.0 for c, mine in zip(inits, own))
+    return PodLife(tuple(probes), post_start, pre_stop, runs, own)
 
 
 def _own(ann: dict[str, Any], c: dict[str, Any]) -> bool:

@@ -21,6 +21,7 @@ from ..clock import rfc3339
 if TYPE_CHECKING:
     from ..api.usage import ContainerUsage
     from ..runtime.timers import Handle
+    from .commandrun import Commands, Ran
     from .creation import Creation
     from .gates import Gates
     from .podlife import PodLife
@@ -134,6 +135,7 @@ class PodRecord:
         "life",
         "create",
         "gates",
+        "cmds",
     )
 
     def __init__(self, pod: dict, emu: Emulation, now: float):
@@ -195,6 +197,7 @@ class PodRecord:
         self.life: PodLife | None = None  # probes, hooks, init containers (``podlife.py``); None without
         self.create: Creation | None = None  # what container creation needs (``creation.py``); None: nothing
         self.gates: Gates | None = None  # spec.readinessGates and what they read (``gates.py``); None without
+        self.cmds: Commands | None = None  # containers that run their commands (``commandrun.py``); None: none
 
     def key(self) -> tuple[str, str, str]:
         return (self.namespace, self.name, self.uid)
@@ -304,49 +307,62 @@ def _conditions(rec: PodRecord) -> list[dict]:
 
 def _initialized(rec: PodRecord) -> dict:
     life = rec.life
-    if life is None or not rec.init or rec.state in TERMINAL:
+    failed = life is not None and any(life.init_codes)  # (one failed a pod that never restarts it)
+    if life is None or not rec.init or (rec.state in TERMINAL and not failed):
         return _cond("Initialized", "True", rfc3339(rec.admitted_at))
     if life.initialized_at is not None:
         return _cond("Initialized", "True", rfc3339(life.initialized_at))
-    # A sidecar counts once started, a regular init container once completed.
+    # A sidecar counts once started, a regular init container once completed (exit 0).
     left = [
         n
-        for (n, _, side), (began, done) in zip(rec.init, life.init_times)
-        if done is None and not (side and began is not None)
+        for (n, _, side), (began, done), code in zip(rec.init, life.init_times, life.init_codes)
+        if (done is None or code != 0) and not (side and began is not None)
     ]
     msg = f"containers with incomplete status: [{' '.join(left)}]"
     return _cond("Initialized", "False", rfc3339(rec.admitted_at), "ContainersNotInitialized", msg)
 
 
-def _terminated(exit_info: tuple, name: str = "") -> dict:
+def _terminated(exit_info: tuple, name: str = "", ran: Ran | None = None) -> dict:
+    """A terminated state; ``ran``: the container's own run of its command in that run
+    (``commandrun.py``), whose exit code, end and message are the container's own."""
     code, started, finished = exit_info[:3]
+    message = ""
+    if ran is not None and ran.started == started:
+        code, finished, message = ran.code, min(finished, started + ran.seconds), ran.message
     if name and name in exit_info[3]:
         reason = "OOMKilled"
     else:
         reason = "Completed" if code == 0 else "Error"
-    return {
-        "terminated": {
-            "exitCode": code,
-            "reason": reason,
-            "startedAt": rfc3339(started),
-            "finishedAt": rfc3339(finished),
-        }
-    }
+    state = {"exitCode": code, "reason": reason, "startedAt": rfc3339(started), "finishedAt": rfc3339(finished)}
+    if message:
+        state["message"] = message
+    return {"terminated": state}
+
+
+def _ran(rec: PodRecord, name: str, previous: bool = False, init: bool = False) -> Ran | None:
+    """The container's run of its command in the latest (or the previous) run, when that
+    run ended by itself (not killed, not by an annotation's exit; an init container's
+    always does)."""
+    cmds = rec.cmds
+    if cmds is None:
+        return None
+    ran = (cmds.previous if previous else cmds.runs).get(name)
+    return ran if ran is not None and (init or ran.started in cmds.ended) else None
 
 
 def _app_state(rec: PodRecord, name: str) -> tuple[dict, dict, bool]:
     """(state, lastState, running) of a long-running container in the record's state."""
     if rec.state in (RUNNING, STOPPING):
         # A restarted container keeps showing how its previous run ended (e.g. OOMKilled).
-        last = _terminated(rec.last_exit, name) if rec.last_exit else {}
+        last = _terminated(rec.last_exit, name, _ran(rec, name, True)) if rec.last_exit else {}
         assert rec.started_at is not None  # a running container has started
         return {"running": {"startedAt": rfc3339(rec.started_at)}}, last, True
     if rec.state == BACKOFF:
         msg = f"back-off {go_duration(rec.backoff)} restarting failed container={name} pod={rec.format_pod()}"
-        last = _terminated(rec.last_exit, name) if rec.last_exit else {}
+        last = _terminated(rec.last_exit, name, _ran(rec, name)) if rec.last_exit else {}
         return {"waiting": {"reason": "CrashLoopBackOff", "message": msg}}, last, False
     if rec.state in (SUCCEEDED, FAILED) and rec.last_exit:
-        return _terminated(rec.last_exit, name), {}, False
+        return _terminated(rec.last_exit, name, _ran(rec, name)), {}, False
     held = rec.held(name)
     if held is not None:  # its image or configuration is missing (``createwait.py``)
         return {"waiting": {"reason": held[0], "message": held[1]}}, {}, False
@@ -384,7 +400,13 @@ def _init_statuses(rec: PodRecord) -> list[dict]:
     out = []
     for i, (name, image, sidecar) in enumerate(rec.init):
         began, done = life.init_times[i] if life is not None else (rec.admitted_at, rec.admitted_at)
-        if began is None:  # not started yet: held by its image or configuration, or not its turn
+        restarts, before = (life.init_restarts[i], life.init_last[i]) if life is not None else (0, None)
+        last = {} if before is None else _terminated((*before, ()), name, _ran(rec, name, True, True))
+        if began is None and before is not None:  # failed: waiting to be restarted
+            msg = f"back-off {go_duration(rec.backoff)} restarting failed container={name} pod={rec.format_pod()}"
+            waiting = {"reason": "CrashLoopBackOff", "message": msg}
+            out.append(_container_status(name, image, {"waiting": waiting}, last, False, restarts))
+        elif began is None:  # not started yet: held by its image or configuration, or not its turn
             held = rec.held(name)
             waiting = {"reason": held[0], "message": held[1]} if held else {"reason": "PodInitializing"}
             out.append(_container_status(name, image, {"waiting": waiting}, {}, False, 0))
@@ -399,10 +421,12 @@ def _init_statuses(rec: PodRecord) -> list[dict]:
                 status["state"] = {"running": {"startedAt": rfc3339(began)}}
             out.append(status)
         elif done is None:
-            out.append(_container_status(name, image, {"running": {"startedAt": rfc3339(began)}}, {}, True, 0, False))
+            running = {"running": {"startedAt": rfc3339(began)}}
+            out.append(_container_status(name, image, running, last, True, restarts, False))
         else:  # completed: upstream counts a completed init container ready, not started
-            state = _terminated((0, began, done, ()))
-            out.append(_container_status(name, image, state, {}, False, 0, True))
+            code = life.init_codes[i] if life is not None else 0
+            state = _terminated((code, began, done, ()), name, _ran(rec, name, init=True))
+            out.append(_container_status(name, image, state, last, False, restarts, code == 0))
     return out
 
 

@@ -32,7 +32,10 @@ a liveness kill restarts them together.
 
 Init containers (``_init_step``): after ``start-seconds`` each runs in order for its
 ``kubemu.io/run-seconds.<name>`` (0 by default: it completes at once) and ends Completed,
-exit 0; a sidecar (``restartPolicy: Always``) starts and keeps running. Once the last has
+exit 0; without that annotation, a command the emulated shell knows decides its time and
+exit code (``commandrun.py``). One that exits non-zero fails a ``Never`` pod (Initialized
+False naming it) or restarts after the CrashLoopBackOff delay (10 s doubling to 300 s,
+its restartCount and lastState kept), the containers after it waiting; a sidecar (``restartPolicy: Always``) starts and keeps running. Once the last has
 finished the pod is Initialized and its containers start. ``postStart`` hooks hold the
 containers in ContainerCreating for ``kubemu.io/post-start-seconds`` (per container, summed:
 upstream starts them one by one); ``preStop`` hooks run for ``kubemu.io/pre-stop-seconds``
@@ -46,11 +49,11 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..api.containerfiles import HTTPAnswer
-from ..api.kubeletcalls import ContainerExec, ContainerGet
+from ..api.kubeletcalls import ContainerExec, ContainerGet, KubeletCall
 from ..api.probeoutcome import ALWAYS_PASS
 from .containerfiles import container_exec, container_get, probe_get
 from .podlife import LIVENESS_PROBE, READINESS_PROBE, STARTUP_PROBE, Probe, failure_text
-from .pods import DEFAULT_GRACE, PENDING, RUNNING, START, PodRecord
+from .pods import BACKOFF_INITIAL, BACKOFF_MAX, DEFAULT_GRACE, FAILED, PENDING, RUNNING, START, PodRecord
 from .pressure import EXIT_KILLED, EXIT_SIGTERM
 
 if TYPE_CHECKING:
@@ -79,12 +82,15 @@ class ProbeMixin:
 
     # ---- the apiserver's calls (kubectl exec, the pod proxy) --------------------------------
 
-    def answer_call(self: KubeletSelf, call: ContainerExec | ContainerGet, now: float) -> Any:
-        """An exec's ``ExecResult``, or a GET's ``HTTPAnswer`` (None: nothing known listens)."""
+    def answer_call(self: KubeletSelf, call: KubeletCall, now: float) -> Any:
+        """An exec's ``ExecResult``, a GET's ``HTTPAnswer`` (None: nothing known listens),
+        or a log's text (None: no output kept, ``commandrun.py``)."""
         rec = self._pods.get(call.uid)
         if isinstance(call, ContainerExec):
             return container_exec(self, rec, call, now)
-        return container_get(self, rec, call)
+        if isinstance(call, ContainerGet):
+            return container_get(self, rec, call)
+        return self.container_log(call)
 
     # ---- init containers ----------------------------------------------------------------
 
@@ -99,19 +105,59 @@ class ProbeMixin:
                 if rec.create is not None and not self._creatable(rec, [rec.init[i][0]], INIT, t):
                     return  # held: ``createwait.py`` retries it
                 times[0] = t
+                self._init_command(rec, i, t)
             if not rec.init[i][2]:  # a regular one runs to completion; a sidecar runs on
                 started, run = times[0], life.init_runs[i]
                 assert started is not None
                 if started + run > t:
                     self._write(rec)
-                    self._after(rec, started + run - t, INIT, t)
+                    if not math.isinf(run):
+                        self._after(rec, started + run - t, INIT, t)
                     return
                 times[1] = started + run
+                if life.init_codes[i] != 0:
+                    self._init_failed(rec, i, t)
+                    return
             life.init_next = i + 1
         life.initialized_at = t
         if life.post_start > 0:
             self._write(rec)
         self._after(rec, life.post_start, START, t)
+
+    def _init_command(self: KubeletSelf, rec: PodRecord, i: int, t: float) -> None:
+        """Init container ``i`` starts at ``t``: its known command decides how long it runs
+        and its exit code (``commandrun.py``), unless its run-seconds are declared."""
+        life, cmds, name = rec.life, rec.cmds, rec.init[i][0]
+        assert life is not None
+        if cmds is None or name not in cmds.known or life.init_own[i] or rec.init[i][2]:
+            return
+        self._run_commands(rec, [name], t)
+        ran = cmds.runs[name]
+        life.init_runs[i], life.init_codes[i] = ran.seconds, ran.code
+
+    def _init_failed(self: KubeletSelf, rec: PodRecord, i: int, t: float) -> None:
+        """Init container ``i`` exited non-zero at ``t``: with restartPolicy Never the pod
+        fails; else it restarts after the CrashLoopBackOff delay, the rest still waiting."""
+        life = rec.life
+        assert life is not None
+        times = life.init_times[i]
+        assert times[0] is not None and times[1] is not None
+        if rec.policy == "Never":
+            rec.state = FAILED
+            self._cancel_timers(rec)
+            self._release(rec)
+            self._write(rec)
+            return
+        life.init_last[i] = (life.init_codes[i], times[0], times[1])
+        life.init_restarts[i] += 1
+        life.init_times[i] = [None, None]
+        rec.backoff = BACKOFF_INITIAL if rec.backoff == 0 else min(rec.backoff * 2, BACKOFF_MAX)
+        name = rec.init[i][0]
+        self._event(
+            rec, "BackOff", f"Back-off restarting failed container {name} in pod {rec.format_pod()}", t, "Warning"
+        )
+        self._write(rec)
+        self._after(rec, rec.backoff, INIT, t)
 
     # ---- probes ---------------------------------------------------------------------
 

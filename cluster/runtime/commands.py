@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..api.kubeletcalls import ContainerExec, ContainerGet
+from ..api.kubeletcalls import ContainerExec, ContainerGet, ContainerLogs
 
 
 class KillNode(NamedTuple):
@@ -54,5 +54,5 @@ class DevicePlugin(NamedTuple):
     running: bool
 
 
-# The last two are the apiserver's calls to a kubelet (``cluster/api/kubeletcalls.py``).
-Command = KillNode | Partition | Pressure | DeviceHealth | DevicePlugin | ContainerExec | ContainerGet
+# The last three are the apiserver's calls to a kubelet (``cluster/api/kubeletcalls.py``).
+Command = KillNode | Partition | Pressure | DeviceHealth | DevicePlugin | ContainerExec | ContainerGet | ContainerLogs
