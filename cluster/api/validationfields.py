@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any, NoReturn, TypeGuard
 
 from .errors import Cause
+from .selectors import KEY_RULE, VALUE_RULE, is_label_value, is_qualified_name
 
 
 class _NoValue:
@@ -273,3 +274,24 @@ def _str(d: dict[str, Any], field: str, path: str) -> None:
     v = d.get(field)
     if v is not None and not isinstance(v, str):
         raise ValidationError(_at(path, field), v, "must be a string")
+
+
+# ---- labels ---------------------------------------------------------------------------
+
+
+def check_labels(labels: dict[str, Any], path: str, annotations: bool = False) -> None:
+    """Keys are qualified names and values strings; label values are also length-limited."""
+    for k, v in labels.items():
+        if not annotations and v.__class__ is str and (k, v) in _GOOD_LABEL_PAIRS:
+            continue  # a workload's pods repeat their labels: each pair is checked once
+        if not is_qualified_name(k):
+            raise ValidationError(_key(path, k), k, KEY_RULE)
+        if not isinstance(v, str):
+            raise ValidationError(_key(path, k), v, "must be a string")
+        if not annotations and not is_label_value(v):
+            raise ValidationError(_key(path, k), v, VALUE_RULE)
+        if not annotations and len(_GOOD_LABEL_PAIRS) < 8192:
+            _GOOD_LABEL_PAIRS.add((k, v))
+
+
+_GOOD_LABEL_PAIRS: set[tuple[str, str]] = set()

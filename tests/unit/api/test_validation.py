@@ -941,7 +941,7 @@ def test_validate_does_not_modify_the_object():
 
 
 def test_a_spec_that_passed_is_remembered_and_a_failing_one_is_checked_every_time():
-    from cluster.api import validation
+    from cluster.api import podvalidation as validation
 
     good = copy.deepcopy(POD)
     validate(good)
