@@ -48,7 +48,8 @@ or taint set through the API counts from the next admission on, and running pods
 never checked again. "Resources" are the pod's effective requests, its exclusive CPUs,
 devices and host ports; releasing them returns all of these to the node.
 The eviction manager's loop, OOM timers and the pressure conditions are in
-``pressure.py``; ``spec.activeDeadlineSeconds`` in ``deadline.py``; probes, init
+``pressure.py``; graceful deletion (the STOPPING rows) in ``stopping.py``;
+``spec.activeDeadlineSeconds`` in ``deadline.py``; probes, init
 containers and lifecycle hooks (PENDING runs the init containers, timer init; a liveness
 kill ends in timer killed, then as timer exit) in ``probes.py``.
 
@@ -99,14 +100,12 @@ from .pods import (
     BACKOFF,
     BACKOFF_INITIAL,
     BACKOFF_MAX,
-    DELETED,
     EXIT,
     FAILED,
     REJECTED,
     RUNNING,
     START,
     STOPPED,
-    STOPPING,
     SUCCEEDED,
     PodRecord,
     head_grace,
@@ -115,8 +114,9 @@ from .pods import (
 )
 from .podshape import PodShape, shape_of
 from .pressure import EVICT, LIFT, OOM, UNPRESSURE, PressureMixin, declared_usage, usage_view
-from .probes import INIT, KILLED, PROBE, ProbeMixin, stop_seconds
+from .probes import INIT, KILLED, PROBE, ProbeMixin
 from .reconcile import ReconcileMixin
+from .stopping import StopMixin
 
 BACKOFF_RESET_AFTER = 2 * BACKOFF_MAX  # this long after a crash, the backoff starts afresh
 COMPONENT = "kubelet"
@@ -129,6 +129,7 @@ class Kubelet(
     EphemeralMixin,
     ProbeMixin,
     CommandMixin,
+    StopMixin,
     CreationMixin,
     GateMixin,
     NodeStatusMixin,
@@ -503,60 +504,6 @@ class Kubelet(
                 rec, "BackOff", f"Back-off restarting failed container {name} in pod {rec.format_pod()}", t, "Warning"
             )
         self._after(rec, rec.backoff + (rec.life.post_start if rec.life is not None else 0.0), START, t)
-
-    # ---- graceful deletion ----------------------------------------------------------
-
-    def _on_deletion(self, rec: PodRecord, grace: float, now: float) -> None:
-        if rec.state == DELETED:
-            return
-        rec.deleting = True
-        if rec.state == RUNNING:
-            rec.state, rec.stop_begin = STOPPING, now
-            for name in rec.app_names():
-                self._event(rec, "Killing", f"Stopping container {name}", now)
-            self._stop_at(rec, self._stop_end(rec, grace, now), now)
-        elif rec.state == STOPPING:
-            end = self._stop_end(rec, grace, now)
-            assert rec.stop_end is not None  # set when the stop began
-            if end < rec.stop_end:  # only a shorter grace changes anything
-                self._stop_at(rec, end, now)
-        else:
-            self._confirm(rec, now)
-
-    def _stop_end(self, rec: PodRecord, grace: float, now: float) -> float:
-        assert rec.stop_begin is not None  # called once the pod is STOPPING
-        end = rec.stop_begin + stop_seconds(rec, grace)[0]  # preStop hooks first, then SIGTERM
-        if rec.exit_at is not None:
-            end = min(end, rec.exit_at)  # the container may exit on its own before SIGKILL
-        return max(end, now)
-
-    def _stop_at(self, rec: PodRecord, end: float, now: float) -> None:
-        rec.stop_end = end
-        self._after(rec, end - now, STOPPED, now)
-
-    def _stop_done(self, rec: PodRecord, t: float) -> None:
-        """A stop ended: an evicted pod stays as Failed unless it was deleted meanwhile."""
-        if rec.evicting and not rec.deleting:
-            self._finish_eviction(rec, t)
-        else:
-            self._confirm(rec, t)
-
-    def _confirm(self, rec: PodRecord, t: float) -> None:
-        """Containers are gone: release the resources and ask for the grace-0 delete."""
-        self._cancel_timers(rec)
-        rec.state = DELETED
-        self._release(rec)
-        self._outbox.pod_deletes[rec.uid] = rec.key()
-
-    def _cancel_timers(self, rec: PodRecord) -> None:
-        """Cancel every timer of the pod: its next lifecycle step, its OOM kill, its deadline."""
-        timers = self._timers
-        timers.cancel(rec.timer)
-        timers.cancel(rec.oom_timer)
-        timers.cancel(rec.deadline_timer)
-        rec.timer = rec.oom_timer = rec.deadline_timer = None
-        self._cancel_ephemeral(rec)
-        self._probes_stop(rec)
 
     # ---- outputs --------------------------------------------------------------------
 
