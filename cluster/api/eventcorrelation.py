@@ -92,12 +92,13 @@ class EventCorrelator:
     def _one(self, event: dict[str, Any] | EventDraft, now: float) -> dict[str, Any] | None:
         source_object, type_, reason, message, field_path = _identity(event)
         records = self._records
-        rec = records.pop(source_object, None)
+        rec = records.get(source_object)
         if rec is None:
             if len(records) >= self.entries:
                 records.popitem(last=False)  # the least recently used
-            rec = _Record(self.spam.bucket(now))
-        records[source_object] = rec
+            rec = records[source_object] = _Record(self.spam.bucket(now))
+        else:
+            records.move_to_end(source_object)
         combined = _aggregate(rec, (type_, reason), message, now)
         key: tuple[str, ...] = (type_, reason) if combined else (type_, reason, field_path, message)
         seen = rec.seen.pop(key, None)

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from ..api.objects import name_of, node_name_of, uid_of
 from ..api.podhead import PodHead
 from ..api.resources import PODS, node_allocatable
@@ -100,6 +102,13 @@ class Cache(NodeRows):
 
     def node_info(self, name: str) -> NodeInfo | None:
         return self._nodes.get(name)
+
+    def rows_of_ids(self, ids: Iterable[int]) -> np.ndarray:
+        """The rows of the nodes of stable ``ids`` (each given once), ascending; ids of nodes
+        not in the cache are left out. Rows hold while ``node_epoch`` stands."""
+        nodes, name = self._nodes, self._id_name
+        rows = sorted(ni.index for ni in (nodes.get(name[i]) for i in ids) if ni is not None)
+        return np.fromiter(rows, dtype=np.intp, count=len(rows))
 
     def add_node(self, node: dict[str, Any], raw: bytes | None = None) -> set[str]:
         """Add (or, for a known name, update) a node. Returns the changed aspects. ``raw``,

@@ -34,6 +34,7 @@ from .nominator import PodNominator
 from .search import rotated_take
 from .status import PREFILTER_ABSENT_REASON, Diagnosis, Rejection, Status
 
+_NONE = np.empty(0, dtype=np.intp)
 # plugin -> reason -> (nodes rejected, the first node names)
 Found = dict[str, dict[str, tuple[int, list[str]]]]
 
@@ -50,7 +51,21 @@ class Limits:
 
 
 def _names(snap: Snapshot, idx: np.ndarray, cap: int) -> list[str]:
-    return [snap.node_name(int(i)) for i in idx[:cap]]
+    return [snap.node_name(i) for i in idx[:cap].tolist()]
+
+
+def _counted(mask: np.ndarray, cap: int) -> tuple[int, np.ndarray]:
+    """(how many nodes ``mask`` holds, the first ``cap`` of them): the count without
+    listing every one, since a failed cycle's rejections usually cover most nodes."""
+    count = int(np.count_nonzero(mask))
+    if not count:
+        return 0, _NONE
+    head = 8 * cap
+    while True:
+        idx = np.flatnonzero(mask[:head])
+        if len(idx) >= min(cap, count) or head >= len(mask):
+            return count, idx[:cap]
+        head *= 8
 
 
 def _filter_entries(found: Found) -> list[dict[str, Any]]:
@@ -81,11 +96,11 @@ def rejections_entries(
     found: Found = {}
     for r in rejections:
         mask = r.mask if within is None or len(r.mask) != len(within) else r.mask & within
-        idx = np.flatnonzero(mask)
-        if not len(idx):
+        count, idx = _counted(mask, cap)
+        if not count:
             continue
         names = [single] if len(mask) != snap.num_nodes and single else _names(snap, idx, cap)
-        _add(found, r.plugin, r.reason, len(idx), names, cap)
+        _add(found, r.plugin, r.reason, count, names, cap)
     return _filter_entries(found)
 
 

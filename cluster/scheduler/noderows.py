@@ -3,7 +3,9 @@
 Owns the storage that filters and scores read as vectors over all nodes (allocatable,
 requested, non-zero requested, pod count, allowed pods), how it grows (rows double, a
 resource seen for the first time adds a column), and the node ids that outlive row moves,
-with a version counter per id. ``Cache`` is its only subclass and writes what the rows
+with a version counter per id and a log of the ids whose version moved (``touched_since``:
+what changed since a reader last looked, without comparing every node's version).
+``Cache`` is its only subclass and writes what the rows
 hold; ``Snapshot`` slices the arrays, and ``PriorityLoad`` and ``preemption_fast`` reach
 the ids and versions through the cache. A base class rather than a member so the hot
 paths keep reading ``self._req`` and friends directly.
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from .snapshot import Snapshot
 
 _INITIAL_ROWS = 64
+TOUCH_LOG = 1 << 16  # touched ids kept before the log is cut (a few hundred KB)
 
 
 class NodeRows:
@@ -52,10 +55,15 @@ class NodeRows:
         # A stable id per node name (never reused) and the id of each row: arrays kept by
         # id (the nominated pods' load) survive rows moving on swap-remove.
         self._ids: dict[str, int] = {}
+        self._id_name: list[str] = []  # the name of each id, by id
         self._row_id = np.zeros(self._rows, dtype=np.int64)
         # Per node id, bumped by anything that can change a preemption verdict there (see
         # preemption_fast): a pod placed or removed, a nomination, allocatable, a start time.
         self._versions = np.zeros(64, dtype=np.int64)
+        # The ids ``touch`` moved, in order: ``_touched[k]`` is change number ``_touched_base + k``.
+        # Cut whole past ``TOUCH_LOG``; a reader that fell behind the cut looks at every node.
+        self._touched: list[int] = []
+        self._touched_base = 0
         # Per row (moved with its row), bumped whenever what the row holds changes: its
         # allocatable, its pods' requests, count or host ports. Pod start times and
         # nominations, which move ``_versions``, leave it: the row memo keeps verdicts and
@@ -92,6 +100,7 @@ class NodeRows:
         i = self._ids.get(name)
         if i is None:
             i = self._ids[name] = len(self._ids)
+            self._id_name.append(name)
         return i
 
     def known_node_ids(self) -> int:
@@ -104,8 +113,30 @@ class NodeRows:
 
     def touch(self, node_id: int) -> None:
         """Something on node ``node_id`` changed (see ``node_versions``)."""
-        self._cover_versions(node_id + 1)
+        if node_id >= len(self._versions):
+            self._cover_versions(node_id + 1)
         self._versions[node_id] += 1
+        touched = self._touched
+        touched.append(node_id)
+        if len(touched) > TOUCH_LOG:
+            self._touched_base += len(touched)
+            touched.clear()
+
+    def touch_position(self) -> int:
+        """The number of ``touch`` calls so far: a reader's mark for ``touched_since``."""
+        return self._touched_base + len(self._touched)
+
+    def touched_since(self, mark: int) -> list[int] | None:
+        """The ids touched since ``touch_position`` gave ``mark`` (repeats included), or None
+        when the log no longer reaches back that far."""
+        start = mark - self._touched_base
+        if start < 0:
+            return None
+        return self._touched[start:]
+
+    def id_name(self, node_id: int) -> str:
+        """The node name of a stable id."""
+        return self._id_name[node_id]
 
     def row_versions(self) -> np.ndarray:
         """A counter per current row that moves whenever what the row holds changes."""

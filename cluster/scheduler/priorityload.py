@@ -30,6 +30,7 @@ Held = tuple[int, int, tuple[tuple[int, int], ...], bool]
 
 FLUSH_AT = 4096  # noted changes added into the arrays without waiting for a reader
 FEW = 16  # noted changes a flush adds one by one
+FEW_ROWS = 4  # rows a ``totals`` call sums from the held pods, not the arrays
 
 
 class PriorityLoad:
@@ -132,6 +133,13 @@ class PriorityLoad:
         """(requests per row in ``cols``, pods per row) of the pods whose priority is
         ``>= at_least`` or ``< below``, without ``exclude_uid``; None when there are none.
         With ``rows``, only those snapshot rows, in that order."""
+        if rows is not None and len(rows) <= FEW_ROWS:
+            return self._totals_of_few(cols, at_least, below, exclude_uid, rows)
+        return self._totals_of_arrays(cols, at_least, below, exclude_uid, rows)
+
+    def _totals_of_arrays(
+        self, cols: list[int], at_least: int | None, below: int | None, exclude_uid: str, rows: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         if self._noted:
             self._flush()
         if at_least is not None:
@@ -171,3 +179,27 @@ class PriorityLoad:
         if not count.any():
             return None
         return req, count
+
+    def _totals_of_few(
+        self, cols: list[int], at_least: int | None, below: int | None, exclude_uid: str, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``totals`` for a few rows, summed from the pods held on their nodes (what the
+        arrays sum, noted changes included) rather than flushing and gathering: a veto or
+        a dry run after one preemption asks for the one or two nodes it touched."""
+        held, on_node = self._held, self._on_node
+        index = {col: j for j, col in enumerate(cols)}
+        req = [[0] * len(cols) for _ in range(len(rows))]
+        count = [0] * len(rows)
+        for k, node_id in enumerate(self._cache.row_ids()[rows].tolist()):
+            for uid in on_node.get(node_id, ()):
+                prio, _, req_cols, _ = held[uid]
+                if uid == exclude_uid or (prio < at_least if at_least is not None else prio >= below):  # type: ignore[operator]
+                    continue
+                count[k] += 1
+                for col, amount in req_cols:
+                    j = index.get(col)
+                    if j is not None:
+                        req[k][j] += amount
+        if not any(count):
+            return None
+        return np.array(req, dtype=np.int64).reshape(len(rows), len(cols)), np.array(count, dtype=np.int64)

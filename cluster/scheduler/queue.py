@@ -394,6 +394,8 @@ class SchedulingQueue:
     ) -> int:
         """Move the unschedulable pods ``event`` may help back to activeQ. Returns how many."""
         self.move_request_cycle = self.scheduling_cycle
+        if not self._unschedulable:  # nothing parked: a wave of victims' deletes finds none after the first
+            return 0
         if event in (ClusterEvent.WILDCARD, ClusterEvent.UNSCHEDULABLE_TIMEOUT):
             candidates = list(self._unschedulable.values())
         else:

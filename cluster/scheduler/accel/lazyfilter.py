@@ -21,7 +21,7 @@ import numpy as np
 
 from ..filtering import FilterRun
 from ..framework import FilterOutcome, FilterPlugin, FilterResult, slice_result
-from ..search import chunked_take
+from ..search import FIRST_CHUNK, chunked_take
 from ..status import SUCCESS, Rejection
 
 if TYPE_CHECKING:
@@ -70,11 +70,13 @@ class LazyFilterRun(FilterRun):
 
     def take(self, search: np.ndarray | None, start: int, k: int) -> tuple[np.ndarray, int] | None:
         """As ``FilterRun.take``, judging rows in growing chunks until the search stops
-        (``search.chunked_take``), or on the memo's kept verdicts (``RowMemo.take``); a
-        search that found nothing completes the run, for the diagnosis."""
-        if search is None and self.takes_kept:
-            assert self.memo is not None  # takes_kept says so
-            taken = self.memo.take(start, k, self._judge_now)
+        (``search.chunked_take``), or on the memo's kept verdicts less the veto's rows
+        (``RowMemo.take``); a search that found nothing completes the run, for the
+        diagnosis."""
+        memo = self.memo
+        if search is None and memo is not None and self._rows_judge is not None and self._take_kept(memo, k):
+            # On the kept verdicts, less the rows pass 1 vetoes: what judging chunks gives.
+            taken = memo.take(start, k, self._judge_now, self.veto)
         else:
             m = self.num_nodes if search is None else len(search)
             judge = self.judge if search is None else (lambda pos: self.judge(search[pos]))
@@ -82,6 +84,12 @@ class LazyFilterRun(FilterRun):
         if taken is not None and not len(taken[0]) and not self.complete():
             return None
         return taken
+
+    def _take_kept(self, memo: RowMemo, k: int) -> bool:
+        """Take on the kept verdicts: always without a veto; with one, only while few rows
+        are feasible (a wave of preemptors on full nodes), since removing the vetoed rows
+        reads every feasible row, where judging chunks stops after the first ones."""
+        return self.veto is None or memo.feasible_count() <= max(2 * k, FIRST_CHUNK)
 
     def windows(self, start: int, k: int, most: int) -> tuple[np.ndarray, list[int]] | None:
         """The searches of the next pods of a run (``RowMemo.windows``); only when

@@ -124,27 +124,43 @@ def fast_candidate(
     versions = cache.node_versions()
     memo_v = memo.verdicts(pod, signature, len(versions))
     own_row = own_info.index if own_node and (own_info := cache.node_info(own_node)) else -1
-    walk = np.concatenate((potential[offset:], potential[:offset]))  # np.roll, without its overhead
     chunk = chunk or max(2 * wanted, 1024)
     found: list[np.ndarray] = []
+    taken = 0
     own: _Verdicts | None = None
-    for start in range(0, len(walk), chunk):
-        rows = walk[start : start + chunk]
-        stale = rows[(memo_v.seen[ids[rows]] != versions[ids[rows]]) & (rows != own_row)]
+    for start in range(0, len(potential), chunk):
+        rows = _window(potential, offset, start, chunk)
+        keys = ids[rows]
+        moved = memo_v.seen[keys] != versions[keys]
+        stale = rows[moved & (rows != own_row)] if own_row >= 0 else rows[moved]
         if len(stale):
             _compute(cache, snap, memo_v, pod, nominated_load, stale, versions, "")
-        fits = memo_v.fits[ids[rows]]
+        fits = memo_v.fits[keys]
         if own_row >= 0 and own is None and (at := np.flatnonzero(rows == own_row)).size:
             own = _Verdicts(1)
             _compute(cache, snap, own, pod, nominated_load, np.array([own_row]), None, pod.uid)
             fits[at[0]] = own.fits[0]
-        found.append(rows[np.flatnonzero(fits)[: wanted - sum(len(f) for f in found)]])
-        if sum(len(f) for f in found) >= wanted:
+        found.append(rows[np.flatnonzero(fits)[: wanted - taken]])
+        taken += len(found[-1])
+        if taken >= wanted:
             break
     cand = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     if len(cand) == 0:
         return None  # the per-node code explains the failure
     return _pick(memo_v, own, ids, cand, own_row, now)
+
+
+def _window(potential: np.ndarray, offset: int, start: int, chunk: int) -> np.ndarray:
+    """Positions ``start`` to ``start + chunk`` of ``potential`` walked from ``offset`` (as
+    ``np.roll(potential, -offset)`` reads), without copying the whole walk: the first
+    chunk usually holds every candidate wanted."""
+    n = len(potential)
+    lo, hi = offset + start, offset + min(start + chunk, n)
+    if hi <= n:
+        return potential[lo:hi]
+    if lo >= n:
+        return potential[lo - n : hi - n]
+    return np.concatenate((potential[lo:], potential[: hi - n]))
 
 
 def _pick(
@@ -161,13 +177,20 @@ def _pick(
         return None  # a candidate needing no victim: leave that oddity to the per-node code
     # A victim without a start time counts as starting now, as upstream.
     earliest = np.where(undated, np.fmin(earliest, now), earliest)
-    remaining = np.arange(len(cand))
-    for score in (-top, -total, -number, earliest):
+    # The fewest top priority, then the least sum, then the fewest victims, then the
+    # latest start; the first in walk order among ties. A criterion all candidates tie on
+    # (a wave's nodes all alike) costs two reductions.
+    remaining: np.ndarray | None = None  # None: every candidate
+    for score, least in ((top, True), (total, True), (number, True), (earliest, False)):
+        s = score if remaining is None else score[remaining]
+        lo, hi = s.min(), s.max()
+        if lo == hi:
+            continue
+        keep = np.flatnonzero(s == (lo if least else hi))
+        remaining = keep if remaining is None else remaining[keep]
         if len(remaining) == 1:
             break
-        s = score[remaining]
-        remaining = remaining[s == s.max()]
-    best = int(cand[remaining[0]])
+    best = int(cand[0 if remaining is None else remaining[0]])
     victims = own.victims[0] if own is not None and best == own_row else memo_v.victims[int(ids[best])]
     return best, list(victims)
 

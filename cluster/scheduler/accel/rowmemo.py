@@ -78,18 +78,21 @@ class RowMemo:
         return True
 
     def take(
-        self, start: int, k: int, verdicts: Callable[[np.ndarray], np.ndarray | None]
+        self,
+        start: int,
+        k: int,
+        verdicts: Callable[[np.ndarray], np.ndarray | None],
+        veto: np.ndarray | None = None,
     ) -> tuple[np.ndarray, int] | None:
-        """``search.chunked_take`` over every row judged through the memo: the same
+        """``search.chunked_take`` over every row judged through the memo (and, with
+        ``veto``, refused where it is true: the nominated pods' pass 1): the same
         positions and processed count. The take runs on the kept verdicts; only when a
         row it judged is stale are the stale rows judged (all at once, as ``judge``
         does) and the take run again: a stale row beyond them is not one the search
         reached. None after a Filter error (``verdicts`` returned None)."""
         now = self._cache.row_versions()
-        if self._idx is None:
-            self._idx = self.ok.nonzero()[0]
         n = len(self.ok)
-        positions, processed = rotated_take_idx(self._idx, n, start, k)
+        positions, processed = rotated_take_idx(self._feasible(veto), n, start, k)
         # The rows the search judged: those it processed and, when it stopped early, the
         # feasible one it stopped at. Equal bytes, equal versions (as in ``judge``); the
         # span may wrap past the last row.
@@ -97,8 +100,20 @@ class RowMemo:
             return positions, processed
         if not self._rejudge(now, verdicts):
             return None
-        self._idx = self.ok.nonzero()[0]
-        return rotated_take_idx(self._idx, n, start, k)
+        return rotated_take_idx(self._feasible(veto), n, start, k)
+
+    def feasible_count(self) -> int:
+        """How many rows the kept verdicts hold feasible (stale rows as last judged)."""
+        if self._idx is None:
+            self._idx = self.ok.nonzero()[0]
+        return len(self._idx)
+
+    def _feasible(self, veto: np.ndarray | None) -> np.ndarray:
+        """The rows held feasible, ascending, less those ``veto`` refuses."""
+        if self._idx is None:
+            self._idx = self.ok.nonzero()[0]
+        idx = self._idx
+        return idx if veto is None else idx[~veto[idx]]
 
     def windows(
         self, start: int, k: int, most: int, verdicts: Callable[[np.ndarray], np.ndarray | None]
