@@ -108,13 +108,13 @@ def commands_of(pod: dict[str, Any]) -> Commands | None:
     """The pod's containers whose commands the shell knows, or None when there are none."""
     spec = pod.get("spec") or {}
     known = {}
-    for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
-        if not isinstance(c, dict):
-            continue
-        argv = tuple(str(w) for w in [*(c.get("command") or ()), *(c.get("args") or ())])
+    for c in _all(spec):
+        if not c.get("command"):
+            continue  # an image's entrypoint is not known (and most pods have none: no more work)
+        argv = tuple(str(w) for w in [*c["command"], *(c.get("args") or ())])
         n = needs_of(c)
-        # (an image's entrypoint is not known; a ``$(VAR)`` of its env is the kubelet's, not the shell's)
-        if not c.get("command") or not knows(expand(argv, {var: "x" for var, _ in n.env})):
+        # a ``$(VAR)`` of its env is the kubelet's to expand, not the shell's
+        if not knows(expand(argv, {var: "x" for var, _ in n.env})):
             continue
         path = str(c.get("terminationMessagePath") or DEFAULT_MESSAGE_PATH)
         known[n.name] = Command(n.name, argv, n, path, c.get("terminationMessagePolicy") == "FallbackToLogsOnError")
