@@ -20,7 +20,6 @@ import re
 from typing import Any
 
 from .containervalidation import PROTOCOLS, port_name_problems
-from .storagevalidation import check_label_selector
 from .validationfields import (
     Errors,
     Shown,
@@ -30,6 +29,7 @@ from .validationfields import (
     _items,
     _map,
     check_name,
+    compile_selector,
     unsupported,
 )
 
@@ -254,7 +254,8 @@ def _service_backend(service: dict[str, Any], bpath: str, errors: Errors) -> Non
 def check_network_policy(obj: dict[str, Any], path: str) -> None:
     spec, spath = _map(obj, "spec", path), _at(path, "spec")
     errors = Errors()
-    check_label_selector(spec.get("podSelector") or {}, _at(spath, "podSelector"), errors)
+    with errors.each():
+        compile_selector(spec.get("podSelector") or {}, _at(spath, "podSelector"))
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for rpath, rule in _items(spec, direction, spath):
             for ppath, port in _items(rule, "ports", rpath):
@@ -303,7 +304,8 @@ def _peer(peer: dict[str, Any], ppath: str, errors: Errors) -> None:
     given = [f for f in ("podSelector", "namespaceSelector", "ipBlock") if peer.get(f) is not None]
     for field in given:
         if field != "ipBlock":
-            check_label_selector(peer[field], _at(ppath, field), errors)
+            with errors.each():
+                compile_selector(peer[field], _at(ppath, field))
     if "ipBlock" in given:
         _ip_block(_map(peer, "ipBlock", ppath), _at(ppath, "ipBlock"), errors)
     if not given:

@@ -18,8 +18,16 @@ from typing import Any
 
 from .quantity import QuantityError
 from .quantity import parse as parse_quantity
-from .selectors import LabelSelector, SelectorError
-from .validationfields import NO_VALUE, Errors, Shown, ValidationError, _at, _map, check_name, unsupported
+from .validationfields import (
+    Errors,
+    Shown,
+    ValidationError,
+    _at,
+    _map,
+    check_name,
+    compile_selector,
+    unsupported,
+)
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")  # sorted, as listed
 VOLUME_MODES = ("Block", "Filesystem")
@@ -83,7 +91,8 @@ def check_claim_spec(spec: dict[str, Any], spath: str, errors: Errors) -> None:
     """A claim's spec: a PersistentVolumeClaim's, or one of a StatefulSet's claim templates."""
     _access_modes(spec, spath, errors, why="at least 1 access mode is required")
     if spec.get("selector") is not None:
-        check_label_selector(spec["selector"], _at(spath, "selector"), errors)
+        with errors.each():
+            compile_selector(spec["selector"], _at(spath, "selector"))
     requests = _map(_map(spec, "resources", spath), "requests", _at(spath, "resources"))
     at = f"{_at(spath, 'resources')}[storage]"
     if "storage" not in requests:
@@ -168,15 +177,6 @@ def _class_and_mode(spec: dict[str, Any], spath: str, errors: Errors) -> None:
     mode = spec.get("volumeMode")
     if mode is not None and mode not in VOLUME_MODES:
         errors.found.append(unsupported(_at(spath, "volumeMode"), mode, VOLUME_MODES))
-
-
-def check_label_selector(raw: Any, at: str, errors: Errors) -> None:
-    """Keep the error of a metav1.LabelSelector that cannot be compiled, at its field."""
-    try:
-        LabelSelector.from_dict(raw)
-    except SelectorError as e:
-        value = e.value if e.has_value else NO_VALUE
-        errors.found.append(ValidationError(_at(at, e.field) if e.field else at, value, e.detail))
 
 
 def _data_source(source: dict[str, Any], at: str, errors: Errors) -> None:

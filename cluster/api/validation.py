@@ -38,7 +38,6 @@ from .selectors import (
 )
 from .selectors import (
     LabelSelector,
-    SelectorError,
     is_dns_label,
     is_dns_subdomain,
     is_label_value,
@@ -60,6 +59,7 @@ from .validationfields import (
     _str,
     check_labels,
     check_name,
+    compile_selector,
     metadata_paths,
 )
 from .workloadvalidation import CHECKS as WORKLOAD_CHECKS
@@ -176,12 +176,7 @@ def _check_selector(spec: dict[str, Any], spath: str, required: bool) -> LabelSe
         return None
     if isinstance(raw, dict) and isinstance(raw.get("matchLabels"), dict):
         check_labels(raw["matchLabels"], _at(path, "matchLabels"))
-    try:
-        selector = LabelSelector.from_dict(raw)
-    except SelectorError as e:
-        shown = e.value if e.has_value else NO_VALUE
-        raise ValidationError(_at(path, e.field) if e.field else path, shown, e.detail) from None
-    return selector
+    return compile_selector(raw, path)
 
 
 _PERCENT = re.compile(r"([0-9]+)%")

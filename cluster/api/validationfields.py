@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, NoReturn, TypeGuard
 
 from .errors import Cause
-from .selectors import KEY_RULE, VALUE_RULE, is_label_value, is_qualified_name
+from .selectors import KEY_RULE, VALUE_RULE, LabelSelector, SelectorError, is_label_value, is_qualified_name
 
 
 class _NoValue:
@@ -295,3 +295,12 @@ def check_labels(labels: dict[str, Any], path: str, annotations: bool = False) -
 
 
 _GOOD_LABEL_PAIRS: set[tuple[str, str]] = set()
+
+
+def compile_selector(raw: Any, at: str) -> LabelSelector:
+    """A metav1.LabelSelector at ``at`` compiled, or the ValidationError naming its bad field."""
+    try:
+        return LabelSelector.from_dict(raw)
+    except SelectorError as e:
+        value = e.value if e.has_value else NO_VALUE
+        raise ValidationError(_at(at, e.field) if e.field else at, value, e.detail) from None
